@@ -1,0 +1,79 @@
+// Package auth holds users, roles, permissions, API keys and passwords.
+package auth
+
+import "slices"
+
+// Permission names an action a role may allow, "resource.action".
+type Permission = string
+
+// The permission catalogue. Anything not listed here is not a permission.
+var Permissions = []Permission{
+	"groups.view", "groups.create", "groups.update", "groups.delete",
+	"credentials.view", "credentials.create", "credentials.update", "credentials.delete",
+	"templates.view", "templates.create", "templates.update", "templates.delete",
+	"devices.view", "devices.create", "devices.update", "devices.delete",
+	"backups.view", "backups.create", "backups.delete",
+	"dashboard.view",
+	"api_keys.view", "api_keys.create", "api_keys.delete",
+	"users.view", "users.create", "users.update", "users.delete",
+	"roles.view", "roles.create", "roles.update", "roles.delete",
+	"schedules.view", "schedules.create", "schedules.update", "schedules.delete",
+	"settings.view", "settings.update",
+	"audit.view",
+}
+
+// IsPermission reports whether p is in the catalogue.
+func IsPermission(p string) bool { return slices.Contains(Permissions, p) }
+
+// Role names of the built-in roles.
+const (
+	RoleAdministrator = "Administrator"
+	RoleOperator      = "Operator"
+	RoleViewer        = "Viewer"
+	RoleBackupReader  = "Backup reader"
+)
+
+// BuiltinRole describes a role created on every fresh install.
+type BuiltinRole struct {
+	Name           string
+	Description    string
+	AllPermissions bool
+	Permissions    []Permission
+}
+
+// BuiltinRoles are created on first start and kept in step on upgrades.
+var BuiltinRoles = []BuiltinRole{
+	{
+		Name:           RoleAdministrator,
+		Description:    "Every permission, including ones added by later releases.",
+		AllPermissions: true,
+	},
+	{
+		Name:        RoleOperator,
+		Description: "Runs the inventory and backups day to day; cannot manage users, roles or settings.",
+		Permissions: []Permission{
+			"groups.view", "groups.create", "groups.update", "groups.delete",
+			"credentials.view", "credentials.create", "credentials.update", "credentials.delete",
+			"templates.view", "templates.create", "templates.update", "templates.delete",
+			"devices.view", "devices.create", "devices.update", "devices.delete",
+			"backups.view", "backups.create",
+			"dashboard.view",
+			"api_keys.view", "api_keys.create", "api_keys.delete",
+			"schedules.view", "schedules.create", "schedules.update", "schedules.delete",
+			"settings.view",
+		},
+	},
+	{
+		Name:        RoleViewer,
+		Description: "Reads the inventory, backups and dashboard; changes nothing.",
+		Permissions: []Permission{
+			"groups.view", "credentials.view", "templates.view", "devices.view",
+			"backups.view", "dashboard.view", "schedules.view",
+		},
+	},
+	{
+		Name:        RoleBackupReader,
+		Description: "Reads backup history and configuration text only.",
+		Permissions: []Permission{"backups.view"},
+	},
+}

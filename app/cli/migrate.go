@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"backupd/app/config"
+	"backupd/db"
+)
+
+func newMigrate(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:       "migrate [up|status|down]",
+		Short:     "Apply, inspect or roll back database migrations (default: up)",
+		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: []string{"up", "status", "down"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := db.MigrateUp
+			if len(args) == 1 {
+				dir = db.MigrateDirection(args[0])
+			}
+			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+				return err
+			}
+			return db.Migrate(cmd.Context(), filepath.Join(cfg.DataDir, db.FileName), dir, cmd.OutOrStdout())
+		},
+	}
+}

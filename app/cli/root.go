@@ -1,0 +1,80 @@
+// Package cli is backupd's command line, one file per command.
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"backupd/app/config"
+)
+
+// Execute runs the command line and exits non-zero on failure.
+func Execute() {
+	if err := NewRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// NewRoot builds the command tree. cfg is shared by every command through
+// the persistent flags.
+func NewRoot() *cobra.Command {
+	cfg := config.Defaults()
+	root := &cobra.Command{
+		Use:           "backupd",
+		Short:         "Network configuration backup appliance",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyEnv(cmd.Flags())
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database and secret.key)")
+	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
+	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
+	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newVersion())
+	return root
+}
+
+// applyEnv sets every flag the command line left alone from its
+// BACKUPD_<FLAG> variable, so flags > environment > defaults.
+func applyEnv(flags *pflag.FlagSet) error {
+	var err error
+	flags.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		v, ok := os.LookupEnv(config.EnvName(f.Name))
+		if !ok {
+			return
+		}
+		if f.Value.Type() == "stringArray" || f.Value.Type() == "stringSlice" {
+			// Lists come comma-separated from the environment.
+			if sv, isSlice := f.Value.(pflag.SliceValue); isSlice {
+				if e := sv.Replace(splitList(v)); e != nil {
+					err = fmt.Errorf("%s: %w", config.EnvName(f.Name), e)
+				}
+				return
+			}
+		}
+		if e := f.Value.Set(v); e != nil {
+			err = fmt.Errorf("%s: %w", config.EnvName(f.Name), e)
+		}
+	})
+	return err
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

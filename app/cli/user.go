@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"backupd/app/auth"
+	"backupd/app/config"
+	"backupd/db"
+)
+
+func newUser(cfg *config.Config) *cobra.Command {
+	cmd := &cobra.Command{Use: "user", Short: "Create and list users, set passwords"}
+	cmd.AddCommand(newUserCreate(cfg), newUserPasswd(cfg), newUserList(cfg))
+	return cmd
+}
+
+// readPassword takes the first line of r.
+func readPassword(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	pw := strings.TrimRight(line, "\r\n")
+	if utf8.RuneCountInString(pw) < auth.MinPasswordLength {
+		return "", fmt.Errorf("the password must be at least %d characters", auth.MinPasswordLength)
+	}
+	return pw, nil
+}
+
+func newUserCreate(cfg *config.Config) *cobra.Command {
+	var roles []string
+	var groups []int64
+	var allGroups, pwStdin bool
+	cmd := &cobra.Command{
+		Use:   "create USERNAME",
+		Short: "Create a user with roles and a device-group scope",
+		Long: "Create a user. Without --all-groups and without --group, a non-admin user sees no device.\n" +
+			"Without --password-stdin a random password is generated, shown once, and must be changed at first login.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			username := strings.TrimSpace(args[0])
+			if username == "" || len(username) > 128 || strings.ContainsAny(username, " \t\r\n") {
+				return fmt.Errorf("username %q: want 1 to 128 characters without spaces", args[0])
+			}
+			if allGroups && len(groups) > 0 {
+				return errors.New("--all-groups and --group exclude each other")
+			}
+			password, mustChange := "", false
+			if pwStdin {
+				pw, err := readPassword(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				password = pw
+			} else {
+				password, mustChange = auth.RandomPassword(), true
+			}
+			ctx := cmd.Context()
+			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if len(roles) == 0 {
+				roles = []string{auth.RoleViewer}
+			}
+			var roleIDs []int64
+			for _, name := range roles {
+				r, err := store.RoleByName(ctx, name)
+				if errors.Is(err, db.ErrNotFound) {
+					known, _ := store.ListRoleNames(ctx)
+					return fmt.Errorf("no role %q; known roles: %s", name, strings.Join(known, ", "))
+				}
+				if err != nil {
+					return err
+				}
+				roleIDs = append(roleIDs, r.ID)
+			}
+			hash, err := auth.HashPassword(password)
+			if err != nil {
+				return err
+			}
+			_, err = store.CreateUser(ctx, db.NewUser{
+				Username: username, PasswordHash: hash, AllGroups: allGroups,
+				MustChangePassword: mustChange, RoleIDs: roleIDs, GroupIDs: groups,
+			})
+			switch {
+			case errors.Is(err, db.ErrNameExists):
+				return fmt.Errorf("user %q already exists", username)
+			case errors.Is(err, db.ErrNotFound):
+				return fmt.Errorf("%v (see GET /api/v1/groups for group ids)", err)
+			case err != nil:
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "created user %q with roles %s\n", username, strings.Join(roles, ", "))
+			if mustChange {
+				fmt.Fprintf(cmd.ErrOrStderr(), "one-time password (shown only now, must be changed at first login):\n\n    %s\n\n", password)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&roles, "role", nil, "role name (repeatable); default Viewer")
+	f.Int64SliceVar(&groups, "group", nil, "device group id the user may see, with its subgroups (repeatable)")
+	f.BoolVar(&allGroups, "all-groups", false, "the user sees every device group")
+	f.BoolVar(&pwStdin, "password-stdin", false, "read the password from the first line of stdin")
+	return cmd
+}
+
+func newUserPasswd(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "passwd USERNAME",
+		Short: "Set a user's password, read from the first line of stdin",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pw, err := readPassword(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			hash, err := auth.HashPassword(pw)
+			if err != nil {
+				return err
+			}
+			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if err := store.SetUserPassword(cmd.Context(), args[0], hash, false); errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no user %q", args[0])
+			} else if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "password of %q changed\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newUserList(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List users with roles and group scope",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			users, err := store.ListUsers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tUSERNAME\tACTIVE\tROLES\tGROUPS\tCREATED")
+			for _, u := range users {
+				scope := "none"
+				if u.AllGroups {
+					scope = "all"
+				} else if len(u.GroupIDs) > 0 {
+					ids := make([]string, len(u.GroupIDs))
+					for i, g := range u.GroupIDs {
+						ids[i] = strconv.FormatInt(g, 10)
+					}
+					scope = strings.Join(ids, ",")
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%t\t%s\t%s\t%s\n", u.ID, u.Username, u.Active, strings.Join(u.Roles, ", "), scope, u.CreatedAt)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,57 @@
+// Package driver knows each supported network platform: how to log in, turn
+// paging off, and which commands capture its configuration.
+package driver
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Info describes one platform. Drivers register it in init(); the table is
+// the single source of truth for the accepted `platform` values.
+type Info struct {
+	// ID is the value stored on devices and templates, e.g. "cisco_ios".
+	ID string
+	// Name is how people call it.
+	Name string
+	// DefaultCommands capture the complete, restorable configuration, one
+	// command per line.
+	DefaultCommands string
+}
+
+var registry = map[string]Info{}
+
+// Register adds a platform; a second registration of an ID panics, since it
+// is a programming error found at start-up.
+func Register(info Info) {
+	if _, dup := registry[info.ID]; dup {
+		panic("driver: platform registered twice: " + info.ID)
+	}
+	registry[info.ID] = info
+}
+
+// Lookup returns the platform with id.
+func Lookup(id string) (Info, bool) {
+	info, ok := registry[id]
+	return info, ok
+}
+
+// IDs returns every platform ID, sorted.
+func IDs() []string {
+	ids := make([]string, 0, len(registry))
+	for id := range registry {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// IsPlatform reports whether id is a supported platform.
+func IsPlatform(id string) bool { return slices.Contains(IDs(), id) }
+
+// DefaultCommands returns the platform's default command text ("" for an
+// unknown platform).
+func DefaultCommands(id string) string { return registry[id].DefaultCommands }
+
+func lines(cmds ...string) string { return strings.Join(cmds, "\n") }

@@ -1,0 +1,93 @@
+// Package config holds backupd's settings: defaults, then BACKUPD_*
+// environment variables, then flags, then Validate.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config is everything `backupd serve` needs to know.
+type Config struct {
+	DataDir   string
+	Listen    string
+	Timezone  string
+	TLSCert   string
+	TLSKey    string
+	LogFormat string
+	LogLevel  string
+}
+
+// Defaults are used when neither a flag nor the environment says otherwise.
+func Defaults() Config {
+	return Config{
+		DataDir:   "./data",
+		Listen:    ":8080",
+		LogFormat: "text",
+		LogLevel:  "info",
+	}
+}
+
+// EnvName is the environment variable that sets a flag: BACKUPD_<FLAG>
+// with dashes as underscores, e.g. --tls-cert → BACKUPD_TLS_CERT.
+func EnvName(flag string) string {
+	return "BACKUPD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// Location resolves Timezone ("" is the host's local zone).
+func (c Config) Location() (*time.Location, error) {
+	if c.Timezone == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("--timezone %q: unknown time zone (use an IANA name such as Europe/Berlin)", c.Timezone)
+	}
+	return loc, nil
+}
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	if strings.TrimSpace(c.DataDir) == "" {
+		return errors.New("--data must name a directory")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key must be given together")
+	}
+	if _, err := c.Location(); err != nil {
+		return err
+	}
+	if _, err := c.level(); err != nil {
+		return err
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
+	return nil
+}
+
+func (c Config) level() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return l, fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	return l, nil
+}
+
+// Logger builds the process logger on w (stderr in production).
+func (c Config) Logger(w io.Writer) *slog.Logger {
+	if w == nil {
+		w = os.Stderr
+	}
+	lvl, _ := c.level()
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

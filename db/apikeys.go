@@ -1,0 +1,143 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// APIKey is a stored key: never the key itself, only its prefix and hash.
+type APIKey struct {
+	ID          int64
+	UserID      int64
+	Username    string
+	UserActive  bool
+	Name        string
+	Prefix      string
+	Hash        []byte
+	Narrowed    bool
+	Permissions []string
+	ExpiresAt   *string
+	RevokedAt   *string
+	LastUsedAt  *string
+	CreatedAt   string
+}
+
+// CreateAPIKey stores a key's prefix and hash, and its narrowed permissions.
+func (s *Store) CreateAPIKey(ctx context.Context, k APIKey) (int64, error) {
+	var id int64
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO api_keys (user_id, name, prefix, hash, narrowed, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			k.UserID, k.Name, k.Prefix, k.Hash, k.Narrowed, nullString(k.ExpiresAt), Now())
+		if err != nil {
+			return fmt.Errorf("insert api key: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, p := range k.Permissions {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO api_key_permissions (key_id, permission) VALUES (?, ?)`, id, p); err != nil {
+				return fmt.Errorf("narrow api key: %w", err)
+			}
+		}
+		return nil
+	})
+	return id, err
+}
+
+const apiKeySelect = `SELECT k.id, k.user_id, u.username, u.active, k.name, k.prefix, k.hash, k.narrowed,
+	k.expires_at, k.revoked_at, k.last_used_at, k.created_at
+	FROM api_keys k JOIN users u ON u.id = k.user_id`
+
+func scanAPIKey(row interface{ Scan(...any) error }) (APIKey, error) {
+	var k APIKey
+	var exp, rev, used sql.NullString
+	err := row.Scan(&k.ID, &k.UserID, &k.Username, &k.UserActive, &k.Name, &k.Prefix, &k.Hash, &k.Narrowed,
+		&exp, &rev, &used, &k.CreatedAt)
+	if exp.Valid {
+		k.ExpiresAt = &exp.String
+	}
+	if rev.Valid {
+		k.RevokedAt = &rev.String
+	}
+	if used.Valid {
+		k.LastUsedAt = &used.String
+	}
+	return k, err
+}
+
+// APIKeyByPrefix returns the key whose visible prefix is prefix, with its
+// narrowed permissions, or ErrNotFound.
+func (s *Store) APIKeyByPrefix(ctx context.Context, prefix string) (APIKey, error) {
+	k, err := scanAPIKey(s.reader.QueryRowContext(ctx, apiKeySelect+` WHERE k.prefix = ?`, prefix))
+	if errors.Is(err, sql.ErrNoRows) {
+		return k, ErrNotFound
+	}
+	if err != nil {
+		return k, fmt.Errorf("get api key: %w", err)
+	}
+	if k.Narrowed {
+		rows, err := s.reader.QueryContext(ctx, `SELECT permission FROM api_key_permissions WHERE key_id = ?`, k.ID)
+		if err != nil {
+			return k, fmt.Errorf("api key permissions: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return k, err
+			}
+			k.Permissions = append(k.Permissions, p)
+		}
+		return k, rows.Err()
+	}
+	return k, nil
+}
+
+// ListAPIKeys returns every key, newest last.
+func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
+	rows, err := s.reader.QueryContext(ctx, apiKeySelect+` ORDER BY k.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	defer rows.Close()
+	var keys []APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}
+
+// RevokeAPIKey marks a key revoked; it is refused from then on.
+func (s *Store) RevokeAPIKey(ctx context.Context, id int64) error {
+	res, err := s.writer.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, Now(), id)
+	if err != nil {
+		return fmt.Errorf("revoke api key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// TouchAPIKeys records last-use times in one transaction.
+func (s *Store) TouchAPIKeys(ctx context.Context, used map[int64]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		for id, t := range used {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, t.UTC().Format(TimeFormat), id); err != nil {
+				return fmt.Errorf("touch api key: %w", err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,145 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Credential is a login for devices. The secret fields hold sealed bytes
+// (app/secret), never plain text; nil means not set.
+type Credential struct {
+	ID             int64
+	Name           string
+	Username       string
+	Password       []byte
+	EnablePassword []byte
+	PrivateKey     []byte
+	Remarks        *string
+	CreatedAt      string
+	UpdatedAt      string
+}
+
+const credentialColumns = `id, name, username, password, enable_password, private_key, remarks, created_at, updated_at`
+
+func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
+	var c Credential
+	var remarks sql.NullString
+	err := row.Scan(&c.ID, &c.Name, &c.Username, &c.Password, &c.EnablePassword, &c.PrivateKey, &remarks, &c.CreatedAt, &c.UpdatedAt)
+	if remarks.Valid {
+		c.Remarks = &remarks.String
+	}
+	return c, err
+}
+
+// ListCredentials returns one page ordered by id and the total count.
+func (s *Store) ListCredentials(ctx context.Context, limit, offset int) ([]Credential, int, error) {
+	var total int
+	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM credentials`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count credentials: %w", err)
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+credentialColumns+` FROM credentials ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list credentials: %w", err)
+	}
+	defer rows.Close()
+	out := []Credential{}
+	for rows.Next() {
+		c, err := scanCredential(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("scan credential: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}
+
+// GetCredential returns one credential or ErrNotFound.
+func (s *Store) GetCredential(ctx context.Context, id int64) (Credential, error) {
+	return getCredential(ctx, s.reader, id)
+}
+
+func getCredential(ctx context.Context, q querier, id int64) (Credential, error) {
+	c, err := scanCredential(q.QueryRowContext(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("get credential %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// CreateCredential inserts c (its ID and timestamps are set by the store).
+func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential, error) {
+	var out Credential
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		if taken, err := exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		now := Now()
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO credentials (name, username, password, enable_password, private_key, remarks, created_at, updated_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), now, now)
+		if err != nil {
+			return fmt.Errorf("insert credential: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		out, err = getCredential(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// UpdateCredential reads the credential, lets patch change it, and writes it
+// back, all in one transaction.
+func (s *Store) UpdateCredential(ctx context.Context, id int64, patch func(*Credential) error) (Credential, error) {
+	var out Credential
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		c, err := getCredential(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := patch(&c); err != nil {
+			return err
+		}
+		if taken, err := exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ? AND id <> ?`, c.Name, id); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE credentials SET name = ?, username = ?, password = ?, enable_password = ?, private_key = ?, remarks = ?, updated_at = ? WHERE id = ?`,
+			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), Now(), id); err != nil {
+			return fmt.Errorf("update credential: %w", err)
+		}
+		out, err = getCredential(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteCredential removes a credential no device uses.
+func (s *Store) DeleteCredential(ctx context.Context, id int64) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := getCredential(ctx, tx, id); err != nil {
+			return err
+		}
+		if used, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE credential_id = ? LIMIT 1`, id); err != nil {
+			return err
+		} else if used {
+			return ErrInUse
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM credentials WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete credential: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,243 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Group is a node of the device-group tree. Path holds the ids from the
+// root down to and including the group itself: "/3/7/".
+type Group struct {
+	ID        int64
+	Name      string
+	ParentID  *int64
+	Path      string
+	Depth     int
+	SortOrder int
+	CreatedAt string
+}
+
+const groupColumns = `id, name, parent_id, path, depth, sort_order, created_at`
+
+func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
+	var g Group
+	var parent sql.NullInt64
+	if err := row.Scan(&g.ID, &g.Name, &parent, &g.Path, &g.Depth, &g.SortOrder, &g.CreatedAt); err != nil {
+		return g, err
+	}
+	if parent.Valid {
+		g.ParentID = &parent.Int64
+	}
+	return g, nil
+}
+
+// ListGroups returns one page of groups ordered by id, and the total count.
+func (s *Store) ListGroups(ctx context.Context, limit, offset int) ([]Group, int, error) {
+	var total int
+	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM device_groups`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count groups: %w", err)
+	}
+	groups, err := s.queryGroups(ctx, s.reader, `SELECT `+groupColumns+` FROM device_groups ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	return groups, total, err
+}
+
+// AllGroups returns every group in tree order: by depth, then sort_order,
+// name and id, so that a parent always comes before its children.
+func (s *Store) AllGroups(ctx context.Context) ([]Group, error) {
+	return s.queryGroups(ctx, s.reader, `SELECT `+groupColumns+` FROM device_groups ORDER BY depth, sort_order, name, id`)
+}
+
+func (s *Store) queryGroups(ctx context.Context, q querier, query string, args ...any) ([]Group, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query groups: %w", err)
+	}
+	defer rows.Close()
+	groups := []Group{}
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan group: %w", err)
+		}
+		groups = append(groups, g)
+	}
+	return groups, rows.Err()
+}
+
+// GetGroup returns one group or ErrNotFound.
+func (s *Store) GetGroup(ctx context.Context, id int64) (Group, error) {
+	return getGroup(ctx, s.reader, id)
+}
+
+func getGroup(ctx context.Context, q querier, id int64) (Group, error) {
+	g, err := scanGroup(q.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM device_groups WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, ErrNotFound
+	}
+	if err != nil {
+		return g, fmt.Errorf("get group %d: %w", id, err)
+	}
+	return g, nil
+}
+
+func groupNameTaken(ctx context.Context, q querier, name string, exceptID int64) (bool, error) {
+	return exists(ctx, q, `SELECT 1 FROM device_groups WHERE name = ? AND id <> ?`, name, exceptID)
+}
+
+// nextSortOrder is one above the highest sort_order among parent's children.
+func nextSortOrder(ctx context.Context, q querier, parentID *int64) (int, error) {
+	var max sql.NullInt64
+	var err error
+	if parentID == nil {
+		err = q.QueryRowContext(ctx, `SELECT MAX(sort_order) FROM device_groups WHERE parent_id IS NULL`).Scan(&max)
+	} else {
+		err = q.QueryRowContext(ctx, `SELECT MAX(sort_order) FROM device_groups WHERE parent_id = ?`, *parentID).Scan(&max)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sibling order: %w", err)
+	}
+	if !max.Valid {
+		return 0, nil
+	}
+	return int(max.Int64) + 1, nil
+}
+
+// parentPlacement resolves a parent id into the path prefix and depth its
+// children get. A missing parent is ErrInvalidParent.
+func parentPlacement(ctx context.Context, q querier, parentID *int64) (prefix string, depth int, err error) {
+	if parentID == nil {
+		return "/", 0, nil
+	}
+	p, err := getGroup(ctx, q, *parentID)
+	if errors.Is(err, ErrNotFound) {
+		return "", 0, fmt.Errorf("%w: group %d does not exist", ErrInvalidParent, *parentID)
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	return p.Path, p.Depth + 1, nil
+}
+
+// CreateGroup adds a group under parentID (nil for a root group).
+func (s *Store) CreateGroup(ctx context.Context, name string, parentID *int64) (Group, error) {
+	var g Group
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		prefix, depth, err := parentPlacement(ctx, tx, parentID)
+		if err != nil {
+			return err
+		}
+		if taken, err := groupNameTaken(ctx, tx, name, 0); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		order, err := nextSortOrder(ctx, tx, parentID)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at) VALUES (?, ?, '', ?, ?, ?)`,
+			name, parentID, depth, order, Now())
+		if err != nil {
+			return fmt.Errorf("insert group: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		path := prefix + strconv.FormatInt(id, 10) + "/"
+		if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET path = ? WHERE id = ?`, path, id); err != nil {
+			return fmt.Errorf("set group path: %w", err)
+		}
+		g, err = getGroup(ctx, tx, id)
+		return err
+	})
+	return g, err
+}
+
+// UpdateGroup renames (when name is non-nil) and places the group under
+// parentID (nil: root). Moving rewrites path and depth of the whole subtree
+// in the same transaction.
+func (s *Store) UpdateGroup(ctx context.Context, id int64, name *string, parentID *int64) (Group, error) {
+	var g Group
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getGroup(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		prefix, depth, err := parentPlacement(ctx, tx, parentID)
+		if err != nil {
+			return err
+		}
+		if parentID != nil && len(prefix) >= len(cur.Path) && prefix[:len(cur.Path)] == cur.Path {
+			return fmt.Errorf("%w: a group cannot be moved under itself or its descendants", ErrInvalidParent)
+		}
+		newName := cur.Name
+		if name != nil {
+			newName = *name
+		}
+		if taken, err := groupNameTaken(ctx, tx, newName, id); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET name = ? WHERE id = ?`, newName, id); err != nil {
+			return fmt.Errorf("rename group: %w", err)
+		}
+		if !sameParent(cur.ParentID, parentID) {
+			order, err := nextSortOrder(ctx, tx, parentID)
+			if err != nil {
+				return err
+			}
+			newPath := prefix + strconv.FormatInt(id, 10) + "/"
+			// Every descendant's path starts with the old path; replace that
+			// head and shift the depth. Paths hold only digits and '/', and
+			// '0' follows '/', so the range scan below is exactly the subtree.
+			upper := cur.Path[:len(cur.Path)-1] + "0"
+			if _, err := tx.ExecContext(ctx,
+				`UPDATE device_groups SET path = ? || substr(path, ?), depth = depth + ? WHERE path >= ? AND path < ?`,
+				newPath, len(cur.Path)+1, depth-cur.Depth, cur.Path, upper); err != nil {
+				return fmt.Errorf("move subtree: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET parent_id = ?, sort_order = ? WHERE id = ?`, parentID, order, id); err != nil {
+				return fmt.Errorf("move group: %w", err)
+			}
+		}
+		g, err = getGroup(ctx, tx, id)
+		return err
+	})
+	return g, err
+}
+
+func sameParent(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// DeleteGroup removes a leaf group that no device uses.
+func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := getGroup(ctx, tx, id); err != nil {
+			return err
+		}
+		if has, err := exists(ctx, tx, `SELECT 1 FROM device_groups WHERE parent_id = ? LIMIT 1`, id); err != nil {
+			return err
+		} else if has {
+			return ErrHasChildren
+		}
+		if used, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE group_id = ? LIMIT 1`, id); err != nil {
+			return err
+		} else if used {
+			return ErrInUse
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM device_groups WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete group: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,159 @@
+// Package db is backupd's SQLite store: one writer connection for all
+// changes, a small read-only pool for queries, and raw SQL per aggregate.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "backupd.db"
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store is the handle every component shares. Writes go through a single
+// connection (SQLite has one writer anyway; queueing in Go beats
+// SQLITE_BUSY), reads through a pool that never writes.
+type Store struct {
+	path   string
+	writer *sql.DB
+	reader *sql.DB
+}
+
+// dsn builds a modernc.org/sqlite connection string with the pragmas every
+// connection needs. busy_timeout matters for other processes (the CLI
+// running backups beside a server) sharing the file.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating when missing) the database in dataDir, brings its
+// schema up to date and returns the store.
+func Open(ctx context.Context, dataDir string) (*Store, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	path := filepath.Join(dataDir, FileName)
+	if err := Migrate(ctx, path, MigrateUp, nil); err != nil {
+		return nil, err
+	}
+	return openPools(path)
+}
+
+func openPools(path string) (*Store, error) {
+	writer, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	reader, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	reader.SetMaxOpenConns(4)
+	reader.SetMaxIdleConns(4)
+	reader.SetConnMaxIdleTime(5 * time.Minute)
+	if err := writer.Ping(); err != nil {
+		writer.Close()
+		reader.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return &Store{path: path, writer: writer, reader: reader}, nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Reader is the read-only pool, for queries outside a transaction.
+func (s *Store) Reader() *sql.DB { return s.reader }
+
+// InTx runs fn in a write transaction (BEGIN IMMEDIATE, so a transaction
+// that reads before it writes cannot fail half-way under WAL). fn's error
+// rolls the transaction back and is returned as is.
+func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Exec runs one writing statement outside an explicit transaction.
+func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return s.writer.ExecContext(ctx, query, args...)
+}
+
+// TimeFormat is how every timestamp is stored and shown: UTC (or the zone
+// the caller converted to), seconds precision, no zone designator.
+const TimeFormat = "2006-01-02T15:04:05"
+
+// Now is the current UTC time in TimeFormat.
+func Now() string { return time.Now().UTC().Format(TimeFormat) }
+
+// ParseTime reads a stored timestamp as UTC.
+func ParseTime(s string) (time.Time, error) {
+	return time.ParseInLocation(TimeFormat, s, time.UTC)
+}
+
+// nullString turns "" into SQL NULL.
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// exists reports whether query returns any row.
+func exists(ctx context.Context, q querier, query string, args ...any) (bool, error) {
+	var one int
+	err := q.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,116 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Template is a named list of backup commands for one platform.
+type Template struct {
+	ID        int64
+	Name      string
+	Platform  string
+	Commands  string
+	CreatedAt string
+	UpdatedAt string
+}
+
+const templateColumns = `id, name, platform, commands, created_at, updated_at`
+
+func scanTemplate(row interface{ Scan(...any) error }) (Template, error) {
+	var t Template
+	err := row.Scan(&t.ID, &t.Name, &t.Platform, &t.Commands, &t.CreatedAt, &t.UpdatedAt)
+	return t, err
+}
+
+// ListTemplates returns one page ordered by id and the total count.
+func (s *Store) ListTemplates(ctx context.Context, limit, offset int) ([]Template, int, error) {
+	var total int
+	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM templates`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count templates: %w", err)
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+templateColumns+` FROM templates ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list templates: %w", err)
+	}
+	defer rows.Close()
+	out := []Template{}
+	for rows.Next() {
+		t, err := scanTemplate(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("scan template: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, total, rows.Err()
+}
+
+// GetTemplate returns one template or ErrNotFound.
+func (s *Store) GetTemplate(ctx context.Context, id int64) (Template, error) {
+	return getTemplate(ctx, s.reader, id)
+}
+
+func getTemplate(ctx context.Context, q querier, id int64) (Template, error) {
+	t, err := scanTemplate(q.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, ErrNotFound
+	}
+	if err != nil {
+		return t, fmt.Errorf("get template %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// CreateTemplate inserts t.
+func (s *Store) CreateTemplate(ctx context.Context, t Template) (Template, error) {
+	now := Now()
+	res, err := s.writer.ExecContext(ctx,
+		`INSERT INTO templates (name, platform, commands, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+		t.Name, t.Platform, t.Commands, now, now)
+	if err != nil {
+		return t, fmt.Errorf("insert template: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return t, err
+	}
+	return getTemplate(ctx, s.writer, id)
+}
+
+// UpdateTemplate reads the template, lets patch change it and writes it back
+// in one transaction.
+func (s *Store) UpdateTemplate(ctx context.Context, id int64, patch func(*Template) error) (Template, error) {
+	var out Template
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		t, err := getTemplate(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := patch(&t); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE templates SET name = ?, platform = ?, commands = ?, updated_at = ? WHERE id = ?`,
+			t.Name, t.Platform, t.Commands, Now(), id); err != nil {
+			return fmt.Errorf("update template: %w", err)
+		}
+		out, err = getTemplate(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteTemplate removes a template. Devices that used it fall back to their
+// platform's default commands (template_id is set to NULL by the schema).
+func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM templates WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete template: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

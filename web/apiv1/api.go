@@ -1,0 +1,261 @@
+// Package apiv1 is the public, versioned REST API under /api/v1. Operations
+// are registered with Huma, so the same Go types validate requests and
+// describe them in /openapi.json.
+package apiv1
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"backupd/app/auth"
+	"backupd/app/secret"
+	"backupd/db"
+	"backupd/web"
+)
+
+// Prefix is where the public API lives.
+const Prefix = "/api/v1"
+
+// Deps are what the API's handlers use.
+type Deps struct {
+	Store   *db.Store
+	Sealer  *secret.Sealer
+	Keys    *auth.KeyAuthenticator
+	Log     *slog.Logger
+	Version string
+}
+
+// API is the mounted public API.
+type API struct {
+	huma huma.API
+	deps Deps
+	mux  *http.ServeMux
+}
+
+func init() {
+	// Strict input: "Name" is not "name", arrays are never null.
+	huma.ValidateStrictCasing = true
+	huma.DefaultArrayNullable = false
+	huma.NewErrorWithContext = newHumaError
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return newHumaError(nil, status, msg, errs...)
+	}
+}
+
+// Mount registers every /api/v1 operation on mux, plus the catch-all that
+// answers unknown paths and wrong methods in the error envelope.
+func Mount(mux *http.ServeMux, deps Deps) *API {
+	config := huma.DefaultConfig("backupd API", "1.0.0")
+	config.CreateHooks = nil // no $schema links: responses hold only documented fields
+	config.OpenAPIPath = ""
+	config.DocsPath = ""
+	config.SchemasPath = ""
+	config.Info.Description = "Public API of backupd: device groups, credentials, backup command templates, devices, backup history and content. Every request carries an API key in the X-API-Key header."
+	config.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An API key from `backupd key create` or the API Keys page."},
+	}
+	config.Security = []map[string][]string{{"apiKey": {}}}
+	config.Transformers = append(config.Transformers, fillRequestID)
+
+	a := &API{huma: humago.New(jsonBodies{mux}, config), deps: deps, mux: mux}
+	a.huma.UseMiddleware(a.authenticate)
+	a.huma.OpenAPI().Tags = []*huma.Tag{
+		{Name: "Groups", Description: "Device groups form a tree; a user's visibility of devices follows it."},
+		{Name: "Credentials", Description: "Logins used to reach devices. Passwords are write-only and stored encrypted."},
+		{Name: "Templates", Description: "Backup command templates: the commands run on a device to capture its configuration."},
+	}
+	a.registerGroups()
+	a.registerCredentials()
+	a.registerTemplates()
+	mux.HandleFunc(Prefix+"/", a.fallback)
+	return a
+}
+
+// jsonBodies registers operations on the mux behind a filter that reads
+// every request body as JSON, whatever Content-Type the client claims: the
+// contract only speaks JSON, and a wrong header (curl -d sends a form type)
+// must end in a clear 422 about the body, not a 415.
+type jsonBodies struct{ mux *http.ServeMux }
+
+func (j jsonBodies) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	j.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "json") {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		h(w, r)
+	})
+}
+
+func (j jsonBodies) ServeHTTP(w http.ResponseWriter, r *http.Request) { j.mux.ServeHTTP(w, r) }
+
+// OpenAPI is the generated (English) description.
+func (a *API) OpenAPI() *huma.OpenAPI { return a.huma.OpenAPI() }
+
+type ctxKey int
+
+const principalKey ctxKey = iota
+
+func principal(ctx context.Context) *auth.Principal {
+	p, _ := ctx.Value(principalKey).(*auth.Principal)
+	return p
+}
+
+// authenticate runs before any parsing or validation: key (401), then
+// permission (403).
+func (a *API) authenticate(ctx huma.Context, next func(huma.Context)) {
+	p, status := a.check(ctx.Context(), ctx.Header("X-API-Key"))
+	if status != 0 {
+		writeErr(a.huma, ctx, authError(status))
+		return
+	}
+	perm, _ := ctx.Operation().Metadata["permission"].(string)
+	if perm == "" || !p.Can(perm) {
+		writeErr(a.huma, ctx, web.NewError(http.StatusForbidden, web.CodePermissionDenied, "permission "+perm+" is required"))
+		return
+	}
+	next(huma.WithValue(ctx, principalKey, p))
+}
+
+// check resolves the key; status is 0 when it is good.
+func (a *API) check(ctx context.Context, key string) (*auth.Principal, int) {
+	if key == "" {
+		return nil, http.StatusUnauthorized
+	}
+	p, err := a.deps.Keys.Authenticate(ctx, key)
+	if err != nil {
+		if err != auth.ErrUnauthorized {
+			a.deps.Log.Error("api key check failed", "request_id", web.RequestID(ctx), "err", err)
+			return nil, http.StatusInternalServerError
+		}
+		return nil, http.StatusUnauthorized
+	}
+	return p, 0
+}
+
+func authError(status int) *web.Error {
+	if status == http.StatusUnauthorized {
+		return web.NewError(status, web.CodeUnauthorized, "a valid API key is required in the X-API-Key header")
+	}
+	return web.NewError(http.StatusInternalServerError, web.CodeInternal, "internal server error")
+}
+
+func writeErr(api huma.API, ctx huma.Context, e *web.Error) {
+	e.Body.RequestID = web.RequestID(ctx.Context())
+	ctx.SetHeader("Content-Type", "application/json")
+	ctx.SetStatus(e.Status)
+	_ = api.Marshal(ctx.BodyWriter(), "application/json", e)
+}
+
+// fallback answers every /api/v1 request no operation matched: 401 without
+// a good key, else 405 when the path exists under another method, else 404.
+func (a *API) fallback(w http.ResponseWriter, r *http.Request) {
+	if _, status := a.check(r.Context(), r.Header.Get("X-API-Key")); status != 0 {
+		web.WriteError(w, r, authError(status))
+		return
+	}
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := a.mux.Handler(probe); pattern != "" && pattern != Prefix+"/" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		web.WriteError(w, r, web.NewError(http.StatusMethodNotAllowed, web.CodeMethodNotAllowed,
+			"method "+r.Method+" is not allowed here; allowed: "+strings.Join(allowed, ", ")))
+		return
+	}
+	web.WriteError(w, r, web.NewError(http.StatusNotFound, web.CodeNotFound, "no such resource: "+r.URL.Path))
+}
+
+// fillRequestID completes error envelopes returned by handlers.
+func fillRequestID(ctx huma.Context, _ string, v any) (any, error) {
+	if e, ok := v.(*web.Error); ok && e.Body.RequestID == "" {
+		e.Body.RequestID = web.RequestID(ctx.Context())
+	}
+	return v, nil
+}
+
+var requiredProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
+
+// newHumaError turns Huma's own errors (parsing, validation, limits) into
+// the envelope. Any 400 from Huma is a body it could not read as JSON,
+// which the contract counts as a validation failure.
+func newHumaError(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+	var e *web.Error
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		e = web.Validation("request validation failed")
+		for _, err := range errs {
+			if err == nil {
+				continue
+			}
+			e.Body.Details.Errors = append(e.Body.Details.Errors, fieldError(err, status))
+		}
+		if len(e.Body.Details.Errors) == 0 {
+			e.Body.Details.Errors = []web.FieldError{{Location: "body", Message: msg}}
+		}
+	case http.StatusRequestEntityTooLarge:
+		e = web.NewError(status, web.CodePayloadTooLarge, "request body is larger than 1 MiB")
+	case http.StatusUnsupportedMediaType:
+		e = web.NewError(status, web.CodeUnsupportedMedia, "request body must be application/json")
+	case http.StatusRequestTimeout:
+		e = web.NewError(status, web.CodeTimeout, "request body was not received in time")
+	case http.StatusNotFound:
+		e = web.NewError(status, web.CodeNotFound, msg)
+	case http.StatusUnauthorized:
+		e = authError(status)
+	case http.StatusForbidden:
+		e = web.NewError(status, web.CodePermissionDenied, msg)
+	default:
+		if status >= 500 {
+			if ctx != nil {
+				slog.Default().Error("internal error", "request_id", web.RequestID(ctx.Context()), "message", msg, "errs", errs)
+			}
+			e = web.NewError(http.StatusInternalServerError, web.CodeInternal, "internal server error")
+		} else {
+			e = web.NewError(status, web.CodeBadRequest, msg)
+		}
+	}
+	if ctx != nil {
+		e.Body.RequestID = web.RequestID(ctx.Context())
+	}
+	return e
+}
+
+func fieldError(err error, status int) web.FieldError {
+	d, ok := err.(*huma.ErrorDetail)
+	if !ok {
+		return web.FieldError{Location: "body", Message: err.Error()}
+	}
+	loc, field, _ := strings.Cut(d.Location, ".")
+	msg := d.Message
+	if m := requiredProperty.FindStringSubmatch(msg); m != nil && field == "" {
+		field = m[1]
+	}
+	if status == http.StatusBadRequest {
+		msg = "body is not valid JSON: " + jsonSyntaxHint(msg)
+	}
+	switch loc {
+	case "query", "path", "header", "body":
+	default:
+		loc, field = "body", d.Location
+	}
+	return web.FieldError{Location: loc, Field: field, Message: msg}
+}
+
+// jsonSyntaxHint keeps the parser's message short and free of the body.
+func jsonSyntaxHint(msg string) string {
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return msg
+}

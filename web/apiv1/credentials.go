@@ -1,0 +1,180 @@
+package apiv1
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"backupd/db"
+	"backupd/web"
+)
+
+// Credential is a device login as the API shows it: never a secret.
+type Credential struct {
+	ID        int64   `json:"id" doc:"Credential identifier."`
+	Name      string  `json:"name" doc:"Credential name, unique among credentials."`
+	Username  string  `json:"username" doc:"Login name on the device."`
+	Remarks   *string `json:"remarks" doc:"Free text."`
+	CreatedAt string  `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
+}
+
+func toCredential(c db.Credential) Credential {
+	return Credential{ID: c.ID, Name: c.Name, Username: c.Username, Remarks: c.Remarks, CreatedAt: c.CreatedAt}
+}
+
+// Purposes bound into sealed credential secrets.
+const (
+	sealPassword       = "credential.password"
+	sealEnablePassword = "credential.enable_password"
+	sealPrivateKey     = "credential.private_key"
+)
+
+// CredentialCreate is the body of POST /credentials.
+type CredentialCreate struct {
+	Name           string  `json:"name" minLength:"1" maxLength:"128" doc:"Credential name, unique among credentials; surrounding spaces are trimmed."`
+	Username       string  `json:"username" maxLength:"128" doc:"Login name on the device."`
+	Password       *string `json:"password,omitempty" maxLength:"1024" doc:"Login password. Write-only: stored encrypted, never returned."`
+	EnablePassword *string `json:"enable_password,omitempty" maxLength:"1024" doc:"Enable (privileged mode) password, or null. Write-only: stored encrypted, never returned."`
+	PrivateKey     *string `json:"private_key,omitempty" maxLength:"16384" doc:"PEM private key for SSH key login. Write-only: stored encrypted, never returned."`
+	Remarks        *string `json:"remarks,omitempty" maxLength:"2000" doc:"Free text."`
+}
+
+// CredentialUpdate is the body of PUT /credentials/{credential_id}.
+type CredentialUpdate struct {
+	Name           *string `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"128" doc:"New name; absent keeps the stored value."`
+	Username       *string `json:"username,omitempty" nullable:"false" maxLength:"128" doc:"New login name; absent keeps the stored value."`
+	Password       *string `json:"password,omitempty" maxLength:"1024" doc:"New password; absent keeps the stored one, null clears it. Write-only."`
+	EnablePassword *string `json:"enable_password,omitempty" maxLength:"1024" doc:"New enable password; absent keeps the stored one, null clears it. Write-only."`
+	PrivateKey     *string `json:"private_key,omitempty" maxLength:"16384" doc:"New private key; absent keeps the stored one, null clears it. Write-only."`
+	Remarks        *string `json:"remarks,omitempty" maxLength:"2000" doc:"New remarks; absent keeps the stored value, null clears them."`
+}
+
+type credentialIDPath struct {
+	CredentialID int64 `path:"credential_id" minimum:"1" doc:"Credential identifier."`
+}
+
+type credentialOutput struct{ Body Credential }
+
+func credentialError(err error) error {
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return web.NewError(http.StatusNotFound, "RESOURCE_CREDENTIAL_NOT_FOUND", "credential not found")
+	case errors.Is(err, db.ErrNameExists):
+		return web.NewError(http.StatusConflict, "RESOURCE_CREDENTIAL_NAME_EXISTS", "a credential with this name already exists")
+	case errors.Is(err, db.ErrInUse):
+		return web.NewError(http.StatusConflict, "RESOURCE_CREDENTIAL_IN_USE", "devices still use the credential; change them first")
+	}
+	return err
+}
+
+// seal returns the sealed form of a secret, nil for an absent or null one.
+func (a *API) seal(v *string, purpose string) []byte {
+	if v == nil {
+		return nil
+	}
+	return a.deps.Sealer.Seal(*v, purpose)
+}
+
+func (a *API) registerCredentials() {
+	huma.Register(a.huma, operation(http.MethodGet, "/credentials", "list-credentials", "Credentials", "credentials.view",
+		"List credentials", "Returns one page of credentials ordered by id. Secrets are never included."),
+		func(ctx context.Context, in *ListParams) (*struct{ Body Page[Credential] }, error) {
+			page, err := listPage(*in, func(limit, off int) ([]db.Credential, int, error) {
+				return a.deps.Store.ListCredentials(ctx, limit, off)
+			}, toCredential)
+			return &struct{ Body Page[Credential] }{page}, err
+		})
+
+	huma.Register(a.huma, operation(http.MethodGet, "/credentials/{credential_id}", "get-credential", "Credentials", "credentials.view",
+		"Get a credential", "Returns one credential. Secrets are never included.", http.StatusNotFound),
+		func(ctx context.Context, in *credentialIDPath) (*credentialOutput, error) {
+			c, err := a.deps.Store.GetCredential(ctx, in.CredentialID)
+			if err != nil {
+				return nil, credentialError(err)
+			}
+			return &credentialOutput{toCredential(c)}, nil
+		})
+
+	huma.Register(a.huma, operation(http.MethodPost, "/credentials", "create-credential", "Credentials", "credentials.create",
+		"Create a credential", "Creates a credential. password, enable_password and private_key are stored encrypted and never returned.",
+		http.StatusConflict, http.StatusRequestEntityTooLarge),
+		func(ctx context.Context, in *struct{ Body CredentialCreate }) (*credentialOutput, error) {
+			name, err := trimmedName("name", in.Body.Name)
+			if err != nil {
+				return nil, err
+			}
+			c, err := a.deps.Store.CreateCredential(ctx, db.Credential{
+				Name:           name,
+				Username:       strings.TrimSpace(in.Body.Username),
+				Password:       a.seal(in.Body.Password, sealPassword),
+				EnablePassword: a.seal(in.Body.EnablePassword, sealEnablePassword),
+				PrivateKey:     a.seal(in.Body.PrivateKey, sealPrivateKey),
+				Remarks:        in.Body.Remarks,
+			})
+			if err != nil {
+				return nil, credentialError(err)
+			}
+			return &credentialOutput{toCredential(c)}, nil
+		})
+
+	huma.Register(a.huma, operation(http.MethodPut, "/credentials/{credential_id}", "update-credential", "Credentials", "credentials.update",
+		"Update a credential", "Changes the fields provided; absent fields keep their stored values. A provided null clears enable_password, password, private_key or remarks.",
+		http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge),
+		func(ctx context.Context, in *struct {
+			CredentialID int64 `path:"credential_id" minimum:"1" doc:"Credential identifier."`
+			Body         CredentialUpdate
+			RawBody      []byte
+		}) (*credentialOutput, error) {
+			// Which keys were sent at all: null (clear) differs from absent (keep).
+			var sent map[string]json.RawMessage
+			_ = json.Unmarshal(in.RawBody, &sent)
+			b := in.Body
+			var name string
+			if b.Name != nil {
+				n, err := trimmedName("name", *b.Name)
+				if err != nil {
+					return nil, err
+				}
+				name = n
+			}
+			c, err := a.deps.Store.UpdateCredential(ctx, in.CredentialID, func(c *db.Credential) error {
+				if b.Name != nil {
+					c.Name = name
+				}
+				if b.Username != nil {
+					c.Username = strings.TrimSpace(*b.Username)
+				}
+				if _, ok := sent["password"]; ok {
+					c.Password = a.seal(b.Password, sealPassword)
+				}
+				if _, ok := sent["enable_password"]; ok {
+					c.EnablePassword = a.seal(b.EnablePassword, sealEnablePassword)
+				}
+				if _, ok := sent["private_key"]; ok {
+					c.PrivateKey = a.seal(b.PrivateKey, sealPrivateKey)
+				}
+				if _, ok := sent["remarks"]; ok {
+					c.Remarks = b.Remarks
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, credentialError(err)
+			}
+			return &credentialOutput{toCredential(c)}, nil
+		})
+
+	huma.Register(a.huma, operation(http.MethodDelete, "/credentials/{credential_id}", "delete-credential", "Credentials", "credentials.delete",
+		"Delete a credential", "Deletes a credential. A credential still used by a device cannot be deleted.",
+		http.StatusNotFound, http.StatusConflict),
+		func(ctx context.Context, in *credentialIDPath) (*deleteOutput, error) {
+			if err := a.deps.Store.DeleteCredential(ctx, in.CredentialID); err != nil {
+				return nil, credentialError(err)
+			}
+			return deleted(), nil
+		})
+}

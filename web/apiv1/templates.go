@@ -1,0 +1,163 @@
+package apiv1
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"backupd/app/collect/driver"
+	"backupd/db"
+	"backupd/web"
+)
+
+// Template is a backup command template.
+type Template struct {
+	ID        int64  `json:"id" doc:"Template identifier."`
+	Name      string `json:"name" doc:"Template name."`
+	Platform  string `json:"platform" doc:"Device platform identifier."`
+	Commands  string `json:"commands" doc:"Commands run on the device, one per line."`
+	CreatedAt string `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
+}
+
+func toTemplate(t db.Template) Template {
+	return Template{ID: t.ID, Name: t.Name, Platform: t.Platform, Commands: t.Commands, CreatedAt: t.CreatedAt}
+}
+
+// Platform is a device platform identifier; the accepted values come from
+// the driver registry.
+type Platform string
+
+// Schema lists the supported platforms as an enum.
+func (Platform) Schema(huma.Registry) *huma.Schema {
+	ids := driver.IDs()
+	enum := make([]any, len(ids))
+	for i, id := range ids {
+		enum[i] = id
+	}
+	return &huma.Schema{Type: huma.TypeString, Enum: enum, Description: "Device platform identifier."}
+}
+
+// TemplateCreate is the body of POST /templates.
+type TemplateCreate struct {
+	Name     string   `json:"name" minLength:"1" maxLength:"128" doc:"Template name; surrounding spaces are trimmed."`
+	Platform Platform `json:"platform" doc:"Device platform identifier."`
+	Commands *string  `json:"commands,omitempty" maxLength:"65536" doc:"Commands, one per line. Absent or blank: the platform's default commands."`
+}
+
+// TemplateUpdate is the body of PUT /templates/{template_id}.
+type TemplateUpdate struct {
+	Name     *string   `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"128" doc:"New name; absent keeps the stored value."`
+	Platform *Platform `json:"platform,omitempty" nullable:"false" doc:"New platform; absent keeps the stored value."`
+	Commands *string   `json:"commands,omitempty" nullable:"false" maxLength:"65536" doc:"New commands; absent keeps the stored value, empty restores the platform's default commands."`
+}
+
+type templateIDPath struct {
+	TemplateID int64 `path:"template_id" minimum:"1" doc:"Template identifier."`
+}
+
+type templateOutput struct{ Body Template }
+
+func templateError(err error) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return web.NewError(http.StatusNotFound, "RESOURCE_TEMPLATE_NOT_FOUND", "template not found")
+	}
+	return err
+}
+
+// commandsOrDefault normalises line endings and falls back to the
+// platform's defaults for blank text.
+func commandsOrDefault(commands, platform string) string {
+	commands = strings.ReplaceAll(commands, "\r\n", "\n")
+	if strings.TrimSpace(commands) == "" {
+		return driver.DefaultCommands(platform)
+	}
+	return commands
+}
+
+func (a *API) registerTemplates() {
+	huma.Register(a.huma, operation(http.MethodGet, "/templates", "list-templates", "Templates", "templates.view",
+		"List templates", "Returns one page of templates ordered by id."),
+		func(ctx context.Context, in *ListParams) (*struct{ Body Page[Template] }, error) {
+			page, err := listPage(*in, func(limit, off int) ([]db.Template, int, error) {
+				return a.deps.Store.ListTemplates(ctx, limit, off)
+			}, toTemplate)
+			return &struct{ Body Page[Template] }{page}, err
+		})
+
+	huma.Register(a.huma, operation(http.MethodGet, "/templates/{template_id}", "get-template", "Templates", "templates.view",
+		"Get a template", "Returns one template.", http.StatusNotFound),
+		func(ctx context.Context, in *templateIDPath) (*templateOutput, error) {
+			t, err := a.deps.Store.GetTemplate(ctx, in.TemplateID)
+			if err != nil {
+				return nil, templateError(err)
+			}
+			return &templateOutput{toTemplate(t)}, nil
+		})
+
+	huma.Register(a.huma, operation(http.MethodPost, "/templates", "create-template", "Templates", "templates.create",
+		"Create a template", "Creates a template. When commands is absent or blank, the platform's default commands are filled in. Commands run on devices as given: keep modifying or destructive commands out of them.",
+		http.StatusRequestEntityTooLarge),
+		func(ctx context.Context, in *struct{ Body TemplateCreate }) (*templateOutput, error) {
+			name, err := trimmedName("name", in.Body.Name)
+			if err != nil {
+				return nil, err
+			}
+			platform := string(in.Body.Platform)
+			commands := ""
+			if in.Body.Commands != nil {
+				commands = *in.Body.Commands
+			}
+			t, err := a.deps.Store.CreateTemplate(ctx, db.Template{Name: name, Platform: platform, Commands: commandsOrDefault(commands, platform)})
+			if err != nil {
+				return nil, err
+			}
+			return &templateOutput{toTemplate(t)}, nil
+		})
+
+	huma.Register(a.huma, operation(http.MethodPut, "/templates/{template_id}", "update-template", "Templates", "templates.update",
+		"Update a template", "Changes the fields provided; absent fields keep their stored values. Empty commands restore the default commands of the (possibly new) platform.",
+		http.StatusNotFound, http.StatusRequestEntityTooLarge),
+		func(ctx context.Context, in *struct {
+			TemplateID int64 `path:"template_id" minimum:"1" doc:"Template identifier."`
+			Body       TemplateUpdate
+		}) (*templateOutput, error) {
+			b := in.Body
+			var name string
+			if b.Name != nil {
+				n, err := trimmedName("name", *b.Name)
+				if err != nil {
+					return nil, err
+				}
+				name = n
+			}
+			t, err := a.deps.Store.UpdateTemplate(ctx, in.TemplateID, func(t *db.Template) error {
+				if b.Name != nil {
+					t.Name = name
+				}
+				if b.Platform != nil {
+					t.Platform = string(*b.Platform)
+				}
+				if b.Commands != nil {
+					t.Commands = commandsOrDefault(*b.Commands, t.Platform)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, templateError(err)
+			}
+			return &templateOutput{toTemplate(t)}, nil
+		})
+
+	huma.Register(a.huma, operation(http.MethodDelete, "/templates/{template_id}", "delete-template", "Templates", "templates.delete",
+		"Delete a template", "Deletes a template. Devices that used it fall back to their platform's default commands.",
+		http.StatusNotFound),
+		func(ctx context.Context, in *templateIDPath) (*deleteOutput, error) {
+			if err := a.deps.Store.DeleteTemplate(ctx, in.TemplateID); err != nil {
+				return nil, templateError(err)
+			}
+			return deleted(), nil
+		})
+}

@@ -1,0 +1,102 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Wrap puts the middleware every request passes through around h: request
+// id, panic recovery, access log.
+func Wrap(h http.Handler, log *slog.Logger) http.Handler {
+	return requestID(accessLog(recoverer(h, log), log))
+}
+
+// validRequestID accepts a client's id when it is short printable ASCII.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-ID")
+		if !validRequestID(id) {
+			id = uuid.NewString()
+		}
+		w.Header().Set("X-Request-ID", id)
+		next.ServeHTTP(w, r.WithContext(WithRequestID(r.Context(), id)))
+	})
+}
+
+// statusWriter remembers the status and whether anything was written.
+type statusWriter struct {
+	http.ResponseWriter
+	status  int
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.written {
+		w.status = code
+		w.written = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.written {
+		w.status = http.StatusOK
+		w.written = true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func recoverer(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			log.Error("panic serving request", "request_id", RequestID(r.Context()),
+				"method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			if !sw.written {
+				WriteError(sw, r, NewError(http.StatusInternalServerError, CodeInternal, "internal server error"))
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+func accessLog(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		status := sw.status
+		if !sw.written {
+			status = http.StatusOK
+		}
+		// The path only: query strings are not logged, and no header or body
+		// is ever logged (they carry keys and secrets).
+		log.Info("request", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", r.RemoteAddr)
+	})
+}
