@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"backupd/db"
 	"backupd/web"
 )
@@ -80,8 +78,8 @@ func (a *API) seal(v *string, purpose string) []byte {
 }
 
 func (a *API) registerCredentials() {
-	huma.Register(a.huma, operation(http.MethodGet, "/credentials", "list-credentials", "Credentials", "credentials.view",
-		"List credentials", "Returns one page of credentials ordered by id. Secrets are never included."),
+	register(a, operation(http.MethodGet, "/credentials", "list-credentials", "Credentials", "credentials.view",
+		"List credentials", "Returns one page of credentials ordered by id. Secrets are never included.", nil),
 		func(ctx context.Context, in *ListParams) (*struct{ Body Page[Credential] }, error) {
 			page, err := listPage(*in, func(limit, off int) ([]db.Credential, int, error) {
 				return a.deps.Store.ListCredentials(ctx, limit, off)
@@ -89,8 +87,8 @@ func (a *API) registerCredentials() {
 			return &struct{ Body Page[Credential] }{page}, err
 		})
 
-	huma.Register(a.huma, operation(http.MethodGet, "/credentials/{credential_id}", "get-credential", "Credentials", "credentials.view",
-		"Get a credential", "Returns one credential. Secrets are never included.", http.StatusNotFound),
+	register(a, operation(http.MethodGet, "/credentials/{credential_id}", "get-credential", "Credentials", "credentials.view",
+		"Get a credential", "Returns one credential. Secrets are never included.", Codes{http.StatusNotFound: "`RESOURCE_CREDENTIAL_NOT_FOUND`: no credential has this id."}),
 		func(ctx context.Context, in *credentialIDPath) (*credentialOutput, error) {
 			c, err := a.deps.Store.GetCredential(ctx, in.CredentialID)
 			if err != nil {
@@ -99,9 +97,8 @@ func (a *API) registerCredentials() {
 			return &credentialOutput{toCredential(c)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodPost, "/credentials", "create-credential", "Credentials", "credentials.create",
-		"Create a credential", "Creates a credential. password, enable_password and private_key are stored encrypted and never returned.",
-		http.StatusConflict, http.StatusRequestEntityTooLarge),
+	register(a, operation(http.MethodPost, "/credentials", "create-credential", "Credentials", "credentials.create",
+		"Create a credential", "Creates a credential. password, enable_password and private_key are stored encrypted and never returned.", Codes{http.StatusConflict: "`RESOURCE_CREDENTIAL_NAME_EXISTS`: another credential has this name."}),
 		func(ctx context.Context, in *struct{ Body CredentialCreate }) (*credentialOutput, error) {
 			name, err := trimmedName("name", in.Body.Name)
 			if err != nil {
@@ -121,9 +118,8 @@ func (a *API) registerCredentials() {
 			return &credentialOutput{toCredential(c)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodPut, "/credentials/{credential_id}", "update-credential", "Credentials", "credentials.update",
-		"Update a credential", "Changes the fields provided; absent fields keep their stored values. A provided null clears enable_password, password, private_key or remarks.",
-		http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge),
+	register(a, operation(http.MethodPut, "/credentials/{credential_id}", "update-credential", "Credentials", "credentials.update",
+		"Update a credential", "Changes the fields provided; absent fields keep their stored values. A provided null clears enable_password, password, private_key or remarks.", Codes{http.StatusNotFound: "`RESOURCE_CREDENTIAL_NOT_FOUND`: no credential has this id.", http.StatusConflict: "`RESOURCE_CREDENTIAL_NAME_EXISTS`: another credential has this name."}),
 		func(ctx context.Context, in *struct {
 			CredentialID int64 `path:"credential_id" minimum:"1" doc:"Credential identifier."`
 			Body         CredentialUpdate
@@ -168,9 +164,8 @@ func (a *API) registerCredentials() {
 			return &credentialOutput{toCredential(c)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodDelete, "/credentials/{credential_id}", "delete-credential", "Credentials", "credentials.delete",
-		"Delete a credential", "Deletes a credential. A credential still used by a device cannot be deleted.",
-		http.StatusNotFound, http.StatusConflict),
+	register(a, operation(http.MethodDelete, "/credentials/{credential_id}", "delete-credential", "Credentials", "credentials.delete",
+		"Delete a credential", "Deletes a credential. A credential still used by a device cannot be deleted.", Codes{http.StatusNotFound: "`RESOURCE_CREDENTIAL_NOT_FOUND`: no credential has this id.", http.StatusConflict: "`RESOURCE_CREDENTIAL_IN_USE`: devices still use the credential."}),
 		func(ctx context.Context, in *credentialIDPath) (*deleteOutput, error) {
 			if err := a.deps.Store.DeleteCredential(ctx, in.CredentialID); err != nil {
 				return nil, credentialError(err)

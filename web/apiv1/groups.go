@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"backupd/db"
 	"backupd/web"
 )
@@ -83,8 +81,8 @@ func trimmedName(field, name string) (string, error) {
 }
 
 func (a *API) registerGroups() {
-	huma.Register(a.huma, operation(http.MethodGet, "/groups", "list-groups", "Groups", "groups.view",
-		"List groups", "Returns one page of groups ordered by id."),
+	register(a, operation(http.MethodGet, "/groups", "list-groups", "Groups", "groups.view",
+		"List groups", "Returns one page of groups ordered by id.", nil),
 		func(ctx context.Context, in *ListParams) (*struct{ Body Page[Group] }, error) {
 			page, err := listPage(*in, func(limit, off int) ([]db.Group, int, error) {
 				return a.deps.Store.ListGroups(ctx, limit, off)
@@ -92,8 +90,8 @@ func (a *API) registerGroups() {
 			return &struct{ Body Page[Group] }{page}, err
 		})
 
-	huma.Register(a.huma, operation(http.MethodGet, "/groups/tree", "get-group-tree", "Groups", "groups.view",
-		"Get the group tree", "Returns the whole tree (not paginated): root groups with their children, recursively."),
+	register(a, operation(http.MethodGet, "/groups/tree", "get-group-tree", "Groups", "groups.view",
+		"Get the group tree", "Returns the whole tree (not paginated): root groups with their children, recursively.", nil),
 		func(ctx context.Context, _ *struct{}) (*struct{ Body []GroupNode }, error) {
 			groups, err := a.deps.Store.AllGroups(ctx)
 			if err != nil {
@@ -102,8 +100,8 @@ func (a *API) registerGroups() {
 			return &struct{ Body []GroupNode }{buildTree(groups)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodGet, "/groups/{group_id}", "get-group", "Groups", "groups.view",
-		"Get a group", "Returns one group.", http.StatusNotFound),
+	register(a, operation(http.MethodGet, "/groups/{group_id}", "get-group", "Groups", "groups.view",
+		"Get a group", "Returns one group.", Codes{http.StatusNotFound: "`RESOURCE_GROUP_NOT_FOUND`: no group has this id."}),
 		func(ctx context.Context, in *groupIDPath) (*groupOutput, error) {
 			g, err := a.deps.Store.GetGroup(ctx, in.GroupID)
 			if err != nil {
@@ -112,9 +110,8 @@ func (a *API) registerGroups() {
 			return &groupOutput{toGroup(g)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodPost, "/groups", "create-group", "Groups", "groups.create",
-		"Create a group", "Creates a group under parent_id, or at the root when parent_id is null or absent. It is placed after its existing siblings.",
-		http.StatusBadRequest, http.StatusConflict, http.StatusRequestEntityTooLarge),
+	register(a, operation(http.MethodPost, "/groups", "create-group", "Groups", "groups.create",
+		"Create a group", "Creates a group under parent_id, or at the root when parent_id is null or absent. It is placed after its existing siblings.", Codes{http.StatusBadRequest: "`RESOURCE_GROUP_INVALID_PARENT`: parent_id names a group that does not exist.", http.StatusConflict: "`RESOURCE_GROUP_NAME_EXISTS`: another group has this name."}),
 		func(ctx context.Context, in *struct{ Body GroupCreate }) (*groupOutput, error) {
 			name, err := trimmedName("name", in.Body.Name)
 			if err != nil {
@@ -127,9 +124,8 @@ func (a *API) registerGroups() {
 			return &groupOutput{toGroup(g)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodPut, "/groups/{group_id}", "update-group", "Groups", "groups.update",
-		"Update a group", "Renames and/or moves a group. An absent name keeps the current name. An absent parent_id is treated as null and moves the group to the root level; to keep the parent, send the current parent_id. Moving a group moves its whole subtree.",
-		http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge),
+	register(a, operation(http.MethodPut, "/groups/{group_id}", "update-group", "Groups", "groups.update",
+		"Update a group", "Renames and/or moves a group. An absent name keeps the current name. An absent parent_id is treated as null and moves the group to the root level; to keep the parent, send the current parent_id. Moving a group moves its whole subtree.", Codes{http.StatusBadRequest: "`RESOURCE_GROUP_INVALID_PARENT`: parent_id names a group that does not exist, the group itself, or one of its descendants.", http.StatusNotFound: "`RESOURCE_GROUP_NOT_FOUND`: no group has this id.", http.StatusConflict: "`RESOURCE_GROUP_NAME_EXISTS`: another group has this name."}),
 		func(ctx context.Context, in *struct {
 			GroupID int64 `path:"group_id" minimum:"1" doc:"Group identifier."`
 			Body    GroupUpdate
@@ -149,9 +145,8 @@ func (a *API) registerGroups() {
 			return &groupOutput{toGroup(g)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodDelete, "/groups/{group_id}", "delete-group", "Groups", "groups.delete",
-		"Delete a group", "Deletes a group. A group with child groups, or with devices in it, cannot be deleted.",
-		http.StatusNotFound, http.StatusConflict),
+	register(a, operation(http.MethodDelete, "/groups/{group_id}", "delete-group", "Groups", "groups.delete",
+		"Delete a group", "Deletes a group. A group with child groups, or with devices in it, cannot be deleted.", Codes{http.StatusNotFound: "`RESOURCE_GROUP_NOT_FOUND`: no group has this id.", http.StatusConflict: "`RESOURCE_GROUP_HAS_CHILDREN`: the group has child groups. `RESOURCE_GROUP_IN_USE`: devices belong to the group."}),
 		func(ctx context.Context, in *groupIDPath) (*deleteOutput, error) {
 			if err := a.deps.Store.DeleteGroup(ctx, in.GroupID); err != nil {
 				return nil, groupError(err)

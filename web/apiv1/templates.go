@@ -78,8 +78,8 @@ func commandsOrDefault(commands, platform string) string {
 }
 
 func (a *API) registerTemplates() {
-	huma.Register(a.huma, operation(http.MethodGet, "/templates", "list-templates", "Templates", "templates.view",
-		"List templates", "Returns one page of templates ordered by id."),
+	register(a, operation(http.MethodGet, "/templates", "list-templates", "Templates", "templates.view",
+		"List templates", "Returns one page of templates ordered by id.", nil),
 		func(ctx context.Context, in *ListParams) (*struct{ Body Page[Template] }, error) {
 			page, err := listPage(*in, func(limit, off int) ([]db.Template, int, error) {
 				return a.deps.Store.ListTemplates(ctx, limit, off)
@@ -87,8 +87,8 @@ func (a *API) registerTemplates() {
 			return &struct{ Body Page[Template] }{page}, err
 		})
 
-	huma.Register(a.huma, operation(http.MethodGet, "/templates/{template_id}", "get-template", "Templates", "templates.view",
-		"Get a template", "Returns one template.", http.StatusNotFound),
+	register(a, operation(http.MethodGet, "/templates/{template_id}", "get-template", "Templates", "templates.view",
+		"Get a template", "Returns one template.", Codes{http.StatusNotFound: "`RESOURCE_TEMPLATE_NOT_FOUND`: no template has this id."}),
 		func(ctx context.Context, in *templateIDPath) (*templateOutput, error) {
 			t, err := a.deps.Store.GetTemplate(ctx, in.TemplateID)
 			if err != nil {
@@ -97,9 +97,8 @@ func (a *API) registerTemplates() {
 			return &templateOutput{toTemplate(t)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodPost, "/templates", "create-template", "Templates", "templates.create",
-		"Create a template", "Creates a template. When commands is absent or blank, the platform's default commands are filled in. Commands run on devices as given: keep modifying or destructive commands out of them.",
-		http.StatusRequestEntityTooLarge),
+	register(a, operation(http.MethodPost, "/templates", "create-template", "Templates", "templates.create",
+		"Create a template", "Creates a template. When commands is absent or blank, the platform's default commands are filled in. Commands run on devices as given: keep modifying or destructive commands out of them.", nil),
 		func(ctx context.Context, in *struct{ Body TemplateCreate }) (*templateOutput, error) {
 			name, err := trimmedName("name", in.Body.Name)
 			if err != nil {
@@ -117,9 +116,8 @@ func (a *API) registerTemplates() {
 			return &templateOutput{toTemplate(t)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodPut, "/templates/{template_id}", "update-template", "Templates", "templates.update",
-		"Update a template", "Changes the fields provided; absent fields keep their stored values. Empty commands restore the default commands of the (possibly new) platform.",
-		http.StatusNotFound, http.StatusRequestEntityTooLarge),
+	register(a, operation(http.MethodPut, "/templates/{template_id}", "update-template", "Templates", "templates.update",
+		"Update a template", "Changes the fields provided; absent fields keep their stored values. Empty commands restore the default commands of the (possibly new) platform.", Codes{http.StatusNotFound: "`RESOURCE_TEMPLATE_NOT_FOUND`: no template has this id."}),
 		func(ctx context.Context, in *struct {
 			TemplateID int64 `path:"template_id" minimum:"1" doc:"Template identifier."`
 			Body       TemplateUpdate
@@ -151,9 +149,8 @@ func (a *API) registerTemplates() {
 			return &templateOutput{toTemplate(t)}, nil
 		})
 
-	huma.Register(a.huma, operation(http.MethodDelete, "/templates/{template_id}", "delete-template", "Templates", "templates.delete",
-		"Delete a template", "Deletes a template. Devices that used it fall back to their platform's default commands.",
-		http.StatusNotFound),
+	register(a, operation(http.MethodDelete, "/templates/{template_id}", "delete-template", "Templates", "templates.delete",
+		"Delete a template", "Deletes a template. Devices that used it fall back to their platform's default commands.", Codes{http.StatusNotFound: "`RESOURCE_TEMPLATE_NOT_FOUND`: no template has this id."}),
 		func(ctx context.Context, in *templateIDPath) (*deleteOutput, error) {
 			if err := a.deps.Store.DeleteTemplate(ctx, in.TemplateID); err != nil {
 				return nil, templateError(err)
