@@ -74,6 +74,10 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 	a.registerCredentials()
 	a.registerTemplates()
 	mux.HandleFunc(Prefix+"/", a.fallback)
+	// Other API paths (an unknown version, say) still answer in JSON.
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		web.WriteError(w, r, web.NewError(http.StatusNotFound, web.CodeNotFound, "no such API: "+r.URL.Path+"; the public API is under "+Prefix+"/"))
+	})
 	return a
 }
 

@@ -35,20 +35,20 @@ const (
 type CredentialCreate struct {
 	Name           string  `json:"name" minLength:"1" maxLength:"128" doc:"Credential name, unique among credentials; surrounding spaces are trimmed."`
 	Username       string  `json:"username" maxLength:"128" doc:"Login name on the device."`
-	Password       *string `json:"password,omitempty" maxLength:"1024" doc:"Login password. Write-only: stored encrypted, never returned."`
-	EnablePassword *string `json:"enable_password,omitempty" maxLength:"1024" doc:"Enable (privileged mode) password, or null. Write-only: stored encrypted, never returned."`
-	PrivateKey     *string `json:"private_key,omitempty" maxLength:"16384" doc:"PEM private key for SSH key login. Write-only: stored encrypted, never returned."`
-	Remarks        *string `json:"remarks,omitempty" maxLength:"2000" doc:"Free text."`
+	Password       *string `json:"password,omitempty" nullable:"true" maxLength:"1024" doc:"Login password. Write-only: stored encrypted, never returned."`
+	EnablePassword *string `json:"enable_password,omitempty" nullable:"true" maxLength:"1024" doc:"Enable (privileged mode) password, or null. Write-only: stored encrypted, never returned."`
+	PrivateKey     *string `json:"private_key,omitempty" nullable:"true" maxLength:"16384" doc:"PEM private key for SSH key login. Write-only: stored encrypted, never returned."`
+	Remarks        *string `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"Free text."`
 }
 
 // CredentialUpdate is the body of PUT /credentials/{credential_id}.
 type CredentialUpdate struct {
 	Name           *string `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"128" doc:"New name; absent keeps the stored value."`
 	Username       *string `json:"username,omitempty" nullable:"false" maxLength:"128" doc:"New login name; absent keeps the stored value."`
-	Password       *string `json:"password,omitempty" maxLength:"1024" doc:"New password; absent keeps the stored one, null clears it. Write-only."`
-	EnablePassword *string `json:"enable_password,omitempty" maxLength:"1024" doc:"New enable password; absent keeps the stored one, null clears it. Write-only."`
-	PrivateKey     *string `json:"private_key,omitempty" maxLength:"16384" doc:"New private key; absent keeps the stored one, null clears it. Write-only."`
-	Remarks        *string `json:"remarks,omitempty" maxLength:"2000" doc:"New remarks; absent keeps the stored value, null clears them."`
+	Password       *string `json:"password,omitempty" nullable:"true" maxLength:"1024" doc:"New password; absent keeps the stored one, null clears it. Write-only."`
+	EnablePassword *string `json:"enable_password,omitempty" nullable:"true" maxLength:"1024" doc:"New enable password; absent keeps the stored one, null clears it. Write-only."`
+	PrivateKey     *string `json:"private_key,omitempty" nullable:"true" maxLength:"16384" doc:"New private key; absent keeps the stored one, null clears it. Write-only."`
+	Remarks        *string `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"New remarks; absent keeps the stored value, null clears them."`
 }
 
 type credentialIDPath struct {

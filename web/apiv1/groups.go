@@ -40,13 +40,13 @@ func toGroup(g db.Group) Group {
 // GroupCreate is the body of POST /groups.
 type GroupCreate struct {
 	Name     string `json:"name" minLength:"1" maxLength:"128" doc:"Group name, unique among groups; surrounding spaces are trimmed."`
-	ParentID *int64 `json:"parent_id,omitempty" doc:"Parent group id; null or absent makes a root group."`
+	ParentID *int64 `json:"parent_id,omitempty" nullable:"true" doc:"Parent group id; null or absent makes a root group."`
 }
 
 // GroupUpdate is the body of PUT /groups/{group_id}.
 type GroupUpdate struct {
 	Name     *string `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"128" doc:"New name; absent keeps the current name."`
-	ParentID *int64  `json:"parent_id,omitempty" doc:"New parent id. Absent or null moves the group to the root level: send the current parent_id to keep it."`
+	ParentID *int64  `json:"parent_id,omitempty" nullable:"true" doc:"New parent id. Absent or null moves the group to the root level: send the current parent_id to keep it."`
 }
 
 type groupIDPath struct {
