@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -47,6 +48,7 @@ const shutdownGrace = 15 * time.Second
 
 func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byte) (int, error) }) error {
 	log := cfg.Logger(stderr)
+	slog.SetDefault(log)
 	store, sealer, err := openData(ctx, cfg.DataDir, stderr)
 	if err != nil {
 		return err
