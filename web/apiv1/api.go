@@ -56,7 +56,7 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 	config.OpenAPIPath = ""
 	config.DocsPath = ""
 	config.SchemasPath = ""
-	config.Info.Description = "Public API of backupd: device groups, credentials, backup command templates, devices, backup history and content. Every request carries an API key in the X-API-Key header."
+	config.Info.Description = "Public API of backupd: device groups, credentials and backup command templates. Every request carries an API key in the `X-API-Key` header; responses never contain device passwords."
 	config.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An API key from `backupd key create` or the API Keys page."},
 	}

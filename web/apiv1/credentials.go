@@ -16,7 +16,7 @@ type Credential struct {
 	ID        int64   `json:"id" doc:"Credential identifier."`
 	Name      string  `json:"name" doc:"Credential name, unique among credentials."`
 	Username  string  `json:"username" doc:"Login name on the device."`
-	Remarks   *string `json:"remarks" doc:"Free text."`
+	Remarks   *string `json:"remarks" doc:"Free-text remarks."`
 	CreatedAt string  `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
 }
 
@@ -34,11 +34,11 @@ const (
 // CredentialCreate is the body of POST /credentials.
 type CredentialCreate struct {
 	Name           string  `json:"name" minLength:"1" maxLength:"128" doc:"Credential name, unique among credentials; surrounding spaces are trimmed."`
-	Username       string  `json:"username" maxLength:"128" doc:"Login name on the device."`
+	Username       string  `json:"username" maxLength:"128" doc:"Login name on the device; may be empty for devices that ask only for a password."`
 	Password       *string `json:"password,omitempty" nullable:"true" maxLength:"1024" doc:"Login password. Write-only: stored encrypted, never returned."`
 	EnablePassword *string `json:"enable_password,omitempty" nullable:"true" maxLength:"1024" doc:"Enable (privileged mode) password, or null. Write-only: stored encrypted, never returned."`
 	PrivateKey     *string `json:"private_key,omitempty" nullable:"true" maxLength:"16384" doc:"PEM private key for SSH key login. Write-only: stored encrypted, never returned."`
-	Remarks        *string `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"Free text."`
+	Remarks        *string `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"Free-text remarks."`
 }
 
 // CredentialUpdate is the body of PUT /credentials/{credential_id}.

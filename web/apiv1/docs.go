@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -19,6 +20,9 @@ var Languages = []string{"en", "zh"}
 
 // translatedKeys are the OpenAPI keys whose string values are prose.
 var translatedKeys = map[string]bool{"summary": true, "description": true, "title": true}
+
+// dataKeys hold example or literal values, never prose, however they look.
+var dataKeys = map[string]bool{"example": true, "examples": true, "default": true, "enum": true, "const": true}
 
 // Translations returns the zh table: English text → Chinese text.
 func Translations() (map[string]string, error) {
@@ -39,6 +43,9 @@ func ProseStrings(v any, fn func(string) string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, val := range t {
+			if dataKeys[k] {
+				continue
+			}
 			if s, ok := val.(string); ok && translatedKeys[k] {
 				t[k] = fn(s)
 				continue
@@ -117,10 +124,14 @@ var docsPage = template.Must(template.ParseFS(embed.Docs, "docs/index.html"))
 // MountDocs serves /openapi.json and /docs (Swagger UI from embedded assets).
 func (a *API) MountDocs(mux *http.ServeMux) {
 	docs := &documents{api: a}
+	log := a.deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		body, err := docs.get(language(r))
 		if err != nil {
-			a.deps.Log.Error("render openapi document", "err", err)
+			log.Error("render openapi document", "err", err)
 			http.Error(w, "internal server error", http.StatusInternalServerError)
 			return
 		}
@@ -138,7 +149,7 @@ func (a *API) MountDocs(mux *http.ServeMux) {
 		if err := docsPage.Execute(&buf, map[string]string{
 			"Lang": lang, "Title": title, "SpecURL": "/openapi.json?lang=" + lang,
 		}); err != nil {
-			a.deps.Log.Error("render docs page", "err", err)
+			log.Error("render docs page", "err", err)
 			http.Error(w, "internal server error", http.StatusInternalServerError)
 			return
 		}
