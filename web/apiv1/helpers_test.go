@@ -317,4 +317,3 @@ func hasField(list []string, want string) bool {
 	}
 	return false
 }
-
