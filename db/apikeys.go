@@ -14,6 +14,9 @@ type APIKey struct {
 	UserID      int64
 	Username    string
 	UserActive  bool
+	// UserAllGroups and UserGroupIDs are the owner's device-group scope.
+	UserAllGroups bool
+	UserGroupIDs  []int64
 	Name        string
 	Prefix      string
 	Hash        []byte
@@ -48,14 +51,14 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey) (int64, error) {
 	return id, err
 }
 
-const apiKeySelect = `SELECT k.id, k.user_id, u.username, u.active, k.name, k.prefix, k.hash, k.narrowed,
+const apiKeySelect = `SELECT k.id, k.user_id, u.username, u.active, u.all_groups, k.name, k.prefix, k.hash, k.narrowed,
 	k.expires_at, k.revoked_at, k.last_used_at, k.created_at
 	FROM api_keys k JOIN users u ON u.id = k.user_id`
 
 func scanAPIKey(row interface{ Scan(...any) error }) (APIKey, error) {
 	var k APIKey
 	var exp, rev, used sql.NullString
-	err := row.Scan(&k.ID, &k.UserID, &k.Username, &k.UserActive, &k.Name, &k.Prefix, &k.Hash, &k.Narrowed,
+	err := row.Scan(&k.ID, &k.UserID, &k.Username, &k.UserActive, &k.UserAllGroups, &k.Name, &k.Prefix, &k.Hash, &k.Narrowed,
 		&exp, &rev, &used, &k.CreatedAt)
 	if exp.Valid {
 		k.ExpiresAt = &exp.String
@@ -70,7 +73,7 @@ func scanAPIKey(row interface{ Scan(...any) error }) (APIKey, error) {
 }
 
 // APIKeyByPrefix returns the key whose visible prefix is prefix, with its
-// narrowed permissions, or ErrNotFound.
+// narrowed permissions and its owner's group scope, or ErrNotFound.
 func (s *Store) APIKeyByPrefix(ctx context.Context, prefix string) (APIKey, error) {
 	k, err := scanAPIKey(s.reader.QueryRowContext(ctx, apiKeySelect+` WHERE k.prefix = ?`, prefix))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -78,6 +81,11 @@ func (s *Store) APIKeyByPrefix(ctx context.Context, prefix string) (APIKey, erro
 	}
 	if err != nil {
 		return k, fmt.Errorf("get api key: %w", err)
+	}
+	if !k.UserAllGroups {
+		if k.UserGroupIDs, err = s.userGroupIDs(ctx, k.UserID); err != nil {
+			return k, err
+		}
 	}
 	if k.Narrowed {
 		rows, err := s.reader.QueryContext(ctx, `SELECT permission FROM api_key_permissions WHERE key_id = ?`, k.ID)

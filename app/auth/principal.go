@@ -80,12 +80,8 @@ func (a *KeyAuthenticator) Authenticate(ctx context.Context, key string) (*Princ
 	if err != nil {
 		return nil, err
 	}
-	p := &Principal{UserID: k.UserID, Username: k.Username, KeyID: k.ID, perms: effective(grants, k)}
-	user, err := a.store.UserByName(ctx, k.Username)
-	if err != nil {
-		return nil, fmt.Errorf("api key owner: %w", err)
-	}
-	p.AllGroups, p.GroupIDs = user.AllGroups, user.GroupIDs
+	p := &Principal{UserID: k.UserID, Username: k.Username, KeyID: k.ID, perms: effective(grants, k),
+		AllGroups: k.UserAllGroups, GroupIDs: k.UserGroupIDs}
 	a.mu.Lock()
 	a.used[k.ID] = now
 	a.mu.Unlock()
