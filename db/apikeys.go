@@ -10,22 +10,22 @@ import (
 
 // APIKey is a stored key: never the key itself, only its prefix and hash.
 type APIKey struct {
-	ID          int64
-	UserID      int64
-	Username    string
-	UserActive  bool
+	ID         int64
+	UserID     int64
+	Username   string
+	UserActive bool
 	// UserAllGroups and UserGroupIDs are the owner's device-group scope.
 	UserAllGroups bool
 	UserGroupIDs  []int64
-	Name        string
-	Prefix      string
-	Hash        []byte
-	Narrowed    bool
-	Permissions []string
-	ExpiresAt   *string
-	RevokedAt   *string
-	LastUsedAt  *string
-	CreatedAt   string
+	Name          string
+	Prefix        string
+	Hash          []byte
+	Narrowed      bool
+	Permissions   []string
+	ExpiresAt     *string
+	RevokedAt     *string
+	LastUsedAt    *string
+	CreatedAt     string
 }
 
 // CreateAPIKey stores a key's prefix and hash, and its narrowed permissions.

@@ -61,6 +61,8 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An API key from `backupd key create` or the API Keys page."},
 	}
 	config.Security = []map[string][]string{{"apiKey": {}}}
+	// Served wherever the appliance is installed: relative to the document.
+	config.Servers = []*huma.Server{{URL: "/", Description: "This backupd instance."}}
 	config.Transformers = append(config.Transformers, fillRequestID)
 
 	a := &API{huma: humago.New(jsonBodies{mux}, config), deps: deps, mux: mux}
