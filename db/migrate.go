@@ -38,6 +38,11 @@ func newProvider(db *sql.DB) (*goose.Provider, error) {
 // file at path; status lines go to out (which may be nil). It uses its own
 // short-lived connection so the store's pools never see a half-built schema.
 func Migrate(ctx context.Context, path string, dir MigrateDirection, out io.Writer) error {
+	unlock, err := lockFile(path + ".migrate-lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	conn, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

@@ -44,7 +44,9 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	// The path is escaped: in a file: URI, '?', '#' and '%' in a directory
+	// name would otherwise cut or rewrite it and open another file.
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
 // Open opens (creating when missing) the database in dataDir, brings its
