@@ -4,11 +4,15 @@
 package apiv1
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -29,6 +33,8 @@ type Deps struct {
 	Keys    *auth.KeyAuthenticator
 	Log     *slog.Logger
 	Version string
+	// Location is the time zone of backup times when a request names none.
+	Location *time.Location
 }
 
 // API is the mounted public API.
@@ -94,8 +100,42 @@ func (j jsonBodies) HandleFunc(pattern string, h func(http.ResponseWriter, *http
 		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "json") {
 			r.Header.Set("Content-Type", "application/json")
 		}
-		h(w, r)
+		h(w, keepRawBody(r))
 	})
+}
+
+const maxBodyBytes = 1 << 20
+
+type rawBodyKey struct{}
+
+// keepRawBody keeps a copy of a write request's body (when within the size
+// limit) in its context, so that handlers can tell a field sent as null
+// from a field not sent at all. The body itself is left readable.
+func keepRawBody(r *http.Request) *http.Request {
+	if r.Body == nil || (r.Method != http.MethodPost && r.Method != http.MethodPut) {
+		return r
+	}
+	head, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	if err != nil || len(head) > maxBodyBytes {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), rawBodyKey{}, head))
+}
+
+// sentKeys returns the top-level keys of the request's JSON body.
+func sentKeys(ctx context.Context) map[string]bool {
+	raw, _ := ctx.Value(rawBodyKey{}).([]byte)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	keys := make(map[string]bool, len(m))
+	for k := range m {
+		keys[k] = true
+	}
+	return keys
 }
 
 func (j jsonBodies) ServeHTTP(w http.ResponseWriter, r *http.Request) { j.mux.ServeHTTP(w, r) }
@@ -106,11 +146,6 @@ func (a *API) OpenAPI() *huma.OpenAPI { return a.huma.OpenAPI() }
 type ctxKey int
 
 const principalKey ctxKey = iota
-
-func principal(ctx context.Context) *auth.Principal {
-	p, _ := ctx.Value(principalKey).(*auth.Principal)
-	return p
-}
 
 // authenticate runs before any parsing or validation: key (401), then
 // permission (403).
@@ -125,7 +160,7 @@ func (a *API) authenticate(ctx huma.Context, next func(huma.Context)) {
 		writeErr(a.huma, ctx, web.NewError(http.StatusForbidden, web.CodePermissionDenied, "permission "+perm+" is required"))
 		return
 	}
-	next(huma.WithValue(ctx, principalKey, p))
+	next(huma.WithValue(ctx, principalKey, caller{Principal: p, remote: ctx.RemoteAddr()}))
 }
 
 // check resolves the key; status is 0 when it is good.

@@ -2,7 +2,6 @@ package apiv1
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -115,6 +114,7 @@ func (a *API) registerCredentials() {
 			if err != nil {
 				return nil, credentialError(err)
 			}
+			a.audit(ctx, "credential.create", "credential", c.ID, map[string]any{"name": c.Name})
 			return &credentialOutput{toCredential(c)}, nil
 		})
 
@@ -123,11 +123,9 @@ func (a *API) registerCredentials() {
 		func(ctx context.Context, in *struct {
 			CredentialID int64 `path:"credential_id" minimum:"1" doc:"Credential identifier."`
 			Body         CredentialUpdate
-			RawBody      []byte
 		}) (*credentialOutput, error) {
 			// Which keys were sent at all: null (clear) differs from absent (keep).
-			var sent map[string]json.RawMessage
-			_ = json.Unmarshal(in.RawBody, &sent)
+			sent := sentKeys(ctx)
 			b := in.Body
 			var name string
 			if b.Name != nil {
@@ -144,16 +142,16 @@ func (a *API) registerCredentials() {
 				if b.Username != nil {
 					c.Username = strings.TrimSpace(*b.Username)
 				}
-				if _, ok := sent["password"]; ok {
+				if sent["password"] {
 					c.Password = a.seal(b.Password, sealPassword)
 				}
-				if _, ok := sent["enable_password"]; ok {
+				if sent["enable_password"] {
 					c.EnablePassword = a.seal(b.EnablePassword, sealEnablePassword)
 				}
-				if _, ok := sent["private_key"]; ok {
+				if sent["private_key"] {
 					c.PrivateKey = a.seal(b.PrivateKey, sealPrivateKey)
 				}
-				if _, ok := sent["remarks"]; ok {
+				if sent["remarks"] {
 					c.Remarks = b.Remarks
 				}
 				return nil
@@ -161,6 +159,7 @@ func (a *API) registerCredentials() {
 			if err != nil {
 				return nil, credentialError(err)
 			}
+			a.audit(ctx, "credential.update", "credential", c.ID, map[string]any{"fields": sentFields(ctx), "name": c.Name})
 			return &credentialOutput{toCredential(c)}, nil
 		})
 
@@ -170,6 +169,7 @@ func (a *API) registerCredentials() {
 			if err := a.deps.Store.DeleteCredential(ctx, in.CredentialID); err != nil {
 				return nil, credentialError(err)
 			}
+			a.audit(ctx, "credential.delete", "credential", in.CredentialID, nil)
 			return deleted(), nil
 		})
 }

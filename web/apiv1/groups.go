@@ -121,6 +121,7 @@ func (a *API) registerGroups() {
 			if err != nil {
 				return nil, groupError(err)
 			}
+			a.audit(ctx, "group.create", "group", g.ID, map[string]any{"name": g.Name, "parent_id": g.ParentID})
 			return &groupOutput{toGroup(g)}, nil
 		})
 
@@ -142,6 +143,7 @@ func (a *API) registerGroups() {
 			if err != nil {
 				return nil, groupError(err)
 			}
+			a.audit(ctx, "group.update", "group", g.ID, map[string]any{"fields": sentFields(ctx), "name": g.Name, "parent_id": g.ParentID})
 			return &groupOutput{toGroup(g)}, nil
 		})
 
@@ -151,6 +153,7 @@ func (a *API) registerGroups() {
 			if err := a.deps.Store.DeleteGroup(ctx, in.GroupID); err != nil {
 				return nil, groupError(err)
 			}
+			a.audit(ctx, "group.delete", "group", in.GroupID, nil)
 			return deleted(), nil
 		})
 }

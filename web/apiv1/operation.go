@@ -47,7 +47,7 @@ func operation(method, path, id, tag, permission, summary, description string, c
 		DefaultStatus: status,
 		Errors:        errs,
 		Metadata:      map[string]any{"permission": permission, "codes": codes},
-		MaxBodyBytes:  1 << 20,
+		MaxBodyBytes:  maxBodyBytes,
 	}
 }
 

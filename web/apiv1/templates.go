@@ -113,6 +113,7 @@ func (a *API) registerTemplates() {
 			if err != nil {
 				return nil, err
 			}
+			a.audit(ctx, "template.create", "template", t.ID, map[string]any{"name": t.Name, "platform": t.Platform})
 			return &templateOutput{toTemplate(t)}, nil
 		})
 
@@ -146,6 +147,7 @@ func (a *API) registerTemplates() {
 			if err != nil {
 				return nil, templateError(err)
 			}
+			a.audit(ctx, "template.update", "template", t.ID, map[string]any{"fields": sentFields(ctx), "name": t.Name, "platform": t.Platform})
 			return &templateOutput{toTemplate(t)}, nil
 		})
 
@@ -155,6 +157,7 @@ func (a *API) registerTemplates() {
 			if err := a.deps.Store.DeleteTemplate(ctx, in.TemplateID); err != nil {
 				return nil, templateError(err)
 			}
+			a.audit(ctx, "template.delete", "template", in.TemplateID, nil)
 			return deleted(), nil
 		})
 }

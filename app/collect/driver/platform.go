@@ -55,3 +55,13 @@ func IsPlatform(id string) bool { return slices.Contains(IDs(), id) }
 func DefaultCommands(id string) string { return registry[id].DefaultCommands }
 
 func lines(cmds ...string) string { return strings.Join(cmds, "\n") }
+
+// Encodings are the character sets a device's output can be decoded from.
+var Encodings = []string{
+	"utf-8", "gbk", "gb18030", "big5", "shift_jis", "euc-jp", "euc-kr",
+	"latin-1", "windows-1252", "windows-1251", "koi8-r",
+}
+
+// LoginMethods are the transports a device can be reached over, with
+// their default ports.
+var LoginMethods = map[string]int{"ssh": 22, "telnet": 23}

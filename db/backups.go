@@ -1,0 +1,185 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// BackupTimeFormat is how backup times are stored: UTC with milliseconds,
+// so that attempts in the same second still sort.
+const BackupTimeFormat = "2006-01-02T15:04:05.000"
+
+// Backup triggers.
+const (
+	TriggerManual   = "manual"
+	TriggerSchedule = "schedule"
+	TriggerRetry    = "retry"
+	TriggerCLI      = "cli"
+)
+
+// Backup is one backup attempt of one device.
+type Backup struct {
+	ID           string
+	DeviceID     int64
+	StartedAt    time.Time
+	FinishedAt   *time.Time
+	Success      bool
+	ErrorMessage *string
+	SnapshotHash *string
+	Trigger      string
+	Changed      bool
+	DurationMS   *int64
+	Bytes        *int64
+}
+
+const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, duration_ms, bytes`
+
+func scanBackup(row interface{ Scan(...any) error }) (Backup, error) {
+	var b Backup
+	var started string
+	var finished, errMsg, hash sql.NullString
+	var dur, size sql.NullInt64
+	if err := row.Scan(&b.ID, &b.DeviceID, &started, &finished, &b.Success, &errMsg, &hash, &b.Trigger, &b.Changed, &dur, &size); err != nil {
+		return b, err
+	}
+	var err error
+	if b.StartedAt, err = time.ParseInLocation(BackupTimeFormat, started, time.UTC); err != nil {
+		return b, fmt.Errorf("backup %s started_at: %w", b.ID, err)
+	}
+	if finished.Valid {
+		t, err := time.ParseInLocation(BackupTimeFormat, finished.String, time.UTC)
+		if err != nil {
+			return b, fmt.Errorf("backup %s finished_at: %w", b.ID, err)
+		}
+		b.FinishedAt = &t
+	}
+	if errMsg.Valid {
+		b.ErrorMessage = &errMsg.String
+	}
+	if hash.Valid {
+		b.SnapshotHash = &hash.String
+	}
+	if dur.Valid {
+		b.DurationMS = &dur.Int64
+	}
+	if size.Valid {
+		b.Bytes = &size.Int64
+	}
+	return b, nil
+}
+
+func backupTime(t time.Time) string { return t.UTC().Format(BackupTimeFormat) }
+
+func optionalTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return backupTime(*t)
+}
+
+// InsertBackup records an attempt. The snapshot it names must exist.
+func (s *Store) InsertBackup(ctx context.Context, b Backup) error {
+	return insertBackup(ctx, s.writer, b)
+}
+
+func insertBackup(ctx context.Context, q querier, b Backup) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO backups (`+backupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		b.ID, b.DeviceID, backupTime(b.StartedAt), optionalTime(b.FinishedAt), b.Success, b.ErrorMessage,
+		b.SnapshotHash, b.Trigger, b.Changed, b.DurationMS, b.Bytes)
+	if err != nil {
+		return fmt.Errorf("insert backup: %w", err)
+	}
+	return nil
+}
+
+// ListBackups returns one page of a device's attempts, newest first.
+func (s *Store) ListBackups(ctx context.Context, deviceID int64, limit, offset int) ([]Backup, int, error) {
+	var total int
+	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE device_id = ?`, deviceID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count backups: %w", err)
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+backupColumns+` FROM backups WHERE device_id = ?
+		ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, deviceID, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list backups: %w", err)
+	}
+	defer rows.Close()
+	out := []Backup{}
+	for rows.Next() {
+		b, err := scanBackup(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, b)
+	}
+	return out, total, rows.Err()
+}
+
+// GetBackup returns one attempt or ErrNotFound.
+func (s *Store) GetBackup(ctx context.Context, id string) (Backup, error) {
+	b, err := scanBackup(s.reader.QueryRowContext(ctx, `SELECT `+backupColumns+` FROM backups WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, ErrNotFound
+	}
+	if err != nil {
+		return b, fmt.Errorf("get backup: %w", err)
+	}
+	return b, nil
+}
+
+var (
+	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(256<<20))
+)
+
+// SnapshotHash is the content address of a configuration text: the
+// SHA-256 of its bytes, in hex.
+func SnapshotHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// PutSnapshot stores text once per distinct content and returns its hash.
+func (s *Store) PutSnapshot(ctx context.Context, text string) (string, error) {
+	return putSnapshot(ctx, s.writer, text)
+}
+
+func putSnapshot(ctx context.Context, q querier, text string) (string, error) {
+	hash := SnapshotHash(text)
+	if ok, err := exists(ctx, q, `SELECT 1 FROM snapshots WHERE hash = ?`, hash); err != nil {
+		return "", err
+	} else if ok {
+		return hash, nil
+	}
+	data := zstdEncoder.EncodeAll([]byte(text), nil)
+	if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO snapshots (hash, size, stored_size, data, created_at) VALUES (?, ?, ?, ?, ?)`,
+		hash, len(text), len(data), data, Now()); err != nil {
+		return "", fmt.Errorf("insert snapshot: %w", err)
+	}
+	return hash, nil
+}
+
+// SnapshotText returns the configuration text stored under hash, or
+// ErrNotFound.
+func (s *Store) SnapshotText(ctx context.Context, hash string) (string, error) {
+	var data []byte
+	err := s.reader.QueryRowContext(ctx, `SELECT data FROM snapshots WHERE hash = ?`, hash).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("get snapshot: %w", err)
+	}
+	text, err := zstdDecoder.DecodeAll(data, nil)
+	if err != nil {
+		return "", fmt.Errorf("decompress snapshot %s: %w", hash, err)
+	}
+	return string(text), nil
+}
