@@ -1,6 +1,10 @@
 // Command backupd backs up network device configurations.
 package main
 
-import "backupd/app/cli"
+import (
+	_ "time/tzdata" // IANA zones for X-Timezone even on hosts without zoneinfo
+
+	"backupd/app/cli"
+)
 
 func main() { cli.Execute() }

@@ -57,7 +57,11 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 
 	keys := auth.NewKeyAuthenticator(store, log.With("component", "auth"))
 	mux := http.NewServeMux()
-	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version})
+	loc, err := cfg.Location()
+	if err != nil {
+		return err
+	}
+	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/docs", http.StatusFound)

@@ -62,7 +62,7 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 	config.OpenAPIPath = ""
 	config.DocsPath = ""
 	config.SchemasPath = ""
-	config.Info.Description = "Public API of backupd: device groups, credentials and backup command templates. Every request carries an API key in the `X-API-Key` header; responses never contain device passwords."
+	config.Info.Description = "Public API of backupd: device groups, credentials, backup command templates, devices, backup history and content, and statistics. Every request carries an API key in the `X-API-Key` header; responses never contain device passwords."
 	config.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An API key from `backupd key create` or the API Keys page."},
 	}
@@ -77,10 +77,16 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 		{Name: "Groups", Description: "Device groups form a tree; a user's visibility of devices follows it."},
 		{Name: "Credentials", Description: "Logins used to reach devices. Passwords are write-only and stored encrypted."},
 		{Name: "Templates", Description: "Backup command templates: the commands run on a device to capture its configuration."},
+		{Name: "Devices", Description: "Network devices. Lists and single-device operations see only the caller's device groups."},
+		{Name: "Backups", Description: "Backup history and configuration text; read-only. Backups are produced by the web interface, schedules and the command line."},
+		{Name: "Statistics", Description: "System-wide counts for dashboards."},
 	}
 	a.registerGroups()
 	a.registerCredentials()
 	a.registerTemplates()
+	a.registerDevices()
+	a.registerBackups()
+	a.registerStats()
 	mux.HandleFunc(Prefix+"/", a.fallback)
 	// Other API paths (an unknown version, say) still answer in JSON.
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -32,12 +32,15 @@ type Platform string
 
 // Schema lists the supported platforms as an enum.
 func (Platform) Schema(huma.Registry) *huma.Schema {
-	ids := driver.IDs()
-	enum := make([]any, len(ids))
-	for i, id := range ids {
-		enum[i] = id
+	return stringEnum(driver.IDs(), "Device platform identifier.")
+}
+
+func stringEnum(values []string, doc string) *huma.Schema {
+	enum := make([]any, len(values))
+	for i, v := range values {
+		enum[i] = v
 	}
-	return &huma.Schema{Type: huma.TypeString, Enum: enum, Description: "Device platform identifier."}
+	return &huma.Schema{Type: huma.TypeString, Enum: enum, Description: doc}
 }
 
 // TemplateCreate is the body of POST /templates.

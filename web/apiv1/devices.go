@@ -1,0 +1,344 @@
+package apiv1
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+
+	"backupd/app/collect/driver"
+	"backupd/db"
+	"backupd/web"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// Device is a network device as the API shows it. It never holds a secret.
+type Device struct {
+	ID                int64   `json:"id" doc:"Device identifier."`
+	Name              string  `json:"name" doc:"Device name, unique among devices."`
+	Host              string  `json:"host" doc:"IP address or DNS name."`
+	Port              int     `json:"port" doc:"TCP port of the login method."`
+	Platform          string  `json:"platform" doc:"Device platform identifier."`
+	LoginMethod       string  `json:"login_method" enum:"ssh,telnet" doc:"How backupd logs in."`
+	GroupID           *int64  `json:"group_id" doc:"Device group; null when the device is in no group."`
+	CredentialID      *int64  `json:"credential_id" doc:"Credential used to log in; null when none is set."`
+	TemplateID        *int64  `json:"template_id" doc:"Backup command template; null means the platform's default commands."`
+	Encoding          string  `json:"encoding" doc:"Character set the device prints in."`
+	Enabled           bool    `json:"enabled" doc:"Scheduled backups skip disabled devices."`
+	Remarks           *string `json:"remarks" doc:"Free-text remarks."`
+	Status            string  `json:"status" enum:"unknown,reachable,unreachable" doc:"Result of the last reachability check or backup connection."`
+	LastCheckedAt     *string `json:"last_checked_at" doc:"Time of the last reachability check, UTC; null before the first."`
+	LastBackupAt      *string `json:"last_backup_at" doc:"Start time of the last backup attempt, UTC; null before the first."`
+	LastBackupSuccess *bool   `json:"last_backup_success" doc:"Whether the last backup attempt succeeded; null before the first."`
+	CreatedAt         string  `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
+	UpdatedAt         string  `json:"updated_at" doc:"Time of the last change, UTC, ISO 8601 without zone designator."`
+}
+
+func toDevice(d db.Device) Device {
+	return Device{
+		ID: d.ID, Name: d.Name, Host: d.Host, Port: d.Port, Platform: d.Platform, LoginMethod: d.LoginMethod,
+		GroupID: d.GroupID, CredentialID: d.CredentialID, TemplateID: d.TemplateID, Encoding: d.Encoding,
+		Enabled: d.Enabled, Remarks: d.Remarks, Status: d.Status, LastCheckedAt: d.LastCheckedAt,
+		LastBackupAt: d.LastBackupAt, LastBackupSuccess: d.LastBackupSuccess, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	}
+}
+
+// Encoding is a character set name; the accepted values come from the
+// driver package.
+type Encoding string
+
+// Schema lists the supported encodings as an enum.
+func (Encoding) Schema(_ huma.Registry) *huma.Schema {
+	return stringEnum(driver.Encodings, "Character set the device prints in.")
+}
+
+// DeviceCreate is the body of POST /devices.
+type DeviceCreate struct {
+	Name         string    `json:"name" minLength:"1" maxLength:"128" doc:"Device name, unique among devices; surrounding spaces are trimmed."`
+	Host         string    `json:"host" minLength:"1" maxLength:"253" doc:"IP address or DNS name."`
+	Port         *int      `json:"port,omitempty" minimum:"1" maximum:"65535" doc:"TCP port; default 22 for ssh, 23 for telnet."`
+	Platform     Platform  `json:"platform" doc:"Device platform identifier."`
+	LoginMethod  *string   `json:"login_method,omitempty" enum:"ssh,telnet" doc:"How backupd logs in; default ssh."`
+	GroupID      *int64    `json:"group_id,omitempty" nullable:"true" doc:"Device group; not checked against the caller's group scope."`
+	CredentialID *int64    `json:"credential_id,omitempty" nullable:"true" doc:"Credential used to log in."`
+	TemplateID   *int64    `json:"template_id,omitempty" nullable:"true" doc:"Backup command template of the same platform; absent or null means the platform's default commands."`
+	Encoding     *Encoding `json:"encoding,omitempty" doc:"Character set the device prints in; default utf-8."`
+	Enabled      *bool     `json:"enabled,omitempty" doc:"Whether scheduled backups include the device; default true."`
+	Remarks      *string   `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"Free-text remarks."`
+}
+
+// DeviceUpdate is the body of PUT /devices/{device_id}.
+type DeviceUpdate struct {
+	Name         *string   `json:"name,omitempty" minLength:"1" maxLength:"128" doc:"New name; absent keeps the stored value."`
+	Host         *string   `json:"host,omitempty" minLength:"1" maxLength:"253" doc:"New host; absent keeps the stored value."`
+	Port         *int      `json:"port,omitempty" minimum:"1" maximum:"65535" doc:"New port; absent keeps the stored value (or follows a changed login method when it was that method's default)."`
+	Platform     *Platform `json:"platform,omitempty" doc:"New platform; absent keeps the stored value."`
+	LoginMethod  *string   `json:"login_method,omitempty" enum:"ssh,telnet" doc:"New login method; absent keeps the stored value."`
+	GroupID      *int64    `json:"group_id,omitempty" nullable:"true" doc:"New group, which must be in the caller's group scope; absent keeps the stored value."`
+	CredentialID *int64    `json:"credential_id,omitempty" nullable:"true" doc:"New credential; absent keeps the stored value, null clears it."`
+	TemplateID   *int64    `json:"template_id,omitempty" nullable:"true" doc:"New template; absent keeps the stored value, null returns to the platform's default commands."`
+	Encoding     *Encoding `json:"encoding,omitempty" doc:"New encoding; absent keeps the stored value."`
+	Enabled      *bool     `json:"enabled,omitempty" doc:"Enable or disable scheduled backups; absent keeps the stored value."`
+	Remarks      *string   `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"New remarks; absent keeps the stored value, null clears them."`
+}
+
+// DeviceListParams are the device list's query parameters.
+type DeviceListParams struct {
+	ListParams
+	Query    string `query:"q" maxLength:"128" doc:"Substring of the name or host."`
+	GroupID  int64  `query:"group_id" minimum:"1" doc:"Only devices in this group or its subgroups."`
+	Platform string `query:"platform" maxLength:"64" doc:"Only devices of this platform."`
+	Status   string `query:"status" enum:"unknown,reachable,unreachable" doc:"Only devices with this status."`
+	Enabled  string `query:"enabled" enum:"true,false" doc:"Only enabled (true) or disabled (false) devices."`
+}
+
+func (p DeviceListParams) filter() db.DeviceFilter {
+	f := db.DeviceFilter{Query: p.Query, Platform: p.Platform, Status: p.Status}
+	if p.GroupID > 0 {
+		f.GroupID = &p.GroupID
+	}
+	if p.Enabled != "" {
+		enabled := p.Enabled == "true"
+		f.Enabled = &enabled
+	}
+	return f
+}
+
+type deviceIDPath struct {
+	DeviceID int64 `path:"device_id" minimum:"1" doc:"Device identifier."`
+}
+
+type deviceOutput struct{ Body Device }
+
+func deviceError(err error) error {
+	var ref *db.ErrReference
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return web.NewError(http.StatusNotFound, web.CodeNotFound, "device not found")
+	case errors.Is(err, db.ErrNameExists):
+		return web.NewError(http.StatusConflict, "DEVICE_NAME_EXISTS", "a device with this name already exists")
+	case errors.As(err, &ref):
+		return web.FieldInvalid("body", ref.Field, ref.Message)
+	}
+	return err
+}
+
+var errOutOfScope = web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
+
+// validHost accepts an IP address or a DNS name.
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if len(h) == 0 || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func checkHost(host string) (string, error) {
+	host = strings.TrimSpace(host)
+	if !validHost(host) {
+		return "", web.FieldInvalid("body", "host", "must be an IP address or a DNS name")
+	}
+	return host, nil
+}
+
+// visibleDevice loads a device and checks it against the caller's scope:
+// notFound and forbidden are the errors to answer with.
+func (a *API) visibleDevice(ctx context.Context, id int64, notFound, forbidden error) (db.Device, error) {
+	d, err := a.deps.Store.GetDevice(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return d, notFound
+	}
+	if err != nil {
+		return d, err
+	}
+	ok, err := a.deps.Store.DeviceInScope(ctx, scopeOf(ctx), d)
+	if err != nil {
+		return d, err
+	}
+	if !ok {
+		return d, forbidden
+	}
+	return d, nil
+}
+
+func (a *API) registerDevices() {
+	listDevices := func(unreachable bool) func(context.Context, *DeviceListParams) (*struct{ Body Page[Device] }, error) {
+		return func(ctx context.Context, in *DeviceListParams) (*struct{ Body Page[Device] }, error) {
+			f := in.filter()
+			if unreachable {
+				f.Status = db.StatusUnreachable
+			}
+			page, err := listPage(in.ListParams, func(limit, off int) ([]db.Device, int, error) {
+				return a.deps.Store.ListDevices(ctx, scopeOf(ctx), f, limit, off)
+			}, toDevice)
+			return &struct{ Body Page[Device] }{page}, err
+		}
+	}
+	register(a, operation(http.MethodGet, "/devices", "list-devices", "Devices", "devices.view",
+		"List devices", "Returns one page of the devices in the caller's device groups, ordered by id, filtered by the optional query parameters.", nil),
+		listDevices(false))
+	register(a, operation(http.MethodGet, "/devices/unreachable", "list-unreachable-devices", "Devices", "devices.view",
+		"List unreachable devices", "Returns one page of the devices in the caller's device groups whose last reachability check or backup could not connect.", nil),
+		listDevices(true))
+
+	register(a, operation(http.MethodGet, "/devices/{device_id}", "get-device", "Devices", "devices.view",
+		"Get a device", "Returns one device of the caller's device groups.",
+		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device is outside the caller's device groups."}),
+		func(ctx context.Context, in *deviceIDPath) (*deviceOutput, error) {
+			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope)
+			if err != nil {
+				return nil, err
+			}
+			return &deviceOutput{toDevice(d)}, nil
+		})
+
+	register(a, operation(http.MethodPost, "/devices", "create-device", "Devices", "devices.create",
+		"Create a device", "Creates a device. Only the devices.create permission is checked: group_id is not checked against the caller's group scope. A group, credential or template that does not exist, or a template of another platform, is a validation error naming the field.",
+		Codes{http.StatusConflict: "`DEVICE_NAME_EXISTS`: another device has this name."}),
+		func(ctx context.Context, in *struct{ Body DeviceCreate }) (*deviceOutput, error) {
+			b := in.Body
+			name, err := trimmedName("name", b.Name)
+			if err != nil {
+				return nil, err
+			}
+			host, err := checkHost(b.Host)
+			if err != nil {
+				return nil, err
+			}
+			d := db.Device{Name: name, Host: host, Platform: string(b.Platform), LoginMethod: "ssh", Encoding: "utf-8", Enabled: true,
+				GroupID: b.GroupID, CredentialID: b.CredentialID, TemplateID: b.TemplateID, Remarks: b.Remarks}
+			if b.LoginMethod != nil {
+				d.LoginMethod = *b.LoginMethod
+			}
+			d.Port = driver.LoginMethods[d.LoginMethod]
+			if b.Port != nil {
+				d.Port = *b.Port
+			}
+			if b.Encoding != nil {
+				d.Encoding = string(*b.Encoding)
+			}
+			if b.Enabled != nil {
+				d.Enabled = *b.Enabled
+			}
+			out, err := a.deps.Store.CreateDevice(ctx, d)
+			if err != nil {
+				return nil, deviceError(err)
+			}
+			a.audit(ctx, "device.create", "device", out.ID, map[string]any{"name": out.Name, "host": out.Host, "group_id": out.GroupID})
+			return &deviceOutput{toDevice(out)}, nil
+		})
+
+	register(a, operation(http.MethodPut, "/devices/{device_id}", "update-device", "Devices", "devices.update",
+		"Update a device", "Changes the fields provided; absent fields keep their stored values. The device, and a new group_id, must be in the caller's device groups.",
+		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device or the target group is outside the caller's device groups.", http.StatusConflict: "`DEVICE_NAME_EXISTS`: another device has this name."}),
+		func(ctx context.Context, in *struct {
+			DeviceID int64 `path:"device_id" minimum:"1" doc:"Device identifier."`
+			Body     DeviceUpdate
+		}) (*deviceOutput, error) {
+			b := in.Body
+			sent := sentKeys(ctx)
+			var name, host string
+			var err error
+			if b.Name != nil {
+				if name, err = trimmedName("name", *b.Name); err != nil {
+					return nil, err
+				}
+			}
+			if b.Host != nil {
+				if host, err = checkHost(*b.Host); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope); err != nil {
+				return nil, err
+			}
+			scope := scopeOf(ctx)
+			if sent["group_id"] && !scope.All {
+				if b.GroupID == nil {
+					return nil, web.NewError(http.StatusForbidden, web.CodePermissionDenied, "only users who see all device groups can take a device out of every group")
+				}
+				ok, err := a.deps.Store.GroupInScope(ctx, scope, *b.GroupID)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					return nil, web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the target group is outside your device groups")
+				}
+			}
+			out, err := a.deps.Store.UpdateDevice(ctx, in.DeviceID, func(d *db.Device) error {
+				if b.Name != nil {
+					d.Name = name
+				}
+				if b.Host != nil {
+					d.Host = host
+				}
+				if b.Platform != nil {
+					d.Platform = string(*b.Platform)
+				}
+				if b.LoginMethod != nil && *b.LoginMethod != d.LoginMethod {
+					// A port left at the old method's default follows the method.
+					if d.Port == driver.LoginMethods[d.LoginMethod] {
+						d.Port = driver.LoginMethods[*b.LoginMethod]
+					}
+					d.LoginMethod = *b.LoginMethod
+				}
+				if b.Port != nil {
+					d.Port = *b.Port
+				}
+				if sent["group_id"] {
+					d.GroupID = b.GroupID
+				}
+				if sent["credential_id"] {
+					d.CredentialID = b.CredentialID
+				}
+				if sent["template_id"] {
+					d.TemplateID = b.TemplateID
+				}
+				if b.Encoding != nil {
+					d.Encoding = string(*b.Encoding)
+				}
+				if b.Enabled != nil {
+					d.Enabled = *b.Enabled
+				}
+				if sent["remarks"] {
+					d.Remarks = b.Remarks
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, deviceError(err)
+			}
+			a.audit(ctx, "device.update", "device", out.ID, map[string]any{"fields": sentFields(ctx), "name": out.Name})
+			return &deviceOutput{toDevice(out)}, nil
+		})
+
+	register(a, operation(http.MethodDelete, "/devices/{device_id}", "delete-device", "Devices", "devices.delete",
+		"Delete a device", "Deletes a device of the caller's device groups, with its backup history.",
+		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device is outside the caller's device groups."}),
+		func(ctx context.Context, in *deviceIDPath) (*deleteOutput, error) {
+			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope)
+			if err != nil {
+				return nil, err
+			}
+			if err := a.deps.Store.DeleteDevice(ctx, in.DeviceID); err != nil {
+				return nil, deviceError(err)
+			}
+			a.audit(ctx, "device.delete", "device", in.DeviceID, map[string]any{"name": d.Name})
+			return deleted(), nil
+		})
+}
