@@ -225,7 +225,7 @@ func (a *API) fallback(w http.ResponseWriter, r *http.Request) {
 
 // fillRequestID completes error envelopes returned by handlers.
 func fillRequestID(ctx huma.Context, _ string, v any) (any, error) {
-	if e, ok := v.(*web.Error); ok && e.Body.RequestID == "" {
+	if e, ok := v.(*web.Error); ok {
 		e.Body.RequestID = web.RequestID(ctx.Context())
 	}
 	return v, nil

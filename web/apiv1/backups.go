@@ -68,10 +68,14 @@ type backupListOutput struct {
 	Body     Page[Backup]
 }
 
-var (
-	errBackupDeviceNotFound  = web.NewError(http.StatusNotFound, "BACKUP_DEVICE_NOT_FOUND", "device not found")
-	errBackupDeviceForbidden = web.NewError(http.StatusForbidden, "BACKUP_DEVICE_FORBIDDEN", "the device is outside your device groups")
-)
+// Fresh errors each time: errors carry their request id.
+func errBackupDeviceNotFound() error {
+	return web.NewError(http.StatusNotFound, "BACKUP_DEVICE_NOT_FOUND", "device not found")
+}
+
+func errBackupDeviceForbidden() error {
+	return web.NewError(http.StatusForbidden, "BACKUP_DEVICE_FORBIDDEN", "the device is outside your device groups")
+}
 
 func (a *API) registerBackups() {
 	register(a, operation(http.MethodGet, "/devices/{device_id}/backups", "list-device-backups", "Backups", "backups.view",
@@ -86,7 +90,7 @@ func (a *API) registerBackups() {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := a.visibleDevice(ctx, in.DeviceID, errBackupDeviceNotFound, errBackupDeviceForbidden); err != nil {
+			if _, err := a.visibleDevice(ctx, in.DeviceID, errBackupDeviceNotFound(), errBackupDeviceForbidden()); err != nil {
 				return nil, err
 			}
 			page, err := listPage(ListParams{Page: in.Page, Limit: in.Limit}, func(limit, off int) ([]db.Backup, int, error) {
@@ -111,7 +115,7 @@ func (a *API) registerBackups() {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := a.visibleDevice(ctx, b.DeviceID, web.NewError(http.StatusNotFound, "BACKUP_NOT_FOUND", "backup not found"), errBackupDeviceForbidden); err != nil {
+			if _, err := a.visibleDevice(ctx, b.DeviceID, web.NewError(http.StatusNotFound, "BACKUP_NOT_FOUND", "backup not found"), errBackupDeviceForbidden()); err != nil {
 				return nil, err
 			}
 			out := &struct{ Body BackupContent }{}

@@ -125,7 +125,10 @@ func deviceError(err error) error {
 	return err
 }
 
-var errOutOfScope = web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
+// errOutOfScope is a fresh error each time: errors carry their request id.
+func errOutOfScope() error {
+	return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
+}
 
 // validHost accepts an IP address or a DNS name.
 func validHost(h string) bool {
@@ -200,7 +203,7 @@ func (a *API) registerDevices() {
 		"Get a device", "Returns one device of the caller's device groups.",
 		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device is outside the caller's device groups."}),
 		func(ctx context.Context, in *deviceIDPath) (*deviceOutput, error) {
-			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope)
+			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope())
 			if err != nil {
 				return nil, err
 			}
@@ -264,7 +267,7 @@ func (a *API) registerDevices() {
 					return nil, err
 				}
 			}
-			if _, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope); err != nil {
+			if _, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope()); err != nil {
 				return nil, err
 			}
 			scope := scopeOf(ctx)
@@ -331,7 +334,7 @@ func (a *API) registerDevices() {
 		"Delete a device", "Deletes a device of the caller's device groups, with its backup history.",
 		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device is outside the caller's device groups."}),
 		func(ctx context.Context, in *deviceIDPath) (*deleteOutput, error) {
-			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope)
+			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope())
 			if err != nil {
 				return nil, err
 			}

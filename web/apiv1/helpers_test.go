@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -77,7 +78,7 @@ func newEnv(t *testing.T) *env {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	keys := auth.NewKeyAuthenticator(store, log)
 	mux := http.NewServeMux()
-	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log})
+	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log, Location: time.UTC})
 	api.MountDocs(mux)
 	srv := httptest.NewServer(web.Wrap(mux, log))
 	t.Cleanup(srv.Close)
@@ -125,15 +126,22 @@ func (e *env) keyFor(username string, perms ...string) string {
 	return key
 }
 
-// user creates a user holding one role and returns a key of it.
+// user creates a user holding one role and returns a key of it. The user
+// sees no device group.
 func (e *env) user(username, role string) string {
+	return e.scopedUser(username, role, false)
+}
+
+// scopedUser creates a user with one role that sees all device groups or
+// the listed ones (and their subgroups), and returns a key of it.
+func (e *env) scopedUser(username, role string, all bool, groups ...int64) string {
 	e.t.Helper()
 	ctx := context.Background()
 	r, err := e.store.RoleByName(ctx, role)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.store.CreateUser(ctx, db.NewUser{Username: username, PasswordHash: "x", RoleIDs: []int64{r.ID}}); err != nil {
+	if _, err := e.store.CreateUser(ctx, db.NewUser{Username: username, PasswordHash: "x", RoleIDs: []int64{r.ID}, AllGroups: all, GroupIDs: groups}); err != nil {
 		e.t.Fatal(err)
 	}
 	return e.keyFor(username)
