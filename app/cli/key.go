@@ -82,6 +82,8 @@ func newKeyCreate(cfg *config.Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			audit(ctx, store, cmd.ErrOrStderr(), "api_key.create", "api_key", id,
+				map[string]any{"name": name, "owner": username, "prefix": auth.KeyScheme + prefix, "permissions": perms, "expires_at": expiresAt})
 			fmt.Fprintf(cmd.ErrOrStderr(), "created API key %d %q for user %q; it is shown only this once:\n", id, name, username)
 			fmt.Fprintln(cmd.OutOrStdout(), key)
 			return nil
@@ -181,6 +183,7 @@ func newKeyRevoke(cfg *config.Config) *cobra.Command {
 			} else if err != nil {
 				return err
 			}
+			audit(cmd.Context(), store, cmd.ErrOrStderr(), "api_key.revoke", "api_key", id, nil)
 			fmt.Fprintf(cmd.ErrOrStderr(), "revoked API key %d\n", id)
 			return nil
 		},

@@ -89,7 +89,7 @@ func newUserCreate(cfg *config.Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = store.CreateUser(ctx, db.NewUser{
+			id, err := store.CreateUser(ctx, db.NewUser{
 				Username: username, PasswordHash: hash, AllGroups: allGroups,
 				MustChangePassword: mustChange, RoleIDs: roleIDs, GroupIDs: groups,
 			})
@@ -101,6 +101,8 @@ func newUserCreate(cfg *config.Config) *cobra.Command {
 			case err != nil:
 				return err
 			}
+			audit(ctx, store, cmd.ErrOrStderr(), "user.create", "user", id,
+				map[string]any{"username": username, "roles": roles, "all_groups": allGroups, "groups": groups})
 			fmt.Fprintf(cmd.ErrOrStderr(), "created user %q with roles %s\n", username, strings.Join(roles, ", "))
 			if mustChange {
 				fmt.Fprintf(cmd.ErrOrStderr(), "one-time password (shown only now, must be changed at first login):\n\n    %s\n\n", password)
@@ -140,6 +142,7 @@ func newUserPasswd(cfg *config.Config) *cobra.Command {
 			} else if err != nil {
 				return err
 			}
+			audit(cmd.Context(), store, cmd.ErrOrStderr(), "user.password", "user", args[0], nil)
 			fmt.Fprintf(cmd.ErrOrStderr(), "password of %q changed\n", args[0])
 			return nil
 		},
