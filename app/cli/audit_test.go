@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Changes from the command line land in the audit log too, naming the
@@ -37,4 +38,21 @@ func TestCLIChangesAreAudited(t *testing.T) {
 	if got := strings.Join(actions, " "); got != "api_key.create user.create user.password api_key.revoke" {
 		t.Errorf("audit actions: %s", got)
 	}
+}
+
+func TestDBSeedFillsOnlyAnEmptyDirectory(t *testing.T) {
+	data := t.TempDir()
+	r := mustRun(t, call{}, "db", "seed", "--data", data, "--devices", "30", "--backups-per-device", "5")
+	if !strings.Contains(r.stderr, "seeded 30 devices with 150 backup records") {
+		t.Errorf("seed output: %s", r.stderr)
+	}
+	st, err := openStore(t, data).Stats(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DevicesTotal != 30 || st.BackupsTotal != 150 {
+		t.Errorf("seeded %d devices, %d backups", st.DevicesTotal, st.BackupsTotal)
+	}
+	mustFail(t, call{}, []string{"already holds devices"}, "db", "seed", "--data", data)
+	mustFail(t, call{}, []string{"--devices must be"}, "db", "seed", "--data", t.TempDir(), "--devices", "0")
 }

@@ -166,6 +166,9 @@ func TestDevicesListFilters(t *testing.T) {
 		{"enabled=false", []int64{d2}},
 		{"enabled=true&platform=cisco_ios&q=10.2", []int64{d3}},
 		{"group_id=999", nil},
+		{"q=%22core%22%20OR%20*", nil},
+		{"q=NEAR(core%20edge)", nil},
+		{"q=fw.core", []int64{d2}},
 	} {
 		r := e.do(http.MethodGet, "/api/v1/devices?"+c.query, e.adminKey, nil)
 		e.expect(r, 200, "")

@@ -1,0 +1,425 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SeedOptions sizes the inventory Seed builds. Zero fields take the
+// defaults noted beside them.
+type SeedOptions struct {
+	Devices          int // default 100
+	BackupsPerDevice int // default 10
+	RootGroups       int // default 10
+	ChildGroups      int // children under each root group, default 10
+	// Snapshots is how many distinct configuration texts (20-60 KB each)
+	// the successful backups share; default 300.
+	Snapshots int
+	// Now is the newest end of the history, which spans the year before
+	// it; default the current time.
+	Now time.Time
+	// RandomSeed picks the data: the same options give the same rows,
+	// backup ids included.
+	RandomSeed uint64
+}
+
+func (o SeedOptions) withDefaults() SeedOptions {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.Devices, 100)
+	def(&o.BackupsPerDevice, 10)
+	def(&o.RootGroups, 10)
+	def(&o.ChildGroups, 10)
+	def(&o.Snapshots, 300)
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	o.Now = o.Now.UTC()
+	return o
+}
+
+// ErrNotEmpty is returned by Seed when the database already holds devices.
+var ErrNotEmpty = errors.New("database already holds devices")
+
+// seedSpan is how far back the seeded history reaches.
+const seedSpan = 365 * 24 * time.Hour
+
+// seedPlatforms are driver platform IDs, the common ones repeated so the
+// mix looks like a real estate.
+var seedPlatforms = []string{
+	"cisco_ios", "cisco_ios", "cisco_ios", "cisco_xe", "cisco_nxos", "arista_eos", "juniper_junos",
+	"huawei_vrp", "h3c_comware", "hp_procurve", "aruba_aoscx", "fortinet", "mikrotik_routeros", "dell_os10",
+}
+
+var seedErrors = []string{
+	"dial tcp: i/o timeout",
+	"ssh: handshake failed: ssh: unable to authenticate, attempted methods [none password], no supported methods remain",
+	"dial tcp: connect: connection refused",
+	"prompt not seen within 30s",
+	"enable password rejected",
+	"read: connection reset by peer",
+}
+
+// Seed fills an empty database with a synthetic but realistic inventory,
+// for demos, benchmarks and load tests: a tree of groups (roots with
+// children), one credential without secrets, devices spread over the
+// groups with mixed platforms, login methods and enabled flags, and a
+// year of scheduled backups per device. About 5% of the attempts fail;
+// the rest point at a few hundred distinct configuration texts, with a
+// changed configuration on a few percent of them. Each device's status
+// and last-backup fields follow its newest attempt.
+//
+// Everything is written in one transaction with prepared multi-row
+// INSERTs on the writer connection, with a page cache big enough that the
+// random-order indexes stay in memory; the counter triggers fire as for
+// any insert, so the counters are exact. 10,000 devices × 100 backups
+// take well under a minute.
+func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
+	opt = opt.withDefaults()
+	conn, err := s.writer.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	defer conn.Close()
+	// While seeding: 256 MiB of page cache, so that the indexes written in
+	// random order stay in memory, and statement journals in memory rather
+	// than in a temporary file (every multi-row INSERT writes one). The
+	// connection gets its own settings back afterwards.
+	for _, p := range []struct{ name, value string }{{"cache_size", "-262144"}, {"temp_store", "MEMORY"}} {
+		var old string
+		if err := conn.QueryRowContext(ctx, `PRAGMA `+p.name).Scan(&old); err != nil {
+			return fmt.Errorf("seed: read %s: %w", p.name, err)
+		}
+		if _, err := conn.ExecContext(ctx, `PRAGMA `+p.name+` = `+p.value); err != nil {
+			return fmt.Errorf("seed: set %s: %w", p.name, err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA `+p.name+` = `+old)
+	}
+
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("seed: begin: %w", err)
+	}
+	if err := seed(ctx, tx, opt); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("seed: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("seed: commit: %w", err)
+	}
+	// Fold the large WAL back into the database file now rather than on
+	// some later request. A reader in the way only makes this partial.
+	if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("seed: checkpoint: %w", err)
+	}
+	return nil
+}
+
+func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
+	if has, err := exists(ctx, tx, `SELECT 1 FROM devices LIMIT 1`); err != nil {
+		return err
+	} else if has {
+		return ErrNotEmpty
+	}
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], opt.RandomSeed)
+	copy(key[8:], "backupd seed")
+	src := rand.NewChaCha8(key)
+	rng := rand.New(src)
+	now := Now()
+
+	groups, err := seedGroups(ctx, tx, opt, now)
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO credentials (name, username, remarks, created_at, updated_at)
+		VALUES ('seed-credential', 'backup', 'Created by the seeding helper; no secrets set.', ?, ?)`, now, now)
+	if err != nil {
+		return fmt.Errorf("insert credential: %w", err)
+	}
+	credentialID, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	hashes := make([]string, opt.Snapshots)
+	sizes := make([]int64, opt.Snapshots)
+	for i := range hashes {
+		text := seedConfigText(opt.RandomSeed, i)
+		if hashes[i], err = putSnapshot(ctx, tx, text); err != nil {
+			return err
+		}
+		sizes[i] = int64(len(text))
+	}
+
+	devices := newBatchInsert(tx, `INSERT INTO devices (id, name, host, port, platform, login_method, group_id,
+		credential_id, enabled, status, last_checked_at, last_backup_at, last_backup_success, created_at, updated_at) VALUES `, 15, 100)
+	defer devices.close()
+	backups := newBatchInsert(tx, `INSERT INTO backups (`+backupColumns+`) VALUES `, 11, 200)
+	defer backups.close()
+
+	var firstID int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM devices`).Scan(&firstID); err != nil {
+		return fmt.Errorf("next device id: %w", err)
+	}
+	n := opt.BackupsPerDevice
+	interval := seedSpan / time.Duration(n)
+	start := opt.Now.Add(-seedSpan)
+	pending := make([]any, 0, 100*n*11)
+	for i := range opt.Devices {
+		id := firstID + int64(i)
+		platform := seedPlatforms[i%len(seedPlatforms)]
+		login, port := "ssh", 22
+		if i%10 == 7 {
+			login, port = "telnet", 23
+		}
+		var group any
+		switch {
+		case i%100 == 99:
+			// A few devices in no group: only all-groups callers see them.
+		case i%20 == 0:
+			group = groups.roots[rng.IntN(len(groups.roots))]
+		default:
+			group = groups.children[rng.IntN(len(groups.children))]
+		}
+		enabled := i%10 != 3
+
+		// A year of attempts, one per interval, each at a device-specific
+		// phase (under 3/4 interval) plus jitter (under 1/4): attempts stay
+		// in order, the newest lies in the last interval before Now, and
+		// the last 24 hours hold their share of them.
+		phase := time.Duration(rng.Int64N(int64(interval * 3 / 4)))
+		snap := i % len(hashes)
+		seenSuccess := false
+		var last struct {
+			started, finished time.Time
+			success           bool
+		}
+		for k := range n {
+			jitter := time.Duration(rng.Int64N(int64(interval / 4))).Truncate(time.Millisecond)
+			started := start.Add(phase + time.Duration(k)*interval + jitter).Truncate(time.Millisecond)
+			backupID, err := uuid.NewRandomFromReader(src)
+			if err != nil {
+				return err
+			}
+			var errMsg, hash, size any
+			success, changed := rng.IntN(100) >= 5, false
+			var duration time.Duration
+			if success {
+				if seenSuccess && len(hashes) > 1 && rng.IntN(100) < 3 {
+					snap = (snap + 1 + rng.IntN(len(hashes)-1)) % len(hashes)
+					changed = true
+				} else if !seenSuccess {
+					changed = true
+				}
+				seenSuccess = true
+				hash, size = hashes[snap], sizes[snap]
+				duration = time.Duration(2000+rng.IntN(43000)) * time.Millisecond
+			} else {
+				errMsg = seedErrors[rng.IntN(len(seedErrors))]
+				duration = time.Duration(5000+rng.IntN(25000)) * time.Millisecond
+			}
+			finished := started.Add(duration)
+			if finished.After(opt.Now) {
+				finished = opt.Now.Truncate(time.Millisecond)
+				duration = finished.Sub(started)
+			}
+			pending = append(pending, backupID.String(), id, backupTime(started), backupTime(finished), success, errMsg,
+				hash, TriggerSchedule, changed, duration.Milliseconds(), size)
+			last.started, last.finished, last.success = started, finished, success
+		}
+
+		status, checked, lastAt, lastOK := StatusUnknown, any(nil), any(nil), any(nil)
+		if n > 0 {
+			status = StatusUnreachable
+			if last.success {
+				status = StatusReachable
+			}
+			checked, lastAt, lastOK = last.finished.Format(TimeFormat), last.started.Format(TimeFormat), last.success
+		}
+		created := start.Add(-time.Duration(1+rng.IntN(90)) * 24 * time.Hour).Format(TimeFormat)
+		name := fmt.Sprintf("%s-%05d", seedNamePrefix(platform), id)
+		host := fmt.Sprintf("10.%d.%d.%d", (id>>16)&0xff, (id>>8)&0xff, id&0xff)
+		if err := devices.add(ctx, id, name, host, port, platform, login, group, credentialID, enabled,
+			status, checked, lastAt, lastOK, created, created); err != nil {
+			return err
+		}
+		// Backups reference their device: flush the devices first.
+		if i%100 == 99 || i == opt.Devices-1 {
+			if err := devices.flush(ctx); err != nil {
+				return err
+			}
+			for j := 0; j < len(pending); j += 11 {
+				if err := backups.add(ctx, pending[j:j+11]...); err != nil {
+					return err
+				}
+			}
+			pending = pending[:0]
+		}
+	}
+	return backups.flush(ctx)
+}
+
+type seededGroups struct{ roots, children []int64 }
+
+func seedGroups(ctx context.Context, tx *sql.Tx, opt SeedOptions, now string) (seededGroups, error) {
+	var g seededGroups
+	insert := func(name string, parent *int64, parentPath string, depth, order int) (int64, error) {
+		res, err := tx.ExecContext(ctx, `INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at)
+			VALUES (?, ?, '', ?, ?, ?)`, name, parent, depth, order, now)
+		if err != nil {
+			return 0, fmt.Errorf("insert group: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return 0, err
+		}
+		path := parentPath + strconv.FormatInt(id, 10) + "/"
+		if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET path = ? WHERE id = ?`, path, id); err != nil {
+			return 0, fmt.Errorf("set group path: %w", err)
+		}
+		return id, nil
+	}
+	for r := range opt.RootGroups {
+		name := fmt.Sprintf("region-%02d", r+1)
+		root, err := insert(name, nil, "/", 0, r)
+		if err != nil {
+			return g, err
+		}
+		g.roots = append(g.roots, root)
+		for c := range opt.ChildGroups {
+			child, err := insert(fmt.Sprintf("%s-site-%02d", name, c+1), &root, "/"+strconv.FormatInt(root, 10)+"/", 1, c)
+			if err != nil {
+				return g, err
+			}
+			g.children = append(g.children, child)
+		}
+	}
+	if len(g.children) == 0 {
+		g.children = g.roots
+	}
+	return g, nil
+}
+
+func seedNamePrefix(platform string) string {
+	switch platform {
+	case "fortinet":
+		return "fw"
+	case "juniper_junos", "cisco_xe", "mikrotik_routeros":
+		return "rtr"
+	case "cisco_nxos", "arista_eos", "dell_os10":
+		return "dc-sw"
+	}
+	return "sw"
+}
+
+// seedConfigText is the i-th synthetic configuration: an IOS-style text of
+// 20 to 60 KB with interfaces, VLANs and access lists, the same for the
+// same (seed, i) and different for different i.
+func seedConfigText(seed uint64, i int) string {
+	r := rand.New(rand.NewPCG(seed, uint64(i)))
+	target := 20_000 + r.IntN(40_001)
+	var b strings.Builder
+	b.Grow(target + 1024)
+	fmt.Fprintf(&b, "!\n! backupd seed configuration %d\n!\nversion 15.2\nservice timestamps debug datetime msec\n"+
+		"service timestamps log datetime msec\nservice password-encryption\n!\nhostname site%03d-sw%02d\n!\n"+
+		"boot-start-marker\nboot-end-marker\n!\nenable secret 9 $9$%016x\n!\nusername netops privilege 15 secret 9 $9$%016x\n"+
+		"aaa new-model\naaa authentication login default local\n!\nclock timezone UTC 0 0\nip domain-name example.net\n"+
+		"ip name-server 10.0.0.53 10.0.1.53\n!\nspanning-tree mode rapid-pvst\nspanning-tree extend system-id\n!\n",
+		i, r.IntN(500), r.IntN(20), r.Uint64(), r.Uint64())
+	vlans := 5 + r.IntN(40)
+	for v := range vlans {
+		fmt.Fprintf(&b, "vlan %d\n name %s-%d\n!\n", 10+v*10, []string{"users", "voice", "printers", "mgmt", "servers", "iot"}[r.IntN(6)], v)
+	}
+	fmt.Fprintf(&b, "ip access-list extended MGMT-IN\n")
+	for a := range 10 + r.IntN(60) {
+		fmt.Fprintf(&b, " %d permit tcp 10.%d.%d.0 0.0.0.255 any eq %d\n", (a+1)*10, r.IntN(256), r.IntN(256), []int{22, 161, 443, 830}[r.IntN(4)])
+	}
+	b.WriteString(" 10000 deny ip any any log\n!\n")
+	for port := 1; b.Len() < target-600; port++ {
+		fmt.Fprintf(&b, "interface GigabitEthernet%d/0/%d\n description %s-%04d\n", 1+port/48, 1+port%48,
+			[]string{"desk", "ap", "uplink", "printer", "camera", "phone"}[r.IntN(6)], r.IntN(10000))
+		if r.IntN(8) == 0 {
+			fmt.Fprintf(&b, " switchport trunk allowed vlan %d-%d\n switchport mode trunk\n", 10, 10+vlans*10)
+		} else {
+			fmt.Fprintf(&b, " switchport access vlan %d\n switchport mode access\n spanning-tree portfast\n", 10+r.IntN(vlans)*10)
+		}
+		if r.IntN(5) == 0 {
+			b.WriteString(" shutdown\n")
+		}
+		b.WriteString("!\n")
+	}
+	fmt.Fprintf(&b, "interface Vlan1\n ip address 10.%d.%d.%d 255.255.255.0\n!\nip default-gateway 10.%d.%d.1\n"+
+		"snmp-server community %016x RO\nsnmp-server location rack %d\nntp server 10.0.0.123\n!\n"+
+		"line con 0\n exec-timeout 15 0\nline vty 0 15\n transport input ssh\n!\nend\n",
+		r.IntN(256), r.IntN(256), 1+r.IntN(250), r.IntN(256), r.IntN(256), r.Uint64(), r.IntN(100))
+	return b.String()
+}
+
+// batchInsert gathers rows and writes them rows-per-statement at a time
+// with a prepared multi-row INSERT; a shorter last batch gets its own
+// statement.
+type batchInsert struct {
+	tx      *sql.Tx
+	head    string
+	cols    int
+	perStmt int
+	stmts   map[int]*sql.Stmt
+	args    []any
+}
+
+func newBatchInsert(tx *sql.Tx, head string, cols, perStmt int) *batchInsert {
+	return &batchInsert{tx: tx, head: head, cols: cols, perStmt: perStmt, stmts: map[int]*sql.Stmt{},
+		args: make([]any, 0, cols*perStmt)}
+}
+
+func (b *batchInsert) add(ctx context.Context, values ...any) error {
+	if len(values) != b.cols {
+		return fmt.Errorf("batch insert: %d values for %d columns", len(values), b.cols)
+	}
+	b.args = append(b.args, values...)
+	if len(b.args) == b.cols*b.perStmt {
+		return b.flush(ctx)
+	}
+	return nil
+}
+
+func (b *batchInsert) flush(ctx context.Context) error {
+	rows := len(b.args) / b.cols
+	if rows == 0 {
+		return nil
+	}
+	stmt, ok := b.stmts[rows]
+	if !ok {
+		row := "(" + placeholders(b.cols) + ")"
+		var err error
+		stmt, err = b.tx.PrepareContext(ctx, b.head+strings.Repeat(row+",", rows-1)+row)
+		if err != nil {
+			return fmt.Errorf("prepare batch insert: %w", err)
+		}
+		b.stmts[rows] = stmt
+	}
+	if _, err := stmt.ExecContext(ctx, b.args...); err != nil {
+		return fmt.Errorf("batch insert: %w", err)
+	}
+	clear(b.args)
+	b.args = b.args[:0]
+	return nil
+}
+
+func (b *batchInsert) close() {
+	for _, s := range b.stmts {
+		s.Close()
+	}
+}
