@@ -41,7 +41,7 @@ type Backup struct {
 
 const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, duration_ms, bytes`
 
-func scanBackup(row interface{ Scan(...any) error }) (Backup, error) {
+func scanBackup(row scanner) (Backup, error) {
 	var b Backup
 	var started string
 	var finished, errMsg, hash sql.NullString
@@ -101,25 +101,12 @@ func insertBackup(ctx context.Context, q querier, b Backup) error {
 
 // ListBackups returns one page of a device's attempts, newest first.
 func (s *Store) ListBackups(ctx context.Context, deviceID int64, limit, offset int) ([]Backup, int, error) {
-	var total int
-	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE device_id = ?`, deviceID).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count backups: %w", err)
-	}
-	rows, err := s.reader.QueryContext(ctx, `SELECT `+backupColumns+` FROM backups WHERE device_id = ?
-		ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, deviceID, limit, offset)
+	items, total, err := page(ctx, s.reader, scanBackup, `SELECT COUNT(*) FROM backups WHERE device_id = ?`,
+		`SELECT `+backupColumns+` FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC`, limit, offset, deviceID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list backups: %w", err)
 	}
-	defer rows.Close()
-	out := []Backup{}
-	for rows.Next() {
-		b, err := scanBackup(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, b)
-	}
-	return out, total, rows.Err()
+	return items, total, nil
 }
 
 // GetBackup returns one attempt or ErrNotFound.

@@ -23,7 +23,7 @@ type Credential struct {
 
 const credentialColumns = `id, name, username, password, enable_password, private_key, remarks, created_at, updated_at`
 
-func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
+func scanCredential(row scanner) (Credential, error) {
 	var c Credential
 	var remarks sql.NullString
 	err := row.Scan(&c.ID, &c.Name, &c.Username, &c.Password, &c.EnablePassword, &c.PrivateKey, &remarks, &c.CreatedAt, &c.UpdatedAt)
@@ -35,24 +35,12 @@ func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
 
 // ListCredentials returns one page ordered by id and the total count.
 func (s *Store) ListCredentials(ctx context.Context, limit, offset int) ([]Credential, int, error) {
-	var total int
-	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM credentials`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count credentials: %w", err)
-	}
-	rows, err := s.reader.QueryContext(ctx, `SELECT `+credentialColumns+` FROM credentials ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	items, total, err := page(ctx, s.reader, scanCredential, `SELECT COUNT(*) FROM credentials`,
+		`SELECT `+credentialColumns+` FROM credentials ORDER BY id`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
-	defer rows.Close()
-	out := []Credential{}
-	for rows.Next() {
-		c, err := scanCredential(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("scan credential: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, total, rows.Err()
+	return items, total, nil
 }
 
 // GetCredential returns one credential or ErrNotFound.

@@ -42,7 +42,7 @@ const deviceColumns = `d.id, d.name, d.host, d.port, d.platform, d.login_method,
 	d.template_id, d.encoding, d.enabled, d.remarks, d.status, d.last_checked_at, d.last_backup_at,
 	d.last_backup_success, d.created_at, d.updated_at`
 
-func scanDevice(row interface{ Scan(...any) error }) (Device, error) {
+func scanDevice(row scanner) (Device, error) {
 	var d Device
 	var group, cred, tpl sql.NullInt64
 	var remarks, checked, backup sql.NullString
@@ -131,22 +131,13 @@ func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, li
 	}
 	// The page's ids first, from the indexes where the filter allows, then
 	// only those rows: sorting whole rows of a large scope costs more.
-	rows, err := s.reader.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices d WHERE d.id IN (
+	items, err := queryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d WHERE d.id IN (
 		SELECT d.id FROM devices d WHERE `+where+` ORDER BY d.id LIMIT ? OFFSET ?) ORDER BY d.id`,
 		append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list devices: %w", err)
 	}
-	defer rows.Close()
-	out := []Device{}
-	for rows.Next() {
-		d, err := scanDevice(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("scan device: %w", err)
-		}
-		out = append(out, d)
-	}
-	return out, total, rows.Err()
+	return items, total, nil
 }
 
 // GetDevice returns a device regardless of scope, or ErrNotFound. Callers

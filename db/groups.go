@@ -22,7 +22,7 @@ type Group struct {
 
 const groupColumns = `id, name, parent_id, path, depth, sort_order, created_at`
 
-func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
+func scanGroup(row scanner) (Group, error) {
 	var g Group
 	var parent sql.NullInt64
 	if err := row.Scan(&g.ID, &g.Name, &parent, &g.Path, &g.Depth, &g.SortOrder, &g.CreatedAt); err != nil {
@@ -36,35 +36,22 @@ func scanGroup(row interface{ Scan(...any) error }) (Group, error) {
 
 // ListGroups returns one page of groups ordered by id, and the total count.
 func (s *Store) ListGroups(ctx context.Context, limit, offset int) ([]Group, int, error) {
-	var total int
-	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM device_groups`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count groups: %w", err)
+	items, total, err := page(ctx, s.reader, scanGroup, `SELECT COUNT(*) FROM device_groups`,
+		`SELECT `+groupColumns+` FROM device_groups ORDER BY id`, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list groups: %w", err)
 	}
-	groups, err := s.queryGroups(ctx, s.reader, `SELECT `+groupColumns+` FROM device_groups ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
-	return groups, total, err
+	return items, total, nil
 }
 
 // AllGroups returns every group in tree order: by depth, then sort_order,
 // name and id, so that a parent always comes before its children.
 func (s *Store) AllGroups(ctx context.Context) ([]Group, error) {
-	return s.queryGroups(ctx, s.reader, `SELECT `+groupColumns+` FROM device_groups ORDER BY depth, sort_order, name, id`)
-}
-
-func (s *Store) queryGroups(ctx context.Context, q querier, query string, args ...any) ([]Group, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+	groups, err := queryAll(ctx, s.reader, scanGroup, `SELECT `+groupColumns+` FROM device_groups ORDER BY depth, sort_order, name, id`)
 	if err != nil {
-		return nil, fmt.Errorf("query groups: %w", err)
+		return nil, fmt.Errorf("all groups: %w", err)
 	}
-	defer rows.Close()
-	groups := []Group{}
-	for rows.Next() {
-		g, err := scanGroup(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan group: %w", err)
-		}
-		groups = append(groups, g)
-	}
-	return groups, rows.Err()
+	return groups, nil
 }
 
 // GetGroup returns one group or ErrNotFound.

@@ -140,6 +140,38 @@ func nullString(s *string) any {
 	return *s
 }
 
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// page counts the rows a list query would return and fetches one page of
+// them; listQuery ends where LIMIT ? OFFSET ? can follow.
+func page[T any](ctx context.Context, q querier, scan func(scanner) (T, error), countQuery, listQuery string, limit, offset int, args ...any) ([]T, int, error) {
+	var total int
+	if err := q.QueryRowContext(ctx, countQuery, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	items, err := queryAll(ctx, q, scan, listQuery+` LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+	return items, total, err
+}
+
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

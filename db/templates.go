@@ -19,7 +19,7 @@ type Template struct {
 
 const templateColumns = `id, name, platform, commands, created_at, updated_at`
 
-func scanTemplate(row interface{ Scan(...any) error }) (Template, error) {
+func scanTemplate(row scanner) (Template, error) {
 	var t Template
 	err := row.Scan(&t.ID, &t.Name, &t.Platform, &t.Commands, &t.CreatedAt, &t.UpdatedAt)
 	return t, err
@@ -27,24 +27,12 @@ func scanTemplate(row interface{ Scan(...any) error }) (Template, error) {
 
 // ListTemplates returns one page ordered by id and the total count.
 func (s *Store) ListTemplates(ctx context.Context, limit, offset int) ([]Template, int, error) {
-	var total int
-	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM templates`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count templates: %w", err)
-	}
-	rows, err := s.reader.QueryContext(ctx, `SELECT `+templateColumns+` FROM templates ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	items, total, err := page(ctx, s.reader, scanTemplate, `SELECT COUNT(*) FROM templates`,
+		`SELECT `+templateColumns+` FROM templates ORDER BY id`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list templates: %w", err)
 	}
-	defer rows.Close()
-	out := []Template{}
-	for rows.Next() {
-		t, err := scanTemplate(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("scan template: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, total, rows.Err()
+	return items, total, nil
 }
 
 // GetTemplate returns one template or ErrNotFound.

@@ -23,14 +23,8 @@ type Group struct {
 
 // GroupNode is a group with its children, for the tree view.
 type GroupNode struct {
-	ID        int64       `json:"id" doc:"Group identifier."`
-	Name      string      `json:"name" doc:"Group name, unique among groups."`
-	ParentID  *int64      `json:"parent_id" doc:"Parent group; null for a root group."`
-	Path      string      `json:"path" doc:"Materialised path of ancestor ids including the group's own, e.g. /3/7/."`
-	Depth     int         `json:"depth" doc:"Depth in the tree; a root group is 0."`
-	SortOrder int         `json:"sort_order" doc:"Ordering among siblings."`
-	CreatedAt string      `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
-	Children  []GroupNode `json:"children" doc:"Child groups, ordered by sort_order, name, id; empty for a leaf."`
+	Group
+	Children []GroupNode `json:"children" doc:"Child groups, ordered by sort_order, name, id; empty for a leaf."`
 }
 
 func toGroup(g db.Group) Group {
@@ -174,10 +168,7 @@ func buildTree(groups []db.Group) []GroupNode {
 	build = func(gs []db.Group) []GroupNode {
 		nodes := make([]GroupNode, 0, len(gs))
 		for _, g := range gs {
-			nodes = append(nodes, GroupNode{
-				ID: g.ID, Name: g.Name, ParentID: g.ParentID, Path: g.Path, Depth: g.Depth,
-				SortOrder: g.SortOrder, CreatedAt: g.CreatedAt, Children: build(children[g.ID]),
-			})
+			nodes = append(nodes, GroupNode{Group: toGroup(g), Children: build(children[g.ID])})
 		}
 		return nodes
 	}
