@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // User is a person (or robot) who logs in and owns API keys.
@@ -220,13 +219,4 @@ func (s *Store) UserGrants(ctx context.Context, userID int64) (Grants, error) {
 		g.Permissions[p] = true
 	}
 	return g, rows.Err()
-}
-
-// joinIDs renders ids for an IN (...) list of literal integers.
-func joinIDs(ids []int64) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprint(id)
-	}
-	return strings.Join(parts, ",")
 }

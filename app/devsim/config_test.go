@@ -29,7 +29,7 @@ func TestPersonalitiesCoverDriverPlatforms(t *testing.T) {
 		}
 	}
 	for _, id := range Platforms() {
-		if !driver.IsPlatform(id) {
+		if _, ok := driver.Lookup(id); !ok {
 			t.Errorf("personality %s is not a collector platform", id)
 		}
 	}

@@ -3,7 +3,6 @@
 package driver
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -46,9 +45,6 @@ func IDs() []string {
 	sort.Strings(ids)
 	return ids
 }
-
-// IsPlatform reports whether id is a supported platform.
-func IsPlatform(id string) bool { return slices.Contains(IDs(), id) }
 
 // DefaultCommands returns the platform's default command text ("" for an
 // unknown platform).
