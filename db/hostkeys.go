@@ -1,0 +1,75 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ErrNoPendingHostKey is returned when accepting a host key for a device
+// that has not presented a changed one.
+var ErrNoPendingHostKey = errors.New("the device has not presented a changed host key")
+
+// HostKeys returns the key pinned for a device (nil before first use) and
+// a changed key it presented since (nil when none).
+func (s *Store) HostKeys(ctx context.Context, deviceID int64) (pinned, pending []byte, err error) {
+	err = s.reader.QueryRowContext(ctx, `SELECT host_key, pending_host_key FROM devices WHERE id = ?`, deviceID).Scan(&pinned, &pending)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("host keys of device %d: %w", deviceID, err)
+	}
+	return pinned, pending, nil
+}
+
+// AcceptHostKey pins the changed key a device presented, so its backups
+// work again. It returns the accepted key.
+func (s *Store) AcceptHostKey(ctx context.Context, deviceID int64) ([]byte, error) {
+	var key []byte
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var pending []byte
+		err := tx.QueryRowContext(ctx, `SELECT pending_host_key FROM devices WHERE id = ?`, deviceID).Scan(&pending)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if pending == nil {
+			return ErrNoPendingHostKey
+		}
+		key = pending
+		_, err = tx.ExecContext(ctx, `UPDATE devices SET host_key = pending_host_key, pending_host_key = NULL, updated_at = ? WHERE id = ?`,
+			Now(), deviceID)
+		return err
+	})
+	return key, err
+}
+
+// ForgetHostKey removes a device's pinned key; the next backup trusts
+// whatever key the device presents and pins it.
+func (s *Store) ForgetHostKey(ctx context.Context, deviceID int64) error {
+	res, err := s.writer.ExecContext(ctx, `UPDATE devices SET host_key = NULL, pending_host_key = NULL, updated_at = ? WHERE id = ?`, Now(), deviceID)
+	if err != nil {
+		return fmt.Errorf("forget host key of device %d: %w", deviceID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetReachability records the result of a reachability check.
+func (s *Store) SetReachability(ctx context.Context, deviceID int64, reachable bool) error {
+	status := StatusUnreachable
+	if reachable {
+		status = StatusReachable
+	}
+	_, err := s.writer.ExecContext(ctx, `UPDATE devices SET status = ?, last_checked_at = ? WHERE id = ?`, status, Now(), deviceID)
+	if err != nil {
+		return fmt.Errorf("set reachability of device %d: %w", deviceID, err)
+	}
+	return nil
+}

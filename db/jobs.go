@@ -1,0 +1,372 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Job states.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+	JobCancelled = "cancelled"
+)
+
+// ErrorInterrupted is the error of an attempt cut short by a shutdown or
+// a crash of the process running it.
+const ErrorInterrupted = "interrupted: the backup process stopped before the backup finished"
+
+// Job is one device waiting for, or done with, a backup.
+type Job struct {
+	ID         int64
+	DeviceID   int64
+	Trigger    string
+	State      string
+	Attempt    int
+	NotBefore  time.Time
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	Owner      *string
+	BackupID   *string
+	Error      *string
+}
+
+const jobColumns = `id, device_id, trigger, state, attempt, not_before, created_at, started_at, finished_at, owner, backup_id, error`
+
+func scanJob(row scanner) (Job, error) {
+	var j Job
+	var notBefore, created string
+	var started, finished, owner, backupID, errText sql.NullString
+	if err := row.Scan(&j.ID, &j.DeviceID, &j.Trigger, &j.State, &j.Attempt, &notBefore, &created,
+		&started, &finished, &owner, &backupID, &errText); err != nil {
+		return j, err
+	}
+	var err error
+	parse := func(s string) time.Time {
+		t, perr := time.ParseInLocation(BackupTimeFormat, s, time.UTC)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("job %d: %w", j.ID, perr)
+		}
+		return t
+	}
+	j.NotBefore, j.CreatedAt = parse(notBefore), parse(created)
+	if started.Valid {
+		t := parse(started.String)
+		j.StartedAt = &t
+	}
+	if finished.Valid {
+		t := parse(finished.String)
+		j.FinishedAt = &t
+	}
+	if owner.Valid {
+		j.Owner = &owner.String
+	}
+	if backupID.Valid {
+		j.BackupID = &backupID.String
+	}
+	if errText.Valid {
+		j.Error = &errText.String
+	}
+	return j, err
+}
+
+// JobRequest asks for one device to be backed up, not before NotBefore.
+type JobRequest struct {
+	DeviceID  int64
+	Trigger   string
+	NotBefore time.Time
+}
+
+// EnqueueJobs queues the requests and returns, per request in order, the
+// job that will back the device up: a new one, or the one already queued
+// or running for it (a device never has two). A request for a device that
+// no longer exists gets 0.
+func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
+	ids := make([]int64, len(reqs))
+	now := backupTime(time.Now())
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		insert, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO jobs (device_id, trigger, state, not_before, created_at)
+			SELECT id, ?, 'queued', ?, ? FROM devices WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+		active, err := tx.PrepareContext(ctx, `SELECT id FROM jobs WHERE device_id = ? AND state IN ('queued', 'running')`)
+		if err != nil {
+			return err
+		}
+		defer active.Close()
+		for i, r := range reqs {
+			if _, err := insert.ExecContext(ctx, r.Trigger, backupTime(r.NotBefore), now, r.DeviceID); err != nil {
+				return err
+			}
+			err := active.QueryRowContext(ctx, r.DeviceID).Scan(&ids[i])
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return ids, nil
+}
+
+// Claim is a job a worker took, with the backups row of this attempt.
+type Claim struct {
+	Job
+	BackupID  string
+	StartedAt time.Time
+}
+
+// ClaimJobs moves up to n ready jobs (oldest first) to running under
+// owner, each with a fresh backups row that shows it running. With only
+// non-empty, it claims only among those job IDs.
+func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64) ([]Claim, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	now := time.Now().UTC()
+	var claims []Claim
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		claims = claims[:0]
+		filter, args := "", []any{owner, backupTime(now), backupTime(now)}
+		if len(only) > 0 {
+			filter = ` AND id IN (` + placeholders(len(only)) + `)`
+			for _, id := range only {
+				args = append(args, id)
+			}
+		}
+		args = append(args, n)
+		jobs, err := queryAll(ctx, tx, scanJob, `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
+				attempt = attempt + 1, finished_at = NULL, error = NULL
+			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?`+filter+`
+				ORDER BY not_before, id LIMIT ?)
+			RETURNING `+jobColumns, args...)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			c := Claim{Job: j, BackupID: uuid.NewString(), StartedAt: now}
+			trigger := j.Trigger
+			if j.Attempt > 1 {
+				trigger = TriggerRetry
+			}
+			if err := insertBackup(ctx, tx, Backup{ID: c.BackupID, DeviceID: j.DeviceID, StartedAt: now, Trigger: trigger}); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET backup_id = ? WHERE id = ?`, c.BackupID, j.ID); err != nil {
+				return err
+			}
+			c.Job.BackupID = &c.BackupID
+			claims = append(claims, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
+	return claims, nil
+}
+
+// Outcome is how one attempt ended.
+type Outcome struct {
+	Success      bool
+	Error        string // when failed: what to tell the operator; never secrets or config text
+	SnapshotHash string // when succeeded
+	Changed      bool
+	Bytes        int64
+	FinishedAt   time.Time
+	// Reachable is whether the device answered on its port; nil when the
+	// attempt never got that far (the status is left as it was).
+	Reachable *bool
+	// PinHostKey is pinned on the device when set (first use).
+	PinHostKey []byte
+	// PendingHostKey records a changed key the operator must accept.
+	PendingHostKey []byte
+	// RetryAt, when set on a failure, queues the job again for then
+	// instead of finishing it.
+	RetryAt *time.Time
+}
+
+// FinishJob records the end of a claimed attempt: the backups row, the
+// job, and the device's status fields, in one transaction.
+func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
+	finished := o.FinishedAt.UTC()
+	dur := finished.Sub(c.StartedAt).Milliseconds()
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var errMsg, hash, size any
+		if o.Success {
+			hash, size = o.SnapshotHash, o.Bytes
+		} else {
+			errMsg = o.Error
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = ?, error_message = ?,
+				snapshot_hash = ?, changed = ?, duration_ms = ?, bytes = ? WHERE id = ?`,
+			backupTime(finished), o.Success, errMsg, hash, o.Changed && o.Success, dur, size, c.BackupID); err != nil {
+			return err
+		}
+		switch {
+		case o.Success:
+			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ?`,
+				backupTime(finished), c.ID)
+			if err != nil {
+				return err
+			}
+		case o.RetryAt != nil:
+			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ? WHERE id = ?`,
+				backupTime(*o.RetryAt), o.Error, c.ID)
+			if err != nil {
+				return err
+			}
+		default:
+			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ? WHERE id = ?`,
+				backupTime(finished), o.Error, c.ID)
+			if err != nil {
+				return err
+			}
+		}
+		at := finished.Format(TimeFormat)
+		set := `last_backup_at = ?, last_backup_success = ?`
+		args := []any{at, o.Success}
+		if o.Reachable != nil {
+			status := StatusUnreachable
+			if *o.Reachable {
+				status = StatusReachable
+			}
+			set += `, status = ?, last_checked_at = ?`
+			args = append(args, status, at)
+		}
+		if o.PinHostKey != nil {
+			set += `, host_key = ?, pending_host_key = NULL`
+			args = append(args, o.PinHostKey)
+		}
+		if o.PendingHostKey != nil {
+			set += `, pending_host_key = ?`
+			args = append(args, o.PendingHostKey)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE devices SET `+set+` WHERE id = ?`, append(args, c.DeviceID)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("finish job %d: %w", c.ID, err)
+	}
+	return nil
+}
+
+// RunningOwners returns the owners of running jobs.
+func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
+	owners, err := queryAll(ctx, s.reader, func(r scanner) (string, error) {
+		var o string
+		return o, r.Scan(&o)
+	}, `SELECT DISTINCT owner FROM jobs WHERE state = 'running' AND owner IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("running owners: %w", err)
+	}
+	return owners, nil
+}
+
+// InterruptJobs ends the attempts owner was running: their backups rows
+// fail as interrupted and the jobs wait in the queue again, unless they
+// have used maxAttempts, in which case they fail. It returns how many
+// attempts it ended.
+func (s *Store) InterruptJobs(ctx context.Context, owner string, maxAttempts int) (int, error) {
+	now := backupTime(time.Now())
+	var n int
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
+				duration_ms = CAST((julianday(?) - julianday(started_at)) * 86400000 AS INTEGER)
+			WHERE id IN (SELECT backup_id FROM jobs WHERE state = 'running' AND owner = ?) AND finished_at IS NULL`,
+			now, ErrorInterrupted, now, owner)
+		if err != nil {
+			return err
+		}
+		affected, _ := res.RowsAffected()
+		n = int(affected)
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?
+			WHERE state = 'running' AND owner = ? AND attempt >= ?`, now, ErrorInterrupted, owner, maxAttempts); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?
+			WHERE state = 'running' AND owner = ?`, now, ErrorInterrupted, owner)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("interrupt jobs of %s: %w", owner, err)
+	}
+	return n, nil
+}
+
+// GetJobs returns the jobs with the given IDs (missing ones are skipped).
+func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
+	var out []Job
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		jobs, err := queryAll(ctx, s.reader, scanJob, `SELECT `+jobColumns+` FROM jobs WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("get jobs: %w", err)
+		}
+		out = append(out, jobs...)
+	}
+	return out, nil
+}
+
+// CancelJob cancels a queued job; a running or finished one is left alone
+// and reported with false.
+func (s *Store) CancelJob(ctx context.Context, id int64) (bool, error) {
+	res, err := s.writer.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'queued'`,
+		backupTime(time.Now()), id)
+	if err != nil {
+		return false, fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// JobCounts returns how many jobs are queued and running.
+func (s *Store) JobCounts(ctx context.Context) (queued, running int, err error) {
+	err = s.reader.QueryRowContext(ctx, `SELECT
+			COALESCE(SUM(state = 'queued'), 0), COALESCE(SUM(state = 'running'), 0)
+		FROM jobs WHERE state IN ('queued', 'running')`).Scan(&queued, &running)
+	if err != nil {
+		err = fmt.Errorf("job counts: %w", err)
+	}
+	return queued, running, err
+}
+
+// NextJobAt is when the earliest queued job becomes ready, if any.
+func (s *Store) NextJobAt(ctx context.Context) (time.Time, bool, error) {
+	var at sql.NullString
+	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(not_before) FROM jobs WHERE state = 'queued'`).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("next job: %w", err)
+	}
+	if !at.Valid {
+		return time.Time{}, false, nil
+	}
+	t, err := time.ParseInLocation(BackupTimeFormat, at.String, time.UTC)
+	return t, err == nil, err
+}
+
+// PruneJobs deletes finished jobs that ended before cutoff.
+func (s *Store) PruneJobs(ctx context.Context, cutoff time.Time) (int, error) {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM jobs WHERE state IN ('succeeded', 'failed', 'cancelled') AND created_at < ?`,
+		backupTime(cutoff))
+	if err != nil {
+		return 0, fmt.Errorf("prune jobs: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}

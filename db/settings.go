@@ -1,0 +1,85 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Setting keys.
+const (
+	// SettingNoiseRules holds []NoiseRule: the user's own change-detection
+	// rules, on top of the built-in per-platform ones.
+	SettingNoiseRules = "noise_rules"
+	// SettingRetention holds a Retention.
+	SettingRetention = "retention"
+)
+
+// NoiseRule is a user rule: lines matching Pattern (a Go regular
+// expression) are ignored when deciding whether a configuration changed.
+// Platform limits it to one platform; "" applies it to all.
+type NoiseRule struct {
+	Pattern     string `json:"pattern"`
+	Platform    string `json:"platform,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Retention bounds each device's history. A version is removed only when
+// it is outside both limits that are set (zero means "no limit of this
+// kind"); a device's latest good version is never removed.
+type Retention struct {
+	KeepLast int `json:"keep_last"`
+	KeepDays int `json:"keep_days"`
+}
+
+// DefaultRetention keeps a year of history and at least the last 100
+// versions; storage stays bounded while nobody loses a change they might
+// want to look back at.
+var DefaultRetention = Retention{KeepLast: 100, KeepDays: 365}
+
+// GetSetting decodes the JSON stored under key into v; it reports false
+// (and leaves v alone) when the key was never set.
+func (s *Store) GetSetting(ctx context.Context, key string, v any) (bool, error) {
+	var raw string
+	err := s.reader.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get setting %s: %w", key, err)
+	}
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		return false, fmt.Errorf("setting %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// PutSetting stores v as JSON under key.
+func (s *Store) PutSetting(ctx context.Context, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("setting %s: %w", key, err)
+	}
+	_, err = s.writer.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, key, string(raw), Now())
+	if err != nil {
+		return fmt.Errorf("put setting %s: %w", key, err)
+	}
+	return nil
+}
+
+// NoiseRules returns the user's change-detection rules.
+func (s *Store) NoiseRules(ctx context.Context) ([]NoiseRule, error) {
+	rules := []NoiseRule{}
+	_, err := s.GetSetting(ctx, SettingNoiseRules, &rules)
+	return rules, err
+}
+
+// RetentionPolicy returns the retention settings, or DefaultRetention.
+func (s *Store) RetentionPolicy(ctx context.Context) (Retention, error) {
+	r := DefaultRetention
+	_, err := s.GetSetting(ctx, SettingRetention, &r)
+	return r, err
+}
