@@ -182,6 +182,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 type Outcome struct {
 	Success      bool
 	Error        string // when failed: what to tell the operator; never secrets or config text
+	Reason       string // when failed: its class, for logs and metrics (not stored)
 	SnapshotHash string // when succeeded
 	Changed      bool
 	Bytes        int64
@@ -369,4 +370,19 @@ func (s *Store) PruneJobs(ctx context.Context, cutoff time.Time) (int, error) {
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
+}
+
+// LatestGoodSnapshot is the snapshot of a device's newest successful
+// backup.
+func (s *Store) LatestGoodSnapshot(ctx context.Context, deviceID int64) (string, bool, error) {
+	var hash string
+	err := s.reader.QueryRowContext(ctx, `SELECT snapshot_hash FROM backups
+		WHERE device_id = ? AND success = 1 ORDER BY started_at DESC LIMIT 1`, deviceID).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("latest good snapshot of device %d: %w", deviceID, err)
+	}
+	return hash, true, nil
 }

@@ -1,0 +1,277 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"backupd/db"
+)
+
+func enqueueNow(t *testing.T, s *db.Store, trigger string, ids ...int64) []int64 {
+	t.Helper()
+	reqs := make([]db.JobRequest, len(ids))
+	for i, id := range ids {
+		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: time.Now().Add(-time.Second)}
+	}
+	jobs, err := s.EnqueueJobs(context.Background(), reqs)
+	if err != nil {
+		t.Fatalf("EnqueueJobs: %v", err)
+	}
+	return jobs
+}
+
+func TestEnqueueJoinsActiveJobOfSameDevice(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d1 := insertDevice(t, s, "r1", nil, nil, nil)
+	d2 := insertDevice(t, s, "r2", nil, nil, nil)
+	first := enqueueNow(t, s, db.TriggerManual, d1, d2, 9999)
+	if first[0] == 0 || first[1] == 0 || first[0] == first[1] || first[2] != 0 {
+		t.Fatalf("job ids = %v, want two distinct jobs and 0 for the missing device", first)
+	}
+	again := enqueueNow(t, s, db.TriggerSchedule, d1)
+	if again[0] != first[0] {
+		t.Fatalf("second request for a queued device made job %d, want it to join job %d", again[0], first[0])
+	}
+	claims, err := s.ClaimJobs(ctx, "w1", 10, nil)
+	if err != nil || len(claims) != 2 {
+		t.Fatalf("ClaimJobs = %d claims, %v; want 2", len(claims), err)
+	}
+	// Running counts as active too.
+	if again := enqueueNow(t, s, db.TriggerManual, d1); again[0] != first[0] {
+		t.Fatalf("request for a running device made job %d, want %d", again[0], first[0])
+	}
+	for _, c := range claims {
+		if err := s.FinishJob(ctx, c, db.Outcome{Success: true, SnapshotHash: mustSnapshot(t, s, "hostname r\n"), FinishedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Finished: a new request is a new job.
+	if next := enqueueNow(t, s, db.TriggerManual, d1); next[0] == first[0] || next[0] == 0 {
+		t.Fatalf("request after the job finished returned job %d, want a new one", next[0])
+	}
+}
+
+func mustSnapshot(t *testing.T, s *db.Store, text string) string {
+	t.Helper()
+	h, err := s.PutSnapshot(context.Background(), text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Two processes' workers racing for the same queue never take the same
+// job twice.
+func TestClaimJobsNeverHandsOutAJobTwice(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 200 {
+		ids = append(ids, insertDevice(t, s, fmt.Sprintf("d%d", i), nil, nil, nil))
+	}
+	enqueueNow(t, s, db.TriggerManual, ids...)
+	other, err := db.Open(ctx, filepath.Dir(s.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var mu sync.Mutex
+	seen := map[int64]string{}
+	var wg sync.WaitGroup
+	for w, st := range []*db.Store{s, other, s, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				claims, err := st.ClaimJobs(ctx, fmt.Sprint("w", w), 3, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(claims) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, c := range claims {
+					if prev, dup := seen[c.ID]; dup {
+						t.Errorf("job %d claimed by %s and w%d", c.ID, prev, w)
+					}
+					seen[c.ID] = fmt.Sprint("w", w)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 200 {
+		t.Fatalf("claimed %d jobs, want 200", len(seen))
+	}
+	var running, backupsRunning int
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&backupsRunning)
+	if running != 200 || backupsRunning != 200 {
+		t.Fatalf("running jobs %d, running backup records %d; want 200 each", running, backupsRunning)
+	}
+}
+
+func TestClaimRespectsNotBeforeAndOnly(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d1 := insertDevice(t, s, "r1", nil, nil, nil)
+	d2 := insertDevice(t, s, "r2", nil, nil, nil)
+	d3 := insertDevice(t, s, "r3", nil, nil, nil)
+	later, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d1, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := enqueueNow(t, s, db.TriggerManual, d2, d3)
+	claims, err := s.ClaimJobs(ctx, "w", 10, []int64{later[0], now[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims) != 1 || claims[0].ID != now[1] {
+		t.Fatalf("claims = %+v, want only job %d (the other is not due, the third not asked for)", claims, now[1])
+	}
+	next, ok, err := s.NextJobAt(ctx)
+	if err != nil || !ok || next.After(time.Now()) {
+		t.Fatalf("NextJobAt = %v %v %v, want the ready job of r2", next, ok, err)
+	}
+}
+
+func TestFinishJobRetryAndDeviceStatus(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d := insertDevice(t, s, "r1", nil, nil, nil)
+	enqueueNow(t, s, db.TriggerManual, d)
+	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
+	no := false
+	retryAt := time.Now().Add(-time.Millisecond)
+	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect 127.0.0.1:1: connection refused", Reachable: &no, RetryAt: &retryAt, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := s.GetDevice(ctx, d)
+	if dev.Status != db.StatusUnreachable || dev.LastBackupSuccess == nil || *dev.LastBackupSuccess {
+		t.Fatalf("device after a refused connection: status %s, last success %v", dev.Status, dev.LastBackupSuccess)
+	}
+	b, _ := s.GetBackup(ctx, claims[0].BackupID)
+	if b.FinishedAt == nil || b.Success || b.ErrorMessage == nil || b.Trigger != db.TriggerManual {
+		t.Fatalf("first attempt's record: %+v", b)
+	}
+	retry, err := s.ClaimJobs(ctx, "w", 1, nil)
+	if err != nil || len(retry) != 1 || retry[0].ID != claims[0].ID || retry[0].Attempt != 2 {
+		t.Fatalf("retry claim = %+v, %v; want the same job, attempt 2", retry, err)
+	}
+	yes := true
+	key := []byte("ssh-ed25519 key bytes")
+	if err := s.FinishJob(ctx, retry[0], db.Outcome{Success: true, SnapshotHash: mustSnapshot(t, s, "x\n"), Changed: true, Bytes: 2, Reachable: &yes, PinHostKey: key, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = s.GetBackup(ctx, retry[0].BackupID)
+	if !b.Success || !b.Changed || b.Trigger != db.TriggerRetry || b.SnapshotHash == nil {
+		t.Fatalf("retry record: %+v", b)
+	}
+	dev, _ = s.GetDevice(ctx, d)
+	pinned, pending, _ := s.HostKeys(ctx, d)
+	if dev.Status != db.StatusReachable || !*dev.LastBackupSuccess || string(pinned) != string(key) || pending != nil {
+		t.Fatalf("device after success: status %s, pinned %q, pending %q", dev.Status, pinned, pending)
+	}
+	jobs, _ := s.GetJobs(ctx, []int64{retry[0].ID})
+	if jobs[0].State != db.JobSucceeded || jobs[0].Owner != nil {
+		t.Fatalf("job after success: %+v", jobs[0])
+	}
+}
+
+func TestInterruptJobsRequeuesAndLeavesNothingRunning(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 3 {
+		ids = append(ids, insertDevice(t, s, fmt.Sprint("r", i), nil, nil, nil))
+	}
+	enqueueNow(t, s, db.TriggerManual, ids...)
+	if _, err := s.ClaimJobs(ctx, "dead", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimJobs(ctx, "alive", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	owners, _ := s.RunningOwners(ctx)
+	if len(owners) != 2 {
+		t.Fatalf("owners = %v", owners)
+	}
+	n, err := s.InterruptJobs(ctx, "dead", 3)
+	if err != nil || n != 2 {
+		t.Fatalf("InterruptJobs = %d, %v; want 2", n, err)
+	}
+	var running, queued, interrupted int
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'queued'`).Scan(&queued)
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NOT NULL AND success = 0 AND error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	if running != 1 || queued != 2 || interrupted != 2 {
+		t.Fatalf("running %d queued %d interrupted records %d; want 1, 2, 2", running, queued, interrupted)
+	}
+	// At the attempt limit an interrupted job fails instead of looping.
+	claims, _ := s.ClaimJobs(ctx, "dead2", 2, nil)
+	if _, err := s.InterruptJobs(ctx, "dead2", claims[0].Attempt); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := s.GetJobs(ctx, []int64{claims[0].ID})
+	if jobs[0].State != db.JobFailed || jobs[0].Error == nil || *jobs[0].Error != db.ErrorInterrupted {
+		t.Fatalf("job at its attempt limit after interruption: %+v", jobs[0])
+	}
+}
+
+func TestAcceptHostKey(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d := insertDevice(t, s, "r1", nil, nil, nil)
+	if _, err := s.AcceptHostKey(ctx, d); err != db.ErrNoPendingHostKey {
+		t.Fatalf("accept without a pending key: %v", err)
+	}
+	if _, err := s.AcceptHostKey(ctx, 424242); err != db.ErrNotFound {
+		t.Fatalf("accept on a missing device: %v", err)
+	}
+	enqueueNow(t, s, db.TriggerManual, d)
+	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
+	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "host key changed", PendingHostKey: []byte("new"), FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := s.AcceptHostKey(ctx, d)
+	pinned, pending, _ := s.HostKeys(ctx, d)
+	if err != nil || string(key) != "new" || string(pinned) != "new" || pending != nil {
+		t.Fatalf("accept: key %q err %v pinned %q pending %q", key, err, pinned, pending)
+	}
+}
+
+func TestSettingsRoundTrip(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	r, err := s.RetentionPolicy(ctx)
+	if err != nil || r != db.DefaultRetention {
+		t.Fatalf("default retention = %+v, %v", r, err)
+	}
+	if err := s.PutSetting(ctx, db.SettingRetention, db.Retention{KeepLast: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.RetentionPolicy(ctx); r != (db.Retention{KeepLast: 5}) {
+		t.Fatalf("retention after put = %+v", r)
+	}
+	rules := []db.NoiseRule{{Pattern: `^! uptime`, Platform: "cisco_ios"}}
+	if err := s.PutSetting(ctx, db.SettingNoiseRules, rules); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.NoiseRules(ctx)
+	if err != nil || len(got) != 1 || got[0] != rules[0] {
+		t.Fatalf("noise rules = %+v, %v", got, err)
+	}
+	var x sql.NullString
+	if ok, err := s.GetSetting(ctx, "never_set", &x); ok || err != nil {
+		t.Fatalf("unset key: %v %v", ok, err)
+	}
+}
