@@ -102,6 +102,13 @@ func decodeKey(v string) ([]byte, error) {
 	return nil, errors.New("want 32 bytes as 64 hex digits or base64")
 }
 
+// Purposes bound into the sealed secrets of a credential.
+const (
+	PurposePassword       = "credential.password"
+	PurposeEnablePassword = "credential.enable_password"
+	PurposePrivateKey     = "credential.private_key"
+)
+
 // Seal encrypts plaintext. purpose (for example "credential.password") is
 // bound into the result so a sealed value cannot be moved to another field.
 func (s *Sealer) Seal(plaintext, purpose string) []byte {

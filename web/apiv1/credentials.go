@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"backupd/app/secret"
 	"backupd/db"
 	"backupd/web"
 )
@@ -22,13 +23,6 @@ type Credential struct {
 func toCredential(c db.Credential) Credential {
 	return Credential{ID: c.ID, Name: c.Name, Username: c.Username, Remarks: c.Remarks, CreatedAt: c.CreatedAt}
 }
-
-// Purposes bound into sealed credential secrets.
-const (
-	sealPassword       = "credential.password"
-	sealEnablePassword = "credential.enable_password"
-	sealPrivateKey     = "credential.private_key"
-)
 
 // CredentialCreate is the body of POST /credentials.
 type CredentialCreate struct {
@@ -106,9 +100,9 @@ func (a *API) registerCredentials() {
 			c, err := a.deps.Store.CreateCredential(ctx, db.Credential{
 				Name:           name,
 				Username:       strings.TrimSpace(in.Body.Username),
-				Password:       a.seal(in.Body.Password, sealPassword),
-				EnablePassword: a.seal(in.Body.EnablePassword, sealEnablePassword),
-				PrivateKey:     a.seal(in.Body.PrivateKey, sealPrivateKey),
+				Password:       a.seal(in.Body.Password, secret.PurposePassword),
+				EnablePassword: a.seal(in.Body.EnablePassword, secret.PurposeEnablePassword),
+				PrivateKey:     a.seal(in.Body.PrivateKey, secret.PurposePrivateKey),
 				Remarks:        in.Body.Remarks,
 			})
 			if err != nil {
@@ -143,13 +137,13 @@ func (a *API) registerCredentials() {
 					c.Username = strings.TrimSpace(*b.Username)
 				}
 				if sent["password"] {
-					c.Password = a.seal(b.Password, sealPassword)
+					c.Password = a.seal(b.Password, secret.PurposePassword)
 				}
 				if sent["enable_password"] {
-					c.EnablePassword = a.seal(b.EnablePassword, sealEnablePassword)
+					c.EnablePassword = a.seal(b.EnablePassword, secret.PurposeEnablePassword)
 				}
 				if sent["private_key"] {
-					c.PrivateKey = a.seal(b.PrivateKey, sealPrivateKey)
+					c.PrivateKey = a.seal(b.PrivateKey, secret.PurposePrivateKey)
 				}
 				if sent["remarks"] {
 					c.Remarks = b.Remarks
