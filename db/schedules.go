@@ -1,0 +1,384 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Schedule targets: every enabled device, the devices of some groups (and
+// of their subgroups), or a list of devices.
+const (
+	ScheduleTargetAll     = "all"
+	ScheduleTargetGroups  = "groups"
+	ScheduleTargetDevices = "devices"
+)
+
+// SettingDefaultScheduleCreated is set once the default nightly schedule
+// has been created, so that deleting it is respected on later starts.
+const SettingDefaultScheduleCreated = "default_schedule_created"
+
+// Schedule is a cron expression in a time zone that queues backups of its
+// target. LastRunAt is the tick that fired last; NextRunAt is the tick the
+// scheduler will fire next (nil until the scheduler has computed it). Both
+// are UTC.
+type Schedule struct {
+	ID            int64
+	Name          string
+	Cron          string
+	Timezone      string
+	Target        string
+	TargetIDs     []int64
+	SpreadSeconds int
+	Enabled       bool
+	LastRunAt     *time.Time
+	NextRunAt     *time.Time
+	CreatedAt     string
+	UpdatedAt     string
+}
+
+const scheduleColumns = `id, name, cron, timezone, target, target_ids, spread_seconds, enabled,
+	last_run_at, next_run_at, created_at, updated_at`
+
+func scanSchedule(row scanner) (Schedule, error) {
+	var sc Schedule
+	var ids string
+	var last, next sql.NullString
+	if err := row.Scan(&sc.ID, &sc.Name, &sc.Cron, &sc.Timezone, &sc.Target, &ids, &sc.SpreadSeconds,
+		&sc.Enabled, &last, &next, &sc.CreatedAt, &sc.UpdatedAt); err != nil {
+		return sc, err
+	}
+	sc.TargetIDs = []int64{}
+	if err := json.Unmarshal([]byte(ids), &sc.TargetIDs); err != nil {
+		return sc, fmt.Errorf("schedule %d target_ids: %w", sc.ID, err)
+	}
+	var err error
+	if sc.LastRunAt, err = parseNullTime(last); err != nil {
+		return sc, fmt.Errorf("schedule %d last_run_at: %w", sc.ID, err)
+	}
+	if sc.NextRunAt, err = parseNullTime(next); err != nil {
+		return sc, fmt.Errorf("schedule %d next_run_at: %w", sc.ID, err)
+	}
+	return sc, nil
+}
+
+func parseNullTime(s sql.NullString) (*time.Time, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	t, err := ParseTime(s.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// scheduleTime is how schedule times are stored: UTC, seconds (cron ticks
+// are whole minutes), so that equal instants compare equal as text.
+func scheduleTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+func nullScheduleTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return scheduleTime(*t)
+}
+
+// normalizeTargetIDs sorts and deduplicates the IDs and returns their
+// JSON; "all" keeps none.
+func normalizeTargetIDs(sc *Schedule) (string, error) {
+	if sc.Target == ScheduleTargetAll || len(sc.TargetIDs) == 0 {
+		sc.TargetIDs = []int64{}
+	} else {
+		sc.TargetIDs = slices.Compact(slices.Sorted(slices.Values(sc.TargetIDs)))
+	}
+	raw, err := json.Marshal(sc.TargetIDs)
+	return string(raw), err
+}
+
+// checkScheduleTargets verifies that the groups or devices a schedule
+// names exist when it is saved (ones deleted later are simply skipped).
+func checkScheduleTargets(ctx context.Context, q querier, target, idsJSON string) error {
+	var table, noun string
+	switch target {
+	case ScheduleTargetAll:
+		return nil
+	case ScheduleTargetGroups:
+		table, noun = "device_groups", "group"
+	case ScheduleTargetDevices:
+		table, noun = "devices", "device"
+	default:
+		return &ErrReference{"target", fmt.Sprintf("unknown target %q", target)}
+	}
+	var missing int64
+	err := q.QueryRowContext(ctx, `SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM `+table+`) LIMIT 1`,
+		idsJSON).Scan(&missing)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check schedule targets: %w", err)
+	}
+	return &ErrReference{"target_ids", fmt.Sprintf("%s %d does not exist", noun, missing)}
+}
+
+// ListSchedules returns one page of schedules ordered by id, and the total
+// count.
+func (s *Store) ListSchedules(ctx context.Context, limit, offset int) ([]Schedule, int, error) {
+	items, total, err := page(ctx, s.reader, scanSchedule, `SELECT COUNT(*) FROM schedules`,
+		`SELECT `+scheduleColumns+` FROM schedules ORDER BY id`, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list schedules: %w", err)
+	}
+	return items, total, nil
+}
+
+// GetSchedule returns one schedule or ErrNotFound.
+func (s *Store) GetSchedule(ctx context.Context, id int64) (Schedule, error) {
+	return getSchedule(ctx, s.reader, id)
+}
+
+func getSchedule(ctx context.Context, q querier, id int64) (Schedule, error) {
+	sc, err := scanSchedule(q.QueryRowContext(ctx, `SELECT `+scheduleColumns+` FROM schedules WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sc, ErrNotFound
+	}
+	if err != nil {
+		return sc, fmt.Errorf("get schedule %d: %w", id, err)
+	}
+	return sc, nil
+}
+
+// CreateSchedule inserts sc (validated by the caller: see
+// backup.ValidateSchedule). Names are unique ignoring case (ErrNameExists);
+// the groups or devices it targets must exist (*ErrReference on
+// "target_ids"). NextRunAt may be given (the first tick, computed by the
+// caller) or left nil for the scheduler to compute; LastRunAt is ignored.
+func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, error) {
+	var out Schedule
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		ids, err := normalizeTargetIDs(&sc)
+		if err != nil {
+			return err
+		}
+		if err := checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
+			return err
+		}
+		if taken, err := exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ?`, sc.Name); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		now := Now()
+		res, err := tx.ExecContext(ctx, `INSERT INTO schedules (name, cron, timezone, target, target_ids, spread_seconds,
+			enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sc.Name, sc.Cron, sc.Timezone, sc.Target, ids, sc.SpreadSeconds, sc.Enabled, nullScheduleTime(sc.NextRunAt), now, now)
+		if err != nil {
+			return fmt.Errorf("insert schedule: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		out, err = getSchedule(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// UpdateSchedule reads the schedule, lets patch change it (patch may refuse
+// with its own error) and writes it back, in one transaction. When the
+// cron expression, time zone or enabled flag changes, the next run is
+// cleared (so a re-enabled schedule never fires a tick it missed while
+// disabled) unless patch set NextRunAt itself; LastRunAt is kept.
+func (s *Store) UpdateSchedule(ctx context.Context, id int64, patch func(*Schedule) error) (Schedule, error) {
+	var out Schedule
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getSchedule(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		sc := cur
+		sc.TargetIDs = slices.Clone(cur.TargetIDs)
+		if err := patch(&sc); err != nil {
+			return err
+		}
+		ids, err := normalizeTargetIDs(&sc)
+		if err != nil {
+			return err
+		}
+		if sc.Target != cur.Target || !slices.Equal(sc.TargetIDs, cur.TargetIDs) {
+			if err := checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
+				return err
+			}
+		}
+		if taken, err := exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ? AND id <> ?`, sc.Name, id); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		next := sc.NextRunAt
+		nextPatched := !sameTime(cur.NextRunAt, sc.NextRunAt)
+		if !nextPatched && (sc.Cron != cur.Cron || sc.Timezone != cur.Timezone || sc.Enabled != cur.Enabled) {
+			next = nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schedules SET name = ?, cron = ?, timezone = ?, target = ?, target_ids = ?,
+			spread_seconds = ?, enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ?`,
+			sc.Name, sc.Cron, sc.Timezone, sc.Target, ids, sc.SpreadSeconds, sc.Enabled, nullScheduleTime(next), Now(), id); err != nil {
+			return fmt.Errorf("update schedule: %w", err)
+		}
+		out, err = getSchedule(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}
+
+// DeleteSchedule removes a schedule. Jobs it already queued stay queued.
+func (s *Store) DeleteSchedule(ctx context.Context, id int64) error {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM schedules WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete schedule: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DueSchedules returns, by id, the enabled schedules the scheduler has
+// work for at now: those whose next run is at or before now, and those
+// whose next run is not computed yet (NextRunAt nil).
+func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
+	items, err := queryAll(ctx, s.reader, scanSchedule, `SELECT `+scheduleColumns+` FROM schedules
+		WHERE enabled = 1 AND (next_run_at IS NULL OR next_run_at <= ?) ORDER BY id`, scheduleTime(now))
+	if err != nil {
+		return nil, fmt.Errorf("due schedules: %w", err)
+	}
+	return items, nil
+}
+
+// NextScheduleRunAfter is the earliest next run of an enabled schedule
+// that lies after t, if any; the scheduler sleeps until then.
+func (s *Store) NextScheduleRunAfter(ctx context.Context, t time.Time) (time.Time, bool, error) {
+	var at sql.NullString
+	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(next_run_at) FROM schedules WHERE enabled = 1 AND next_run_at > ?`,
+		scheduleTime(t)).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("next schedule run: %w", err)
+	}
+	next, err := parseNullTime(at)
+	if err != nil || next == nil {
+		return time.Time{}, false, err
+	}
+	return *next, true, nil
+}
+
+// ClaimScheduleRun moves a schedule's next run from expectedNext to newNext
+// and records expectedNext as its last run, only if the next run still is
+// expectedNext. Whoever gets true fires that tick; every other process or
+// scheduler gets false, so a tick never fires twice.
+func (s *Store) ClaimScheduleRun(ctx context.Context, id int64, expectedNext, newNext time.Time) (bool, error) {
+	res, err := s.writer.ExecContext(ctx, `UPDATE schedules SET next_run_at = ?, last_run_at = ?
+		WHERE id = ? AND next_run_at = ?`, scheduleTime(newNext), scheduleTime(expectedNext), id, scheduleTime(expectedNext))
+	if err != nil {
+		return false, fmt.Errorf("claim run of schedule %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// ReleaseScheduleRun undoes a ClaimScheduleRun whose backups could not be
+// queued: the next run goes back to tick and the last run to lastRunAt,
+// only if nobody changed the schedule since (the next run still is
+// claimedNext), so that the tick is tried again.
+func (s *Store) ReleaseScheduleRun(ctx context.Context, id int64, claimedNext, tick time.Time, lastRunAt *time.Time) (bool, error) {
+	res, err := s.writer.ExecContext(ctx, `UPDATE schedules SET next_run_at = ?, last_run_at = ?
+		WHERE id = ? AND next_run_at = ?`, scheduleTime(tick), nullScheduleTime(lastRunAt), id, scheduleTime(claimedNext))
+	if err != nil {
+		return false, fmt.Errorf("release run of schedule %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// InitScheduleNextRun sets the next run of a schedule that has none; it
+// reports false when the schedule is gone or already has one.
+func (s *Store) InitScheduleNextRun(ctx context.Context, id int64, next time.Time) (bool, error) {
+	res, err := s.writer.ExecContext(ctx, `UPDATE schedules SET next_run_at = ? WHERE id = ? AND next_run_at IS NULL`,
+		scheduleTime(next), id)
+	if err != nil {
+		return false, fmt.Errorf("set next run of schedule %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// TargetDevices resolves a schedule target into the IDs of the enabled
+// devices it covers, ascending: every enabled device for "all"; for
+// "groups", the enabled devices in those groups and all their descendant
+// groups; for "devices", those of ids that exist and are enabled.
+func (s *Store) TargetDevices(ctx context.Context, target string, ids []int64) ([]int64, error) {
+	var where string
+	var args []any
+	switch target {
+	case ScheduleTargetAll:
+		where = "1=1"
+	case ScheduleTargetGroups:
+		if len(ids) == 0 {
+			return []int64{}, nil
+		}
+		where, args = Scope{GroupIDs: ids}.clause()
+	case ScheduleTargetDevices:
+		if len(ids) == 0 {
+			return []int64{}, nil
+		}
+		raw, err := json.Marshal(ids)
+		if err != nil {
+			return nil, err
+		}
+		// One JSON argument instead of one placeholder per device: a
+		// target may list thousands of devices.
+		where, args = `d.id IN (SELECT value FROM json_each(?))`, []any{string(raw)}
+	default:
+		return nil, fmt.Errorf("target devices: unknown target %q", target)
+	}
+	out, err := queryAll(ctx, s.reader, func(r scanner) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT d.id FROM devices d WHERE d.enabled = 1 AND `+where+` ORDER BY d.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("target devices: %w", err)
+	}
+	return out, nil
+}
+
+// DeviceAddress is where a device listens: all a reachability check needs.
+type DeviceAddress struct {
+	ID   int64
+	Host string
+	Port int
+}
+
+// EnabledDeviceAddresses returns up to limit enabled devices with an id
+// above afterID, by id: callers walk a large inventory page by page
+// without holding every device in memory.
+func (s *Store) EnabledDeviceAddresses(ctx context.Context, afterID int64, limit int) ([]DeviceAddress, error) {
+	out, err := queryAll(ctx, s.reader, func(r scanner) (DeviceAddress, error) {
+		var a DeviceAddress
+		return a, r.Scan(&a.ID, &a.Host, &a.Port)
+	}, `SELECT id, host, port FROM devices WHERE enabled = 1 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("device addresses: %w", err)
+	}
+	return out, nil
+}
