@@ -19,6 +19,8 @@ const (
 
 // NoiseRule is a user rule: lines matching Pattern (a Go regular
 // expression) are ignored when deciding whether a configuration changed.
+// A pattern with a named group `mask`, e.g. `set password ENC (?P<mask>\S+)`,
+// ignores only that part of the line and still compares the rest.
 // Platform limits it to one platform; "" applies it to all.
 type NoiseRule struct {
 	Pattern     string `json:"pattern"`

@@ -1,0 +1,250 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RetentionResult counts what one retention run removed.
+type RetentionResult struct {
+	BackupsDeleted  int
+	SnapshotsPurged int
+}
+
+const (
+	// retentionBatch bounds the rows one write transaction deletes, so the
+	// single writer is never held for long: other writes (finishing jobs)
+	// slip in between batches.
+	retentionBatch = 2000
+	// SnapshotGrace protects snapshots that no backup names yet: a backup
+	// stores its snapshot first and names it when it finishes. Only a
+	// snapshot older than this is purged for being unreferenced (those that
+	// a run's own deletions free are purged at once).
+	SnapshotGrace = 24 * time.Hour
+)
+
+// versionCond and attemptCond split a device's history in two lists that
+// retention bounds separately. A version is a successful backup with its
+// configuration; an attempt is any other finished backup (a failure). A
+// backup still running belongs to neither and is never removed.
+const (
+	versionCond = `success = 1 AND snapshot_hash IS NOT NULL AND finished_at IS NOT NULL`
+	attemptCond = `NOT (success = 1 AND snapshot_hash IS NOT NULL) AND finished_at IS NOT NULL`
+)
+
+// ApplyRetention trims every device's history to r as of now, then purges
+// the snapshots no backup names any more.
+//
+// A device's versions (good backups) beyond its newest r.KeepLast and
+// older than r.KeepDays days are deleted; a limit of 0 is not set, and
+// with both 0 nothing is deleted. The newest version is never deleted,
+// whatever its age. Failed attempts do not count among the versions (a
+// device that keeps failing does not push its good versions out); they
+// form their own list under the same two limits, so they cannot pile up
+// either.
+//
+// Work is done in batches of a few thousand rows per transaction; a
+// cancelled ctx stops between batches with what was done so far.
+func (s *Store) ApplyRetention(ctx context.Context, r Retention, now time.Time) (RetentionResult, error) {
+	var res RetentionResult
+	if r.KeepLast < 0 || r.KeepDays < 0 {
+		return res, errors.New("retention: keep_last and keep_days must not be negative")
+	}
+	if r.KeepLast > 0 || r.KeepDays > 0 {
+		if err := s.trimHistories(ctx, r, now, &res); err != nil {
+			return res, err
+		}
+	}
+	if err := s.purgeOrphanSnapshots(ctx, now.Add(-SnapshotGrace), &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// trimHistories walks the devices in id order and deletes the backups
+// outside the policy, retentionBatch at a time.
+func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, res *RetentionResult) error {
+	// With no age limit every backup is "old enough"; the cutoff then sorts
+	// after any stored time.
+	cutoff := "9999"
+	if r.KeepDays > 0 {
+		cutoff = backupTime(now.AddDate(0, 0, -r.KeepDays))
+	}
+	var pending []string
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := s.deleteBackups(ctx, pending, res); err != nil {
+			return err
+		}
+		pending = pending[:0]
+		return nil
+	}
+	var after int64
+	for {
+		devices, err := queryAll(ctx, s.reader, func(row scanner) (int64, error) {
+			var id int64
+			return id, row.Scan(&id)
+		}, `SELECT id FROM devices WHERE id > ? ORDER BY id LIMIT 500`, after)
+		if err != nil {
+			return fmt.Errorf("retention: list devices: %w", err)
+		}
+		if len(devices) == 0 {
+			return flush()
+		}
+		after = devices[len(devices)-1]
+		for _, dev := range devices {
+			// The newest version is kept even when keep_last is not set.
+			for _, list := range []struct {
+				cond string
+				keep int
+			}{{versionCond, max(r.KeepLast, 1)}, {attemptCond, r.KeepLast}} {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				// Of the list, newest first, the rows at or after cutoff come
+				// first; the candidates are the older ones, less those still
+				// among the newest keep.
+				var recent int
+				if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE device_id = ? AND `+list.cond+
+					` AND started_at >= ?`, dev, cutoff).Scan(&recent); err != nil {
+					return fmt.Errorf("retention: device %d: %w", dev, err)
+				}
+				skip := max(list.keep-recent, 0)
+				for {
+					want := retentionBatch - len(pending)
+					ids, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
+						var id string
+						return id, row.Scan(&id)
+					}, `SELECT id FROM backups WHERE device_id = ? AND `+list.cond+` AND started_at < ?
+						ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, dev, cutoff, want, skip)
+					if err != nil {
+						return fmt.Errorf("retention: device %d: %w", dev, err)
+					}
+					pending = append(pending, ids...)
+					if len(ids) < want {
+						break
+					}
+					// Deleting the batch moves the next candidates to the
+					// same offset.
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+}
+
+// deleteBackups deletes backups by id in one transaction, and with them
+// the snapshots that only they named.
+func (s *Store) deleteBackups(ctx context.Context, ids []string, res *RetentionResult) error {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	var deleted, purged int
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		deleted, purged = 0, 0
+		// finished_at is checked again: only finished backups were chosen.
+		rows, err := tx.QueryContext(ctx, `DELETE FROM backups WHERE id IN (`+placeholders(len(args))+`)
+			AND finished_at IS NOT NULL RETURNING snapshot_hash`, args...)
+		if err != nil {
+			return err
+		}
+		freed := map[string]bool{}
+		for rows.Next() {
+			var hash sql.NullString
+			if err := rows.Scan(&hash); err != nil {
+				rows.Close()
+				return err
+			}
+			deleted++
+			if hash.Valid {
+				freed[hash.String] = true
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		hashes := make([]any, 0, len(freed))
+		for h := range freed {
+			hashes = append(hashes, h)
+		}
+		n, err := deleteUnreferencedSnapshots(ctx, tx, hashes, "")
+		purged = n
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("retention: delete backups: %w", err)
+	}
+	res.BackupsDeleted += deleted
+	res.SnapshotsPurged += purged
+	return nil
+}
+
+// deleteUnreferencedSnapshots deletes those of hashes that no backup
+// names, and, when createdBefore is set, that were stored before it.
+func deleteUnreferencedSnapshots(ctx context.Context, q querier, hashes []any, createdBefore string) (int, error) {
+	if len(hashes) == 0 {
+		return 0, nil
+	}
+	query := `DELETE FROM snapshots WHERE hash IN (` + placeholders(len(hashes)) + `)
+		AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = snapshots.hash)`
+	args := hashes
+	if createdBefore != "" {
+		query += ` AND created_at < ?`
+		args = append(args, createdBefore)
+	}
+	r, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.RowsAffected()
+	return int(n), err
+}
+
+// purgeOrphanSnapshots removes snapshots no backup names that are older
+// than createdBefore: those left by deleted devices, or by a run that was
+// cut short. It walks the hash index (never the compressed data) in
+// batches.
+func (s *Store) purgeOrphanSnapshots(ctx context.Context, createdBefore time.Time, res *RetentionResult) error {
+	before := createdBefore.UTC().Format(TimeFormat)
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hashes, err := queryAll(ctx, s.reader, func(row scanner) (any, error) {
+			var h string
+			return h, row.Scan(&h)
+		}, `SELECT s.hash FROM snapshots s WHERE s.hash > ?
+			AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = s.hash)
+			ORDER BY s.hash LIMIT ?`, after, retentionBatch)
+		if err != nil {
+			return fmt.Errorf("retention: find unreferenced snapshots: %w", err)
+		}
+		if len(hashes) == 0 {
+			return nil
+		}
+		after = hashes[len(hashes)-1].(string)
+		var n int
+		err = s.InTx(ctx, func(tx *sql.Tx) error {
+			var err error
+			n, err = deleteUnreferencedSnapshots(ctx, tx, hashes, before)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("retention: purge snapshots: %w", err)
+		}
+		res.SnapshotsPurged += n
+		if len(hashes) < retentionBatch {
+			return nil
+		}
+	}
+}
