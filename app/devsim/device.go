@@ -493,7 +493,18 @@ func (d *Device) versionText() string {
 	return d.version.render(v)
 }
 
+// loginName is the account a login name refers to, without console
+// options where the platform takes them.
+func (d *Device) loginName(user string) string {
+	user = strings.TrimSpace(user)
+	if d.p.LoginOptions {
+		user, _, _ = strings.Cut(user, "+")
+	}
+	return user
+}
+
 func (d *Device) checkLogin(user, password string) bool {
+	user = d.loginName(user)
 	ok := !d.has(FailWrongPassword) && user == d.opts.Username && password == d.opts.Password
 	if ok {
 		d.logins.Add(1)

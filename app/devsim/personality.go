@@ -104,6 +104,9 @@ type Personality struct {
 	// ExecLF makes exec requests without a terminal answer with bare "\n",
 	// as Unix-based systems do.
 	ExecLF bool
+	// LoginOptions accepts console options after a '+' in the login name,
+	// as RouterOS does ("admin+ct": no colours, no terminal detection).
+	LoginOptions bool
 }
 
 func (p *Personality) echoSuffix() string {
@@ -501,6 +504,7 @@ var personalities = func() map[string]Personality {
 		LoginPasswordPrompt: "Password: ",
 		LoginFailed:         "Login failed, incorrect username or password\n\n",
 		ExecLF:              true,
+		LoginOptions:        true,
 	})
 
 	dell := cisco("dell_os10", "OS10")

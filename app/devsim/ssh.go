@@ -108,7 +108,7 @@ func (d *Device) serveChannel(ctx context.Context, sconn *ssh.ServerConn, c net.
 	start := func(run func(s *session) error) {
 		started = true
 		s := d.newSession(ctx, ch, ch, c, func() { <-ctx.Done() })
-		s.user = sconn.User()
+		s.user = d.loginName(sconn.User())
 		work.Add(1)
 		d.goOwned(func() {
 			defer work.Done()

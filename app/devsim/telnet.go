@@ -182,7 +182,7 @@ func (d *Device) serveTelnet(ctx context.Context, c net.Conn) {
 			return
 		}
 		if d.checkLogin(strings.TrimSpace(user), pw) {
-			s.user = strings.TrimSpace(user)
+			s.user = d.loginName(user)
 			if err := s.runShell(); errors.Is(err, errQuit) {
 				s.text("\n")
 			}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,33 +22,80 @@ type Conn interface {
 	SetReadDeadline(t time.Time) error
 }
 
-// Dialogue is how a platform's command line behaves.
+// Dialogue is how a platform's command line behaves. The production
+// entries are in dialogues.go (DialogueFor).
 type Dialogue struct {
 	// Prompt matches a command prompt, tested against the last line of
-	// output (cleaned of escapes), e.g. `^[\w.-]+[>#]$`.
+	// output (cleaned of escapes, trailing spaces trimmed), e.g.
+	// `^[\w.-]+[>#]$`.
 	Prompt *regexp.Regexp
-	// Pager matches a pager prompt on the last line, e.g. `--More--`.
+	// PromptVolatile matches the parts of a prompt that change from one
+	// command to the next (EXOS's command counter and unsaved-changes
+	// mark); they are removed before a line is compared with the prompt
+	// learned at login.
+	PromptVolatile *regexp.Regexp
+	// PromptLines matches lines a device prints just before its prompt as
+	// part of it (Junos "{master:0}", "[edit]"); they are not output.
+	PromptLines *regexp.Regexp
+	// Pager matches a pager prompt on the last line, e.g. `--More--$`.
 	Pager *regexp.Regexp
 	// PagerAnswer is sent to a pager prompt (default " ").
 	PagerAnswer string
-	// PagingOff are sent once after login; their output is ignored.
+	// PagingOff are sent once after login; their output is ignored, and
+	// a device that rejects one is still collected (its pager is
+	// answered instead).
 	PagingOff []string
 	// Enable raises privilege ("enable", "super"); empty when the login
 	// lands in privileged mode.
 	Enable string
+	// EnableWithPasswordOnly runs Enable only when an enable password is
+	// given: on Huawei and Comware user and raised levels share the
+	// prompt, so it cannot tell whether Enable is needed.
+	EnableWithPasswordOnly bool
 	// Privileged matches a prompt that needs no Enable.
 	Privileged *regexp.Regexp
 	// PasswordPrompt matches the enable password question.
 	PasswordPrompt *regexp.Regexp
+	// EnableUserPrompt matches a username question in the enable dialogue
+	// (ProCurve); it is answered with the login username.
+	EnableUserPrompt *regexp.Regexp
+	// EnableFailed matches what a device prints when it refuses to raise
+	// privilege.
+	EnableFailed *regexp.Regexp
+	// PreLogin are questions a device may ask before its first prompt
+	// ("Press any key to continue", a disclaimer to accept, a password
+	// change offer), with the answers that get past them unchanged.
+	PreLogin []Answer
+	// CommandError matches a line by which the device rejects a command
+	// ("% Invalid input detected"). It is only looked for in short
+	// outputs, so a configuration line can never trip it.
+	CommandError *regexp.Regexp
+	// Exec collects over SSH with one exec request per command instead of
+	// an interactive shell (Junos, RouterOS, Unix). Telnet always uses the
+	// shell.
+	Exec bool
+	// TelnetUserSuffix is appended to the username on telnet logins
+	// (RouterOS "+ct": no colours, no terminal probing).
+	TelnetUserSuffix string
 	// LineEnd ends every command (default "\n").
 	LineEnd string
+}
+
+// Answer is a reply to a question a device asks. In Send, "\n" stands for
+// the session's line end.
+type Answer struct {
+	Match *regexp.Regexp
+	Send  string
 }
 
 // Errors a session reports; callers classify failures by them.
 var (
 	ErrTimeout        = errors.New("timed out waiting for the device")
 	ErrOutputTooLarge = errors.New("device output exceeds the size limit")
-	ErrEnable         = errors.New("enable failed: the enable password was rejected or is missing")
+	ErrEnable         = errors.New("enable failed")
+	ErrClosed         = errors.New("the device closed the connection")
+	ErrRejected       = errors.New("the device rejected the command")
+	ErrBinaryOutput   = errors.New("the output contains binary data")
 )
 
 // quietPeriod is how long a line that merely looks like a prompt (but is
@@ -55,12 +104,25 @@ var (
 // command early.
 const quietPeriod = 400 * time.Millisecond
 
+// Bounds on what the session inspects and tolerates.
+const (
+	maxTail           = 1024     // bytes of the last line examined for prompts
+	maxPagerLine      = 160      // a longer last line is never a pager prompt
+	maxLoginOutput    = 1 << 20  // banners and MOTDs before the first prompt
+	maxEnableOutput   = 64 << 10 // the enable dialogue
+	maxAnswers        = 3        // times one PreLogin answer is given
+	maxRejectionLines = 6        // outputs longer than this are never a rejection
+	maxPromptLines    = 3        // PromptLines removed before the prompt
+)
+
 // Session drives one device's command line.
 type Session struct {
 	conn      Conn
 	d         Dialogue
 	prompt    string // the exact prompt, learned after login and enable
 	maxOutput int
+	encoding  string
+	username  string
 }
 
 // NewSession starts a session over conn; maxOutput caps one command's
@@ -72,38 +134,120 @@ func NewSession(conn Conn, d Dialogue, maxOutput int) *Session {
 	if d.LineEnd == "" {
 		d.LineEnd = "\n"
 	}
-	return &Session{conn: conn, d: d, maxOutput: maxOutput}
+	return &Session{conn: conn, d: d, maxOutput: maxOutput, encoding: "utf-8"}
 }
+
+// SetEncoding sets the character set the device prints in (one of
+// Encodings; "" is UTF-8).
+func (s *Session) SetEncoding(name string) error {
+	if _, err := charset(name); err != nil {
+		return err
+	}
+	s.encoding = name
+	return nil
+}
+
+// SetUsername sets the login username, which answers EnableUserPrompt.
+func (s *Session) SetUsername(name string) { s.username = name }
 
 // Prompt is the prompt learned so far.
 func (s *Session) Prompt() string { return s.prompt }
 
-// lastLine is the cleaned text after the last newline of raw.
+// osc matches operating-system commands (xterm titles that Unix prompts
+// set): ESC ] … BEL or ESC ] … ESC \.
+var osc = regexp.MustCompile(`\x1b\][^\x07\x1b]{0,512}(\x07|\x1b\\)`)
+
+// clean is CleanLines with the escapes it does not know removed first.
+func clean(raw []byte) []string {
+	if bytes.Contains(raw, []byte("\x1b]")) {
+		raw = osc.ReplaceAll(raw, nil)
+	}
+	return CleanLines(raw)
+}
+
+// lastLine is the cleaned text after the last newline of raw. Only its
+// last maxTail bytes are examined: a prompt is short, and a device that
+// never sends a newline must not make every read cost more.
 func lastLine(raw []byte) string {
-	i := bytes.LastIndexByte(raw, '\n')
-	lines := CleanLines(raw[i+1:])
+	line := raw[bytes.LastIndexByte(raw, '\n')+1:]
+	if len(line) > maxTail {
+		line = line[len(line)-maxTail:]
+	}
+	lines := clean(line)
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+// normPrompt removes the volatile parts of a prompt.
+func (s *Session) normPrompt(p string) string {
+	if s.d.PromptVolatile == nil {
+		return p
+	}
+	return s.d.PromptVolatile.ReplaceAllString(p, "")
+}
+
+// readState says what a read saw last, for timeout messages that must not
+// quote the device.
+type readState struct {
+	bytes  int
+	pagers int
+	seen   string // "", "prompt", "pager"
+}
+
+func (st readState) timeout() error {
+	msg := fmt.Sprintf("%s: no prompt after %d bytes of output", ErrTimeout, st.bytes)
+	if st.pagers > 0 {
+		msg += fmt.Sprintf(" (%d pager prompts answered)", st.pagers)
+	}
+	if st.seen == "prompt" {
+		msg += "; the last line looked like a prompt but more output followed or it was not the learned prompt"
+	}
+	return &wrapped{msg: msg, err: ErrTimeout}
+}
+
+// wrapped is an error with its own message that still matches err.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
 // readToPrompt reads until a prompt ends the output, answering pagers on
-// the way, and returns everything read before and including the prompt.
-func (s *Session) readToPrompt(ctx context.Context) ([]byte, error) {
+// the way (and, during login, the PreLogin questions), and returns
+// everything read before and including the prompt.
+func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int) ([]byte, error) {
 	var out []byte
 	buf := make([]byte, 32*1024)
 	var candidateSince time.Time
+	var st readState
+	answered := make([]int, len(answers))
 	for {
 		if len(out) > 0 {
 			tail := lastLine(out)
+			sawNewline := bytes.IndexByte(out, '\n') >= 0
 			switch {
-			case s.prompt != "" && tail == s.prompt:
+			case s.prompt != "" && sawNewline && s.normPrompt(tail) == s.normPrompt(s.prompt) &&
+				(s.d.PromptVolatile == nil || s.d.Prompt.MatchString(tail)):
 				return out, nil
-			case s.d.Pager != nil && s.d.Pager.MatchString(tail):
+			case s.d.Pager != nil && len(tail) <= maxPagerLine && s.d.Pager.MatchString(tail):
 				out = out[:bytes.LastIndexByte(out, '\n')+1]
 				if _, err := s.conn.Write([]byte(s.d.PagerAnswer)); err != nil {
-					return out, fmt.Errorf("answer pager: %w", err)
+					return out, fmt.Errorf("answer pager: %w", s.writeErr(err))
 				}
+				st.pagers++
+				st.seen = "pager"
 				candidateSince = time.Time{}
-			case s.d.Prompt.MatchString(tail):
+				continue
+			case s.answer(tail, answers, answered):
+				out = out[:bytes.LastIndexByte(out, '\n')+1]
+				candidateSince = time.Time{}
+				continue
+			case s.d.Prompt.MatchString(tail) ||
+				(s.prompt != "" && strings.HasSuffix(s.normPrompt(tail), s.normPrompt(s.prompt))):
+				// A line that looks like a prompt, or ends like the learned
+				// one after stray bytes, counts once the device falls silent.
+				st.seen = "prompt"
 				if candidateSince.IsZero() {
 					candidateSince = time.Now()
 				} else if time.Since(candidateSince) >= quietPeriod {
@@ -113,18 +257,19 @@ func (s *Session) readToPrompt(ctx context.Context) ([]byte, error) {
 				candidateSince = time.Time{}
 			}
 		}
-		if len(out) > s.maxOutput {
+		if len(out) > limit {
 			return out, ErrOutputTooLarge
 		}
-		if err := ctx.Err(); err != nil {
-			return out, fmt.Errorf("%w (last output: %q)", ErrTimeout, truncate(lastLine(out), 80))
+		if ctx.Err() != nil {
+			st.bytes = len(out)
+			return out, st.timeout()
 		}
 		step := time.Now().Add(100 * time.Millisecond)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(step) {
 			step = dl
 		}
 		if err := s.conn.SetReadDeadline(step); err != nil {
-			return out, err
+			return out, fmt.Errorf("%w: %w", ErrClosed, err)
 		}
 		n, err := s.conn.Read(buf)
 		out = append(out, buf[:n]...)
@@ -132,9 +277,28 @@ func (s *Session) readToPrompt(ctx context.Context) ([]byte, error) {
 			candidateSince = time.Time{}
 		}
 		if err != nil && !isTimeout(err) {
-			return out, fmt.Errorf("read: %w", err)
+			return out, fmt.Errorf("%w after %d bytes of output: %w", ErrClosed, len(out), err)
 		}
 	}
+}
+
+// answer sends the reply to a PreLogin question on the last line.
+func (s *Session) answer(tail string, answers []Answer, answered []int) bool {
+	for i, a := range answers {
+		if answered[i] < maxAnswers && a.Match.MatchString(tail) {
+			answered[i]++
+			_, _ = s.conn.Write([]byte(strings.ReplaceAll(a.Send, "\n", s.d.LineEnd)))
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) writeErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
 }
 
 func isTimeout(err error) bool {
@@ -142,96 +306,272 @@ func isTimeout(err error) bool {
 	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
-// Start waits for the first prompt after login, raises privilege with
-// enablePassword when the platform needs it, and turns paging off.
+// Start waits for the first prompt after login (answering the PreLogin
+// questions), raises privilege with enablePassword when the platform needs
+// it, and turns paging off.
 func (s *Session) Start(ctx context.Context, enablePassword string) error {
-	out, err := s.readToPrompt(ctx)
+	out, err := s.readToPrompt(ctx, s.d.PreLogin, maxLoginOutput)
 	if err != nil {
 		return fmt.Errorf("waiting for the first prompt: %w", err)
 	}
 	s.prompt = lastLine(out)
-	if s.d.Enable != "" && (s.d.Privileged == nil || !s.d.Privileged.MatchString(s.prompt)) {
+	if s.needsEnable(enablePassword) {
 		if err := s.enable(ctx, enablePassword); err != nil {
 			return err
 		}
 	}
 	for _, cmd := range s.d.PagingOff {
-		if _, err := s.Run(ctx, cmd); err != nil {
+		if _, err := s.Run(ctx, cmd); err != nil && !errors.Is(err, ErrRejected) {
 			return fmt.Errorf("turning paging off (%s): %w", cmd, err)
 		}
 	}
 	return nil
 }
 
+func (s *Session) needsEnable(password string) bool {
+	switch {
+	case s.d.Enable == "":
+		return false
+	case s.d.EnableWithPasswordOnly:
+		return password != ""
+	default:
+		return s.d.Privileged == nil || !s.d.Privileged.MatchString(s.prompt)
+	}
+}
+
+func enableErr(reason string) error {
+	return &wrapped{msg: ErrEnable.Error() + ": " + reason, err: ErrEnable}
+}
+
 func (s *Session) enable(ctx context.Context, password string) error {
 	if _, err := s.conn.Write([]byte(s.d.Enable + s.d.LineEnd)); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrEnable, s.writeErr(err))
 	}
 	s.prompt = "" // the prompt changes; learn it again
 	buf := make([]byte, 4096)
-	var out []byte
-	sentPassword := false
+	var out, all []byte
+	sentUser, sentPassword := false, false
 	for {
-		tail := lastLine(out)
-		if s.d.PasswordPrompt != nil && s.d.PasswordPrompt.MatchString(tail) {
-			if sentPassword {
-				return ErrEnable
+		if len(out) > 0 {
+			tail := lastLine(out)
+			switch {
+			case s.d.EnableUserPrompt != nil && s.d.EnableUserPrompt.MatchString(tail):
+				if sentUser {
+					return enableErr("the enable username or password was rejected")
+				}
+				if _, err := s.conn.Write([]byte(s.username + s.d.LineEnd)); err != nil {
+					return fmt.Errorf("%w: %w", ErrEnable, s.writeErr(err))
+				}
+				sentUser, out = true, nil
+				continue
+			case s.d.PasswordPrompt != nil && s.d.PasswordPrompt.MatchString(tail):
+				if sentPassword {
+					return enableErr("the enable password was rejected")
+				}
+				if password == "" {
+					return enableErr("the device asks for an enable password and none is set for it")
+				}
+				if _, err := s.conn.Write([]byte(password + s.d.LineEnd)); err != nil {
+					return fmt.Errorf("%w: %w", ErrEnable, s.writeErr(err))
+				}
+				sentPassword, out = true, nil
+				continue
+			case s.d.Prompt.MatchString(tail):
+				if s.d.EnableFailed != nil && s.d.EnableFailed.Match(all) {
+					if sentPassword {
+						return enableErr("the enable password was rejected")
+					}
+					return enableErr("the device refused to raise the privilege level")
+				}
+				if s.d.Privileged != nil && !s.d.Privileged.MatchString(tail) {
+					return enableErr("the prompt shows no privileged mode afterwards")
+				}
+				s.prompt = tail
+				return nil
 			}
-			if _, err := s.conn.Write([]byte(password + s.d.LineEnd)); err != nil {
-				return err
-			}
-			sentPassword = true
-			out = nil
-			continue
 		}
-		if s.d.Prompt.MatchString(tail) {
-			if s.d.Privileged != nil && !s.d.Privileged.MatchString(tail) {
-				return ErrEnable
-			}
-			s.prompt = tail
-			return nil
+		if len(all) > maxEnableOutput {
+			return enableErr("the device printed too much without a prompt")
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", ErrEnable, ErrTimeout)
+			return &wrapped{msg: ErrEnable.Error() + ": " + ErrTimeout.Error() + " (no prompt after the enable command)", err: errors.Join(ErrEnable, ErrTimeout)}
 		}
 		step := time.Now().Add(100 * time.Millisecond)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(step) {
 			step = dl
 		}
-		_ = s.conn.SetReadDeadline(step)
+		if err := s.conn.SetReadDeadline(step); err != nil {
+			return fmt.Errorf("%w: %w", ErrClosed, err)
+		}
 		n, err := s.conn.Read(buf)
 		out = append(out, buf[:n]...)
+		all = append(all, buf[:n]...)
 		if err != nil && !isTimeout(err) {
-			return fmt.Errorf("enable: read: %w", err)
+			return fmt.Errorf("%w: %w: %w", ErrEnable, ErrClosed, err)
 		}
 	}
 }
 
 // Run sends one command and returns its output: no echo, no prompt, no
-// pager debris, "\n" line endings.
+// pager debris, decoded to UTF-8, "\n" line endings.
 func (s *Session) Run(ctx context.Context, cmd string) (string, error) {
 	if _, err := s.conn.Write([]byte(cmd + s.d.LineEnd)); err != nil {
-		return "", fmt.Errorf("send %q: %w", cmd, err)
+		return "", fmt.Errorf("send %s: %w", cmd, s.writeErr(err))
 	}
-	raw, err := s.readToPrompt(ctx)
+	raw, err := s.readToPrompt(ctx, nil, s.maxOutput)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", cmd, err)
 	}
-	lines := CleanLines(raw)
-	last := strings.TrimSpace(lines[len(lines)-1])
-	if s.prompt == "" || s.d.Prompt.MatchString(last) {
-		s.prompt = last
+	return s.output(raw, cmd)
+}
+
+// output turns what a command printed, up to and including the prompt,
+// into its output.
+func (s *Session) output(raw []byte, cmd string) (string, error) {
+	if t := lastLine(raw); s.d.Prompt.MatchString(t) {
+		s.prompt = t
 	}
+	text, err := Decode(s.encoding, raw)
+	if err != nil {
+		return "", err
+	}
+	lines := clean([]byte(text))
 	lines = lines[:len(lines)-1] // the prompt
-	if len(lines) > 0 && strings.HasSuffix(strings.TrimSpace(lines[0]), strings.TrimSpace(cmd)) {
-		lines = lines[1:] // the echo
+	for i := 0; i < maxPromptLines && len(lines) > 0 && s.d.PromptLines != nil &&
+		s.d.PromptLines.MatchString(strings.TrimSpace(lines[len(lines)-1])); i++ {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > 0 && s.isEcho(lines[0], cmd) {
+		lines = lines[1:]
+	}
+	return finish(s.d, cmd, lines)
+}
+
+// isEcho reports whether line is the device echoing cmd, possibly after
+// the prompt it redrew.
+func (s *Session) isEcho(line, cmd string) bool {
+	line, cmd = strings.TrimSpace(line), strings.TrimSpace(cmd)
+	rest, found := strings.CutSuffix(line, cmd)
+	if !found {
+		return false
+	}
+	rest = strings.TrimSpace(rest)
+	return rest == "" || rest == s.prompt || s.d.Prompt.MatchString(rest)
+}
+
+// finish checks a command's cleaned output lines and joins them.
+func finish(d Dialogue, cmd string, lines []string) (string, error) {
+	for i, l := range lines {
+		l, binary := sanitize(l)
+		if binary {
+			return "", fmt.Errorf("%s: %w", cmd, ErrBinaryOutput)
+		}
+		lines[i] = l
+	}
+	if d.CommandError != nil && nonEmpty(lines) <= maxRejectionLines &&
+		slices.ContainsFunc(lines, d.CommandError.MatchString) {
+		return "", fmt.Errorf("%s: %w", cmd, ErrRejected)
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+func nonEmpty(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// sanitize drops the control characters text can harmlessly carry (bell,
+// form feed, shift in/out, a stray escape, delete) and reports the ones
+// that only binary data or line noise produce.
+func sanitize(line string) (string, bool) {
+	if !strings.ContainsFunc(line, isControl) {
+		return line, false
+	}
+	binary := false
+	line = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || !isControl(r):
+			return r
+		case r == 0x07, r == 0x0b, r == 0x0c, r == 0x0e, r == 0x0f, r == 0x1b, r == 0x7f:
+			return -1
+		default:
+			binary = true
+			return -1
+		}
+	}, line)
+	return line, binary
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+
+// Execer runs one command per request, as SSH exec does, copying what it
+// prints to out; an error from out.Write stops the command and is
+// returned.
+type Execer interface {
+	Exec(ctx context.Context, cmd string, out io.Writer) error
+}
+
+// ExecSession collects with one request per command: there is no prompt,
+// echo or pager to remove.
+type ExecSession struct {
+	e         Execer
+	d         Dialogue
+	maxOutput int
+	encoding  string
+}
+
+// NewExecSession collects over e; maxOutput caps one command's output.
+func NewExecSession(e Execer, d Dialogue, maxOutput int) *ExecSession {
+	return &ExecSession{e: e, d: d, maxOutput: maxOutput, encoding: "utf-8"}
+}
+
+// SetEncoding sets the character set the device prints in.
+func (s *ExecSession) SetEncoding(name string) error {
+	if _, err := charset(name); err != nil {
+		return err
+	}
+	s.encoding = name
+	return nil
+}
+
+// Run runs cmd and returns its output decoded to UTF-8 with "\n" line
+// endings.
+func (s *ExecSession) Run(ctx context.Context, cmd string) (string, error) {
+	w := &capWriter{max: s.maxOutput}
+	err := s.e.Exec(ctx, cmd, w)
+	switch {
+	case errors.Is(err, ErrOutputTooLarge):
+		return "", fmt.Errorf("%s: %w", cmd, ErrOutputTooLarge)
+	case ctx.Err() != nil:
+		st := readState{bytes: len(w.buf)}
+		return "", fmt.Errorf("%s: %w", cmd, &wrapped{
+			msg: fmt.Sprintf("%s: the command had not finished after %d bytes of output", ErrTimeout, st.bytes),
+			err: ErrTimeout})
+	case err != nil:
+		return "", fmt.Errorf("%s: %w: %w", cmd, ErrClosed, err)
+	}
+	text, err := Decode(s.encoding, w.buf)
+	if err != nil {
+		return "", err
+	}
+	return finish(s.d, cmd, clean([]byte(text)))
+}
+
+// capWriter collects output up to max bytes.
+type capWriter struct {
+	buf []byte
+	max int
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if len(w.buf)+len(p) > w.max {
+		return 0, ErrOutputTooLarge
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }

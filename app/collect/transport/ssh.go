@@ -28,21 +28,72 @@ var errTooManyPrompts = errors.New("keyboard-interactive: device keeps asking")
 
 // DialSSH connects, authenticates and opens an interactive shell with a
 // PTY. It returns the shell stream and the host key the device presented (SSH
-// wire format), which the caller pins on first use. The context and the
-// Options timeouts bound every stage; once DialSSH returns, the stream is
-// bounded by its read deadline and by Close, not by ctx.
+// wire format), which the caller pins on first use. When the key differs
+// from the pinned one the error wraps ErrHostKeyChanged and the presented key
+// is still returned, so an operator can be shown what to accept. The context
+// and the Options timeouts bound every stage; once DialSSH returns, the
+// stream is bounded by its read deadline and by Close, not by ctx.
 func DialSSH(ctx context.Context, o Options) (Conn, []byte, error) {
+	l, presented, err := loginSSH(ctx, o)
+	if err != nil {
+		return nil, presented, err
+	}
+	defer l.cancel()
+
+	conn, err := openShell(l.client, l.o)
+	fired := l.stopWatch()
+	if err == nil && fired {
+		conn.Close()
+		err = stageTimeout(ctx, l.lctx)
+	}
+	if err != nil {
+		_ = l.client.Close()
+		if fired || isTimeout(err) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+			if fired {
+				err = stageTimeout(ctx, l.lctx)
+			}
+			return nil, nil, l.fail(ErrConnect, "shell", err)
+		}
+		return nil, nil, l.fail(nil, "shell", err)
+	}
+	_ = l.nc.SetDeadline(time.Time{})
+	return conn, l.hostKey, nil
+}
+
+// sshLogin is an authenticated connection whose login stage is still
+// running: the socket deadline and the watcher bound what the caller does
+// next (open a shell) until it calls stopWatch and cancel.
+type sshLogin struct {
+	o         Options
+	addr      string
+	nc        net.Conn
+	client    *ssh.Client
+	hostKey   []byte
+	lctx      context.Context
+	cancel    context.CancelFunc
+	stopWatch func() bool // reports whether the watcher closed the socket
+}
+
+func (l *sshLogin) fail(class error, stage string, err error) error {
+	return sshFail(l.addr, class, stage, err)
+}
+
+func sshFail(addr string, class error, stage string, err error) error {
+	if class == nil {
+		return fmt.Errorf("transport: ssh %s: %s: %w", addr, stage, err)
+	}
+	return fmt.Errorf("transport: ssh %s: %s: %w: %w", addr, stage, class, err)
+}
+
+// loginSSH connects and authenticates. On a host key mismatch it returns
+// the key the device presented with the error.
+func loginSSH(ctx context.Context, o Options) (*sshLogin, []byte, error) {
 	o, err := o.withDefaults(22)
 	if err != nil {
 		return nil, nil, err
 	}
 	addr := o.addr()
-	fail := func(class error, stage string, err error) error {
-		if class == nil {
-			return fmt.Errorf("transport: ssh %s: %s: %w", addr, stage, err)
-		}
-		return fmt.Errorf("transport: ssh %s: %s: %w: %w", addr, stage, class, err)
-	}
+	fail := func(class error, stage string, err error) error { return sshFail(addr, class, stage, err) }
 
 	var pinned ssh.PublicKey
 	if o.PinnedHostKey != nil {
@@ -93,7 +144,6 @@ func DialSSH(ctx context.Context, o Options) (Conn, []byte, error) {
 	// socket deadline stops a device that accepts TCP and never sends its
 	// banner; the watcher closes the socket when ctx is cancelled.
 	lctx, cancel := context.WithTimeout(ctx, o.LoginTimeout)
-	defer cancel()
 	dl, _ := lctx.Deadline()
 	_ = nc.SetDeadline(dl)
 	stopWatch := closeOnDone(lctx, nc)
@@ -101,10 +151,11 @@ func DialSSH(ctx context.Context, o Options) (Conn, []byte, error) {
 	sc, chans, reqs, err := ssh.NewClientConn(nc, addr, cfg)
 	if err != nil {
 		fired := stopWatch()
+		cancel()
 		_ = nc.Close()
 		switch {
 		case keyMismatch != nil:
-			return nil, nil, fail(ErrHostKeyChanged, "handshake", keyMismatch)
+			return nil, hostKey, fail(ErrHostKeyChanged, "handshake", keyMismatch)
 		case pinned != nil && strings.Contains(err.Error(), "no common algorithm for host key"):
 			return nil, nil, fail(ErrHostKeyChanged, "handshake",
 				fmt.Errorf("device offers no %s host key any more: %w", pinned.Type(), err))
@@ -116,26 +167,10 @@ func DialSSH(ctx context.Context, o Options) (Conn, []byte, error) {
 			return nil, nil, fail(ErrConnect, "handshake", err)
 		}
 	}
-	client := ssh.NewClient(sc, chans, reqs)
-
-	conn, err := openShell(client, o)
-	fired := stopWatch()
-	if err == nil && fired {
-		conn.Close()
-		err = stageTimeout(ctx, lctx)
-	}
-	if err != nil {
-		_ = client.Close()
-		if fired || isTimeout(err) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-			if fired {
-				err = stageTimeout(ctx, lctx)
-			}
-			return nil, nil, fail(ErrConnect, "shell", err)
-		}
-		return nil, nil, fail(nil, "shell", err)
-	}
-	_ = nc.SetDeadline(time.Time{})
-	return conn, hostKey, nil
+	return &sshLogin{
+		o: o, addr: addr, nc: nc, client: ssh.NewClient(sc, chans, reqs), hostKey: hostKey,
+		lctx: lctx, cancel: cancel, stopWatch: stopWatch,
+	}, nil, nil
 }
 
 // stageTimeout says why lctx ended: the caller's ctx or LoginTimeout.

@@ -254,7 +254,8 @@ func (c *telnetConn) windowSize() []byte {
 var (
 	// userPromptRE and passwordPromptRE match a prompt at the very end of
 	// the output read so far.
-	userPromptRE     = regexp.MustCompile(`(?i)(?:user ?name|login)[ \t]*:[ \t]*$`)
+	// "Login Name:" is ProCurve's, "login as:" some embedded servers'.
+	userPromptRE     = regexp.MustCompile(`(?i)(?:user ?name|login(?: name| as)?)[ \t]*:[ \t]*$`)
 	passwordPromptRE = regexp.MustCompile(`(?i)password[ \t]*:[ \t]*$`)
 	// loginFailedRE matches what devices print after a rejected login.
 	loginFailedRE = regexp.MustCompile(`(?i)login invalid|authentication failed|login incorrect|login failed|` +
@@ -264,6 +265,10 @@ var (
 	// through. The driver does the exact prompt detection afterwards. "%"
 	// is left out: Cisco's "% Login invalid" starts with it.
 	shellPromptRE = regexp.MustCompile(`[>#$\]][ \t]*$`)
+	// pressKeyRE is a device that wants a key press between the login and
+	// its first prompt (ProCurve); the login went through and the driver
+	// answers it.
+	pressKeyRE = regexp.MustCompile(`(?i)press any key to continue[ \t]*$`)
 )
 
 // isUserPrompt reports a username prompt at the end of b, not counting
@@ -277,10 +282,10 @@ func isUserPrompt(b []byte) bool {
 }
 
 // TelnetLogin walks the login dialogue on a telnet stream: it waits for a
-// username prompt ("login:", "username:", "user name:") — or a password
-// prompt directly, for line-password devices — then "password:", then for
-// either a CLI prompt (success) or a failure message or a repeated prompt
-// (ErrAuth). Timeouts wrap ErrConnect. It is bounded by ctx, and by
+// username prompt ("login:", "username:", "user name:", "login name:") —
+// or a password prompt directly, for line-password devices — then
+// "password:", then for either a CLI prompt or "press any key to continue"
+// (success) or a failure message or a repeated prompt (ErrAuth). Timeouts wrap ErrConnect. It is bounded by ctx, and by
 // DefaultLoginTimeout when ctx has no deadline. On a stream from DialTelnet
 // the output that followed the password (banner, prompt) is left to be read
 // again, so the driver can detect the prompt from it.
@@ -333,7 +338,7 @@ func TelnetLogin(ctx context.Context, conn Conn, username, password string) erro
 	const stage3 = "waiting for the login result"
 	got, err = readUntil(ctx, conn, telnetLoginMax, func(b []byte) bool {
 		return loginFailedRE.Match(b) || isUserPrompt(b) || passwordPromptRE.Match(b) ||
-			shellPromptRE.Match(b)
+			shellPromptRE.Match(b) || pressKeyRE.Match(b)
 	})
 	switch {
 	case err != nil && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)):
