@@ -183,9 +183,11 @@ type Outcome struct {
 	Success      bool
 	Error        string // when failed: what to tell the operator; never secrets or config text
 	Reason       string // when failed: its class, for logs and metrics (not stored)
-	SnapshotHash string // when succeeded
+	// Text is the configuration captured when succeeded; FinishJob stores
+	// it (once per distinct content) in the same transaction that names
+	// it, so a retention purge can never slip in between.
+	Text string
 	Changed      bool
-	Bytes        int64
 	FinishedAt   time.Time
 	// Reachable is whether the device answered on its port; nil when the
 	// attempt never got that far (the status is left as it was).
@@ -207,7 +209,11 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		var errMsg, hash, size any
 		if o.Success {
-			hash, size = o.SnapshotHash, o.Bytes
+			h, err := putSnapshot(ctx, tx, o.Text)
+			if err != nil {
+				return err
+			}
+			hash, size = h, len(o.Text)
 		} else {
 			errMsg = o.Error
 		}

@@ -40,6 +40,8 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.StringVar(&cfg.Timezone, "timezone", cfg.Timezone, "IANA time zone for backup times (default: the host's)")
 	f.StringVar(&cfg.TLSCert, "tls-cert", cfg.TLSCert, "TLS certificate file (PEM); enables HTTPS with --tls-key")
 	f.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "TLS private key file (PEM)")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "devices backed up at once")
+	f.BoolVar(&cfg.Demo, "demo", cfg.Demo, "also run a fleet of simulated devices on loopback, registered and backed up")
 	return cmd
 }
 
@@ -81,11 +83,20 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 
 	var wg sync.WaitGroup
 	bg, stopBG := context.WithCancel(context.Background())
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		keys.Run(bg, 30*time.Second)
-	}()
+	defer stopBG()
+	goBG := func(fn func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
+	goBG(func() { keys.Run(bg, 30*time.Second) })
+	stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
+	defer stopCollection()
+	if err != nil {
+		ln.Close()
+		stopBG()
+		wg.Wait()
+		return err
+	}
 
 	errc := make(chan error, 1)
 	go func() {

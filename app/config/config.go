@@ -21,6 +21,10 @@ type Config struct {
 	TLSKey    string
 	LogFormat string
 	LogLevel  string
+	// Workers is how many devices are backed up at once.
+	Workers int
+	// Demo starts a simulated fleet on loopback and registers it.
+	Demo bool
 }
 
 // Defaults are used when neither a flag nor the environment says otherwise.
@@ -30,6 +34,7 @@ func Defaults() Config {
 		Listen:    ":8080",
 		LogFormat: "text",
 		LogLevel:  "info",
+		Workers:   50,
 	}
 }
 
@@ -65,6 +70,9 @@ func (c Config) Validate() error {
 	if _, err := c.level(); err != nil {
 		return err
 	}
+	if c.Workers < 1 || c.Workers > 1000 {
+		return fmt.Errorf("--workers %d: want 1 to 1000 concurrent backups", c.Workers)
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
 	}
@@ -90,4 +98,29 @@ func (c Config) Logger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// ZoneName is the IANA name of the configured time zone, for what is
+// stored (schedules): Timezone when set, else the host's zone as far as it
+// can be named ($TZ, /etc/timezone, the /etc/localtime link), else UTC.
+func (c Config) ZoneName() string {
+	candidates := []string{c.Timezone, os.Getenv("TZ")}
+	if raw, err := os.ReadFile("/etc/timezone"); err == nil {
+		candidates = append(candidates, strings.TrimSpace(string(raw)))
+	}
+	if link, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(link, "zoneinfo/"); ok {
+			candidates = append(candidates, name)
+		}
+	}
+	for _, name := range candidates {
+		name = strings.TrimPrefix(name, ":")
+		if name == "" || name == "Local" {
+			continue
+		}
+		if _, err := time.LoadLocation(name); err == nil {
+			return name
+		}
+	}
+	return "UTC"
 }

@@ -1,0 +1,507 @@
+// Package backup runs backups: the persistent job queue's workers, the
+// scheduler, change detection, diffs, search and retention.
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backupd/app/collect"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// Options tune an Engine; zero values take the defaults.
+type Options struct {
+	// Workers is how many devices are backed up at once (default 50).
+	Workers int
+	// MaxAttempts bounds the attempts of one job, retries included
+	// (default 3).
+	MaxAttempts int
+	// RetryBackoff is the wait before the first retry of a connection
+	// failure; it doubles per attempt, up to 10 minutes (default 30 s).
+	RetryBackoff time.Duration
+	// Timeouts bound each stage of a backup.
+	Timeouts collect.Timeouts
+	// Poll is how often an idle engine looks for work queued by another
+	// process (default 1 s).
+	Poll time.Duration
+	// ShutdownGrace is how long a shutdown waits for running backups to
+	// finish before interrupting them (default 15 s).
+	ShutdownGrace time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Workers <= 0 {
+		o.Workers = 50
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 3
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 30 * time.Second
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 15 * time.Second
+	}
+}
+
+// Engine takes jobs from the queue in the store and backs devices up.
+// Several engines (a server and `backupd backup run`) may share a store:
+// a job runs in exactly one of them, and a device never has two jobs.
+type Engine struct {
+	store  *db.Store
+	sealer *secret.Sealer
+	log    *slog.Logger
+	opts   Options
+	// owner names this engine on the jobs it runs; its liveness lock
+	// tells other processes whether those jobs are still in hand.
+	owner string
+	wake  chan struct{}
+	// collect is collect.Collect; tests replace it to misbehave.
+	collect func(context.Context, collect.Target) (collect.Result, error)
+}
+
+// New returns an engine; Run starts it.
+func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, opts Options) *Engine {
+	opts.defaults()
+	return &Engine{
+		store:   store,
+		sealer:  sealer,
+		log:     log,
+		opts:    opts,
+		owner:   uuid.NewString(),
+		wake:    make(chan struct{}, 1),
+		collect: collect.Collect,
+	}
+}
+
+// Enqueue queues a backup of each device now and returns the job of each
+// (an already queued or running job is reused). This is the entry point
+// of the web UI's "Back up now".
+func (e *Engine) Enqueue(ctx context.Context, deviceIDs []int64, trigger string) ([]int64, error) {
+	now := time.Now()
+	reqs := make([]db.JobRequest, len(deviceIDs))
+	for i, id := range deviceIDs {
+		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
+	}
+	return e.EnqueueRequests(ctx, reqs)
+}
+
+// EnqueueRequests queues jobs with their own start times (schedules spread
+// them over a window).
+func (e *Engine) EnqueueRequests(ctx context.Context, reqs []db.JobRequest) ([]int64, error) {
+	ids, err := e.store.EnqueueJobs(ctx, reqs)
+	if err == nil {
+		e.poke()
+	}
+	return ids, err
+}
+
+func (e *Engine) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lockDir holds one lock file per running engine.
+func (e *Engine) lockDir() string { return filepath.Join(filepath.Dir(e.store.Path()), "run") }
+
+// Recover ends the attempts of engines that died (a crash, kill -9): their
+// backups fail as interrupted and their jobs are queued again. Engines
+// still alive are left alone.
+func (e *Engine) Recover(ctx context.Context) (int, error) {
+	owners, err := e.store.RunningOwners(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, owner := range owners {
+		if owner == e.owner {
+			continue
+		}
+		release, dead := claimDeadOwner(e.lockDir(), owner)
+		if !dead {
+			continue
+		}
+		n, err := e.store.InterruptJobs(ctx, owner, e.opts.MaxAttempts)
+		release()
+		if err != nil {
+			return total, err
+		}
+		if n > 0 {
+			e.log.Warn("recovered backups interrupted by a stopped process", "count", n)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// Run works the queue until ctx ends, then shuts down gracefully: it stops
+// taking jobs, gives running backups ShutdownGrace to finish, interrupts
+// the rest (they are queued again for the next start) and returns.
+func (e *Engine) Run(ctx context.Context) error {
+	return e.run(ctx, nil)
+}
+
+// RunJobs works only the given jobs, in this process, and returns when
+// each is finished (wherever it ran) or ctx ends. report is called once
+// per job as it finishes.
+func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job)) error {
+	pending := map[int64]bool{}
+	for _, id := range jobIDs {
+		if id != 0 {
+			pending[id] = true
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- e.run(runCtx, jobIDs) }()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			stop()
+			<-done
+			return ctx.Err()
+		case err := <-done:
+			if err != nil {
+				return err
+			}
+			done = nil // the run ended early; keep reporting what others finish
+		case <-tick.C:
+		}
+		ids := make([]int64, 0, len(pending))
+		for id := range pending {
+			ids = append(ids, id)
+		}
+		jobs, err := e.store.GetJobs(ctx, ids)
+		if err != nil {
+			return err
+		}
+		found := map[int64]bool{}
+		for _, j := range jobs {
+			found[j.ID] = true
+			if j.State == db.JobQueued || j.State == db.JobRunning {
+				continue
+			}
+			delete(pending, j.ID)
+			if report != nil {
+				report(j)
+			}
+		}
+		for id := range pending {
+			if !found[id] { // its device was deleted meanwhile
+				delete(pending, id)
+			}
+		}
+	}
+	stop()
+	if done != nil {
+		return <-done
+	}
+	return nil
+}
+
+func (e *Engine) run(ctx context.Context, only []int64) error {
+	release, err := holdOwnerLock(e.lockDir(), e.owner)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := e.Recover(ctx); err != nil && ctx.Err() == nil {
+		e.log.Error("recovering interrupted backups", "err", err)
+	}
+
+	// Job contexts outlive ctx by the shutdown grace period.
+	jobCtx, hardStop := context.WithCancel(context.WithoutCancel(ctx))
+	defer hardStop()
+	var wg sync.WaitGroup
+	free := make(chan struct{}, e.opts.Workers)
+	for range e.opts.Workers {
+		free <- struct{}{}
+	}
+	lastRecover := time.Now()
+	for ctx.Err() == nil {
+		if time.Since(lastRecover) > 30*time.Second {
+			lastRecover = time.Now()
+			if _, err := e.Recover(ctx); err != nil && ctx.Err() == nil {
+				e.log.Error("recovering interrupted backups", "err", err)
+			}
+		}
+		n := len(free)
+		var claims []db.Claim
+		if n > 0 {
+			claims, err = e.store.ClaimJobs(ctx, e.owner, min(n, 64), only)
+			if err != nil && ctx.Err() == nil {
+				e.log.Error("taking jobs from the queue", "err", err)
+			}
+		}
+		for _, c := range claims {
+			<-free
+			wg.Add(1)
+			go func() {
+				defer func() { free <- struct{}{}; wg.Done(); e.poke() }()
+				e.work(jobCtx, c)
+			}()
+		}
+		if len(claims) > 0 && len(claims) == n {
+			// Every worker is busy; wait for one to come free.
+			select {
+			case <-ctx.Done():
+			case <-e.wake:
+			}
+			continue
+		}
+		if len(claims) > 0 {
+			continue // there may be more ready jobs
+		}
+		wait := e.opts.Poll
+		if next, ok, err := e.store.NextJobAt(ctx); err == nil && ok {
+			if d := time.Until(next); d < wait {
+				wait = max(d, 10*time.Millisecond)
+			}
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-e.wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+
+	// Shutdown: let running backups finish for a while, then cut them off.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(e.opts.ShutdownGrace):
+		hardStop()
+		<-finished
+	}
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if n, err := e.store.InterruptJobs(cleanup, e.owner, e.opts.MaxAttempts); err != nil {
+		return fmt.Errorf("interrupting backups at shutdown: %w", err)
+	} else if n > 0 {
+		e.log.Info("backups interrupted by shutdown; they run again at the next start", "count", n)
+	}
+	return nil
+}
+
+// work runs one attempt and records how it ended. Whatever the device
+// does, and even if our code panics on it, only this job fails.
+func (e *Engine) work(ctx context.Context, c db.Claim) {
+	var o db.Outcome
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				// The panic value may quote device output; log its type and
+				// where it happened only.
+				e.log.Error("backup panicked", "device_id", c.DeviceID, "job_id", c.ID,
+					"panic_type", fmt.Sprintf("%T", r), "stack", string(debug.Stack()))
+				o = db.Outcome{Error: "internal error while backing up this device; the server log has details"}
+			}
+		}()
+		o = e.attempt(ctx, c)
+	}()
+	if ctx.Err() != nil && !o.Success {
+		// Shut down mid-backup: the shutdown marks it interrupted and
+		// queues it again.
+		return
+	}
+	o.FinishedAt = time.Now()
+	finish, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := e.store.FinishJob(finish, c, o); err != nil {
+		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+	}
+	level, msg := slog.LevelInfo, "backup succeeded"
+	attrs := []any{"device_id", c.DeviceID, "job_id", c.ID, "attempt", c.Attempt,
+		"duration_ms", o.FinishedAt.Sub(c.StartedAt).Milliseconds()}
+	switch {
+	case o.Success:
+		attrs = append(attrs, "changed", o.Changed, "bytes", len(o.Text))
+	case o.RetryAt != nil:
+		level, msg = slog.LevelWarn, "backup failed; will retry"
+		attrs = append(attrs, "reason", o.Reason, "retry_at", o.RetryAt.UTC().Format(time.RFC3339))
+	default:
+		level, msg = slog.LevelWarn, "backup failed"
+		attrs = append(attrs, "reason", o.Reason)
+	}
+	e.log.Log(context.Background(), level, msg, attrs...)
+}
+
+// attempt backs the claimed device up once.
+func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
+	t, err := e.target(ctx, c.DeviceID)
+	if err != nil {
+		return db.Outcome{Error: err.Error(), Reason: "config"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.Timeouts.Job)
+	defer cancel()
+	res, err := e.collect(ctx, t)
+	reachable := err == nil || collect.Reason(err) != "connect"
+	if err != nil {
+		o := db.Outcome{Error: err.Error(), Reason: collect.Reason(err), Reachable: &reachable}
+		if o.Reason == "host_key_changed" && res.HostKey != nil {
+			o.PendingHostKey = res.HostKey
+		}
+		if collect.Retryable(err) && c.Attempt < e.opts.MaxAttempts {
+			at := time.Now().Add(e.backoff(c.Attempt))
+			o.RetryAt = &at
+		}
+		return o
+	}
+	o := db.Outcome{Reachable: &reachable}
+	if t.PinnedHostKey == nil && res.HostKey != nil {
+		o.PinHostKey = res.HostKey
+	}
+	text := Normalise(res.Text)
+	if text == "" {
+		o.Error, o.Reason = "the device returned no configuration text", "empty"
+		return o
+	}
+	store, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancelStore()
+	changed, err := e.changed(store, c.DeviceID, t.Platform, db.SnapshotHash(text), text)
+	if err != nil {
+		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), "store"
+		return o
+	}
+	o.Success, o.Text, o.Changed = true, text, changed
+	return o
+}
+
+// backoff is the wait before retry number attempt.
+func (e *Engine) backoff(attempt int) time.Duration {
+	d := e.opts.RetryBackoff << max(attempt-1, 0)
+	if d <= 0 || d > 10*time.Minute {
+		d = 10 * time.Minute
+	}
+	return d
+}
+
+// changed compares text with the device's previous good version, noise
+// ignored.
+func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, text string) (bool, error) {
+	prevHash, ok, err := e.store.LatestGoodSnapshot(ctx, deviceID)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return true, nil
+	}
+	if prevHash == hash {
+		return false, nil
+	}
+	prev, err := e.store.SnapshotText(ctx, prevHash)
+	if err != nil {
+		return false, err
+	}
+	rules, err := e.store.NoiseRules(ctx)
+	if err != nil {
+		return false, err
+	}
+	f, err := NewNoiseFilter(platform, rules)
+	if err != nil {
+		// A bad user rule must not stop backups: compare with the
+		// built-in rules only.
+		e.log.Warn("ignoring the user's noise rules", "err", err)
+		if f, err = NewNoiseFilter(platform, nil); err != nil {
+			return false, err
+		}
+	}
+	return Changed(prev, text, f), nil
+}
+
+// target gathers what collecting from a device needs: address, platform,
+// commands and its opened secrets.
+func (e *Engine) target(ctx context.Context, deviceID int64) (collect.Target, error) {
+	d, err := e.store.GetDevice(ctx, deviceID)
+	if err != nil {
+		return collect.Target{}, fmt.Errorf("loading the device: %w", err)
+	}
+	t := collect.Target{
+		Platform: d.Platform, Host: d.Host, Port: d.Port, Method: d.LoginMethod,
+		Encoding: d.Encoding, Timeouts: e.opts.Timeouts,
+	}
+	if t.Timeouts.Job <= 0 {
+		t.Timeouts.Job = 5 * time.Minute
+	}
+	if d.CredentialID == nil {
+		return t, errors.New("the device has no credential; assign one to back it up")
+	}
+	cred, err := e.store.GetCredential(ctx, *d.CredentialID)
+	if err != nil {
+		return t, fmt.Errorf("loading the device's credential: %w", err)
+	}
+	t.Username = cred.Username
+	open := func(sealed []byte, purpose string) (string, error) {
+		if sealed == nil {
+			return "", nil
+		}
+		v, err := e.sealer.Open(sealed, purpose)
+		if err != nil {
+			return "", fmt.Errorf("credential %q: %w", cred.Name, err)
+		}
+		return v, nil
+	}
+	if t.Password, err = open(cred.Password, secret.PurposePassword); err != nil {
+		return t, err
+	}
+	if t.EnablePassword, err = open(cred.EnablePassword, secret.PurposeEnablePassword); err != nil {
+		return t, err
+	}
+	key, err := open(cred.PrivateKey, secret.PurposePrivateKey)
+	if err != nil {
+		return t, err
+	}
+	if key != "" {
+		t.PrivateKey = []byte(key)
+	}
+	if d.TemplateID != nil {
+		tpl, err := e.store.GetTemplate(ctx, *d.TemplateID)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return t, fmt.Errorf("loading the device's template: %w", err)
+		}
+		if err == nil {
+			t.Commands = commandLines(tpl.Commands)
+		}
+	}
+	if t.PinnedHostKey, _, err = e.store.HostKeys(ctx, deviceID); err != nil {
+		return t, fmt.Errorf("loading the device's host key: %w", err)
+	}
+	return t, nil
+}
+
+// commandLines splits a template's command text into commands, skipping
+// blank lines.
+func commandLines(text string) []string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}

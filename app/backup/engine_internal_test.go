@@ -1,0 +1,71 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"backupd/app/collect"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// A panic while backing one device up fails that job only, with a message
+// that quotes nothing the device sent; the other devices are backed up.
+func TestPanicFailsOnlyItsOwnJob(t *testing.T) {
+	ctx := context.Background()
+	store, err := db.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
+	cred, err := store.CreateCredential(ctx, db.Credential{Name: "c", Username: "u", Password: sealer.Seal("pw", secret.PurposePassword)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, host := range []string{"192.0.2.1", "192.0.2.66", "192.0.2.3"} {
+		d, err := store.CreateDevice(ctx, db.Device{Name: host, Host: host, Port: 22, Platform: "cisco_ios",
+			LoginMethod: "ssh", CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	boomID := ids[1]
+	var logs bytes.Buffer
+	e := New(store, sealer, slog.New(slog.NewTextHandler(&logs, nil)), Options{Workers: 3})
+	// No connection is made: the collector stands in for a driver that
+	// panics on what one device sent.
+	e.collect = func(_ context.Context, tg collect.Target) (collect.Result, error) {
+		if tg.Host == "192.0.2.66" {
+			panic("secret line: enable secret 5 $1$abc")
+		}
+		return collect.Result{Text: "hostname " + tg.Host + "\n"}, nil
+	}
+	runCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	jobs, err := e.Enqueue(runCtx, ids, db.TriggerManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]db.Job{}
+	if err := e.RunJobs(runCtx, jobs, func(j db.Job) { got[j.DeviceID] = j }); err != nil {
+		t.Fatal(err)
+	}
+	if j := got[boomID]; j.State != db.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "internal error") {
+		t.Fatalf("panicking device: %+v", j)
+	}
+	for _, id := range []int64{ids[0], ids[2]} {
+		if got[id].State != db.JobSucceeded {
+			t.Fatalf("device %d next to the panic: %s", id, got[id].State)
+		}
+	}
+	if strings.Contains(logs.String(), "enable secret") {
+		t.Fatal("the panic value, which may quote device output, reached the log")
+	}
+}

@@ -1,0 +1,426 @@
+package backup_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"backupd/app/backup"
+	"backupd/app/collect"
+	"backupd/app/devsim"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// engEnv is a store with one credential and simulated devices registered
+// in it, plus a log that tests search for leaks.
+type engEnv struct {
+	t      *testing.T
+	store  *db.Store
+	sealer *secret.Sealer
+	credID int64
+	log    *syncBuffer
+	sims   map[int64]*devsim.Device
+}
+
+const (
+	engUser     = "backup"
+	engPassword = "Pa55-word-not-in-logs"
+	engEnable   = "En4ble-not-in-logs"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newEngEnv(t *testing.T) *engEnv {
+	t.Helper()
+	ctx := context.Background()
+	store, err := db.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	sealer, err := secret.New(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := store.CreateCredential(ctx, db.Credential{Name: "lab", Username: engUser,
+		Password:       sealer.Seal(engPassword, secret.PurposePassword),
+		EnablePassword: sealer.Seal(engEnable, secret.PurposeEnablePassword)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &engEnv{t: t, store: store, sealer: sealer, credID: cred.ID, log: &syncBuffer{}, sims: map[int64]*devsim.Device{}}
+}
+
+func (e *engEnv) engine(opts backup.Options) *backup.Engine {
+	if opts.Timeouts == (collect.Timeouts{}) {
+		opts.Timeouts = collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 5 * time.Second, Job: 20 * time.Second}
+	}
+	if opts.RetryBackoff == 0 {
+		opts.RetryBackoff = 50 * time.Millisecond
+	}
+	return backup.New(e.store, e.sealer, slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug})), opts)
+}
+
+// sim starts a simulated device and registers it; method is "ssh" or
+// "telnet".
+func (e *engEnv) sim(name, platform, method string, o devsim.Options) int64 {
+	e.t.Helper()
+	o.Platform, o.Hostname, o.Username, o.Password = platform, name, engUser, engPassword
+	if p, ok := devsim.Lookup(platform); ok && p.EnableCommand != "" {
+		o.EnablePassword = engEnable
+	}
+	if method == "telnet" {
+		o.TelnetAddr = "127.0.0.1:0"
+	} else {
+		o.SSHAddr = "127.0.0.1:0"
+	}
+	d, err := devsim.NewDevice(o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { d.Close() })
+	addr := d.SSHAddr()
+	if method == "telnet" {
+		addr = d.TelnetAddr()
+	}
+	id := e.device(name, platform, method, addr)
+	e.sims[id] = d
+	return id
+}
+
+func (e *engEnv) device(name, platform, method, addr string) int64 {
+	e.t.Helper()
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	d, err := e.store.CreateDevice(context.Background(), db.Device{Name: name, Host: "127.0.0.1", Port: port,
+		Platform: platform, LoginMethod: method, CredentialID: &e.credID, Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d.ID
+}
+
+// run backs the devices up with a fresh engine and returns each job.
+func (e *engEnv) run(eng *backup.Engine, ids ...int64) map[int64]db.Job {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	jobs, err := eng.Enqueue(ctx, ids, db.TriggerManual)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[int64]db.Job{}
+	if err := eng.RunJobs(ctx, jobs, func(j db.Job) { out[j.DeviceID] = j }); err != nil {
+		e.t.Fatal(err)
+	}
+	if len(out) != len(ids) {
+		e.t.Fatalf("%d of %d jobs reported", len(out), len(ids))
+	}
+	return out
+}
+
+func (e *engEnv) backup(j db.Job) db.Backup {
+	e.t.Helper()
+	b, err := e.store.GetBackup(context.Background(), *j.BackupID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+func engClosedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// A fleet with healthy devices on several platforms and transports, a
+// wrong password and a device that is off: each healthy device's backup is
+// exactly its configuration, only the failures fail, with their own
+// reasons, and the statuses follow.
+func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	healthy := []int64{
+		e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 1}),
+		e.sim("sw2", "huawei_vrp", "ssh", devsim.Options{Seed: 2}),
+		e.sim("sw3", "hp_procurve", "telnet", devsim.Options{Seed: 3}),
+		e.sim("fw4", "fortinet", "ssh", devsim.Options{Seed: 4, ConfigSize: 80 << 10}),
+	}
+	wrongPw := e.sim("r5", "cisco_xe", "ssh", devsim.Options{Seed: 5, Failures: []devsim.Failure{devsim.FailWrongPassword}})
+	off := e.device("r6", "cisco_ios", "ssh", engClosedPort(t))
+	eng := e.engine(backup.Options{Workers: 4, MaxAttempts: 2})
+
+	jobs := e.run(eng, append(append([]int64{}, healthy...), wrongPw, off)...)
+	for _, id := range healthy {
+		j := jobs[id]
+		if j.State != db.JobSucceeded {
+			t.Fatalf("device %d: %s %v", id, j.State, *j.Error)
+		}
+		b := e.backup(j)
+		if !b.Changed || b.SnapshotHash == nil || b.Trigger != db.TriggerManual {
+			t.Errorf("device %d first backup: %+v", id, b)
+		}
+		text, err := e.store.SnapshotText(ctx, *b.SnapshotHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim := e.sims[id]
+		cmd := sim.Personality().ConfigCommands[0]
+		want, _ := sim.LastOutput(cmd)
+		if text != backup.Normalise(want) {
+			t.Errorf("device %d (%s): stored text differs from the device's configuration", id, sim.Platform())
+		}
+		if *b.Bytes != int64(len(text)) || db.SnapshotHash(text) != *b.SnapshotHash {
+			t.Errorf("device %d: bytes %d / hash %s do not describe the stored text", id, *b.Bytes, *b.SnapshotHash)
+		}
+		d, _ := e.store.GetDevice(ctx, id)
+		if d.Status != db.StatusReachable || d.LastBackupSuccess == nil || !*d.LastBackupSuccess {
+			t.Errorf("device %d after success: status %s", id, d.Status)
+		}
+	}
+	if j := jobs[wrongPw]; j.State != db.JobFailed || j.Attempt != 1 || !strings.Contains(strings.ToLower(*j.Error), "auth") {
+		t.Errorf("wrong password: state %s attempt %d error %v; want failed at once (no retry) with an authentication error", j.State, j.Attempt, *j.Error)
+	}
+	if d, _ := e.store.GetDevice(ctx, wrongPw); d.Status != db.StatusReachable {
+		t.Errorf("a device that rejects the password still answered: status %s", d.Status)
+	}
+	if j := jobs[off]; j.State != db.JobFailed || j.Attempt != 2 {
+		t.Errorf("device that is off: state %s attempt %d; want failed after 2 attempts (connection failures are retried)", j.State, j.Attempt)
+	}
+	if d, _ := e.store.GetDevice(ctx, off); d.Status != db.StatusUnreachable {
+		t.Errorf("device that is off: status %s, want unreachable", d.Status)
+	}
+	var records int
+	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ?`, off).Scan(&records)
+	if records != 2 {
+		t.Errorf("device that is off has %d attempt records, want 2", records)
+	}
+
+	// Nothing changed on the devices (only their timestamps moved): no
+	// version is marked changed, and the same snapshot is reused.
+	again := e.run(eng, healthy...)
+	for _, id := range healthy {
+		if b := e.backup(again[id]); b.Changed || !b.Success {
+			t.Errorf("device %d (%s) second backup with no real change: changed=%v success=%v", id, e.sims[id].Platform(), b.Changed, b.Success)
+		}
+	}
+	// A real change on one device is detected there only.
+	e.sims[healthy[0]].Mutate(42)
+	third := e.run(eng, healthy...)
+	for i, id := range healthy {
+		if b := e.backup(third[id]); b.Changed != (i == 0) {
+			t.Errorf("device %d after mutating device %d: changed=%v", id, healthy[0], b.Changed)
+		}
+	}
+
+	logs := e.log.String()
+	for _, secret := range []string{engPassword, engEnable} {
+		if strings.Contains(logs, secret) {
+			t.Fatalf("the log holds a device password")
+		}
+	}
+	text, _ := e.store.SnapshotText(ctx, *e.backup(third[healthy[0]]).SnapshotHash)
+	for _, line := range strings.Split(text, "\n") {
+		if len(line) > 12 && strings.Contains(logs, line) {
+			t.Fatalf("the log holds configuration text: %q", line)
+		}
+	}
+}
+
+// A changed host key fails the backup with a clear message and keeps the
+// new key aside; after an operator accepts it, backups work again.
+func TestEngineHostKeyChange(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	id := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 9})
+	eng := e.engine(backup.Options{Workers: 1})
+	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded {
+		t.Fatalf("first backup: %v", *j.Error)
+	}
+	pinned, _, _ := e.store.HostKeys(ctx, id)
+	if !bytes.Equal(pinned, e.sims[id].HostKey().Marshal()) {
+		t.Fatal("first backup did not pin the device's host key")
+	}
+	if err := e.sims[id].RotateHostKey(); err != nil {
+		t.Fatal(err)
+	}
+	j := e.run(eng, id)[id]
+	if j.State != db.JobFailed || j.Attempt != 1 || !strings.Contains(*j.Error, "host key changed") {
+		t.Fatalf("after the key changed: %s attempt %d %v", j.State, j.Attempt, *j.Error)
+	}
+	_, pending, _ := e.store.HostKeys(ctx, id)
+	if !bytes.Equal(pending, e.sims[id].HostKey().Marshal()) {
+		t.Fatal("the changed key was not kept for the operator to accept")
+	}
+	if _, err := e.store.AcceptHostKey(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded {
+		t.Fatalf("after accepting the new key: %v", *j.Error)
+	}
+}
+
+// A shutdown cuts a hanging backup off after the grace period: its record
+// is failed as interrupted, never left running, and the job waits in the
+// queue for the next start, which backs the device up.
+func TestEngineShutdownInterruptsAndNextStartResumes(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	hang := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 11, Failures: []devsim.Failure{devsim.FailHangMidOutput}})
+	eng := e.engine(backup.Options{Workers: 2, ShutdownGrace: 300 * time.Millisecond,
+		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: time.Minute, Job: time.Minute}})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(runCtx) }()
+	jobs, err := eng.Enqueue(ctx, []int64{hang}, db.TriggerManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.sims[hang].Stats().ConfigShows == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("engine did not stop within the grace period")
+	}
+	var running int
+	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
+	if running != 0 {
+		t.Fatalf("%d backup records left running after shutdown", running)
+	}
+	got, _ := e.store.GetJobs(ctx, jobs)
+	if got[0].State != db.JobQueued || got[0].Error == nil || *got[0].Error != db.ErrorInterrupted {
+		t.Fatalf("job after shutdown: %+v", got[0])
+	}
+	b, _ := e.store.GetBackup(ctx, *got[0].BackupID)
+	if b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorInterrupted {
+		t.Fatalf("record after shutdown: %+v", b)
+	}
+
+	// The device recovers; the next start picks the queued job up.
+	e.sims[hang].Close()
+	healthy := e.sim("r1-replacement", "cisco_ios", "ssh", devsim.Options{Seed: 12})
+	if _, err := e.store.UpdateDevice(ctx, hang, func(d *db.Device) error {
+		replacement, _ := e.store.GetDevice(ctx, healthy)
+		d.Port = replacement.Port
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.store.ForgetHostKey(ctx, hang)
+	eng2 := e.engine(backup.Options{Workers: 1})
+	runCtx2, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel2()
+	var final db.Job
+	if err := eng2.RunJobs(runCtx2, jobs, func(j db.Job) { final = j }); err != nil {
+		t.Fatal(err)
+	}
+	if final.State != db.JobSucceeded || final.Attempt != 2 {
+		t.Fatalf("resumed job: %s attempt %d %v", final.State, final.Attempt, final.Error)
+	}
+}
+
+// Jobs left running by a process that died (no liveness lock) are failed
+// as interrupted and run again by the next engine.
+func TestEngineRecoversJobsOfADeadProcess(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 3 {
+		ids = append(ids, e.sim(fmt.Sprintf("r%d", i), "arista_eos", "ssh", devsim.Options{Seed: int64(20 + i)}))
+	}
+	jobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{
+		{DeviceID: ids[0], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
+		{DeviceID: ids[1], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
+		{DeviceID: ids[2], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A process that claimed two jobs and was killed.
+	if _, err := e.store.ClaimJobs(ctx, "killed-process", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	eng := e.engine(backup.Options{Workers: 3})
+	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	done := map[int64]db.Job{}
+	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { done[j.ID] = j }); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range jobs {
+		if done[id].State != db.JobSucceeded {
+			t.Errorf("job %d: %s", id, done[id].State)
+		}
+	}
+	var interrupted, running int
+	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
+	if interrupted != 2 || running != 0 {
+		t.Fatalf("interrupted records %d (want 2), running %d (want 0)", interrupted, running)
+	}
+}
+
+// A live engine's jobs are not taken over by another engine's recovery.
+func TestEngineRecoverLeavesLiveEngineAlone(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	hang := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 31, Failures: []devsim.Failure{devsim.FailHangMidOutput}})
+	slow := e.engine(backup.Options{Workers: 1, ShutdownGrace: 100 * time.Millisecond,
+		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: time.Minute, Job: time.Minute}})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- slow.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	if _, err := slow.Enqueue(ctx, []int64{hang}, db.TriggerManual); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.sims[hang].Stats().ConfigShows == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	other := e.engine(backup.Options{})
+	n, err := other.Recover(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("Recover took over %d jobs of a live engine (err %v)", n, err)
+	}
+	var running int
+	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
+	if running != 1 {
+		t.Fatalf("running jobs = %d, want the live engine's 1", running)
+	}
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"backupd/app/backup"
+	"backupd/app/config"
+	"backupd/app/demo"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// startCollection starts everything of `serve` that backs devices up: the
+// job engine, schedules, reachability checks, daily retention and, with
+// --demo, the simulated fleet. Each runs on goBG until bg ends; stop,
+// called once they all returned, stops the fleet.
+func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
+	log *slog.Logger, goBG func(func())) (stop func(), err error) {
+	stop = func() {}
+	if err := backup.EnsureDefaultSchedule(ctx, store, cfg.ZoneName()); err != nil {
+		return stop, err
+	}
+	engine := backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers})
+	goBG(func() {
+		if err := engine.Run(bg); err != nil {
+			log.Error("backup engine stopped", "err", err)
+		}
+	})
+	sched := backup.NewScheduler(store, engine.EnqueueRequests, log.With("component", "scheduler"))
+	goBG(func() {
+		if err := sched.Run(bg); err != nil && bg.Err() == nil {
+			log.Error("scheduler stopped", "err", err)
+		}
+	})
+	reach := backup.NewReachability(store, log.With("component", "reachability"), backup.ReachOptions{})
+	goBG(func() { reach.Run(bg) })
+	goBG(func() {
+		runDaily(bg, func() { _, _ = backup.RunRetention(bg, store, log.With("component", "retention")) })
+	})
+
+	if cfg.Demo {
+		fleet, err := demo.Start(ctx, store, sealer, log.With("component", "demo"))
+		if err != nil {
+			return stop, err
+		}
+		// The devices outlive the engine, so that backups in flight at
+		// shutdown are not failed by devices vanishing under them.
+		stop = func() { fleet.Close() }
+		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), db.TriggerManual); err != nil {
+			return stop, err
+		}
+		goBG(func() { fleet.Mutate(bg, 3*time.Minute, 3) })
+	}
+	return stop, nil
+}
+
+// runDaily calls fn an hour after start and then once a day until ctx
+// ends.
+func runDaily(ctx context.Context, fn func()) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+			t.Reset(24 * time.Hour)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
+
+	"backupd/app/config"
+	"backupd/db"
+)
+
+func newDevice(cfg *config.Config) *cobra.Command {
+	cmd := &cobra.Command{Use: "device", Short: "Device operations that need an operator's decision"}
+	cmd.AddCommand(newDeviceAcceptHostKey(cfg))
+	return cmd
+}
+
+func newDeviceAcceptHostKey(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "accept-hostkey ID",
+		Short: "Trust the changed SSH host key a device presented, so its backups work again",
+		Long: `When a device presents an SSH host key other than the one pinned at its first
+backup, its backups fail with "host key changed" and the new key is kept
+aside. After checking that the change is legitimate (the device was
+replaced or re-keyed), accept-hostkey pins the new key.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id < 1 {
+				return fmt.Errorf("device ID %q: want a positive number", args[0])
+			}
+			ctx := cmd.Context()
+			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			d, err := store.GetDevice(ctx, id)
+			if errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no device with ID %d", id)
+			}
+			if err != nil {
+				return err
+			}
+			key, err := store.AcceptHostKey(ctx, id)
+			if errors.Is(err, db.ErrNoPendingHostKey) {
+				return fmt.Errorf("device %d (%s) has not presented a changed host key; nothing to accept", id, d.Name)
+			}
+			if err != nil {
+				return err
+			}
+			fp := "(unreadable key)"
+			if pk, err := ssh.ParsePublicKey(key); err == nil {
+				fp = pk.Type() + " " + ssh.FingerprintSHA256(pk)
+			}
+			audit(ctx, store, cmd.ErrOrStderr(), "device.accept_hostkey", "device", id, map[string]any{"fingerprint": fp})
+			fmt.Fprintf(cmd.OutOrStdout(), "device %d (%s) now trusts host key %s\n", id, d.Name, fp)
+			return nil
+		},
+	}
+}
