@@ -180,15 +180,15 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 
 // Outcome is how one attempt ended.
 type Outcome struct {
-	Success      bool
-	Error        string // when failed: what to tell the operator; never secrets or config text
-	Reason       string // when failed: its class, for logs and metrics (not stored)
+	Success bool
+	Error   string // when failed: what to tell the operator; never secrets or config text
+	Reason  string // when failed: its class, for logs and metrics (not stored)
 	// Text is the configuration captured when succeeded; FinishJob stores
 	// it (once per distinct content) in the same transaction that names
 	// it, so a retention purge can never slip in between.
-	Text string
-	Changed      bool
-	FinishedAt   time.Time
+	Text       string
+	Changed    bool
+	FinishedAt time.Time
 	// Reachable is whether the device answered on its port; nil when the
 	// attempt never got that far (the status is left as it was).
 	Reachable *bool

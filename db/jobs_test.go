@@ -57,7 +57,6 @@ func TestEnqueueJoinsActiveJobOfSameDevice(t *testing.T) {
 	}
 }
 
-
 // Two processes' workers racing for the same queue never take the same
 // job twice.
 func TestClaimJobsNeverHandsOutAJobTwice(t *testing.T) {
