@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -141,10 +142,14 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 		claims = claims[:0]
 		filter, args := "", []any{owner, backupTime(now), backupTime(now)}
 		if len(only) > 0 {
-			filter = ` AND id IN (` + placeholders(len(only)) + `)`
-			for _, id := range only {
-				args = append(args, id)
+			// One JSON parameter, however many jobs: no statement with
+			// thousands of placeholders to parse per claim.
+			raw, err := json.Marshal(only)
+			if err != nil {
+				return err
 			}
+			filter = ` AND id IN (SELECT value FROM json_each(?))`
+			args = append(args, string(raw))
 		}
 		args = append(args, n)
 		jobs, err := queryAll(ctx, tx, scanJob, `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,

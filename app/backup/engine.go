@@ -72,6 +72,9 @@ type Engine struct {
 	wake  chan struct{}
 	// collect is collect.Collect; tests replace it to misbehave.
 	collect func(context.Context, collect.Target) (collect.Result, error)
+	// finished, when set, hears of every job this engine finishes.
+	finishedMu sync.Mutex
+	finished   func(jobID int64)
 }
 
 // New returns an engine; Run starts it.
@@ -170,29 +173,29 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 	if len(pending) == 0 {
 		return nil
 	}
+	// Jobs finished here are announced at once; a slower poll catches
+	// those another process ran.
+	local := make(chan int64, len(pending))
+	e.finishedMu.Lock()
+	e.finished = func(id int64) {
+		select {
+		case local <- id:
+		default: // the poll will see it
+		}
+	}
+	e.finishedMu.Unlock()
+	defer func() {
+		e.finishedMu.Lock()
+		e.finished = nil
+		e.finishedMu.Unlock()
+	}()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- e.run(runCtx, jobIDs) }()
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
-	for len(pending) > 0 {
-		select {
-		case <-ctx.Done():
-			stop()
-			<-done
-			return ctx.Err()
-		case err := <-done:
-			if err != nil {
-				return err
-			}
-			done = nil // the run ended early; keep reporting what others finish
-		case <-tick.C:
-		}
-		ids := make([]int64, 0, len(pending))
-		for id := range pending {
-			ids = append(ids, id)
-		}
+	check := func(ids []int64, dropMissing bool) error {
 		jobs, err := e.store.GetJobs(ctx, ids)
 		if err != nil {
 			return err
@@ -200,7 +203,7 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 		found := map[int64]bool{}
 		for _, j := range jobs {
 			found[j.ID] = true
-			if j.State == db.JobQueued || j.State == db.JobRunning {
+			if !pending[j.ID] || j.State == db.JobQueued || j.State == db.JobRunning {
 				continue
 			}
 			delete(pending, j.ID)
@@ -208,10 +211,38 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 				report(j)
 			}
 		}
-		for id := range pending {
-			if !found[id] { // its device was deleted meanwhile
-				delete(pending, id)
+		if dropMissing {
+			for _, id := range ids {
+				if !found[id] { // its device was deleted meanwhile
+					delete(pending, id)
+				}
 			}
+		}
+		return nil
+	}
+	for len(pending) > 0 {
+		var err error
+		select {
+		case <-ctx.Done():
+			stop()
+			<-done
+			return ctx.Err()
+		case err = <-done:
+			if err != nil {
+				return err
+			}
+			done = nil // the run ended early; keep reporting what others finish
+		case id := <-local:
+			err = check([]int64{id}, false)
+		case <-tick.C:
+			ids := make([]int64, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id)
+			}
+			err = check(ids, true)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	stop()
@@ -334,6 +365,12 @@ func (e *Engine) work(ctx context.Context, c db.Claim) {
 	defer cancel()
 	if err := e.store.FinishJob(finish, c, o); err != nil {
 		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+	}
+	e.finishedMu.Lock()
+	notify := e.finished
+	e.finishedMu.Unlock()
+	if notify != nil {
+		notify(c.ID)
 	}
 	level, msg := slog.LevelInfo, "backup succeeded"
 	attrs := []any{"device_id", c.DeviceID, "job_id", c.ID, "attempt", c.Attempt,
