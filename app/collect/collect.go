@@ -321,7 +321,7 @@ func (c *collector) start(lctx context.Context, conn driver.Conn) (*driver.Sessi
 	}
 	s.SetUsername(c.t.Username)
 	if err := s.Start(lctx, c.t.EnablePassword); err != nil {
-		return nil, c.loginError(lctx, err)
+		return nil, c.loginError(err)
 	}
 	return s, nil
 }
@@ -402,7 +402,7 @@ func fingerprint(key []byte) string {
 }
 
 // loginError explains a failure between the login and the first command.
-func (c *collector) loginError(lctx context.Context, err error) error {
+func (c *collector) loginError(err error) error {
 	switch {
 	case errors.Is(err, driver.ErrEnable):
 		msg := fmt.Sprintf("%s: %s", c.addr, err.Error())

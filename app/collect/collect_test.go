@@ -321,6 +321,54 @@ func TestCollectFailures(t *testing.T) {
 	}
 }
 
+func TestCollectEnable(t *testing.T) {
+	for _, c := range []struct {
+		name, platform, method, enable, mention string
+	}{
+		{"wrong enable password", "cisco_ios", "ssh", "Wr0ng-Enable", "the enable password was rejected"},
+		{"no enable password", "arista_eos", "telnet", "", "none is set"},
+		{"wrong super password", "h3c_comware", "ssh", "Wr0ng-Super", "the enable password was rejected"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := startDevice(t, devsim.Options{Platform: c.platform, EnablePassword: enablePassword})
+			tg := target(t, d, c.method)
+			tg.EnablePassword, tg.Timeouts = c.enable, short
+			_, err := collect(t, tg)
+			if Reason(err) != ReasonEnable || Retryable(err) {
+				t.Fatalf("err = %v (reason %q), want enable, not retryable", err, Reason(err))
+			}
+			if !strings.Contains(err.Error(), c.mention) || (c.enable != "" && strings.Contains(err.Error(), c.enable)) {
+				t.Errorf("message %q: want %q and no password", err, c.mention)
+			}
+			checkMessage(t, err, d)
+		})
+	}
+}
+
+// TestCollectTemplateCommands runs a template's own commands, in order,
+// and fails on one the device rejects instead of storing its error.
+func TestCollectTemplateCommands(t *testing.T) {
+	d := startDevice(t, devsim.Options{Platform: "cisco_ios", EnablePassword: enablePassword})
+	tg := target(t, d, "ssh")
+	tg.Commands = []string{"show version", "  ", "show startup-config"}
+	res, err := collect(t, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startup, _ := d.LastOutput("show startup-config")
+	if !strings.HasPrefix(res.Text, "Cisco IOS Software") || !strings.HasSuffix(res.Text, strings.TrimRight(startup, "\n")+"\n") {
+		t.Errorf("text is not show version then the startup configuration: %.60q … %.60q", res.Text, res.Text[max(0, len(res.Text)-60):])
+	}
+
+	tg.Commands = []string{"show running-config", "show bogus-thing"}
+	_, err = collect(t, tg)
+	if Reason(err) != ReasonProtocol || !strings.Contains(err.Error(), "the device rejected `show bogus-thing`") {
+		t.Errorf("rejected command: %v (reason %q)", err, Reason(err))
+	}
+	checkMessage(t, err, d)
+}
+
 func TestCollectLegacyAlgorithms(t *testing.T) {
 	d := startDevice(t, devsim.Options{Platform: "cisco_ios", EnablePassword: enablePassword, Failures: []devsim.Failure{devsim.FailLegacyAlgorithms}})
 	res, err := collect(t, target(t, d, "ssh"))

@@ -185,21 +185,17 @@ func (s *Session) normPrompt(p string) string {
 	return s.d.PromptVolatile.ReplaceAllString(p, "")
 }
 
-// readState says what a read saw last, for timeout messages that must not
-// quote the device.
+// readState is how far a read got, for timeout messages that must not
+// quote the device: byte and pager counts only.
 type readState struct {
 	bytes  int
 	pagers int
-	seen   string // "", "prompt", "pager"
 }
 
 func (st readState) timeout() error {
 	msg := fmt.Sprintf("%s: no prompt after %d bytes of output", ErrTimeout, st.bytes)
 	if st.pagers > 0 {
 		msg += fmt.Sprintf(" (%d pager prompts answered)", st.pagers)
-	}
-	if st.seen == "prompt" {
-		msg += "; the last line looked like a prompt but more output followed or it was not the learned prompt"
 	}
 	return &wrapped{msg: msg, err: ErrTimeout}
 }
@@ -236,7 +232,6 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 					return out, fmt.Errorf("answer pager: %w", s.writeErr(err))
 				}
 				st.pagers++
-				st.seen = "pager"
 				candidateSince = time.Time{}
 				continue
 			case s.answer(tail, answers, answered):
@@ -247,7 +242,6 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 				(s.prompt != "" && strings.HasSuffix(s.normPrompt(tail), s.normPrompt(s.prompt))):
 				// A line that looks like a prompt, or ends like the learned
 				// one after stray bytes, counts once the device falls silent.
-				st.seen = "prompt"
 				if candidateSince.IsZero() {
 					candidateSince = time.Now()
 				} else if time.Since(candidateSince) >= quietPeriod {
@@ -548,9 +542,8 @@ func (s *ExecSession) Run(ctx context.Context, cmd string) (string, error) {
 	case errors.Is(err, ErrOutputTooLarge):
 		return "", fmt.Errorf("%s: %w", cmd, ErrOutputTooLarge)
 	case ctx.Err() != nil:
-		st := readState{bytes: len(w.buf)}
 		return "", fmt.Errorf("%s: %w", cmd, &wrapped{
-			msg: fmt.Sprintf("%s: the command had not finished after %d bytes of output", ErrTimeout, st.bytes),
+			msg: fmt.Sprintf("%s: the command had not finished after %d bytes of output", ErrTimeout, len(w.buf)),
 			err: ErrTimeout})
 	case err != nil:
 		return "", fmt.Errorf("%s: %w: %w", cmd, ErrClosed, err)

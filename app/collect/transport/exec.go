@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -27,6 +28,7 @@ const connLostGrace = 250 * time.Millisecond
 type ExecClient struct {
 	client *ssh.Client
 	dead   chan struct{} // closed when the connection has ended
+	closed atomic.Bool   // set before we close the connection ourselves
 	wg     sync.WaitGroup
 	once   sync.Once
 }
@@ -56,6 +58,26 @@ func DialSSHExec(ctx context.Context, o Options) (*ExecClient, []byte, error) {
 	return c, l.hostKey, nil
 }
 
+// lost reports a connection that is closed or closing.
+func (c *ExecClient) lost() bool {
+	if c.closed.Load() {
+		return true
+	}
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// shutdown closes the connection; it returns once x/crypto has let go of
+// it, so that no later request is written to a half-closed connection.
+func (c *ExecClient) shutdown() {
+	c.closed.Store(true)
+	_ = c.client.Close()
+}
+
 // Exec runs cmd and copies what it prints (standard output and error,
 // interleaved as they arrive) to out; writes to out are serialised. A
 // write error stops the command and is returned as is, so the caller can
@@ -67,10 +89,21 @@ func (c *ExecClient) Exec(ctx context.Context, cmd string, out io.Writer) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.client.Close() })
-	defer stop()
+	if c.lost() {
+		return fmt.Errorf("transport: ssh exec: %w", ErrConnectionLost)
+	}
+	closing := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closing)
+		c.shutdown()
+	})
+	defer func() {
+		if !stop() {
+			<-closing // the close has begun: let it finish
+		}
+	}()
 
-	sess, err := c.client.NewSession()
+	sess, err := c.newSession(ctx)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
@@ -108,10 +141,37 @@ func (c *ExecClient) Exec(ctx context.Context, cmd string, out io.Writer) error 
 	}
 }
 
+var errGaveUp = errors.New("gave up opening a session")
+
+// newSession opens a session channel, bounded by ctx and by the
+// connection: x/crypto waits for ever for the answer to a channel opened
+// just as the connection dies (the first failed write is not reported).
+// In that one case the opening goroutine cannot be reclaimed; it holds
+// nothing but a dead channel.
+func (c *ExecClient) newSession(ctx context.Context) (*ssh.Session, error) {
+	type result struct {
+		s   *ssh.Session
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		s, err := c.client.NewSession()
+		res <- result{s, err}
+	}()
+	select {
+	case r := <-res:
+		return r.s, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.dead:
+		return nil, errGaveUp
+	}
+}
+
 // Close ends the connection and waits for the goroutine watching it.
 func (c *ExecClient) Close() error {
 	c.once.Do(func() {
-		_ = c.client.Close()
+		c.shutdown()
 		c.wg.Wait()
 	})
 	return nil
