@@ -106,7 +106,8 @@ func loadRecording(t *testing.T, name string) recording {
 // replay plays a recording as a device over conn: the banner and first
 // prompt, then for each line (or pager key) received, the recorded reply.
 // A line that is not the next recorded one gets the answer of a real
-// device to an unknown command: the echo, an error and the prompt again.
+// device to an unknown command: the echo, an error and the prompt again;
+// an empty line gets the prompt again.
 func (rec recording) replay(conn net.Conn) {
 	defer conn.Close()
 	r := bufio.NewReader(conn)
@@ -127,6 +128,9 @@ func (rec recording) replay(conn net.Conn) {
 			continue
 		}
 		reply := strings.TrimSuffix(string(line), "\n") + "\r\n% Invalid input detected at '^' marker.\r\n\r\n" + prompt
+		if string(line) == "\n" && want != "\n" {
+			reply = "\r\n" + prompt // an empty line: the prompt again
+		}
 		if string(line) == want {
 			reply = rec.steps[next].reply
 			next++

@@ -104,6 +104,10 @@ var (
 // command early.
 const quietPeriod = 400 * time.Millisecond
 
+// probeDelay is how long a prompt-like line must stand, while no prompt is
+// known, before an empty command checks whether it is the prompt.
+const probeDelay = 30 * time.Millisecond
+
 // Bounds on what the session inspects and tolerates.
 const (
 	maxTail           = 1024     // bytes of the last line examined for prompts
@@ -218,11 +222,18 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 	var candidateSince time.Time
 	var st readState
 	answered := make([]int, len(answers))
+	// While no prompt is known yet, a line that looks like one is probed:
+	// an empty command makes a real prompt print itself again at once,
+	// which is much faster than waiting for the device to fall silent.
+	probeAt, probe := -1, ""
 	for {
 		if len(out) > 0 {
 			tail := lastLine(out)
 			sawNewline := bytes.IndexByte(out, '\n') >= 0
 			switch {
+			case probeAt >= 0 && len(out) > probeAt && bytes.IndexByte(out[probeAt:], '\n') >= 0 &&
+				s.normPrompt(tail) == probe && s.d.Prompt.MatchString(tail):
+				return out, nil
 			case s.prompt != "" && sawNewline && s.normPrompt(tail) == s.normPrompt(s.prompt) &&
 				(s.d.PromptVolatile == nil || s.d.Prompt.MatchString(tail)):
 				return out, nil
@@ -246,6 +257,11 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 					candidateSince = time.Now()
 				} else if time.Since(candidateSince) >= quietPeriod {
 					return out, nil
+				} else if s.prompt == "" && probeAt < 0 && time.Since(candidateSince) >= probeDelay {
+					if _, err := s.conn.Write([]byte(s.d.LineEnd)); err != nil {
+						return out, fmt.Errorf("probe prompt: %w", s.writeErr(err))
+					}
+					probeAt, probe = len(out), s.normPrompt(tail)
 				}
 			default:
 				candidateSince = time.Time{}

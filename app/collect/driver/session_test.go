@@ -203,7 +203,13 @@ func TestSessionOutputCap(t *testing.T) {
 		defer server.Close()
 		server.Write([]byte("R1#"))
 		buf := make([]byte, 64)
-		server.Read(buf)
+		for range 10 { // an empty line (the prompt probe) prints the prompt again
+			n, _ := server.Read(buf)
+			if strings.TrimSpace(string(buf[:n])) != "" {
+				break
+			}
+			server.Write([]byte("\r\nR1#"))
+		}
 		line := []byte(strings.Repeat("x", 1000) + "\r\n")
 		for i := 0; i < 1000; i++ {
 			if _, err := server.Write(line); err != nil {
@@ -219,5 +225,52 @@ func TestSessionOutputCap(t *testing.T) {
 	}
 	if _, err := s.Run(ctx, "show tech"); !errors.Is(err, ErrOutputTooLarge) {
 		t.Fatalf("want ErrOutputTooLarge, got %v", err)
+	}
+}
+
+// With no prompt known yet, a prompt-like line is confirmed by an empty
+// command (a real prompt prints itself again) instead of by waiting for
+// the device to fall silent; a line that only looks like a prompt and is
+// followed by more output is not taken for it.
+func TestSessionProbesFirstPrompt(t *testing.T) {
+	client, server := tcpPair(t)
+	defer client.Close()
+	got := make(chan string, 1)
+	go func() {
+		defer server.Close()
+		server.Write([]byte("Authorised access only#\r\n"))
+		server.Write([]byte("R1#"))
+		r := bufio.NewReader(server)
+		var seen []string
+		for range 5 {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				break
+			}
+			seen = append(seen, line)
+			if strings.TrimSpace(line) == "" {
+				server.Write([]byte("\r\nR1#"))
+				continue
+			}
+			server.Write([]byte(strings.TrimSpace(line) + "\r\nhostname R1\r\nR1#"))
+			break
+		}
+		got <- strings.Join(seen, "|")
+	}()
+	s := NewSession(client, Dialogue{Prompt: iosDialogue.Prompt}, 1<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if s.Prompt() != "R1#" {
+		t.Fatalf("prompt = %q", s.Prompt())
+	}
+	out, err := s.Run(ctx, "show running-config")
+	if err != nil || out != "hostname R1" {
+		t.Fatalf("output %q, %v", out, err)
+	}
+	if lines := <-got; lines != "\n|show running-config\n" {
+		t.Fatalf("device received %q; want one empty probe line, then the command", lines)
 	}
 }
