@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -423,4 +424,118 @@ func TestEngineRecoverLeavesLiveEngineAlone(t *testing.T) {
 	if running != 1 {
 		t.Fatalf("running jobs = %d, want the live engine's 1", running)
 	}
+}
+
+// The failure matrix: one device per failure mode among many healthy
+// ones. Each misbehaving device fails only its own job, with its own
+// reason in a clear message, within the job's timeout; the healthy
+// devices (and the legacy and non-UTF-8 ones, which work) all succeed.
+// BACKUPD_MATRIX_HEALTHY raises the healthy count (500 for the full
+// check; the default keeps CI quick).
+func TestEngineFailureMatrix(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	healthyCount := 60
+	if n, err := strconv.Atoi(os.Getenv("BACKUPD_MATRIX_HEALTHY")); err == nil && n > 0 {
+		healthyCount = n
+	}
+	var healthy []int64
+	platforms := devsim.Platforms()
+	for i := range healthyCount {
+		healthy = append(healthy, e.sim(fmt.Sprintf("ok-%03d", i), platforms[i%len(platforms)], "ssh", devsim.Options{Seed: int64(100 + i)}))
+	}
+	type bad struct {
+		name, platform, method string
+		opts                   devsim.Options
+		want                   string // in the error message; "" = must succeed
+	}
+	cases := []bad{
+		{"wrong-password", "cisco_ios", "ssh", devsim.Options{Failures: []devsim.Failure{devsim.FailWrongPassword}}, "authentication failed"},
+		{"legacy-only", "cisco_ios", "ssh", devsim.Options{Failures: []devsim.Failure{devsim.FailLegacyAlgorithms}}, ""},
+		{"hang-before-banner", "cisco_ios", "ssh", devsim.Options{Failures: []devsim.Failure{devsim.FailHangBeforeBanner}}, "did not complete within"},
+		{"hang-mid-output", "huawei_vrp", "ssh", devsim.Options{Failures: []devsim.Failure{devsim.FailHangMidOutput}}, "timed out"},
+		{"disconnect-mid-output", "arista_eos", "telnet", devsim.Options{Failures: []devsim.Failure{devsim.FailDisconnectMidOutput}}, "closed the connection"},
+		{"slow-drip", "cisco_nxos", "ssh", devsim.Options{ConfigSize: 64 << 10, DripDelay: 20 * time.Millisecond, DripChunk: 4,
+			Failures: []devsim.Failure{devsim.FailSlowDrip}}, "timed out"},
+		{"garbage", "cisco_ios", "ssh", devsim.Options{Failures: []devsim.Failure{devsim.FailGarbage}}, ""},
+		{"endless-pager", "cisco_xr", "ssh", devsim.Options{EndlessPages: 1 << 20, Failures: []devsim.Failure{devsim.FailEndlessPager}}, ""},
+		{"non-utf8", "huawei_vrp", "ssh", devsim.Options{Encoding: "gbk", Failures: []devsim.Failure{devsim.FailNonUTF8}}, ""},
+	}
+	badIDs := map[int64]bad{}
+	for _, c := range cases {
+		badIDs[e.sim(c.name, c.platform, c.method, c.opts)] = c
+	}
+	// Which devices need their encoding set to read them.
+	for id, c := range badIDs {
+		if c.opts.Encoding != "" {
+			if _, err := e.store.UpdateDevice(ctx, id, func(d *db.Device) error { d.Encoding = c.opts.Encoding; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A device whose host key changed since it was pinned.
+	rekeyed := e.sim("rekeyed", "cisco_ios", "ssh", devsim.Options{Seed: 77})
+	jobTimeout := 8 * time.Second
+	eng := e.engine(backup.Options{Workers: 50, MaxAttempts: 1,
+		Timeouts: collect.Timeouts{Connect: 2 * time.Second, Login: 3 * time.Second, Command: 3 * time.Second, Job: jobTimeout}})
+	if j := e.run(eng, rekeyed)[rekeyed]; j.State != db.JobSucceeded {
+		t.Fatalf("pinning the key: %v", *j.Error)
+	}
+	if err := e.sims[rekeyed].RotateHostKey(); err != nil {
+		t.Fatal(err)
+	}
+	badIDs[rekeyed] = bad{name: "rekeyed", want: "host key changed"}
+
+	all := append([]int64{}, healthy...)
+	for id := range badIDs {
+		all = append(all, id)
+	}
+	jobs := e.run(eng, all...)
+	for _, id := range healthy {
+		if j := jobs[id]; j.State != db.JobSucceeded {
+			t.Errorf("healthy device %d (%s): %s %v", id, e.sims[id].Platform(), j.State, *j.Error)
+		}
+	}
+	for id, c := range badIDs {
+		j := jobs[id]
+		b := e.backup(j)
+		if b.DurationMS == nil || time.Duration(*b.DurationMS)*time.Millisecond > jobTimeout+2*time.Second {
+			t.Errorf("%s: took %v ms, beyond the %v job timeout", c.name, b.DurationMS, jobTimeout)
+		}
+		switch {
+		case c.name == "garbage" || c.name == "endless-pager":
+			// Either outcome is honest for these (garbage may land in
+			// between lines; a pager that never ends either times out
+			// or hits the size cap), but never silently wrong text.
+			if j.State != db.JobSucceeded && (j.Error == nil || *j.Error == "") {
+				t.Errorf("%s failed without a message", c.name)
+			}
+			if j.State == db.JobSucceeded && c.name == "endless-pager" {
+				t.Errorf("%s succeeded; a pager that never ends cannot yield a complete configuration", c.name)
+			}
+		case c.want == "":
+			if j.State != db.JobSucceeded {
+				t.Errorf("%s: want success, got %v", c.name, *j.Error)
+			}
+		default:
+			if j.State != db.JobFailed || !strings.Contains(*j.Error, c.want) {
+				t.Errorf("%s: state %s, error %q; want failed with %q", c.name, j.State, deref(j.Error), c.want)
+			}
+		}
+		if j.Error != nil && (strings.Contains(*j.Error, engPassword) || strings.Contains(*j.Error, "hostname ")) {
+			t.Errorf("%s: error message leaks a password or configuration text: %q", c.name, *j.Error)
+		}
+	}
+	if t.Failed() {
+		for id, c := range badIDs {
+			t.Logf("%-22s %s %q", c.name, jobs[id].State, deref(jobs[id].Error))
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -387,6 +387,14 @@ func (s *Session) enable(ctx context.Context, password string) error {
 				sentPassword, out = true, nil
 				continue
 			case s.d.Prompt.MatchString(tail):
+				if !sentPassword && s.d.EnableWithPasswordOnly && s.d.CommandError != nil &&
+					slices.ContainsFunc(CleanLines(all), s.d.CommandError.MatchString) {
+					// The device rejects the command itself without asking
+					// for a password (VRP V8 logs users in at their level):
+					// the login level is all there is; carry on with it.
+					s.prompt = tail
+					return nil
+				}
 				if s.d.EnableFailed != nil && s.d.EnableFailed.Match(all) {
 					if sentPassword {
 						return enableErr("the enable password was rejected")
