@@ -189,10 +189,10 @@ var listening = regexp.MustCompile(`msg="backupd listening" url=(http://127\.0\.
 
 // startServe runs `backupd serve` on a free loopback port and returns once
 // it answers HTTP.
-func startServe(t *testing.T, dataDir string) *server {
+func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
 	s := &server{stderr: &lockedBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(binPath, "serve", "--data", dataDir, "--listen", "127.0.0.1:0")
+	s.cmd = exec.Command(binPath, append([]string{"serve", "--data", dataDir, "--listen", "127.0.0.1:0"}, extra...)...)
 	s.cmd.Env = cleanEnv()
 	s.cmd.Dir = t.TempDir()
 	s.cmd.Stdout = io.Discard

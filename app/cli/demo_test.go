@@ -1,0 +1,108 @@
+package cli_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"backupd/app/demo"
+)
+
+// `serve --demo` registers its fleet and backs it up at once: within a
+// minute every healthy simulated device has a good backup, and the two
+// devices that fail on purpose fail with their own reasons. A restart on
+// the same directory reuses the fleet's records.
+func TestServeDemo(t *testing.T) {
+	data := t.TempDir()
+	srv := startServe(t, data, "--demo")
+	store := openStore(t, data)
+	ctx := context.Background()
+	type row struct {
+		name    string
+		success bool
+		err     string
+	}
+	latest := func() map[string]row {
+		rows, err := store.Reader().QueryContext(ctx, `SELECT d.name, b.success, COALESCE(b.error_message, '')
+			FROM devices d JOIN backups b ON b.device_id = d.id AND b.finished_at IS NOT NULL
+			ORDER BY b.started_at`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]row{}
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.name, &r.success, &r.err); err != nil {
+				t.Fatal(err)
+			}
+			out[r.name] = r
+		}
+		return out
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var got map[string]row
+	for time.Now().Before(deadline) {
+		if got = latest(); len(got) == 20 {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if len(got) != 20 {
+		t.Fatalf("after 60 s, %d of 20 demo devices have a finished backup: %v\n%s", len(got), got, srv.stderr)
+	}
+	for name, r := range got {
+		switch name {
+		case "branch-rtr-03":
+			if r.success || !strings.Contains(r.err, "authentication failed") {
+				t.Errorf("%s should fail its login: %+v", name, r)
+			}
+		case "branch-fw-01":
+			if r.success || !strings.Contains(r.err, "connection refused") {
+				t.Errorf("%s should be unreachable: %+v", name, r)
+			}
+		default:
+			if !r.success {
+				t.Errorf("demo device %s failed: %s", name, r.err)
+			}
+		}
+	}
+	var schedules int
+	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM schedules WHERE name IN ('Nightly', ?)`, demo.ScheduleName).Scan(&schedules)
+	if schedules != 2 {
+		t.Errorf("want the nightly default and the demo schedule, found %d", schedules)
+	}
+	if code := srv.stop(t); code != 0 {
+		t.Fatalf("serve --demo exited %d:\n%s", code, srv.stderr)
+	}
+	if strings.Contains(srv.stderr.String(), "hostname ") {
+		t.Fatal("the server log holds configuration text")
+	}
+
+	// A second start reuses the group, credential and devices.
+	srv = startServe(t, data, "--demo")
+	var devices, groups, creds int
+	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM devices`).Scan(&devices)
+	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM device_groups`).Scan(&groups)
+	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM credentials`).Scan(&creds)
+	if devices != 20 || groups != 5 || creds != 1 {
+		t.Errorf("after a restart: %d devices, %d groups, %d credentials; want 20, 5, 1", devices, groups, creds)
+	}
+	// The simulated devices keep their host keys, so the pinned keys
+	// still match: 18 devices get their second good backup.
+	deadline = time.Now().Add(60 * time.Second)
+	var twice int
+	for time.Now().Before(deadline) {
+		store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT device_id FROM backups WHERE success = 1
+			GROUP BY device_id HAVING COUNT(*) >= 2)`).Scan(&twice)
+		if twice == 18 {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if twice != 18 {
+		t.Errorf("after a restart, %d of 18 healthy demo devices were backed up again", twice)
+	}
+	srv.stop(t)
+}
