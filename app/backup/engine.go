@@ -380,10 +380,11 @@ func (e *Engine) work(ctx context.Context, c db.Claim) {
 		attrs = append(attrs, "changed", o.Changed, "bytes", len(o.Text))
 	case o.RetryAt != nil:
 		level, msg = slog.LevelWarn, "backup failed; will retry"
-		attrs = append(attrs, "reason", o.Reason, "retry_at", o.RetryAt.UTC().Format(time.RFC3339))
+		attrs = append(attrs, "reason", o.Reason, "error", o.Error, "retry_at", o.RetryAt.UTC().Format(time.RFC3339))
 	default:
 		level, msg = slog.LevelWarn, "backup failed"
-		attrs = append(attrs, "reason", o.Reason)
+		// Collection errors name the stage and never quote the device.
+		attrs = append(attrs, "reason", o.Reason, "error", o.Error)
 	}
 	e.log.Log(context.Background(), level, msg, attrs...)
 }
