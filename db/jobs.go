@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -204,6 +205,8 @@ type Outcome struct {
 	// RetryAt, when set on a failure, queues the job again for then
 	// instead of finishing it.
 	RetryAt *time.Time
+	// Cancelled ends the job as cancelled (an operator stopped it).
+	Cancelled bool
 }
 
 // FinishJob records the end of a claimed attempt: the backups row, the
@@ -231,6 +234,12 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		case o.Success:
 			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ?`,
 				backupTime(finished), c.ID)
+			if err != nil {
+				return err
+			}
+		case o.Cancelled:
+			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ? WHERE id = ?`,
+				backupTime(finished), o.Error, c.ID)
 			if err != nil {
 				return err
 			}
@@ -336,17 +345,104 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 	return out, nil
 }
 
-// CancelJob cancels a queued job; a running or finished one is left alone
-// and reported with false.
+// ErrorCancelled is the error of an attempt an operator stopped.
+const ErrorCancelled = "cancelled by an operator"
+
+// CancelJob cancels a job: a queued one at once; a running one is flagged,
+// and the engine running it (in whichever process) stops it within
+// seconds. It reports false for a job that already finished.
 func (s *Store) CancelJob(ctx context.Context, id int64) (bool, error) {
-	res, err := s.writer.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'queued'`,
-		backupTime(time.Now()), id)
+	var n int64
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?
+			WHERE id = ? AND state = 'queued'`, backupTime(time.Now()), ErrorCancelled, id)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 1 {
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'`, id)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
 	if err != nil {
 		return false, fmt.Errorf("cancel job %d: %w", id, err)
 	}
-	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// CancelRequested returns which of the given running jobs an operator
+// asked to stop.
+func (s *Store) CancelRequested(ctx context.Context, owner string) ([]int64, error) {
+	ids, err := queryAll(ctx, s.reader, func(r scanner) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT id FROM jobs WHERE state = 'running' AND owner = ? AND cancel_requested = 1`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("cancel requests: %w", err)
+	}
+	return ids, nil
+}
+
+// JobFilter narrows a job list; zero values do not filter.
+type JobFilter struct {
+	State    string // queued, running, succeeded, failed, cancelled; "active" = queued or running
+	DeviceID int64
+}
+
+// JobRow is a job with its device's name, for listing.
+type JobRow struct {
+	Job
+	DeviceName string
+}
+
+// ListJobs returns one page of jobs visible in scope, newest first, and
+// the total.
+func (s *Store) ListJobs(ctx context.Context, scope Scope, f JobFilter, limit, offset int) ([]JobRow, int, error) {
+	cond, args := scope.clause()
+	where := []string{cond}
+	switch f.State {
+	case "":
+	case "active":
+		where = append(where, `j.state IN ('queued', 'running')`)
+	default:
+		where = append(where, `j.state = ?`)
+		args = append(args, f.State)
+	}
+	if f.DeviceID != 0 {
+		where = append(where, `j.device_id = ?`)
+		args = append(args, f.DeviceID)
+	}
+	w := strings.Join(where, " AND ")
+	scan := func(r scanner) (JobRow, error) {
+		var row JobRow
+		var name string
+		j, err := scanJob(prefixScanner{r, &name})
+		row.Job, row.DeviceName = j, name
+		return row, err
+	}
+	cols := strings.ReplaceAll("j."+jobColumns, ", ", ", j.")
+	items, total, err := page(ctx, s.reader, scan,
+		`SELECT COUNT(*) FROM jobs j JOIN devices d ON d.id = j.device_id WHERE `+w,
+		`SELECT d.name, `+cols+` FROM jobs j JOIN devices d ON d.id = j.device_id WHERE `+w+` ORDER BY j.id DESC`,
+		limit, offset, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list jobs: %w", err)
+	}
+	return items, total, nil
+}
+
+// prefixScanner scans a leading column into first, then the rest.
+type prefixScanner struct {
+	r     scanner
+	first any
+}
+
+func (p prefixScanner) Scan(dest ...any) error { return p.r.Scan(append([]any{p.first}, dest...)...) }
 
 // JobCounts returns how many jobs are queued and running.
 func (s *Store) JobCounts(ctx context.Context) (queued, running int, err error) {

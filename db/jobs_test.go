@@ -266,3 +266,47 @@ func TestSettingsRoundTrip(t *testing.T) {
 		t.Fatalf("unset key: %v %v", ok, err)
 	}
 }
+
+func TestCancelAndListJobs(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	g := createGroup(t, s, "core", nil)
+	other := createGroup(t, s, "branch", nil)
+	d1 := insertDevice(t, s, "r1", &g.ID, nil, nil)
+	d2 := insertDevice(t, s, "r2", &other.ID, nil, nil)
+	d3 := insertDevice(t, s, "r3", &g.ID, nil, nil)
+	jobs := enqueueNow(t, s, db.TriggerManual, d1, d2, d3)
+	claims, _ := s.ClaimJobs(ctx, "w", 1, []int64{jobs[0]})
+
+	if ok, err := s.CancelJob(ctx, jobs[1]); !ok || err != nil {
+		t.Fatalf("cancel queued: %v %v", ok, err)
+	}
+	if ok, err := s.CancelJob(ctx, jobs[0]); !ok || err != nil {
+		t.Fatalf("cancel running: %v %v", ok, err)
+	}
+	if ids, _ := s.CancelRequested(ctx, "w"); len(ids) != 1 || ids[0] != jobs[0] {
+		t.Fatalf("cancel requests of w = %v, want [%d]", ids, jobs[0])
+	}
+	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: db.ErrorCancelled, Cancelled: true, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.CancelJob(ctx, jobs[0]); ok {
+		t.Fatal("cancelling a finished job reported success")
+	}
+
+	all, total, err := s.ListJobs(ctx, db.Scope{All: true}, db.JobFilter{}, 10, 0)
+	if err != nil || total != 3 || len(all) != 3 || all[0].ID != jobs[2] || all[2].DeviceName != "r1" {
+		t.Fatalf("ListJobs all = %+v total %d err %v", all, total, err)
+	}
+	if all[2].State != db.JobCancelled || all[1].State != db.JobCancelled || all[0].State != db.JobQueued {
+		t.Fatalf("states: %s %s %s", all[0].State, all[1].State, all[2].State)
+	}
+	active, total, _ := s.ListJobs(ctx, db.Scope{All: true}, db.JobFilter{State: "active"}, 10, 0)
+	if total != 1 || active[0].DeviceID != d3 {
+		t.Fatalf("active jobs = %+v", active)
+	}
+	scoped, total, _ := s.ListJobs(ctx, db.Scope{GroupIDs: []int64{other.ID}}, db.JobFilter{}, 10, 0)
+	if total != 1 || scoped[0].DeviceID != d2 {
+		t.Fatalf("jobs in scope of branch = %+v", scoped)
+	}
+}

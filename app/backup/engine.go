@@ -75,6 +75,54 @@ type Engine struct {
 	// finished, when set, hears of every job this engine finishes.
 	finishedMu sync.Mutex
 	finished   func(jobID int64)
+	// running maps the jobs in hand to what stops them early.
+	runningMu sync.Mutex
+	running   map[int64]context.CancelCauseFunc
+}
+
+// errCancelled is the cause of a job an operator stopped.
+var errCancelled = errors.New(db.ErrorCancelled)
+
+// Cancel stops a job: a queued one never runs; a running one (here or in
+// another process sharing the store) is cut off within seconds and
+// recorded as cancelled. It reports false for a job already finished.
+func (e *Engine) Cancel(ctx context.Context, jobID int64) (bool, error) {
+	ok, err := e.store.CancelJob(ctx, jobID)
+	if err != nil || !ok {
+		return ok, err
+	}
+	e.stopLocal(jobID)
+	return true, nil
+}
+
+func (e *Engine) stopLocal(jobID int64) {
+	e.runningMu.Lock()
+	stop := e.running[jobID]
+	e.runningMu.Unlock()
+	if stop != nil {
+		stop(errCancelled)
+	}
+}
+
+// watchCancels stops, every couple of seconds, the jobs in hand that an
+// operator cancelled from another process.
+func (e *Engine) watchCancels(ctx context.Context) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, err := e.store.CancelRequested(ctx, e.owner)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			e.stopLocal(id)
+		}
+	}
 }
 
 // New returns an engine; Run starts it.
@@ -88,6 +136,7 @@ func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, opts Options)
 		owner:   uuid.NewString(),
 		wake:    make(chan struct{}, 1),
 		collect: collect.Collect,
+		running: map[int64]context.CancelCauseFunc{},
 	}
 }
 
@@ -266,6 +315,9 @@ func (e *Engine) run(ctx context.Context, only []int64) error {
 	jobCtx, hardStop := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardStop()
 	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go e.watchCancels(watchCtx)
 	free := make(chan struct{}, e.opts.Workers)
 	for range e.opts.Workers {
 		free <- struct{}{}
@@ -341,7 +393,17 @@ func (e *Engine) run(ctx context.Context, only []int64) error {
 
 // work runs one attempt and records how it ended. Whatever the device
 // does, and even if our code panics on it, only this job fails.
-func (e *Engine) work(ctx context.Context, c db.Claim) {
+func (e *Engine) work(parent context.Context, c db.Claim) {
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	e.runningMu.Lock()
+	e.running[c.ID] = stop
+	e.runningMu.Unlock()
+	defer func() {
+		e.runningMu.Lock()
+		delete(e.running, c.ID)
+		e.runningMu.Unlock()
+	}()
 	var o db.Outcome
 	func() {
 		defer func() {
@@ -355,7 +417,9 @@ func (e *Engine) work(ctx context.Context, c db.Claim) {
 		}()
 		o = e.attempt(ctx, c)
 	}()
-	if ctx.Err() != nil && !o.Success {
+	if errors.Is(context.Cause(ctx), errCancelled) && !o.Success {
+		o = db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true}
+	} else if parent.Err() != nil && !o.Success {
 		// Shut down mid-backup: the shutdown marks it interrupted and
 		// queues it again.
 		return

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -538,4 +539,53 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// An operator cancels a running backup, from this process or from another
+// one sharing the store: the attempt stops and is recorded as cancelled.
+func TestEngineCancelRunningJob(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	long := collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: time.Minute, Job: time.Minute}
+	a := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 41, Failures: []devsim.Failure{devsim.FailHangMidOutput}})
+	b := e.sim("r2", "cisco_ios", "ssh", devsim.Options{Seed: 42, Failures: []devsim.Failure{devsim.FailHangMidOutput}})
+	eng := e.engine(backup.Options{Workers: 2, Timeouts: long})
+	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	jobs, err := eng.Enqueue(runCtx, []int64{a, b}, db.TriggerManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for (e.sims[a].Stats().ConfigShows == 0 || e.sims[b].Stats().ConfigShows == 0) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := eng.Cancel(ctx, jobs[0]); err != nil {
+			t.Error(err)
+		}
+		// Another process's view of the store.
+		other, err := db.Open(ctx, filepath.Dir(e.store.Path()))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer other.Close()
+		if _, err := other.CancelJob(ctx, jobs[1]); err != nil {
+			t.Error(err)
+		}
+	}()
+	got := map[int64]db.Job{}
+	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { got[j.ID] = j }); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range jobs {
+		j := got[id]
+		if j.State != db.JobCancelled || deref(j.Error) != db.ErrorCancelled {
+			t.Errorf("job %d: %s %q; want cancelled", id, j.State, deref(j.Error))
+		}
+		if b := e.backup(j); b.FinishedAt == nil || b.Success || deref(b.ErrorMessage) != db.ErrorCancelled {
+			t.Errorf("job %d record: %+v", id, b)
+		}
+	}
 }
