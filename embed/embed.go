@@ -1,5 +1,6 @@
 // Package embed carries every file the binary needs at run time: database
-// migrations, translations and the API documentation page.
+// migrations, translations, the API documentation page and the web
+// interface's templates and static files.
 package embed
 
 import "embed"
@@ -18,3 +19,10 @@ var I18n embed.FS
 //
 //go:embed docs/*
 var Docs embed.FS
+
+// UI holds the web interface: html/template files under ui/templates and
+// the CSS, JavaScript and images served under /static/ from ui/static. Its
+// message catalogs are i18n/ui.<lang>.json.
+//
+//go:embed ui/templates/*.html ui/static/*
+var UI embed.FS

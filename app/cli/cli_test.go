@@ -727,6 +727,51 @@ func TestUserPasswd(t *testing.T) {
 	mustFail(t, call{stdin: newPW + "\n"}, []string{`no user "nobody"`}, "user", "passwd", "--data", data, "nobody")
 }
 
+// An administrator's reset ends the user's web sessions and, with
+// --must-change, makes the user choose a new password at the next sign-in.
+func TestUserPasswdResetEndsWebSessions(t *testing.T) {
+	data := t.TempDir()
+	mustRun(t, call{stdin: "first-password-1\n"}, "user", "create", "--data", data, "bob", "--password-stdin")
+	withStore := func(fn func(s *db.Store, u db.User)) {
+		t.Helper()
+		s, err := db.Open(context.Background(), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		u, err := s.UserByName(context.Background(), "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(s, u)
+	}
+	withStore(func(s *db.Store, u db.User) {
+		if u.MustChangePassword {
+			t.Fatal("a password given on stdin must not need changing")
+		}
+		now := time.Now().UTC()
+		if err := s.CreateWebSession(context.Background(), db.WebSession{ID: "s1", UserID: u.ID, CSRFSecret: "x",
+			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	mustRun(t, call{stdin: "reset-password-2\n"}, "user", "passwd", "--data", data, "bob", "--must-change")
+	withStore(func(s *db.Store, u db.User) {
+		if !u.MustChangePassword {
+			t.Error("--must-change did not mark the password for change")
+		}
+		if _, err := s.WebSessionByID(context.Background(), "s1"); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("bob's web session survived the reset: %v", err)
+		}
+	})
+	mustRun(t, call{stdin: "own-password-3\n"}, "user", "passwd", "--data", data, "bob")
+	withStore(func(s *db.Store, u db.User) {
+		if u.MustChangePassword {
+			t.Error("passwd without --must-change left the change pending")
+		}
+	})
+}
+
 func TestEnvironmentSetsFlags(t *testing.T) {
 	// Without flag or variable, the data directory is ./data.
 	def := t.TempDir()

@@ -19,6 +19,7 @@ import (
 	"backupd/app/config"
 	"backupd/web"
 	"backupd/web/apiv1"
+	"backupd/web/ui"
 )
 
 func newServe(cfg *config.Config) *cobra.Command {
@@ -65,9 +66,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	}
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/docs", http.StatusFound)
-	})
+	ui.Mount(mux, ui.Deps{Store: store, Log: log.With("component", "ui"), Location: loc, Version: Version})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -30,8 +29,8 @@ func readPassword(r io.Reader) (string, error) {
 		return "", err
 	}
 	pw := strings.TrimRight(line, "\r\n")
-	if utf8.RuneCountInString(pw) < auth.MinPasswordLength {
-		return "", fmt.Errorf("the password must be at least %d characters", auth.MinPasswordLength)
+	if err := auth.CheckNewPassword(pw); err != nil {
+		return "", err
 	}
 	return pw, nil
 }
@@ -119,10 +118,13 @@ func newUserCreate(cfg *config.Config) *cobra.Command {
 }
 
 func newUserPasswd(cfg *config.Config) *cobra.Command {
-	return &cobra.Command{
+	var mustChange bool
+	cmd := &cobra.Command{
 		Use:   "passwd USERNAME",
 		Short: "Set a user's password, read from the first line of stdin",
-		Args:  cobra.ExactArgs(1),
+		Long: "Set a user's password, read from the first line of stdin. The user's web sessions end.\n" +
+			"With --must-change the user has to choose a new password at the next sign-in (for a reset).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pw, err := readPassword(cmd.InOrStdin())
 			if err != nil {
@@ -137,16 +139,28 @@ func newUserPasswd(cfg *config.Config) *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			if err := store.SetUserPassword(cmd.Context(), args[0], hash, false); errors.Is(err, db.ErrNotFound) {
+			u, err := store.UserByName(cmd.Context(), args[0])
+			if errors.Is(err, db.ErrNotFound) {
 				return fmt.Errorf("no user %q", args[0])
 			} else if err != nil {
 				return err
 			}
-			audit(cmd.Context(), store, cmd.ErrOrStderr(), "user.password", "user", args[0], nil)
+			// Whoever had the old password may have a browser signed in:
+			// the user's web sessions end with it.
+			if err := store.ResetPassword(cmd.Context(), u.ID, hash, mustChange, nil); err != nil {
+				return err
+			}
+			var details map[string]any
+			if mustChange {
+				details = map[string]any{"must_change_password": true}
+			}
+			audit(cmd.Context(), store, cmd.ErrOrStderr(), "user.password", "user", args[0], details)
 			fmt.Fprintf(cmd.ErrOrStderr(), "password of %q changed\n", args[0])
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&mustChange, "must-change", false, "the user must change the password at the next sign-in")
+	return cmd
 }
 
 func newUserList(cfg *config.Config) *cobra.Command {

@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"net/http"
+	"time"
+
+	"backupd/db"
+)
+
+// Dashboard bounds: the lists show the newest few, the chart a month.
+const (
+	dashboardListLimit = 10
+	chartDays          = 30
+)
+
+// dashboardPage is the data of dashboard.html. Everything in it is
+// limited to the user's device-group scope.
+type dashboardPage struct {
+	Counts db.DeviceCounts
+	// Failing are the newest failures; FailingMore how many more there are.
+	Failing     []db.FailingDevice
+	FailingMore int
+	// Changed are the newest changed configurations of the last 24 hours,
+	// ChangedTotal all of them.
+	Changed      []db.ChangedConfig
+	ChangedTotal int
+	ChangedMore  int
+	Chart        backupChart
+	GeneratedAt  time.Time
+}
+
+func (u *UI) dashboard(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	scope := sessionOf(r).Scope()
+	now := u.now()
+	var p dashboardPage
+	var err error
+	p.GeneratedAt = now
+	if p.Counts, err = u.deps.Store.DeviceCountsInScope(ctx, scope); err != nil {
+		return err
+	}
+	if p.Failing, err = u.deps.Store.FailingDevices(ctx, scope, dashboardListLimit); err != nil {
+		return err
+	}
+	p.FailingMore = max(p.Counts.Failing-len(p.Failing), 0)
+	if p.Changed, p.ChangedTotal, err = u.deps.Store.ChangedConfigsSince(ctx, scope, now.Add(-24*time.Hour), dashboardListLimit); err != nil {
+		return err
+	}
+	p.ChangedMore = max(p.ChangedTotal-len(p.Changed), 0)
+	days, err := u.deps.Store.DailyBackupOutcomes(ctx, scope, dayBounds(now, u.loc, chartDays))
+	if err != nil {
+		return err
+	}
+	p.Chart = newBackupChart(days, u.loc)
+	return u.render(w, r, http.StatusOK, "dashboard.html", keyTitleDash, p)
+}
+
+// dayBounds returns the local midnights that cut the last n days (today
+// included) in loc, n+1 of them, the last being tomorrow's. Days around a
+// daylight-saving change are 23 or 25 hours long, as they were.
+func dayBounds(now time.Time, loc *time.Location, n int) []time.Time {
+	t := now.In(loc)
+	y, m, d := t.Date()
+	out := make([]time.Time, n+1)
+	for i := range out {
+		out[i] = time.Date(y, m, d-(n-1)+i, 0, 0, 0, 0, loc)
+	}
+	return out
+}

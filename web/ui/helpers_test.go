@@ -1,0 +1,271 @@
+package ui_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"backupd/app/auth"
+	"backupd/app/secret"
+	"backupd/db"
+	"backupd/web"
+	"backupd/web/apiv1"
+	"backupd/web/ui"
+)
+
+// lockedBuffer collects the server's log lines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// clock is a settable time source for sessions and sign-in locks.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is the real server — public API, docs and web interface behind the
+// shared middleware, as serve mounts them — over a real SQLite file.
+type env struct {
+	t             *testing.T
+	srv           *httptest.Server
+	store         *db.Store
+	clock         *clock
+	logs          *lockedBuffer
+	adminPassword string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := db.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	sealer, err := secret.LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := auth.Bootstrap(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	clk := &clock{t: time.Now()}
+	mux := http.NewServeMux()
+	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: auth.NewKeyAuthenticator(store, log), Log: log, Location: time.UTC})
+	api.MountDocs(mux)
+	ui.Mount(mux, ui.Deps{Store: store, Log: log, Location: time.UTC, Version: "test", Now: clk.Now})
+	srv := httptest.NewServer(web.Wrap(mux, log))
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv, store: store, clock: clk, logs: logs, adminPassword: pw}
+}
+
+// createUser adds a user with a password it need not change, one role and
+// a scope.
+func (e *env) createUser(username, password, role string, all bool, groups ...int64) int64 {
+	e.t.Helper()
+	ctx := context.Background()
+	r, err := e.store.RoleByName(ctx, role)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	id, err := e.store.CreateUser(ctx, db.NewUser{Username: username, PasswordHash: hash, RoleIDs: []int64{r.ID}, AllGroups: all, GroupIDs: groups})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// sessionCount is how many sessions the server holds.
+func (e *env) sessionCount() int {
+	e.t.Helper()
+	var n int
+	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM web_sessions`).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// browser is one cookie jar talking to the server like a browser does:
+// Origin on every POST, redirects not followed (tests look at them).
+type browser struct {
+	e      *env
+	jar    *cookiejar.Jar
+	client *http.Client
+	// csrf is the token of the last page that showed one.
+	csrf string
+	// header is added to every request.
+	header http.Header
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, jar: jar, header: http.Header{}, client: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// page is one response.
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func (b *browser) do(req *http.Request) page {
+	b.e.t.Helper()
+	for k, v := range b.header {
+		req.Header[k] = v
+	}
+	res, err := b.client.Do(req)
+	if err != nil {
+		b.e.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	p := page{status: res.StatusCode, header: res.Header, body: string(body)}
+	if m := csrfInput.FindStringSubmatch(p.body); m != nil {
+		b.csrf = m[1]
+	}
+	return p
+}
+
+func (b *browser) get(path string) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, b.e.srv.URL+path, nil)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	return b.do(req)
+}
+
+// post sends a form from this site, with the last page's CSRF token
+// unless form sets "csrf" itself.
+func (b *browser) post(path string, form url.Values) page {
+	b.e.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if _, set := form["csrf"]; !set {
+		form.Set("csrf", b.csrf)
+	}
+	req, err := http.NewRequest(http.MethodPost, b.e.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.e.srv.URL)
+	return b.do(req)
+}
+
+// login signs in through the form and returns the answer to the POST.
+func (b *browser) login(username, password string) page {
+	b.e.t.Helper()
+	b.get("/login")
+	return b.post("/login", url.Values{"username": {username}, "password": {password}})
+}
+
+// mustLogin signs in a user that need not change its password.
+func (b *browser) mustLogin(username, password string) {
+	b.e.t.Helper()
+	p := b.login(username, password)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/" {
+		b.e.t.Fatalf("sign-in of %s: %d Location %q, want 303 to /:\n%s", username, p.status, p.header.Get("Location"), p.body)
+	}
+}
+
+func (b *browser) cookie(name string) *http.Cookie {
+	u, _ := url.Parse(b.e.srv.URL)
+	for _, c := range b.jar.Cookies(u) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// expect fails unless p has status and, when loc is set, redirects there.
+func expect(t *testing.T, what string, p page, status int, loc string) {
+	t.Helper()
+	if p.status != status {
+		t.Fatalf("%s: status %d, want %d\n%s", what, p.status, status, p.body)
+	}
+	if loc != "" && p.header.Get("Location") != loc {
+		t.Fatalf("%s: Location %q, want %q", what, p.header.Get("Location"), loc)
+	}
+}
+
+func expectBody(t *testing.T, what string, p page, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("%s: page lacks %q:\n%s", what, w, p.body)
+		}
+	}
+}
+
+// auditActions lists the web interface's audit entries, oldest first.
+func (e *env) auditEntries() []db.AuditEntry {
+	e.t.Helper()
+	entries, _, err := e.store.ListAudit(context.Background(), 1000, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []db.AuditEntry
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Interface == "web" {
+			out = append(out, entries[i])
+		}
+	}
+	return out
+}
+
+func dbKey(userID int64, prefix string, hash []byte) db.APIKey {
+	return db.APIKey{UserID: userID, Name: "test", Prefix: prefix, Hash: hash}
+}

@@ -1,0 +1,137 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"golang.org/x/text/language"
+
+	"backupd/embed"
+)
+
+// Languages of the interface; the first is the default. Each has a
+// catalog embed/i18n/ui.<lang>.json holding every key.
+var Languages = []string{"en", "zh"}
+
+const defaultLang = "en"
+
+// htmlLang is the <html lang> of each language: Simplified Chinese, so
+// that browsers pick its glyphs.
+var htmlLang = map[string]string{"en": "en", "zh": "zh-CN"}
+
+// catalog maps language → key → text. Texts with arguments use fmt verbs
+// (%d, %s; %[2]s to reorder).
+type catalog map[string]map[string]string
+
+// loadCatalog reads every language's catalog and checks that they hold
+// the same keys.
+func loadCatalog() (catalog, error) {
+	c := catalog{}
+	for _, lang := range Languages {
+		raw, err := embed.I18n.ReadFile("i18n/ui." + lang + ".json")
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("ui.%s.json: %w", lang, err)
+		}
+		c[lang] = m
+	}
+	for _, lang := range Languages[1:] {
+		if missing := missingKeys(c[defaultLang], c[lang]); len(missing) > 0 {
+			return nil, fmt.Errorf("ui.%s.json lacks %d keys of ui.%s.json: %v", lang, len(missing), defaultLang, missing)
+		}
+		if extra := missingKeys(c[lang], c[defaultLang]); len(extra) > 0 {
+			return nil, fmt.Errorf("ui.%s.json has %d keys ui.%s.json lacks: %v", lang, len(extra), defaultLang, extra)
+		}
+	}
+	return c, nil
+}
+
+// missingKeys lists the keys of want that have no text in have.
+func missingKeys(want, have map[string]string) []string {
+	var out []string
+	for k := range want {
+		if have[k] == "" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func mustLoadCatalog() catalog {
+	c, err := loadCatalog()
+	if err != nil {
+		panic("web/ui: " + err.Error())
+	}
+	return c
+}
+
+// text returns key's text in lang, formatted with args. A key no catalog
+// knows shows as itself, which the translation test catches.
+func (c catalog) text(lang, key string, args ...any) string {
+	s, ok := c[lang][key]
+	if !ok {
+		if s, ok = c[defaultLang][key]; !ok {
+			s = key
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+var langMatcher = language.NewMatcher([]language.Tag{language.English, language.Chinese})
+
+// negotiateLang picks the language of a request: the lang cookie the
+// switcher sets, else the best of Accept-Language, else English.
+func (u *UI) negotiateLang(r *http.Request) string {
+	if c, err := r.Cookie(langCookie); err == nil && supportedLang(c.Value) {
+		return c.Value
+	}
+	return langFromAccept(r.Header.Get("Accept-Language"))
+}
+
+func langFromAccept(header string) string {
+	if header == "" {
+		return defaultLang
+	}
+	tags, _, err := language.ParseAcceptLanguage(header)
+	if err != nil || len(tags) == 0 {
+		return defaultLang
+	}
+	_, i, conf := langMatcher.Match(tags...)
+	if conf == language.No {
+		return defaultLang
+	}
+	return Languages[i]
+}
+
+func supportedLang(l string) bool {
+	for _, s := range Languages {
+		if s == l {
+			return true
+		}
+	}
+	return false
+}
+
+// setLanguage is the switcher: it remembers the choice in the lang cookie
+// for a year and goes back to the page it was on.
+func (u *UI) setLanguage(w http.ResponseWriter, r *http.Request) error {
+	lang := r.PostFormValue("lang")
+	if !supportedLang(lang) {
+		return &pageError{status: http.StatusBadRequest, message: keyErrBadLanguage}
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
+	})
+	http.Redirect(w, r, localPath(r.PostFormValue("next"), "/"), http.StatusSeeOther)
+	return nil
+}

@@ -1,0 +1,224 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"backupd/app/auth"
+	"backupd/db"
+	"backupd/web"
+)
+
+// Input bounds of the sign-in and password forms.
+const (
+	maxUsernameBytes = 128
+	maxPasswordBytes = 4096
+)
+
+// loginPage is the data of login.html.
+type loginPage struct {
+	Username string
+	Next     string
+	// Error and Notice are message keys (with Args for Error).
+	Error  string
+	Args   []any
+	Notice string
+}
+
+func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
+	next := localPath(r.URL.Query().Get("next"), "")
+	if sessionOf(r) != nil {
+		http.Redirect(w, r, localPath(next, "/"), http.StatusSeeOther)
+		return nil
+	}
+	p := loginPage{Next: next}
+	switch {
+	case r.URL.Query().Get("ended") != "":
+		p.Notice = keyLoginEnded
+	case r.URL.Query().Get("out") != "":
+		p.Notice = keyLoginOut
+	}
+	return u.render(w, r, http.StatusOK, "login.html", keyTitleLogin, p)
+}
+
+// login checks a username and password. Wrong ones count against both the
+// username and the client address (see throttle); a locked username or
+// address is refused before any password is checked. Every outcome but a
+// lock goes to the audit log, never with the password.
+func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
+	username := strings.TrimSpace(r.PostFormValue("username"))
+	password := r.PostFormValue("password")
+	p := loginPage{Username: username, Next: localPath(r.PostFormValue("next"), "")}
+	if len(username) > maxUsernameBytes {
+		p.Username = truncate(username, maxUsernameBytes)
+	}
+	if username == "" || password == "" {
+		p.Error = keyLoginMissing
+		return u.render(w, r, http.StatusUnprocessableEntity, "login.html", keyTitleLogin, p)
+	}
+
+	now := u.now()
+	ip := clientIP(r)
+	// The throttle's keys stay short whatever was typed.
+	uk, ak := userKey(truncate(username, maxUsernameBytes)), addrKey(ip)
+	if until := u.throttle.lockedUntil(now, uk, ak); !until.IsZero() {
+		return u.renderLocked(w, r, p, now, until)
+	}
+
+	user, ok, reason, err := u.checkPassword(r.Context(), username, password)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		until := u.throttle.fail(now, uk, freeUserFailures)
+		if t := u.throttle.fail(now, ak, freeAddrFailures); t.After(until) {
+			until = t
+		}
+		var uid *int64
+		name := ""
+		if user.ID != 0 {
+			uid, name = &user.ID, user.Username
+		}
+		u.auditEntry(r, db.AuditEntry{
+			UserID: uid, Username: name, Action: "session.login_failed", TargetType: "user",
+			TargetID: idString(user.ID), Details: map[string]any{"reason": reason},
+		})
+		if !until.IsZero() {
+			u.log.Warn("sign-in locked after failures", "request_id", web.RequestID(r.Context()),
+				"remote", ip, "until", until.UTC().Format(time.RFC3339))
+			return u.renderLocked(w, r, p, now, until)
+		}
+		p.Error = keyLoginFailed
+		return u.render(w, r, http.StatusUnauthorized, "login.html", keyTitleLogin, p)
+	}
+
+	u.throttle.succeed(uk)
+	ws, err := u.startSession(r.Context(), w, r, user)
+	if err != nil {
+		return err
+	}
+	if _, err := u.deps.Store.PruneWebSessions(r.Context(), now, now.Add(-IdleTimeout)); err != nil {
+		u.log.Warn("pruning ended sessions failed", "err", err)
+	}
+	ref := ws.ID[:16]
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &user.ID, Username: user.Username, SessionID: &ref, Action: "session.login",
+		TargetType: "user", TargetID: idString(user.ID),
+	})
+	target := localPath(p.Next, "/")
+	if user.MustChangePassword {
+		target = pathPassword
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+	return nil
+}
+
+// checkPassword verifies a sign-in. user is filled whenever the username
+// exists; reason says why a refused one was refused (for the audit log).
+// An unknown username costs the same time as a wrong password.
+func (u *UI) checkPassword(ctx context.Context, username, password string) (user db.User, ok bool, reason string, err error) {
+	if len(username) > maxUsernameBytes || len(password) > maxPasswordBytes {
+		return user, false, "too_long", nil
+	}
+	user, err = u.deps.Store.UserByName(ctx, username)
+	known := err == nil
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return user, false, "", err
+	}
+	hash := u.dummyHash()
+	if known {
+		hash = user.PasswordHash
+	}
+	match, err := u.verify(ctx, hash, password)
+	if errors.Is(err, auth.ErrBadHash) && known {
+		// A hash this release cannot read: nobody can sign in as this
+		// user until an administrator sets a password, and the answer
+		// must not differ from a wrong password's.
+		u.log.Warn("stored password hash is unreadable", "user", user.Username)
+		return user, false, "unreadable_hash", nil
+	}
+	if err != nil {
+		return user, false, "", err
+	}
+	switch {
+	case !known:
+		return db.User{}, false, "unknown_user", nil
+	case !match:
+		return user, false, "wrong_password", nil
+	case !user.Active:
+		return user, false, "inactive", nil
+	}
+	return user, true, "", nil
+}
+
+// verify checks a password against a hash, a few at a time.
+func (u *UI) verify(ctx context.Context, hash, password string) (bool, error) {
+	select {
+	case u.verifySlots <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-u.verifySlots }()
+	ok, err := auth.VerifyPassword(hash, password)
+	if err != nil {
+		return false, fmt.Errorf("verify password: %w", err)
+	}
+	return ok, nil
+}
+
+// renderLocked answers a sign-in refused by the throttle: 429 and when to
+// try again; nothing was checked.
+func (u *UI) renderLocked(w http.ResponseWriter, r *http.Request, p loginPage, now, until time.Time) error {
+	p.Error, p.Args = u.lockMessage(w, now, until)
+	return u.render(w, r, http.StatusTooManyRequests, "login.html", keyTitleLogin, p)
+}
+
+// lockMessage says when a locked sign-in may be tried again, in the
+// Retry-After header and as a message key with its arguments.
+func (u *UI) lockMessage(w http.ResponseWriter, now, until time.Time) (string, []any) {
+	secs := int((until.Sub(now) + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if secs < 120 {
+		return keyLoginLockedSec, []any{secs}
+	}
+	return keyLoginLockedMin, []any{(secs + 59) / 60, until.In(u.loc).Format("15:04")}
+}
+
+func (u *UI) logout(w http.ResponseWriter, r *http.Request) error {
+	if err := u.endSession(w, r); err != nil {
+		return err
+	}
+	http.Redirect(w, r, pathLogin+"?out=1", http.StatusSeeOther)
+	return nil
+}
+
+// audit records what a signed-in user did through the web interface.
+func (u *UI) audit(r *http.Request, action string, userID int64, username string, sessionRef *string, details map[string]any) {
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &userID, Username: username, SessionID: sessionRef, Action: action,
+		TargetType: "user", TargetID: idString(userID), Details: details,
+	})
+}
+
+// auditEntry completes e with the interface, request id and address, and
+// records it. A failure is logged: what happened has happened.
+func (u *UI) auditEntry(r *http.Request, e db.AuditEntry) {
+	e.Interface = "web"
+	e.RequestID = web.RequestID(r.Context())
+	e.RemoteAddr = clientIP(r)
+	if err := u.deps.Store.RecordAudit(r.Context(), e); err != nil {
+		u.log.Error("audit record failed", "request_id", e.RequestID, "action", e.Action, "err", err)
+	}
+}
+
+func idString(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
+}
