@@ -1,6 +1,7 @@
 package backup_test
 
 import (
+	"backupd/internal/testkit"
 	"bytes"
 	"context"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +28,7 @@ type engEnv struct {
 	store  *db.Store
 	sealer *secret.Sealer
 	credID int64
-	log    *syncBuffer
+	log    *testkit.LockedBuffer
 	sims   map[int64]*devsim.Device
 }
 
@@ -37,23 +37,6 @@ const (
 	engPassword = "Pa55-word-not-in-logs"
 	engEnable   = "En4ble-not-in-logs"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func newEngEnv(t *testing.T) *engEnv {
 	t.Helper()
@@ -73,7 +56,7 @@ func newEngEnv(t *testing.T) *engEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &engEnv{t: t, store: store, sealer: sealer, credID: cred.ID, log: &syncBuffer{}, sims: map[int64]*devsim.Device{}}
+	return &engEnv{t: t, store: store, sealer: sealer, credID: cred.ID, log: &testkit.LockedBuffer{}, sims: map[int64]*devsim.Device{}}
 }
 
 func (e *engEnv) engine(opts backup.Options) *backup.Engine {

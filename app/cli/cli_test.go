@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"backupd/internal/testkit"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,7 +16,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -158,28 +158,10 @@ func createKey(t *testing.T, dataDir string, args ...string) (string, int64) {
 	return strings.TrimSuffix(r.stdout, "\n"), id
 }
 
-// lockedBuffer collects a child's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // server is a running `backupd serve`.
 type server struct {
 	cmd     *exec.Cmd
-	stderr  *lockedBuffer
+	stderr  *testkit.LockedBuffer
 	url     string
 	done    chan struct{}
 	waitErr error
@@ -191,7 +173,7 @@ var listening = regexp.MustCompile(`msg="backupd listening" url=(http://127\.0\.
 // it answers HTTP.
 func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
-	s := &server{stderr: &lockedBuffer{}, done: make(chan struct{})}
+	s := &server{stderr: &testkit.LockedBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(binPath, append([]string{"serve", "--data", dataDir, "--listen", "127.0.0.1:0"}, extra...)...)
 	s.cmd.Env = cleanEnv()
 	s.cmd.Dir = t.TempDir()

@@ -17,11 +17,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"backupd/internal/testkit"
 	"backupd/web/apiv1"
 )
-
-// browserChromiumPath is Debian's Chromium (package chromium); .ci/run installs it.
-const browserChromiumPath = "/usr/bin/chromium"
 
 // browserSummarySelector matches the summary Swagger UI shows on each operation.
 const browserSummarySelector = "#swagger-ui .opblock-summary-description"
@@ -32,12 +30,11 @@ const browserSummarySelector = "#swagger-ui .opblock-summary-description"
 // It skips when Chromium is missing, except under CI=true, where it fails.
 // Set DOCS_SCREENSHOT_DIR to keep the screenshots (default: t.TempDir()).
 func TestDocsRenderInChromium(t *testing.T) {
-	if _, err := os.Stat(browserChromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but %s is missing (%v): .ci/run must install Debian's chromium package", browserChromiumPath, err)
-		}
-		t.Skipf("skipping: %s not found (%v); install it with `apt-get install chromium fonts-noto-cjk` to run this test", browserChromiumPath, err)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	allocCtx, cancelAlloc := testkit.Chromium(t, ctx, 1280, 1024,
+		chromedp.Flag("disable-quic", true))
+	defer cancelAlloc()
 
 	mux := http.NewServeMux()
 	api := apiv1.Mount(mux, apiv1.Deps{})
@@ -65,24 +62,6 @@ func TestDocsRenderInChromium(t *testing.T) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browserChromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1024),
-	)
-	defer cancelAlloc()
 
 	// The browser's and the page's messages are kept, and shown only when
 	// the test fails: nothing may call t.Log once the test has returned.

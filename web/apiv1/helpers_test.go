@@ -1,6 +1,7 @@
 package apiv1_test
 
 import (
+	"backupd/internal/testkit"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +24,6 @@ import (
 	"backupd/web/apiv1"
 )
 
-// lockedBuffer collects the server's log lines so tests can look for
-// leaked secrets.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is a real server over a real SQLite file, with the served OpenAPI
 // document loaded to check every exchange against.
 type env struct {
@@ -50,12 +31,12 @@ type env struct {
 	srv      *httptest.Server
 	store    *db.Store
 	sealer   *secret.Sealer
-	logs     *lockedBuffer
+	logs     *testkit.LockedBuffer
 	adminKey string
 	doc      *openapi3.T
 	router   routers.Router
 	// bodies holds every response body seen, to search for leaks.
-	bodies *lockedBuffer
+	bodies *testkit.LockedBuffer
 }
 
 func newEnv(t *testing.T) *env {
@@ -74,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	if _, err := auth.Bootstrap(ctx, store); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	keys := auth.NewKeyAuthenticator(store, log)
 	mux := http.NewServeMux()
@@ -83,7 +64,7 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(web.Wrap(mux, log))
 	t.Cleanup(srv.Close)
 
-	e := &env{t: t, srv: srv, store: store, sealer: sealer, logs: logs, bodies: &lockedBuffer{}}
+	e := &env{t: t, srv: srv, store: store, sealer: sealer, logs: logs, bodies: &testkit.LockedBuffer{}}
 	e.adminKey = e.keyFor("admin")
 
 	res, err := http.Get(srv.URL + "/openapi.json")

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"backupd/internal/testkit"
 	"context"
 	"fmt"
 	"os"
@@ -14,9 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromiumPath is Debian's Chromium (package chromium); .ci/run installs it.
-const chromiumPath = "/usr/bin/chromium"
-
 // TestWebUIInChromium walks the first-run path in a real browser against
 // the real server on 127.0.0.1: sign in as admin with the initial password,
 // get sent to change it, land on the dashboard with its counts and chart,
@@ -27,12 +25,13 @@ const chromiumPath = "/usr/bin/chromium"
 // It skips when Chromium is missing, except under CI=true, where it fails.
 // Set UI_SCREENSHOT_DIR to keep the screenshots (default: t.TempDir()).
 func TestWebUIInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but %s is missing (%v): .ci/run must install Debian's chromium package", chromiumPath, err)
-		}
-		t.Skipf("skipping: %s not found (%v); install it with `apt-get install chromium fonts-noto-cjk` to run this test", chromiumPath, err)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	allocCtx, cancelAlloc := testkit.Chromium(t, ctx, 1280, 900,
+		// The browser offers to save passwords; nothing else may pop up.
+		chromedp.Flag("password-store", "basic"))
+	defer cancelAlloc()
+
 	e := newEnv(t)
 	seedFleet(t, e)
 
@@ -42,25 +41,6 @@ func TestWebUIInChromium(t *testing.T) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		// The browser offers to save passwords; nothing else may pop up.
-		chromedp.Flag("password-store", "basic"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer cancelAlloc()
 
 	var (
 		logMu    sync.Mutex

@@ -1,7 +1,7 @@
 package ui_test
 
 import (
-	"bytes"
+	"backupd/internal/testkit"
 	"context"
 	"io"
 	"log/slog"
@@ -22,24 +22,6 @@ import (
 	"backupd/web/apiv1"
 	"backupd/web/ui"
 )
-
-// lockedBuffer collects the server's log lines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // clock is a settable time source for sessions and sign-in locks.
 type clock struct {
@@ -66,7 +48,7 @@ type env struct {
 	srv           *httptest.Server
 	store         *db.Store
 	clock         *clock
-	logs          *lockedBuffer
+	logs          *testkit.LockedBuffer
 	adminPassword string
 }
 
@@ -87,7 +69,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: time.Now()}
 	mux := http.NewServeMux()

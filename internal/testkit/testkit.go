@@ -1,0 +1,63 @@
+// Package testkit holds what several packages' tests share: a log buffer
+// safe for concurrent writers and the headless Chromium the browser tests
+// drive. Only tests import it.
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// LockedBuffer collects log lines written from many goroutines, so a test
+// can look through them (for leaked secrets, for instance).
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// ChromiumPath is Debian's Chromium (package chromium); .ci/run installs it.
+const ChromiumPath = "/usr/bin/chromium"
+
+// Chromium returns an allocator context for a headless Chromium with a
+// fresh profile, sized width×height, under ctx. Without Chromium the test
+// is skipped, except under CI=true, where it fails.
+func Chromium(t *testing.T, ctx context.Context, width, height int, extra ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
+	t.Helper()
+	if _, err := os.Stat(ChromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %s is missing (%v): .ci/run must install Debian's chromium package", ChromiumPath, err)
+		}
+		t.Skipf("skipping: %s not found (%v); install it with `apt-get install chromium fonts-noto-cjk` to run this test", ChromiumPath, err)
+	}
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}, extra...)
+	return chromedp.NewExecAllocator(ctx, opts...)
+}
