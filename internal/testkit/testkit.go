@@ -4,6 +4,9 @@
 package testkit
 
 import (
+	"backupd/app/auth"
+	"backupd/app/secret"
+	"backupd/db"
 	"bytes"
 	"context"
 	"os"
@@ -60,4 +63,27 @@ func Chromium(t *testing.T, ctx context.Context, width, height int, extra ...chr
 		chromedp.WindowSize(width, height),
 	}, extra...)
 	return chromedp.NewExecAllocator(ctx, opts...)
+}
+
+// OpenData opens a fresh data directory the way `serve` does: a migrated
+// store, the secret key, the built-in roles and the admin user, whose
+// initial password it returns.
+func OpenData(t *testing.T) (*db.Store, *secret.Sealer, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := db.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	sealer, err := secret.LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := auth.Bootstrap(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, sealer, pw
 }

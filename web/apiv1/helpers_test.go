@@ -41,20 +41,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := db.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	sealer, err := secret.LoadOrCreate(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := auth.Bootstrap(ctx, store); err != nil {
-		t.Fatal(err)
-	}
+	store, sealer, _ := testkit.OpenData(t)
 	logs := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	keys := auth.NewKeyAuthenticator(store, log)
@@ -78,7 +65,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("served /openapi.json does not load: %v", err)
 	}
-	if err := doc.Validate(ctx); err != nil {
+	if err := doc.Validate(context.Background()); err != nil {
 		t.Fatalf("served /openapi.json is not a valid OpenAPI document: %v", err)
 	}
 	// Route by path only: the document names no servers.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"backupd/app/auth"
-	"backupd/app/secret"
 	"backupd/db"
 	"backupd/web"
 	"backupd/web/apiv1"
@@ -54,21 +53,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := db.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	sealer, err := secret.LoadOrCreate(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, err := auth.Bootstrap(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sealer, pw := testkit.OpenData(t)
 	logs := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: time.Now()}

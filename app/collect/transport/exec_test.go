@@ -21,41 +21,21 @@ import (
 func startExecServer(t *testing.T, cfg *ssh.ServerConfig, run func(s *tcpServer, sc *ssh.ServerConn, cmd string, ch ssh.Channel) (status uint32, send bool)) *tcpServer {
 	t.Helper()
 	return startTCPServer(t, func(s *tcpServer, c net.Conn) {
-		_ = c.SetDeadline(time.Now().Add(hangGuard))
-		sc, chans, reqs, err := ssh.NewServerConn(c, cfg)
-		if err != nil {
-			return
-		}
-		_ = c.SetDeadline(time.Time{})
-		defer sc.Close()
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		wg.Add(1)
-		go func() { defer wg.Done(); ssh.DiscardRequests(reqs) }()
-		for nch := range chans {
-			ch, chReqs, err := nch.Accept()
-			if err != nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer ch.Close()
-				for req := range chReqs {
-					var p struct{ Command string }
-					if req.Type != "exec" || ssh.Unmarshal(req.Payload, &p) != nil {
-						req.Reply(false, nil)
-						continue
-					}
-					req.Reply(true, nil)
-					status, send := run(s, sc, p.Command, ch)
-					if send {
-						ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
-					}
-					ch.Close()
+		serveSSH(c, cfg, func(sc *ssh.ServerConn, ch ssh.Channel, chReqs <-chan *ssh.Request, _ *sync.WaitGroup) {
+			for req := range chReqs {
+				var p struct{ Command string }
+				if req.Type != "exec" || ssh.Unmarshal(req.Payload, &p) != nil {
+					req.Reply(false, nil)
+					continue
 				}
-			}()
-		}
+				req.Reply(true, nil)
+				status, send := run(s, sc, p.Command, ch)
+				if send {
+					ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
+				}
+				ch.Close()
+			}
+		})
 	})
 }
 

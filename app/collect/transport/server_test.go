@@ -103,57 +103,67 @@ type sshServer struct {
 	ptys chan ptyRequest
 }
 
+// serveSSH runs the server side of one SSH connection: the handshake
+// (bounded by hangGuard), then session(...) on its own goroutine for every
+// session channel, until the client leaves. Goroutines session starts go
+// on wg, which serveSSH waits for.
+func serveSSH(c net.Conn, cfg *ssh.ServerConfig, session func(sc *ssh.ServerConn, ch ssh.Channel, reqs <-chan *ssh.Request, wg *sync.WaitGroup)) {
+	_ = c.SetDeadline(time.Now().Add(hangGuard))
+	sc, chans, reqs, err := ssh.NewServerConn(c, cfg)
+	if err != nil {
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	defer sc.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() { defer wg.Done(); ssh.DiscardRequests(reqs) }()
+	for nch := range chans {
+		if nch.ChannelType() != "session" {
+			nch.Reject(ssh.UnknownChannelType, "only sessions")
+			continue
+		}
+		ch, chReqs, err := nch.Accept()
+		if err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer ch.Close()
+			session(sc, ch, chReqs, &wg)
+		}()
+	}
+}
+
 func startSSHServer(t *testing.T, cfg *ssh.ServerConfig, shell func(s *tcpServer, ch ssh.Channel)) *sshServer {
 	t.Helper()
 	ss := &sshServer{ptys: make(chan ptyRequest, 64)}
 	ss.tcpServer = startTCPServer(t, func(s *tcpServer, c net.Conn) {
-		_ = c.SetDeadline(time.Now().Add(hangGuard))
-		sc, chans, reqs, err := ssh.NewServerConn(c, cfg)
-		if err != nil {
-			return
-		}
-		_ = c.SetDeadline(time.Time{})
-		defer sc.Close()
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		wg.Add(1)
-		go func() { defer wg.Done(); ssh.DiscardRequests(reqs) }()
-		for nch := range chans {
-			if nch.ChannelType() != "session" {
-				nch.Reject(ssh.UnknownChannelType, "only sessions")
-				continue
-			}
-			ch, chReqs, err := nch.Accept()
-			if err != nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer ch.Close()
-				for req := range chReqs {
-					switch req.Type {
-					case "pty-req":
-						var p ptyRequest
-						ok := ssh.Unmarshal(req.Payload, &p) == nil
-						if ok {
-							ss.ptys <- p
-						}
-						req.Reply(ok, nil)
-					case "shell":
-						req.Reply(true, nil)
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							defer ch.Close()
-							shell(s, ch)
-						}()
-					default:
-						req.Reply(false, nil)
+		serveSSH(c, cfg, func(_ *ssh.ServerConn, ch ssh.Channel, chReqs <-chan *ssh.Request, wg *sync.WaitGroup) {
+			for req := range chReqs {
+				switch req.Type {
+				case "pty-req":
+					var p ptyRequest
+					ok := ssh.Unmarshal(req.Payload, &p) == nil
+					if ok {
+						ss.ptys <- p
 					}
+					req.Reply(ok, nil)
+				case "shell":
+					req.Reply(true, nil)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer ch.Close()
+						shell(s, ch)
+					}()
+				default:
+					req.Reply(false, nil)
 				}
-			}()
-		}
+			}
+		})
 	})
 	return ss
 }
