@@ -87,3 +87,18 @@ func OpenData(t *testing.T) (*db.Store, *secret.Sealer, string) {
 	}
 	return store, sealer, pw
 }
+
+// ScreenshotDir is where a browser test saves its screenshots: the
+// directory named by the environment variable env (created when missing)
+// to keep them, otherwise a temporary one.
+func ScreenshotDir(t *testing.T, env string) string {
+	t.Helper()
+	dir := os.Getenv(env)
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

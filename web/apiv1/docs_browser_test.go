@@ -56,12 +56,7 @@ func TestDocsRenderInChromium(t *testing.T) {
 		}
 	}
 
-	shots := os.Getenv("DOCS_SCREENSHOT_DIR")
-	if shots == "" {
-		shots = t.TempDir()
-	} else if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := testkit.ScreenshotDir(t, "DOCS_SCREENSHOT_DIR")
 
 	// The browser's and the page's messages are kept, and shown only when
 	// the test fails: nothing may call t.Log once the test has returned.

@@ -35,12 +35,7 @@ func TestWebUIInChromium(t *testing.T) {
 	e := newEnv(t)
 	seedFleet(t, e)
 
-	shots := os.Getenv("UI_SCREENSHOT_DIR")
-	if shots == "" {
-		shots = t.TempDir()
-	} else if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := testkit.ScreenshotDir(t, "UI_SCREENSHOT_DIR")
 
 	var (
 		logMu    sync.Mutex
