@@ -10,9 +10,11 @@ import "embed"
 //go:embed migrations/*.sql
 var Migrations embed.FS
 
-// I18n holds translation tables, one JSON object per language.
+// I18n holds translation tables, one JSON object per language: the API
+// description's in i18n/openapi.<lang>.json, the web interface's split by
+// area in i18n/ui/<area>.<lang>.json.
 //
-//go:embed i18n/*.json
+//go:embed i18n/*.json i18n/ui/*.json
 var I18n embed.FS
 
 // Docs holds the Swagger UI host page served at /docs.
@@ -21,8 +23,9 @@ var I18n embed.FS
 var Docs embed.FS
 
 // UI holds the web interface: html/template files under ui/templates and
-// the CSS, JavaScript and images served under /static/ from ui/static. Its
-// message catalogs are i18n/ui.<lang>.json.
+// the images served under /static/ from ui/static, and the style sheets
+// (ui/static/css/*.css) and scripts (ui/static/js/*.js) served as one
+// app.css and one app.js.
 //
 //go:embed ui/templates/*.html ui/static/*
 var UI embed.FS

@@ -15,14 +15,15 @@ import (
 // startCollection starts everything of `serve` that backs devices up: the
 // job engine, schedules, reachability checks, daily retention and, with
 // --demo, the simulated fleet. Each runs on goBG until bg ends; stop,
-// called once they all returned, stops the fleet.
+// called once they all returned, stops the fleet. The engine is what the
+// web interface enqueues and cancels jobs with.
 func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
-	log *slog.Logger, goBG func(func())) (stop func(), err error) {
+	log *slog.Logger, goBG func(func())) (engine *backup.Engine, stop func(), err error) {
 	stop = func() {}
 	if err := backup.EnsureDefaultSchedule(ctx, store, cfg.ZoneName()); err != nil {
-		return stop, err
+		return nil, stop, err
 	}
-	engine := backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers})
+	engine = backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers})
 	goBG(func() {
 		if err := engine.Run(bg); err != nil {
 			log.Error("backup engine stopped", "err", err)
@@ -43,17 +44,17 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 	if cfg.Demo {
 		fleet, err := demo.Start(ctx, store, sealer, log.With("component", "demo"))
 		if err != nil {
-			return stop, err
+			return engine, stop, err
 		}
 		// The devices outlive the engine, so that backups in flight at
 		// shutdown are not failed by devices vanishing under them.
 		stop = func() { fleet.Close() }
 		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), db.TriggerManual); err != nil {
-			return stop, err
+			return engine, stop, err
 		}
 		goBG(func() { fleet.Mutate(bg, 3*time.Minute, 3) })
 	}
-	return stop, nil
+	return engine, stop, nil
 }
 
 // runDaily calls fn an hour after start and then once a day until ctx

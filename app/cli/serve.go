@@ -66,7 +66,6 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	}
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
-	ui.Mount(mux, ui.Deps{Store: store, Log: log.With("component", "ui"), Location: loc, Version: Version})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -88,7 +87,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		go func() { defer wg.Done(); fn() }()
 	}
 	goBG(func() { keys.Run(bg, 30*time.Second) })
-	stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
+	engine, stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
 	defer stopCollection()
 	if err != nil {
 		ln.Close()
@@ -96,6 +95,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		wg.Wait()
 		return err
 	}
+	ui.Mount(mux, ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version})
 
 	errc := make(chan error, 1)
 	go func() {

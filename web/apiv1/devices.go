@@ -3,7 +3,6 @@ package apiv1
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 
@@ -130,30 +129,9 @@ func errOutOfScope() error {
 	return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
 }
 
-// validHost accepts an IP address or a DNS name.
-func validHost(h string) bool {
-	if net.ParseIP(h) != nil {
-		return true
-	}
-	if len(h) == 0 || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
-		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func checkHost(host string) (string, error) {
 	host = strings.TrimSpace(host)
-	if !validHost(host) {
+	if !driver.ValidHost(host) {
 		return "", web.FieldInvalid("body", "host", "must be an IP address or a DNS name")
 	}
 	return host, nil

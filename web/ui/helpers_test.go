@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/backup"
+	"backupd/app/collect"
+	"backupd/app/secret"
 	"backupd/db"
 	"backupd/web"
 	"backupd/web/apiv1"
@@ -41,11 +44,14 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // env is the real server — public API, docs and web interface behind the
-// shared middleware, as serve mounts them — over a real SQLite file.
+// shared middleware, as serve mounts them — over a real SQLite file, with
+// a running backup engine.
 type env struct {
 	t             *testing.T
 	srv           *httptest.Server
 	store         *db.Store
+	sealer        *secret.Sealer
+	engine        *backup.Engine
 	clock         *clock
 	logs          *testkit.LockedBuffer
 	adminPassword string
@@ -57,13 +63,27 @@ func newEnv(t *testing.T) *env {
 	logs := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: time.Now()}
+	engine := backup.New(store, sealer, log, backup.Options{Workers: 8, RetryBackoff: 200 * time.Millisecond,
+		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 20 * time.Second}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := engine.Run(ctx); err != nil && ctx.Err() == nil {
+			t.Errorf("engine: %v", err)
+		}
+	}()
 	mux := http.NewServeMux()
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: auth.NewKeyAuthenticator(store, log), Log: log, Location: time.UTC})
 	api.MountDocs(mux)
-	ui.Mount(mux, ui.Deps{Store: store, Log: log, Location: time.UTC, Version: "test", Now: clk.Now})
+	ui.Mount(mux, ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log, Location: time.UTC, Version: "test", Now: clk.Now})
 	srv := httptest.NewServer(web.Wrap(mux, log))
-	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, store: store, clock: clk, logs: logs, adminPassword: pw}
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return &env{t: t, srv: srv, store: store, sealer: sealer, engine: engine, clock: clk, logs: logs, adminPassword: pw}
 }
 
 // createUser adds a user with a password it need not change, one role and

@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"sort"
 
@@ -11,8 +12,9 @@ import (
 	"backupd/embed"
 )
 
-// Languages of the interface; the first is the default. Each has a
-// catalog embed/i18n/ui.<lang>.json holding every key.
+// Languages of the interface; the first is the default. Each area of the
+// interface has a catalog embed/i18n/ui/<area>.<lang>.json per language,
+// and together they hold every key.
 var Languages = []string{"en", "zh"}
 
 const defaultLang = "en"
@@ -25,27 +27,44 @@ var htmlLang = map[string]string{"en": "en", "zh": "zh-CN"}
 // (%d, %s; %[2]s to reorder).
 type catalog map[string]map[string]string
 
-// loadCatalog reads every language's catalog and checks that they hold
-// the same keys.
+// loadCatalog reads every area's catalogs, refuses a key two areas both
+// define, and checks that the languages hold the same keys.
 func loadCatalog() (catalog, error) {
 	c := catalog{}
 	for _, lang := range Languages {
-		raw, err := embed.I18n.ReadFile("i18n/ui." + lang + ".json")
+		files, err := fs.Glob(embed.I18n, "i18n/ui/*."+lang+".json")
 		if err != nil {
 			return nil, err
 		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("no catalog i18n/ui/*.%s.json", lang)
+		}
 		m := map[string]string{}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("ui.%s.json: %w", lang, err)
+		from := map[string]string{}
+		for _, f := range files {
+			raw, err := embed.I18n.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			area := map[string]string{}
+			if err := json.Unmarshal(raw, &area); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			for k, v := range area {
+				if prev, dup := from[k]; dup {
+					return nil, fmt.Errorf("key %q is in both %s and %s", k, prev, f)
+				}
+				m[k], from[k] = v, f
+			}
 		}
 		c[lang] = m
 	}
 	for _, lang := range Languages[1:] {
 		if missing := missingKeys(c[defaultLang], c[lang]); len(missing) > 0 {
-			return nil, fmt.Errorf("ui.%s.json lacks %d keys of ui.%s.json: %v", lang, len(missing), defaultLang, missing)
+			return nil, fmt.Errorf("the %s catalogs lack %d keys of the %s ones: %v", lang, len(missing), defaultLang, missing)
 		}
 		if extra := missingKeys(c[lang], c[defaultLang]); len(extra) > 0 {
-			return nil, fmt.Errorf("ui.%s.json has %d keys ui.%s.json lacks: %v", lang, len(extra), defaultLang, extra)
+			return nil, fmt.Errorf("the %s catalogs have %d keys the %s ones lack: %v", lang, len(extra), defaultLang, extra)
 		}
 	}
 	return c, nil

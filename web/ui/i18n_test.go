@@ -107,31 +107,37 @@ func isTranslate(n parse.Node) bool {
 	return last == "T" || last == "TArgs"
 }
 
-// goKeys returns the string literals of messages.go: by its rule, each is
-// a message key used from Go.
+// goKeys returns the string literals of the messages*.go files: by their
+// rule, each is a message key used from Go.
 func goKeys(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "messages.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("messages*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no messages*.go: %v", err)
 	}
 	keys := map[string]string{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			s, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys[s] = "messages.go"
+	for _, name := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return true
-	})
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys[s] = name
+			}
+			return true
+		})
+	}
 	return keys
 }
 
 // TestTranslationsComplete fails when a key a template or the Go code uses
 // lacks its English or Chinese text, when a catalog holds a key nothing
-// uses, and when a key is written outside messages.go and the templates.
+// uses, and when a key is written outside messages*.go and the templates.
 func TestTranslationsComplete(t *testing.T) {
 	c, err := loadCatalog()
 	if err != nil {
@@ -157,7 +163,7 @@ func TestTranslationsComplete(t *testing.T) {
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		t.Errorf("%d texts missing from embed/i18n/ui.*.json:\n%s", len(missing), strings.Join(missing, "\n"))
+		t.Errorf("%d texts missing from embed/i18n/ui/*.json:\n%s", len(missing), strings.Join(missing, "\n"))
 	}
 	var unused []string
 	for _, lang := range Languages {
@@ -169,7 +175,7 @@ func TestTranslationsComplete(t *testing.T) {
 	}
 	sort.Strings(unused)
 	if len(unused) > 0 {
-		t.Errorf("%d catalog keys are used by no template and not in messages.go; remove them:\n%s", len(unused), strings.Join(unused, "\n"))
+		t.Errorf("%d catalog keys are used by no template and not in messages*.go; remove them:\n%s", len(unused), strings.Join(unused, "\n"))
 	}
 
 	// A Chinese text must be Chinese (not a copy of the English one), and
@@ -184,11 +190,11 @@ func TestTranslationsComplete(t *testing.T) {
 		}
 	}
 
-	// Keys are written only in messages.go and the templates, so that this
-	// test sees them all.
+	// Keys are written only in messages*.go and the templates, so that
+	// this test sees them all.
 	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
-		if f == "messages.go" || strings.HasSuffix(f, "_test.go") {
+		if strings.HasPrefix(f, "messages") || strings.HasSuffix(f, "_test.go") {
 			continue
 		}
 		src, err := os.ReadFile(f)
@@ -202,7 +208,7 @@ func TestTranslationsComplete(t *testing.T) {
 		ast.Inspect(file, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				if s, _ := strconv.Unquote(lit.Value); c["en"][s] != "" {
-					t.Errorf("%s names message key %q; declare it in messages.go", f, s)
+					t.Errorf("%s names message key %q; declare it in a messages*.go file", f, s)
 				}
 			}
 			return true

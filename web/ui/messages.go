@@ -1,9 +1,11 @@
 package ui
 
-// Message keys used from Go code. Every string literal in this file is a
-// key of the catalogs (embed/i18n/ui.*.json), and the translation test
-// reads them from here; templates name their keys themselves. Go code
-// elsewhere in the package names keys through these constants only.
+// Message keys used from Go code. Every string literal in a messages*.go
+// file is a key of the catalogs (embed/i18n/ui/*.json), and the
+// translation test reads them from there; templates name their keys
+// themselves. Go code elsewhere in the package names keys through these
+// constants only. Each area of the interface may keep its keys in its own
+// messages_<area>.go.
 const (
 	keyTitleHome     = "title.home"
 	keyTitleLogin    = "title.login"

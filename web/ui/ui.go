@@ -26,9 +26,9 @@
 // gets a *View: {{$.T "key"}} translates, $.CSRF goes into every form's
 // hidden "csrf" field (the JavaScript helper backupd.api sends it as
 // X-CSRF-Token), $.Can hides what the user may not do. Message keys live
-// in embed/i18n/ui.en.json and ui.zh.json; keys chosen in Go are declared
-// in messages.go. TestTranslationsComplete holds both catalogs to exactly
-// the keys in use.
+// in embed/i18n/ui/<area>.en.json and <area>.zh.json; keys chosen in Go
+// are declared in the messages*.go files. TestTranslationsComplete holds
+// the catalogs to exactly the keys in use.
 package ui
 
 import (
@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/backup"
+	"backupd/app/secret"
 	"backupd/db"
 )
 
@@ -54,7 +56,13 @@ const (
 // Deps are what the web interface uses.
 type Deps struct {
 	Store *db.Store
-	Log   *slog.Logger
+	// Sealer encrypts the credential secrets the credentials page stores.
+	Sealer *secret.Sealer
+	// Engine runs the backups "Back up now" asks for and cancels jobs; nil
+	// when the process backs nothing up, and the buttons then answer that
+	// backups are not running here.
+	Engine *backup.Engine
+	Log    *slog.Logger
 	// Location is the time zone times are shown in and days are cut in.
 	Location *time.Location
 	Version  string
@@ -123,6 +131,13 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	mux.Handle("POST /account/password", u.account(u.changePassword))
 	mux.Handle("POST /lang", u.public(u.setLanguage))
 	u.mountPage(mux, "GET "+pathDashboard, "dashboard.view", u.dashboard)
+	u.mountDevices(mux)
+	u.mountDeviceDetail(mux)
+	u.mountInventory(mux)
+	u.mountBackupSettings(mux)
+	u.mountJobs(mux)
+	u.mountSearch(mux)
+	u.mountAdmin(mux)
 
 	mux.Handle("GET /api/session", u.apiAccount(u.apiSession))
 	mux.Handle("DELETE /api/session", u.apiAccount(u.apiLogout))

@@ -3,6 +3,7 @@
 package driver
 
 import (
+	"net"
 	"sort"
 	"strings"
 )
@@ -61,3 +62,25 @@ var Encodings = []string{
 // LoginMethods are the transports a device can be reached over, with
 // their default ports.
 var LoginMethods = map[string]int{"ssh": 22, "telnet": 23}
+
+// ValidHost reports whether h is an IP address or a DNS name a device can
+// be dialled at. Every interface that stores a device host checks it.
+func ValidHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if len(h) == 0 || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
