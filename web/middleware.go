@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"backupd/app/metrics"
 )
 
 // Wrap puts the middleware every request passes through around h: request
@@ -94,9 +96,12 @@ func accessLog(next http.Handler, log *slog.Logger) http.Handler {
 		if !sw.written {
 			status = http.StatusOK
 		}
+		took := time.Since(start)
 		// The path only: query strings are not logged, and no header or body
 		// is ever logged (they carry keys and secrets).
 		log.Info("request", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
-			"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", r.RemoteAddr)
+			"status", status, "duration_ms", took.Milliseconds(), "remote", r.RemoteAddr)
+		// The mux has set the pattern that served the request on r.
+		metrics.HTTPRequest(r.Pattern, status, took)
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/app/collect"
+	"backupd/app/metrics"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -405,6 +406,7 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		e.runningMu.Unlock()
 	}()
 	var o db.Outcome
+	began := time.Now()
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -425,6 +427,7 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		return
 	}
 	o.FinishedAt = time.Now()
+	metrics.BackupFinished(o.FinishedAt.Sub(began), o.Success, o.Reason)
 	finish, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := e.store.FinishJob(finish, c, o); err != nil {

@@ -17,6 +17,8 @@ import (
 
 	"backupd/app/auth"
 	"backupd/app/config"
+	"backupd/app/metrics"
+	"backupd/db"
 	"backupd/web"
 	"backupd/web/apiv1"
 	"backupd/web/ui"
@@ -43,6 +45,9 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "TLS private key file (PEM)")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "devices backed up at once")
 	f.BoolVar(&cfg.Demo, "demo", cfg.Demo, "also run a fleet of simulated devices on loopback, registered and backed up")
+	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "serve Prometheus metrics on this host:port (off when empty)")
+	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies,
+		"reverse proxies whose X-Forwarded-For is believed: IP addresses or CIDR prefixes, comma-separated")
 	return cmd
 }
 
@@ -66,13 +71,18 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	}
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
+	web.MountHealth(mux, store.Ready, log.With("component", "health"))
+	proxies, err := web.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	srv := &http.Server{
-		Handler:           web.Wrap(mux, log.With("component", "http")),
+		Handler:           web.TrustProxies(web.Wrap(mux, log.With("component", "http")), proxies),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      5 * time.Minute,
@@ -96,6 +106,16 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		return err
 	}
 	ui.Mount(mux, ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version})
+	if cfg.MetricsListen != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsListen, store, log)
+		if err != nil {
+			ln.Close()
+			stopBG()
+			wg.Wait()
+			return err
+		}
+		defer stopMetrics()
+	}
 
 	errc := make(chan error, 1)
 	go func() {
@@ -125,4 +145,38 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		log.Info("stopped")
 	}
 	return err
+}
+
+// serveMetrics serves /metrics on its own listener, so that the metrics
+// can stay on a private address while the interface faces users.
+func serveMetrics(addr string, store *db.Store, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler(func(ctx context.Context) (metrics.State, error) {
+		var st metrics.State
+		var err error
+		if st.JobsQueued, st.JobsRunning, err = store.JobCounts(ctx); err != nil {
+			return st, err
+		}
+		if st.DevicesByStatus, err = store.DevicesByStatus(ctx); err != nil {
+			return st, err
+		}
+		st.DatabaseBytes = store.SizeBytes()
+		return st, nil
+	}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }

@@ -25,6 +25,11 @@ type Config struct {
 	Workers int
 	// Demo starts a simulated fleet on loopback and registers it.
 	Demo bool
+	// MetricsListen is where Prometheus metrics are served; empty is off.
+	MetricsListen string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed (IP addresses or CIDR prefixes).
+	TrustedProxies []string
 }
 
 // Defaults are used when neither a flag nor the environment says otherwise.
@@ -75,6 +80,9 @@ func (c Config) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
+	if c.MetricsListen != "" && c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0") {
+		return fmt.Errorf("--metrics-listen %q is the --listen address; give metrics their own port", c.MetricsListen)
 	}
 	return nil
 }
