@@ -1,0 +1,55 @@
+# backupd builds. Plain make: `make build`, `make dist`, `make deb`,
+# `make test`. Binaries are static (CGO_ENABLED=0, pure-Go SQLite), built
+# with -trimpath, stripped, and stamped with version, commit and date.
+
+BASE_VERSION := 0.1.0
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# A tagged commit (v1.2.3) is that version; anything else is a
+# development build of the next release, which sorts after the last one.
+VERSION ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null | sed 's/^v//' || true)
+ifeq ($(VERSION),)
+VERSION := $(BASE_VERSION)~dev+git$(COMMIT)
+endif
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
+LDFLAGS := -s -w \
+	-X backupd/app/cli.Version=$(VERSION) \
+	-X backupd/app/cli.Commit=$(COMMIT) \
+	-X backupd/app/cli.Date=$(DATE)
+GOBUILD := CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"
+
+# nfpm builds the .deb packages; it is run from source at a pinned
+# version, so no downloaded binary is trusted.
+NFPM := go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
+
+DIST := dist
+# Go architecture → Debian architecture.
+ARCHES := amd64:amd64 arm64:arm64 arm:armhf
+
+.PHONY: build dist deb test clean
+
+build:
+	$(GOBUILD) -o bin/backupd .
+
+dist:
+	@mkdir -p $(DIST)
+	GOOS=linux GOARCH=amd64 $(GOBUILD) -o $(DIST)/backupd-linux-amd64 .
+	GOOS=linux GOARCH=arm64 $(GOBUILD) -o $(DIST)/backupd-linux-arm64 .
+	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o $(DIST)/backupd-linux-arm .
+	@ls -l $(DIST)/backupd-linux-*
+
+deb: dist
+	@for pair in $(ARCHES); do \
+		goarch=$${pair%%:*}; debarch=$${pair##*:}; \
+		mkdir -p $(DIST)/stage && cp $(DIST)/backupd-linux-$$goarch $(DIST)/stage/backupd || exit 1; \
+		DEB_ARCH=$$debarch VERSION='$(VERSION)' \
+			$(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/ || exit 1; \
+	done
+	@rm -rf $(DIST)/stage
+	@ls -l $(DIST)/*.deb
+
+test:
+	go test -race ./...
+
+clean:
+	rm -rf bin $(DIST)
