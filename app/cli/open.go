@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"backupd/app/auth"
 	"backupd/app/secret"
@@ -29,6 +30,10 @@ func openData(ctx context.Context, dataDir string, stderr io.Writer) (*db.Store,
 		return nil, nil, err
 	}
 	if password != "" {
+		// Hashing the password took argon2id's 19 MiB; hand it back to the
+		// system now rather than at the runtime's leisure, so that a fresh
+		// appliance idles small.
+		debug.FreeOSMemory()
 		fmt.Fprintf(stderr, "\nCreated user %q with the one-time password below; it is shown only now and must be changed at first login.\n\n    %s\n\n",
 			auth.AdminUsername, password)
 	}
