@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"backupd/app/collect/driver"
+	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web"
 
@@ -129,12 +129,14 @@ func errOutOfScope() error {
 	return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
 }
 
-func checkHost(host string) (string, error) {
-	host = strings.TrimSpace(host)
-	if !driver.ValidHost(host) {
-		return "", web.FieldInvalid("body", "host", "must be an IP address or a DNS name")
+// fieldErrors turns the inventory's field errors into the 422 naming
+// every bad body field.
+func fieldErrors(errs ...inventory.FieldError) error {
+	out := make([]web.FieldError, len(errs))
+	for i, fe := range errs {
+		out[i] = web.FieldError{Location: "body", Field: fe.Field, Message: fe.Message}
 	}
-	return host, nil
+	return web.Validation("request validation failed", out...)
 }
 
 // visibleDevice loads a device and checks it against the caller's scope:
@@ -193,20 +195,12 @@ func (a *API) registerDevices() {
 		Codes{http.StatusConflict: "`DEVICE_NAME_EXISTS`: another device has this name."}),
 		func(ctx context.Context, in *struct{ Body DeviceCreate }) (*deviceOutput, error) {
 			b := in.Body
-			name, err := trimmedName("name", b.Name)
-			if err != nil {
-				return nil, err
-			}
-			host, err := checkHost(b.Host)
-			if err != nil {
-				return nil, err
-			}
-			d := db.Device{Name: name, Host: host, Platform: string(b.Platform), LoginMethod: "ssh", Encoding: "utf-8", Enabled: true,
-				GroupID: b.GroupID, CredentialID: b.CredentialID, TemplateID: b.TemplateID, Remarks: b.Remarks}
+			d := inventory.NewDevice()
+			d.Name, d.Host, d.Platform = b.Name, b.Host, string(b.Platform)
+			d.GroupID, d.CredentialID, d.TemplateID, d.Remarks = b.GroupID, b.CredentialID, b.TemplateID, b.Remarks
 			if b.LoginMethod != nil {
-				d.LoginMethod = *b.LoginMethod
+				inventory.SetLoginMethod(&d, *b.LoginMethod)
 			}
-			d.Port = driver.LoginMethods[d.LoginMethod]
 			if b.Port != nil {
 				d.Port = *b.Port
 			}
@@ -215,6 +209,9 @@ func (a *API) registerDevices() {
 			}
 			if b.Enabled != nil {
 				d.Enabled = *b.Enabled
+			}
+			if errs := inventory.CheckDevice(&d); len(errs) > 0 {
+				return nil, fieldErrors(errs...)
 			}
 			out, err := a.deps.Store.CreateDevice(ctx, d)
 			if err != nil {
@@ -234,15 +231,16 @@ func (a *API) registerDevices() {
 			b := in.Body
 			sent := sentKeys(ctx)
 			var name, host string
-			var err error
 			if b.Name != nil {
-				if name, err = trimmedName("name", *b.Name); err != nil {
-					return nil, err
+				var fe *inventory.FieldError
+				if name, fe = inventory.CheckName(*b.Name); fe != nil {
+					return nil, fieldErrors(*fe)
 				}
 			}
 			if b.Host != nil {
-				if host, err = checkHost(*b.Host); err != nil {
-					return nil, err
+				var fe *inventory.FieldError
+				if host, fe = inventory.CheckHost(*b.Host); fe != nil {
+					return nil, fieldErrors(*fe)
 				}
 			}
 			if _, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope()); err != nil {
@@ -271,12 +269,8 @@ func (a *API) registerDevices() {
 				if b.Platform != nil {
 					d.Platform = string(*b.Platform)
 				}
-				if b.LoginMethod != nil && *b.LoginMethod != d.LoginMethod {
-					// A port left at the old method's default follows the method.
-					if d.Port == driver.LoginMethods[d.LoginMethod] {
-						d.Port = driver.LoginMethods[*b.LoginMethod]
-					}
-					d.LoginMethod = *b.LoginMethod
+				if b.LoginMethod != nil {
+					inventory.SetLoginMethod(d, *b.LoginMethod)
 				}
 				if b.Port != nil {
 					d.Port = *b.Port

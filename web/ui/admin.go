@@ -1,6 +1,305 @@
 package ui
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"backupd/app/auth"
+	"backupd/db"
+)
 
 // mountAdmin registers users, roles, API keys and the audit log.
-func (u *UI) mountAdmin(mux *http.ServeMux) {}
+func (u *UI) mountAdmin(mux *http.ServeMux) {
+	u.mountPage(mux, "GET /users", "users.view", u.users)
+	mux.Handle("GET /users/new", u.page("users.create", u.newUserForm))
+	mux.Handle("POST /users", u.page("users.create", u.createUser))
+	mux.Handle("GET /users/{id}", u.page("users.view", u.userForm))
+	mux.Handle("POST /users/{id}", u.page("users.update", u.updateUser))
+	mux.Handle("POST /users/{id}/password", u.page("users.update", u.resetUserPassword))
+	mux.Handle("POST /users/{id}/delete", u.page("users.delete", u.deleteUser))
+
+	u.mountPage(mux, "GET /roles", "roles.view", u.roles)
+	mux.Handle("GET /roles/new", u.page("roles.create", u.newRoleForm))
+	mux.Handle("POST /roles", u.page("roles.create", u.createRole))
+	mux.Handle("GET /roles/{id}", u.page("roles.view", u.roleForm))
+	mux.Handle("POST /roles/{id}", u.page("roles.update", u.updateRole))
+	mux.Handle("POST /roles/{id}/delete", u.page("roles.delete", u.deleteRole))
+
+	u.mountPage(mux, "GET /api-keys", "api_keys.view", u.apiKeys)
+	mux.Handle("POST /api-keys", u.page("api_keys.create", u.createAPIKey))
+	mux.Handle("POST /api-keys/{id}/revoke", u.page("api_keys.delete", u.revokeAPIKey))
+
+	u.mountPage(mux, "GET /audit", "audit.view", u.auditLog)
+}
+
+// Admin lists show this many rows a page.
+const adminPageSize = 50
+
+// maxAdminPage bounds the page number a link may ask for, and with it the
+// rows a request may skip.
+const maxAdminPage = 10000
+
+// Length limits of the administration forms (as the public API's).
+const (
+	maxNameChars        = 128
+	maxDescriptionChars = 2000
+)
+
+// pager is the page links of a list. Pages is 0 when the total is not
+// counted (the audit log): only "newer" and "older" are known then.
+type pager struct {
+	Page, Pages      int
+	PrevURL, NextURL string
+}
+
+// pageNumber reads the "page" query parameter: 1 when missing or bad.
+func pageNumber(r *http.Request) int {
+	n, err := strconv.Atoi(r.URL.Query().Get("page"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return min(n, maxAdminPage)
+}
+
+// newPager builds the links around page n of a list whose query is r's
+// (filters kept, any notice dropped). total < 0 means uncounted, with more
+// telling whether another page follows.
+func newPager(r *http.Request, n, total int, more bool) pager {
+	p := pager{Page: n}
+	if total >= 0 {
+		p.Pages = max((total+adminPageSize-1)/adminPageSize, 1)
+		more = n < p.Pages
+	}
+	link := func(page int) string {
+		q := r.URL.Query()
+		q.Del("done")
+		q.Del("page")
+		if page > 1 {
+			q.Set("page", strconv.Itoa(page))
+		}
+		if len(q) == 0 {
+			return r.URL.Path
+		}
+		return r.URL.Path + "?" + q.Encode()
+	}
+	if n > 1 {
+		p.PrevURL = link(n - 1)
+	}
+	if more && n < maxAdminPage {
+		p.NextURL = link(n + 1)
+	}
+	return p
+}
+
+// pathID reads the {id} of a path; a malformed one is a missing page.
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, db.ErrNotFound
+	}
+	return id, nil
+}
+
+// formIDs reads a repeated form field of ids; ok is false when one is not
+// a positive number.
+func formIDs(r *http.Request, field string) (ids []int64, ok bool) {
+	for _, v := range r.PostForm[field] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, false
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
+}
+
+// redirectDone answers a change with a redirect to target carrying a
+// notice code the page turns into a message.
+func redirectDone(w http.ResponseWriter, r *http.Request, target, done string) {
+	sep := "?"
+	if strings.Contains(target, "?") {
+		sep = "&"
+	}
+	http.Redirect(w, r, target+sep+"done="+url.QueryEscape(done), http.StatusSeeOther)
+}
+
+// noticeOf turns the "done" query parameter into a message key, "" when
+// there is none or it is unknown.
+func noticeOf(r *http.Request, notices map[string]string) string {
+	return notices[r.URL.Query().Get("done")]
+}
+
+// nameLength is the length of a name as people count it.
+func nameLength(s string) int { return len([]rune(s)) }
+
+// Permissions grid: the catalogue of auth.Permissions as rows of a
+// resource ("groups") and columns of an action ("view"), with labels in
+// the page's language.
+
+// The grid's columns.
+var permActions = []string{"view", "create", "update", "delete"}
+
+// Message keys of resources and actions are these prefixes and the name.
+const (
+	resourceKeyPrefix = "admin.resource."
+	actionKeyPrefix   = "admin.action."
+)
+
+// resourceLabels maps a resource to its label's key; a resource without
+// one shows its name.
+var resourceLabels = labelsByName(adminResourceLabels, resourceKeyPrefix)
+
+// actionLabels maps an action to its label's key.
+var actionLabels = labelsByName(adminActionLabels, actionKeyPrefix)
+
+func labelsByName(keys []string, prefix string) map[string]string {
+	m := map[string]string{}
+	for _, k := range keys {
+		m[strings.TrimPrefix(k, prefix)] = k
+	}
+	return m
+}
+
+func labelOr(labels map[string]string, name string) string {
+	if k, ok := labels[name]; ok {
+		return k
+	}
+	return name
+}
+
+// permRow is one resource of the grid; Label is a message key.
+type permRow struct {
+	Label string
+	Cells []permCell
+}
+
+// permCell is one checkbox: Perm is empty where the resource has no such
+// action.
+type permCell struct {
+	Perm     string
+	Action   string
+	Checked  bool
+	Disabled bool
+}
+
+// permGrid lays out the catalogue; checked and enabled say which boxes
+// are ticked and which the user may change.
+func permGrid(checked, enabled func(perm string) bool) []permRow {
+	var rows []permRow
+	index := map[string]int{}
+	for _, p := range auth.Permissions {
+		res, act, _ := strings.Cut(p, ".")
+		i, ok := index[res]
+		if !ok {
+			i = len(rows)
+			index[res] = i
+			row := permRow{Label: labelOr(resourceLabels, res)}
+			for _, a := range permActions {
+				row.Cells = append(row.Cells, permCell{Action: labelOr(actionLabels, a)})
+			}
+			rows = append(rows, row)
+		}
+		col := slices.Index(permActions, act)
+		if col < 0 {
+			// An action outside the four columns: a column of its own
+			// for this row, at the end.
+			col = len(rows[i].Cells)
+			rows[i].Cells = append(rows[i].Cells, permCell{Action: labelOr(actionLabels, act)})
+		}
+		rows[i].Cells[col] = permCell{Perm: p, Action: labelOr(actionLabels, act), Checked: checked(p), Disabled: !enabled(p)}
+	}
+	return rows
+}
+
+// permLine is a resource and the actions a set of permissions allows on
+// it, for lists; all are message keys.
+type permLine struct {
+	Label   string
+	Actions []permLabel
+}
+
+// permLabel is a message key in a field, as templates translate them.
+type permLabel struct{ Label string }
+
+// permSummary groups perms by resource, in the catalogue's order; names
+// that are not permissions (left by an older release) are left out.
+func permSummary(perms []string) []permLine {
+	held := map[string]bool{}
+	for _, p := range perms {
+		held[p] = true
+	}
+	var out []permLine
+	index := map[string]int{}
+	for _, p := range auth.Permissions {
+		if !held[p] {
+			continue
+		}
+		res, act, _ := strings.Cut(p, ".")
+		i, ok := index[res]
+		if !ok {
+			i = len(out)
+			index[res] = i
+			out = append(out, permLine{Label: labelOr(resourceLabels, res)})
+		}
+		out[i].Actions = append(out[i].Actions, permLabel{labelOr(actionLabels, act)})
+	}
+	return out
+}
+
+// formPermissions reads the "perm" checkboxes: known permissions only,
+// in the catalogue's order; ok is false when one is not a permission.
+func formPermissions(r *http.Request) (perms []string, ok bool) {
+	sent := map[string]bool{}
+	for _, p := range r.PostForm["perm"] {
+		if !auth.IsPermission(p) {
+			return nil, false
+		}
+		sent[p] = true
+	}
+	for _, p := range auth.Permissions {
+		if sent[p] {
+			perms = append(perms, p)
+		}
+	}
+	return perms, true
+}
+
+// heldPermissions lists the catalogue's permissions s holds.
+func heldPermissions(s *Session) []string {
+	var out []string
+	for _, p := range auth.Permissions {
+		if s.Can(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// holdsEvery reports whether s holds every permission grants give.
+func holdsEvery(s *Session, g db.Grants) bool {
+	for _, p := range auth.Permissions {
+		if (g.All || g.Permissions[p]) && !s.Can(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// canGrantRole reports whether s holds every permission of r: nobody
+// hands out more than they have.
+func canGrantRole(s *Session, r db.Role) bool {
+	if r.AllPermissions {
+		return holdsEvery(s, db.Grants{All: true})
+	}
+	for _, p := range r.Permissions {
+		if auth.IsPermission(p) && !s.Can(p) {
+			return false
+		}
+	}
+	return true
+}

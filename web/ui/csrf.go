@@ -2,6 +2,7 @@ package ui
 
 import (
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,6 +34,16 @@ func (u *UI) checkCSRF(r *http.Request, allowPre bool) error {
 	}
 	got := r.Header.Get(csrfHeader)
 	if got == "" && isForm(r) {
+		// A body over the limit cannot be read for its token; say it is
+		// too large (413) rather than that the token is missing.
+		var tooLarge *http.MaxBytesError
+		parse := r.ParseForm
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+			parse = func() error { return r.ParseMultipartForm(maxFormBytes) }
+		}
+		if err := parse(); errors.As(err, &tooLarge) {
+			return err
+		}
 		got = r.PostFormValue(csrfField)
 	}
 	if got == "" {

@@ -156,3 +156,15 @@ func TestInternalAPINeedsASessionNeverAKey(t *testing.T) {
 	expect(t, "GET /api/nothing", p, http.StatusNotFound, "")
 	expectBody(t, "GET /api/nothing", p, `"code":"RESOURCE_NOT_FOUND"`)
 }
+
+// A form too large to read for its token is answered 413, saying so,
+// not as a missing token.
+func TestOversizedFormIsTooLargeNotCSRF(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("alice", "alice-password-1", auth.RoleAdministrator, true)
+	b := e.browser()
+	b.mustLogin("alice", "alice-password-1")
+	b.get("/account/password")
+	p := b.post("/account/password", url.Values{"current": {strings.Repeat("x", 2<<20)}})
+	expect(t, "2 MiB form", p, http.StatusRequestEntityTooLarge, "")
+}

@@ -177,9 +177,23 @@ func TestPermissionsHidePagesAndRefuseThem(t *testing.T) {
 	if strings.Contains(p.body, `href="/dashboard"`) {
 		t.Error("the navigation shows a page the user may not open")
 	}
-	p = b.get("/")
+	// Home sends each user to the first page it may open: the jobs page
+	// for a backup reader.
+	expect(t, "reader home", b.get("/"), http.StatusSeeOther, "/jobs")
+	if p = b.get("/jobs"); strings.Contains(p.body, `href="/devices"`) || !strings.Contains(p.body, `href="/search"`) {
+		t.Error("a backup reader's navigation must show jobs and search, and not devices")
+	}
+
+	// A role that opens no page gets a home page that says so.
+	if err := e.store.EnsureRole(context.Background(), db.Role{Name: "Trigger only", Permissions: []string{"backups.create"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.createUser("trigger", "trigger-password-1", "Trigger only", true)
+	tb := e.browser()
+	tb.mustLogin("trigger", "trigger-password-1")
+	p = tb.get("/")
 	expect(t, "home without pages", p, http.StatusOK, "")
-	expectBody(t, "home", p, "Welcome, reader", "do not open any page")
+	expectBody(t, "home", p, "Welcome, trigger", "do not open any page")
 
 	v := e.browser()
 	e.createUser("viewer", "viewer-password-1", auth.RoleViewer, true)

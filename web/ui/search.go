@@ -1,6 +1,455 @@
 package ui
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"backupd/app/backup"
+	"backupd/db"
+)
+
+// Search bounds. One search reads at most searchHitLimit matching lines
+// (the first ones in device-name order) and stops after searchTimeout;
+// the page lists them per device, searchDevicesPerPage devices a page,
+// a few lines and versions each, and says what it left out.
+const (
+	searchHitLimit          = 2000
+	searchTimeout           = 20 * time.Second
+	searchDevicesPerPage    = 20
+	searchLinesPerVersion   = 10
+	searchVersionsPerDevice = 5
+	searchDefaultContext    = 2
+)
+
+// searchContextChoices are the lines of context the form offers around
+// each matching line.
+var searchContextChoices = []int{0, 2, 5}
 
 // mountSearch registers configuration search across the latest or all versions.
-func (u *UI) mountSearch(mux *http.ServeMux) {}
+func (u *UI) mountSearch(mux *http.ServeMux) {
+	u.mountPage(mux, "GET /search", "backups.view", u.search)
+}
+
+// searchForm is the search form's fields, as the address carries them.
+type searchForm struct {
+	Q       string
+	Regex   bool
+	Case    bool
+	All     bool
+	Group   int64
+	Context int
+	Page    int
+}
+
+func parseSearchForm(q url.Values) searchForm {
+	f := searchForm{
+		Q: q.Get("q"), Regex: q.Get("mode") == "regex", Case: q.Get("case") == "1",
+		All: q.Get("versions") == "all", Context: searchDefaultContext, Page: 1,
+	}
+	if g, err := strconv.ParseInt(q.Get("group"), 10, 64); err == nil && g > 0 {
+		f.Group = g
+	}
+	if c, err := strconv.Atoi(q.Get("context")); err == nil {
+		for _, choice := range searchContextChoices {
+			if c == choice {
+				f.Context = c
+			}
+		}
+	}
+	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
+		f.Page = p
+	}
+	return f
+}
+
+// url is the address of page of this search.
+func (f searchForm) url(page int) string {
+	q := url.Values{}
+	q.Set("q", f.Q)
+	if f.Regex {
+		q.Set("mode", "regex")
+	}
+	if f.Case {
+		q.Set("case", "1")
+	}
+	if f.All {
+		q.Set("versions", "all")
+	}
+	if f.Group != 0 {
+		q.Set("group", strconv.FormatInt(f.Group, 10))
+	}
+	if f.Context != searchDefaultContext {
+		q.Set("context", strconv.Itoa(f.Context))
+	}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	return "/search?" + q.Encode()
+}
+
+// searchPage is the data of search.html.
+type searchPage struct {
+	Form           searchForm
+	MaxQuery       int
+	ContextChoices []int
+	Groups         []searchGroup
+	// Error is a message key (with Args) saying why the query cannot run.
+	Error string
+	Args  []any
+	// Searched is set when results (possibly none) are shown.
+	Searched bool
+	// TimedOut: the search stopped at searchTimeout; what it found is
+	// shown.
+	TimedOut   bool
+	TimeoutSec int
+	// LimitReached: the search stopped at searchHitLimit lines;
+	// VersionCapped: a version had more matching lines than a search
+	// lists (backup.MaxHitsPerVersion).
+	LimitReached  bool
+	VersionCapped bool
+	HitLimit      int
+	VersionCap    int
+	Hits          int
+	DeviceTotal   int
+	Devices       []searchDevice
+	// FirstDevice and LastDevice number the devices of this page.
+	FirstDevice int
+	LastDevice  int
+	PrevURL     string
+	NextURL     string
+}
+
+// searchGroup is a group the search can be narrowed to; Label is indented
+// by depth.
+type searchGroup struct {
+	ID    int64
+	Label string
+}
+
+// searchDevice is one device's matches.
+type searchDevice struct {
+	ID       int64
+	Name     string
+	Hits     int
+	Versions []searchVersion
+	// MoreVersions is how many more of its versions match.
+	MoreVersions int
+}
+
+// searchVersion is one version's matches, with context.
+type searchVersion struct {
+	BackupID  string
+	URL       string
+	StartedAt time.Time
+	Hits      int
+	Rows      []searchRow
+	// MoreLines is how many more of its lines match than are shown.
+	MoreLines int
+	hits      []backup.SearchHit
+}
+
+// searchRow is a line of a version as shown: a matching line with its
+// matches marked, a line of context, or a gap between the two.
+type searchRow struct {
+	LineNo   int
+	Hit      bool
+	Gap      bool
+	Segments []textSegment
+}
+
+// textSegment is a piece of a line; Mark pieces are a match. The
+// template writes each piece escaped, inside <mark> when marked.
+type textSegment struct {
+	Text string
+	Mark bool
+}
+
+func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	scope := sessionOf(r).Scope()
+	f := parseSearchForm(r.URL.Query())
+	p := searchPage{Form: f, MaxQuery: backup.MaxSearchQuery, ContextChoices: searchContextChoices,
+		HitLimit: searchHitLimit, VersionCap: backup.MaxHitsPerVersion, TimeoutSec: int(searchTimeout / time.Second)}
+	var err error
+	if p.Groups, err = u.searchGroups(ctx, scope); err != nil {
+		return err
+	}
+	fail := func(key string, args ...any) error {
+		p.Error, p.Args = key, args
+		return u.render(w, r, http.StatusUnprocessableEntity, "search.html", keyTitleSearch, p)
+	}
+	switch {
+	case f.Q == "":
+		return u.render(w, r, http.StatusOK, "search.html", keyTitleSearch, p)
+	case len(f.Q) > backup.MaxSearchQuery:
+		return fail(keySearchTooLong, backup.MaxSearchQuery)
+	}
+	if f.Group != 0 {
+		// A group narrows the search to itself and its subgroups, which
+		// lie in the user's scope when the group does.
+		if _, err := u.deps.Store.GetGroup(ctx, f.Group); errors.Is(err, db.ErrNotFound) {
+			return fail(keySearchGroup)
+		} else if err != nil {
+			return err
+		}
+		in, err := u.deps.Store.GroupInScope(ctx, scope, f.Group)
+		if err != nil {
+			return err
+		}
+		if !in {
+			return fail(keySearchGroup)
+		}
+		scope = db.Scope{GroupIDs: []int64{f.Group}}
+	}
+
+	sctx, cancel := context.WithTimeout(ctx, searchTimeout)
+	defer cancel()
+	res, err := backup.Search(sctx, u.deps.Store, scope, backup.SearchOptions{
+		Query: f.Q, Regex: f.Regex, CaseSensitive: f.Case, AllVersions: f.All, Limit: searchHitLimit,
+	})
+	switch {
+	case errors.Is(err, backup.ErrInvalidQuery):
+		// The reason quotes the expression as compiled; the user wrote it
+		// without the case-folding flag.
+		reason := strings.TrimPrefix(err.Error(), backup.ErrInvalidQuery.Error()+": ")
+		return fail(keySearchInvalid, strings.Replace(reason, "`(?i)", "`", 1))
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		p.TimedOut = true
+	case err != nil:
+		return err
+	}
+	p.Searched = true
+	p.Hits = len(res.Hits)
+	p.LimitReached = res.Truncated && len(res.Hits) >= searchHitLimit
+	p.VersionCapped = res.Truncated && !p.LimitReached
+
+	devices := groupHits(res.Hits)
+	p.DeviceTotal = len(devices)
+	pages := max((len(devices)+searchDevicesPerPage-1)/searchDevicesPerPage, 1)
+	page := min(f.Page, pages)
+	from, to := (page-1)*searchDevicesPerPage, min(page*searchDevicesPerPage, len(devices))
+	p.Devices = devices[from:to]
+	p.FirstDevice, p.LastDevice = from+1, to
+	if page > 1 {
+		p.PrevURL = f.url(page - 1)
+	}
+	if page < pages {
+		p.NextURL = f.url(page + 1)
+	}
+	texts := map[string][]string{}
+	for i := range p.Devices {
+		for j := range p.Devices[i].Versions {
+			v := &p.Devices[i].Versions[j]
+			lines, err := u.versionLines(ctx, v.BackupID, f.Context, texts)
+			if err != nil {
+				return err
+			}
+			v.Rows = searchRows(v.hits, lines, f.Context)
+		}
+	}
+	return u.render(w, r, http.StatusOK, "search.html", keyTitleSearch, p)
+}
+
+// searchGroups lists the groups the user may narrow a search to: every
+// group in scope, in tree order.
+func (u *UI) searchGroups(ctx context.Context, scope db.Scope) ([]searchGroup, error) {
+	all, err := u.deps.Store.AllGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var roots []string
+	if !scope.All {
+		byID := map[int64]string{}
+		for _, g := range all {
+			byID[g.ID] = g.Path
+		}
+		for _, id := range scope.GroupIDs {
+			if path, ok := byID[id]; ok {
+				roots = append(roots, path)
+			}
+		}
+	}
+	var out []searchGroup
+	for _, g := range tree(all) {
+		if !scope.All && !underAny(g.Path, roots) {
+			continue
+		}
+		out = append(out, searchGroup{ID: g.ID, Label: strings.Repeat("\u00a0\u00a0", g.Depth) + g.Name})
+	}
+	return out, nil
+}
+
+// tree orders groups depth-first (AllGroups gives them by depth), so that
+// each is followed by its subgroups.
+func tree(groups []db.Group) []db.Group {
+	children := map[int64][]db.Group{}
+	var roots []db.Group
+	for _, g := range groups {
+		if g.ParentID == nil {
+			roots = append(roots, g)
+		} else {
+			children[*g.ParentID] = append(children[*g.ParentID], g)
+		}
+	}
+	out := make([]db.Group, 0, len(groups))
+	var walk func([]db.Group)
+	walk = func(gs []db.Group) {
+		for _, g := range gs {
+			out = append(out, g)
+			walk(children[g.ID])
+		}
+	}
+	walk(roots)
+	return out
+}
+
+func underAny(path string, roots []string) bool {
+	for _, r := range roots {
+		if strings.HasPrefix(path, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupHits gathers the hits (in device-name order, a device's versions
+// newest first) per device and version, keeping the lines each version
+// shows.
+func groupHits(hits []backup.SearchHit) []searchDevice {
+	var out []searchDevice
+	version, skip := "", false // the version of the previous hit; whether it is beyond the cap
+	for _, h := range hits {
+		if len(out) == 0 || out[len(out)-1].ID != h.DeviceID {
+			out = append(out, searchDevice{ID: h.DeviceID, Name: h.DeviceName})
+			version = ""
+		}
+		d := &out[len(out)-1]
+		d.Hits++
+		if h.BackupID != version {
+			version, skip = h.BackupID, len(d.Versions) == searchVersionsPerDevice
+			if skip {
+				d.MoreVersions++
+			} else {
+				d.Versions = append(d.Versions, searchVersion{
+					BackupID: h.BackupID, StartedAt: h.StartedAt,
+					URL: "/devices/" + strconv.FormatInt(h.DeviceID, 10) + "/versions/" + url.PathEscape(h.BackupID),
+				})
+			}
+		}
+		if skip {
+			continue
+		}
+		v := &d.Versions[len(d.Versions)-1]
+		v.Hits++
+		if len(v.hits) < searchLinesPerVersion {
+			v.hits = append(v.hits, h)
+		} else {
+			v.MoreLines++
+		}
+	}
+	return out
+}
+
+// versionLines returns the lines of a version's text for context, read
+// once per snapshot a page shows; nil without context or when the
+// version is gone (a retention purge since the search).
+func (u *UI) versionLines(ctx context.Context, backupID string, context int, cache map[string][]string) ([]string, error) {
+	if context == 0 {
+		return nil, nil
+	}
+	b, err := u.deps.Store.GetBackup(ctx, backupID)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && b.SnapshotHash == nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if lines, ok := cache[*b.SnapshotHash]; ok {
+		return lines, nil
+	}
+	text, err := u.deps.Store.SnapshotText(ctx, *b.SnapshotHash)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A final newline ends the last line; it does not start another.
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	cache[*b.SnapshotHash] = lines
+	return lines, nil
+}
+
+// searchRows lays out a version's shown hits with up to context lines
+// around each (from lines, the version's text, when known); windows that
+// touch merge, and a gap row separates those that do not.
+func searchRows(hits []backup.SearchHit, lines []string, context int) []searchRow {
+	byLine := map[int]backup.SearchHit{}
+	for _, h := range hits {
+		byLine[h.LineNo] = h
+	}
+	var rows []searchRow
+	last := 0 // the last line number laid out
+	for _, h := range hits {
+		from, to := h.LineNo, h.LineNo
+		if lines != nil && h.LineNo <= len(lines) {
+			from, to = max(h.LineNo-context, 1), min(h.LineNo+context, len(lines))
+		}
+		from = max(from, last+1)
+		if last > 0 && from > last+1 {
+			rows = append(rows, searchRow{Gap: true})
+		}
+		for n := from; n <= to; n++ {
+			if hit, ok := byLine[n]; ok {
+				rows = append(rows, searchRow{LineNo: n, Hit: true, Segments: markSegments(hit.Line, hit.Matches)})
+			} else {
+				rows = append(rows, searchRow{LineNo: n, Segments: []textSegment{{Text: clipText(lines[n-1])}}})
+			}
+		}
+		last = max(last, to)
+	}
+	return rows
+}
+
+// markSegments cuts line at the match ranges into plain and marked
+// pieces. Ranges out of order, overlapping or out of bounds are skipped,
+// and bytes that are not UTF-8 show as U+FFFD.
+func markSegments(line string, matches [][2]int) []textSegment {
+	var out []textSegment
+	add := func(s string, mark bool) {
+		if s != "" {
+			out = append(out, textSegment{Text: strings.ToValidUTF8(s, "\uFFFD"), Mark: mark})
+		}
+	}
+	pos := 0
+	for _, m := range matches {
+		start, end := m[0], m[1]
+		if start < pos || end <= start || end > len(line) {
+			continue
+		}
+		add(line[pos:start], false)
+		add(line[start:end], true)
+		pos = end
+	}
+	add(line[pos:], false)
+	return out
+}
+
+// clipText cuts a context line to the length a matching line is cut to,
+// on a character boundary.
+func clipText(s string) string {
+	if len(s) > backup.MaxHitLine {
+		cut := backup.MaxHitLine
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}

@@ -1,0 +1,315 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"backupd/app/auth"
+	"backupd/db"
+)
+
+// The roles page: the built-in roles (read-only; each start brings them in
+// step with the release) and custom ones. A role's permissions are read on
+// every request of a session or API key, so a change applies at once to
+// everyone holding it. Nobody grants a permission they do not hold, by
+// adding it to a role or by taking it away.
+
+// builtinRoleDescriptions are the built-in roles' descriptions in the
+// page's language (the stored ones are English).
+var builtinRoleDescriptions = map[string]string{
+	auth.RoleAdministrator: keyAdminRoleDescAdministrator,
+	auth.RoleOperator:      keyAdminRoleDescOperator,
+	auth.RoleViewer:        keyAdminRoleDescViewer,
+	auth.RoleBackupReader:  keyAdminRoleDescBackupReader,
+}
+
+// rolesPage is the data of roles.html.
+type rolesPage struct {
+	Builtin []roleRow
+	Custom  []roleRow
+	Max     int
+	Notice  string
+}
+
+// roleRow is a listed role. Description is a message key (built-in
+// roles), Text the typed description (custom ones).
+type roleRow struct {
+	ID          int64
+	Name        string
+	Description string
+	Text        string
+	All         bool
+	Summary     []permLine
+	Users       int
+}
+
+var roleNotices = map[string]string{
+	"created": keyAdminRoleCreated, "updated": keyAdminRoleUpdated, "deleted": keyAdminRoleDeleted,
+}
+
+func (u *UI) roles(w http.ResponseWriter, r *http.Request) error {
+	roles, err := u.deps.Store.ListRoles(r.Context())
+	if err != nil {
+		return err
+	}
+	p := rolesPage{Max: db.MaxRoles, Notice: noticeOf(r, roleNotices)}
+	for _, ro := range roles {
+		row := roleRow{ID: ro.ID, Name: ro.Name, All: ro.AllPermissions, Summary: permSummary(ro.Permissions), Users: ro.Users}
+		if ro.Builtin {
+			row.Description = builtinRoleDescriptions[ro.Name]
+		}
+		if row.Description == "" {
+			row.Text = ro.Description
+		}
+		if ro.Builtin {
+			p.Builtin = append(p.Builtin, row)
+		} else {
+			p.Custom = append(p.Custom, row)
+		}
+	}
+	return u.render(w, r, http.StatusOK, "roles.html", keyTitleRoles, p)
+}
+
+// roleFormPage is the data of roles_form.html: a new role (New), a custom
+// role or a built-in one (read-only).
+type roleFormPage struct {
+	New         bool
+	ID          int64
+	Name        string
+	Description string
+	// BuiltinText is a built-in role's description key.
+	BuiltinText string
+	Builtin     bool
+	All         bool
+	Grid        []permRow
+	CanEdit     bool
+	CanDelete   bool
+	// Holders are some of the users holding the role, Users how many.
+	Holders     []string
+	Users       int
+	MoreHolders int
+	Error       string
+	Args        []any
+	Notice      string
+}
+
+// shownHolders bounds the names a role page lists.
+const shownHolders = 10
+
+func (u *UI) newRoleForm(w http.ResponseWriter, r *http.Request) error {
+	s := sessionOf(r)
+	p := roleFormPage{New: true, CanEdit: true}
+	p.Grid = permGrid(func(string) bool { return false }, s.Can)
+	return u.render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleNew, p)
+}
+
+// loadRolePage is the form of an existing role as it stands.
+func (u *UI) loadRolePage(r *http.Request, id int64) (roleFormPage, db.Role, error) {
+	s := sessionOf(r)
+	ro, err := u.deps.Store.RoleByID(r.Context(), id)
+	if err != nil {
+		return roleFormPage{}, ro, err
+	}
+	p := roleFormPage{ID: ro.ID, Name: ro.Name, Description: ro.Description, Builtin: ro.Builtin, All: ro.AllPermissions}
+	if ro.Builtin {
+		p.BuiltinText = builtinRoleDescriptions[ro.Name]
+	} else {
+		p.CanEdit = s.Can("roles.update")
+		p.CanDelete = s.Can("roles.delete")
+	}
+	if p.Holders, err = u.deps.Store.RoleHolders(r.Context(), id, shownHolders); err != nil {
+		return p, ro, err
+	}
+	roles, err := u.deps.Store.ListRoles(r.Context())
+	if err != nil {
+		return p, ro, err
+	}
+	if i := slices.IndexFunc(roles, func(x db.RoleSummary) bool { return x.ID == id }); i >= 0 {
+		p.Users = roles[i].Users
+	}
+	p.MoreHolders = max(p.Users-len(p.Holders), 0)
+	p.Grid = u.roleGrid(s, ro.AllPermissions, ro.Permissions, p.CanEdit)
+	return p, ro, nil
+}
+
+// roleGrid ticks perms (all of them for an all-permissions role); the
+// boxes the user may change are those it holds, when it may edit.
+func (u *UI) roleGrid(s *Session, all bool, perms []string, editable bool) []permRow {
+	return permGrid(
+		func(p string) bool { return all || slices.Contains(perms, p) },
+		func(p string) bool { return editable && s.Can(p) })
+}
+
+func (u *UI) roleForm(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	p, _, err := u.loadRolePage(r, id)
+	if err != nil {
+		return err
+	}
+	p.Notice = noticeOf(r, roleNotices)
+	return u.render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleEdit, p)
+}
+
+// readRole reads the name, description and permissions of the role form.
+// A refusal is a message key with arguments.
+func readRole(r *http.Request) (name, description string, perms []string, msg string, args []any) {
+	name = strings.TrimSpace(r.PostFormValue("name"))
+	description = strings.TrimSpace(r.PostFormValue("description"))
+	perms, ok := formPermissions(r)
+	switch {
+	case !ok:
+		return name, description, nil, keyAdminErrBadForm, nil
+	case name == "" || nameLength(name) > maxNameChars:
+		return name, description, perms, keyAdminErrRoleName, []any{maxNameChars}
+	case nameLength(description) > maxDescriptionChars:
+		return name, description, perms, keyAdminErrDescription, []any{maxDescriptionChars}
+	}
+	return name, description, perms, "", nil
+}
+
+// ungrantable returns the first permission in the difference of before
+// and after that s does not hold, "" when none.
+func ungrantable(s *Session, before, after []string) string {
+	for _, p := range auth.Permissions {
+		if slices.Contains(before, p) != slices.Contains(after, p) && !s.Can(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	s := sessionOf(r)
+	name, description, perms, msg, args := readRole(r)
+	p := roleFormPage{New: true, CanEdit: true, Name: truncate(name, 4*maxNameChars), Description: truncate(description, 4*maxDescriptionChars)}
+	fail := func(status int, key string, args ...any) error {
+		p.Error, p.Args = key, args
+		p.Grid = u.roleGrid(s, false, perms, true)
+		return u.render(w, r, status, "roles_form.html", keyTitleRoleNew, p)
+	}
+	if msg != "" {
+		return fail(http.StatusUnprocessableEntity, msg, args...)
+	}
+	if bad := ungrantable(s, nil, perms); bad != "" {
+		return fail(http.StatusForbidden, keyAdminErrPermAboveYou, bad)
+	}
+	id, err := u.deps.Store.CreateRole(r.Context(), name, description, perms)
+	switch {
+	case errors.Is(err, db.ErrNameExists):
+		return fail(http.StatusConflict, keyAdminErrRoleExists, name)
+	case errors.Is(err, db.ErrTooManyRoles):
+		return fail(http.StatusConflict, keyAdminErrTooManyRoles, db.MaxRoles)
+	case err != nil:
+		return err
+	}
+	u.auditAdmin(r, "role.create", "role", id, map[string]any{"name": name, "permissions": orEmpty(perms)})
+	redirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "created")
+	return nil
+}
+
+func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	s := sessionOf(r)
+	p, ro, err := u.loadRolePage(r, id)
+	if err != nil {
+		return err
+	}
+	if ro.Builtin {
+		return &pageError{status: http.StatusConflict, message: keyAdminErrBuiltinRole}
+	}
+	name, description, perms, msg, args := readRole(r)
+	p.Name, p.Description = truncate(name, 4*maxNameChars), truncate(description, 4*maxDescriptionChars)
+	fail := func(status int, key string, args ...any) error {
+		p.Error, p.Args = key, args
+		p.Grid = u.roleGrid(s, false, perms, true)
+		return u.render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
+	}
+	if msg != "" {
+		return fail(http.StatusUnprocessableEntity, msg, args...)
+	}
+	// Boxes the user may not change are sent by nobody (they are
+	// disabled): they keep their state.
+	for _, perm := range ro.Permissions {
+		if auth.IsPermission(perm) && !s.Can(perm) && !slices.Contains(perms, perm) {
+			perms = append(perms, perm)
+		}
+	}
+	if bad := ungrantable(s, ro.Permissions, perms); bad != "" {
+		return fail(http.StatusForbidden, keyAdminErrPermAboveYou, bad)
+	}
+	err = u.deps.Store.UpdateRole(r.Context(), id, name, description, perms)
+	switch {
+	case errors.Is(err, db.ErrNameExists):
+		return fail(http.StatusConflict, keyAdminErrRoleExists, name)
+	case errors.Is(err, db.ErrBuiltinRole):
+		return fail(http.StatusConflict, keyAdminErrBuiltinRole)
+	case err != nil:
+		return err
+	}
+	var added, removed []string
+	for _, perm := range auth.Permissions {
+		was, is := slices.Contains(ro.Permissions, perm), slices.Contains(perms, perm)
+		if is && !was {
+			added = append(added, perm)
+		}
+		if was && !is {
+			removed = append(removed, perm)
+		}
+	}
+	details := map[string]any{"name": name, "added": orEmpty(added), "removed": orEmpty(removed)}
+	if name != ro.Name {
+		details["old_name"] = ro.Name
+	}
+	u.auditAdmin(r, "role.update", "role", id, details)
+	redirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "updated")
+	return nil
+}
+
+func (u *UI) deleteRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	p, ro, err := u.loadRolePage(r, id)
+	if err != nil {
+		return err
+	}
+	fail := func(status int, key string, args ...any) error {
+		p.Error, p.Args = key, args
+		return u.render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
+	}
+	switch err := u.deps.Store.DeleteRole(r.Context(), id); {
+	case errors.Is(err, db.ErrBuiltinRole):
+		return fail(http.StatusConflict, keyAdminErrBuiltinRole)
+	case errors.Is(err, db.ErrRoleInUse):
+		return fail(http.StatusConflict, keyAdminErrRoleInUse, p.Users)
+	case err != nil:
+		return err
+	}
+	u.auditAdmin(r, "role.delete", "role", id, map[string]any{"name": ro.Name, "permissions": orEmpty(ro.Permissions)})
+	redirectDone(w, r, "/roles", "deleted")
+	return nil
+}
+
+// orEmpty is a list for the audit log: empty rather than null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

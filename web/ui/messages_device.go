@@ -1,0 +1,30 @@
+package ui
+
+// Message keys of the device detail pages (device_detail.go).
+const (
+	keyDetailTitle        = "device.title"
+	keyDetailVersionTitle = "device.version.title"
+	keyDetailDiffTitle    = "device.diff.title"
+
+	keyDetailBackupQueued    = "device.notice.queued"
+	keyDetailHostKeyAccepted = "device.hostkey.accepted"
+	keyDetailHostKeyNothing  = "device.hostkey.error.nothing"
+	keyDetailHostKeyMoved    = "device.hostkey.error.moved"
+
+	keyDetailBadPageLink = "device.error.page_link"
+	keyDetailNoTextError = "device.error.no_text"
+
+	keyDetailTriggerManual   = "device.trigger.manual"
+	keyDetailTriggerSchedule = "device.trigger.schedule"
+	keyDetailTriggerRetry    = "device.trigger.retry"
+	keyDetailTriggerCLI      = "device.trigger.cli"
+	keyDetailTriggerOther    = "device.trigger.other"
+
+	keyDetailDurationMS  = "device.duration.ms"
+	keyDetailDurationS   = "device.duration.s"
+	keyDetailDurationMin = "device.duration.min"
+
+	keyDetailDiffPickTwo    = "device.diff.error.pick_two"
+	keyDetailDiffNoPrevious = "device.diff.error.no_previous"
+	keyDetailDiffNoText     = "device.diff.error.no_text"
+)

@@ -1,0 +1,41 @@
+package ui
+
+// Message keys of the jobs and configuration search pages.
+const (
+	keyTitleJobs   = "jobs.title"
+	keyTitleSearch = "search.title"
+
+	keyJobStateQueued    = "jobs.state.queued"
+	keyJobStateRunning   = "jobs.state.running"
+	keyJobStateSucceeded = "jobs.state.succeeded"
+	keyJobStateFailed    = "jobs.state.failed"
+	keyJobStateCancelled = "jobs.state.cancelled"
+
+	keyJobTriggerManual   = "jobs.trigger.manual"
+	keyJobTriggerSchedule = "jobs.trigger.schedule"
+	keyJobTriggerRetry    = "jobs.trigger.retry"
+	keyJobTriggerCLI      = "jobs.trigger.cli"
+
+	keyJobAttempt           = "jobs.attempt"
+	keyJobResultVersion     = "jobs.result.version"
+	keyJobResultCancelled   = "jobs.result.cancelled"
+	keyJobResultInterrupted = "jobs.result.interrupted"
+	keyJobResultRetry       = "jobs.result.retry"
+	keyJobResultWaiting     = "jobs.result.waiting"
+
+	keyJobProgress         = "jobs.progress.text"
+	keyJobProgressFailed   = "jobs.progress.failed"
+	keyJobProgressComplete = "jobs.progress.complete"
+
+	keyJobPager     = "jobs.pager.page"
+	keyJobPagerMore = "jobs.pager.more"
+
+	keyJobNoticeCancelled       = "jobs.notice.cancelled"
+	keyJobNoticeCancelRequested = "jobs.notice.cancel_requested"
+	keyJobNoticeFinished        = "jobs.notice.already_finished"
+
+	keySearchTooLong = "search.error.too_long"
+	keySearchInvalid = "search.error.invalid"
+	keySearchTimeout = "search.error.timeout"
+	keySearchGroup   = "search.error.group"
+)

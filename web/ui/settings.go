@@ -1,0 +1,193 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"backupd/app/backup"
+	"backupd/db"
+)
+
+// Retention bounds. The CLI asks only for 0 or more; the upper bounds
+// keep the numbers meaningful (a million versions, a hundred years).
+const (
+	maxKeepLast = 1_000_000
+	maxKeepDays = 36_500
+	// retentionApplyTimeout bounds "Apply retention now" within the
+	// request (the server's write timeout is 5 minutes). Retention works
+	// in batches, so a run cut short keeps what it did; the daily run
+	// does the rest.
+	retentionApplyTimeout = 2 * time.Minute
+)
+
+// retentionRunning holds the stores a retention run started from this
+// page is working on, so that impatient clicks do not start a second.
+var retentionRunning sync.Map
+
+// settingsPage is the data of settings.html.
+type settingsPage struct {
+	KeepLast string
+	KeepDays string
+	Errors   settingsFormErrors
+	// Saved reports whether a policy was ever saved (else the defaults
+	// apply), SavedAt when.
+	Saved           bool
+	SavedAt         time.Time
+	DefaultKeepLast int
+	DefaultKeepDays int
+	MaxKeepLast     int
+	MaxKeepDays     int
+	Notice          string
+	NoticeArgs      []any
+	NoticeWarning   bool
+	Facts           settingsFacts
+}
+
+// settingsFacts are read-only facts about the server for the operator.
+type settingsFacts struct {
+	Version       string
+	Timezone      string
+	DataFile      string
+	Devices       int
+	Backups       int
+	Snapshots     int
+	SnapshotBytes string
+	StoredBytes   string
+}
+
+func (u *UI) settings(w http.ResponseWriter, r *http.Request) error {
+	policy, err := u.deps.Store.RetentionPolicy(r.Context())
+	if err != nil {
+		return err
+	}
+	p := settingsPage{KeepLast: strconv.Itoa(policy.KeepLast), KeepDays: strconv.Itoa(policy.KeepDays)}
+	u.settingsNotice(r.URL.Query(), &p)
+	return u.renderSettings(w, r, http.StatusOK, p)
+}
+
+// settingsNotice reads the notice a redirect back to the page asks for.
+func (u *UI) settingsNotice(q url.Values, p *settingsPage) {
+	deleted, _ := strconv.Atoi(q.Get("deleted"))
+	purged, _ := strconv.Atoi(q.Get("purged"))
+	switch q.Get("done") {
+	case "saved":
+		p.Notice = keySettingsNoticeSaved
+	case "applied":
+		p.Notice, p.NoticeArgs = keySettingsNoticeApplied, []any{deleted, purged}
+	case "partial":
+		p.Notice, p.NoticeArgs = keySettingsNoticePartial, []any{deleted, purged, int(retentionApplyTimeout / time.Minute)}
+		p.NoticeWarning = true
+	}
+}
+
+func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, p settingsPage) error {
+	ctx := r.Context()
+	at, saved, err := u.deps.Store.SettingUpdatedAt(ctx, db.SettingRetention)
+	if err != nil {
+		return err
+	}
+	p.Saved, p.SavedAt = saved, at
+	p.DefaultKeepLast, p.DefaultKeepDays = db.DefaultRetention.KeepLast, db.DefaultRetention.KeepDays
+	p.MaxKeepLast, p.MaxKeepDays = maxKeepLast, maxKeepDays
+	st, err := u.deps.Store.Stats(ctx, u.now())
+	if err != nil {
+		return err
+	}
+	p.Facts = settingsFacts{
+		Version: u.deps.Version, Timezone: u.scheduleDefaultZone(), DataFile: u.deps.Store.Path(),
+		Devices: st.DevicesTotal, Backups: st.BackupsTotal, Snapshots: st.Snapshots,
+		SnapshotBytes: settingsBytes(st.SnapshotBytes), StoredBytes: settingsBytes(st.SnapshotStoredBytes),
+	}
+	return u.render(w, r, status, "settings.html", keySettingsTitle, p)
+}
+
+// settingsBytes writes a size for people: 512 B, 1.5 KiB, 20.3 MiB.
+func settingsBytes(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v := float64(n)
+	for _, unit := range []string{"KiB", "MiB", "GiB"} {
+		v /= 1024
+		if v < 1024 {
+			return fmt.Sprintf("%.1f %s", v, unit)
+		}
+	}
+	return fmt.Sprintf("%.1f TiB", v/1024)
+}
+
+// saveRetention stores the retention policy, as `backupd backup prune
+// --keep-last --keep-days` does; the daily run and "Apply now" use it.
+func (u *UI) saveRetention(w http.ResponseWriter, r *http.Request) error {
+	s := sessionOf(r)
+	p := settingsPage{
+		KeepLast: strings.TrimSpace(r.PostFormValue("keep_last")),
+		KeepDays: strings.TrimSpace(r.PostFormValue("keep_days")),
+	}
+	keepLast, ok := settingsNumber(p.KeepLast, maxKeepLast)
+	if !ok {
+		p.Errors.add("keep_last", keySettingsKeepLastRange, maxKeepLast)
+	}
+	keepDays, ok := settingsNumber(p.KeepDays, maxKeepDays)
+	if !ok {
+		p.Errors.add("keep_days", keySettingsKeepDaysRange, maxKeepDays)
+	}
+	if !p.Errors.empty() {
+		return u.renderSettings(w, r, http.StatusUnprocessableEntity, p)
+	}
+	policy := db.Retention{KeepLast: keepLast, KeepDays: keepDays}
+	if err := u.deps.Store.PutSetting(r.Context(), db.SettingRetention, policy); err != nil {
+		return err
+	}
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+		TargetType: "settings", TargetID: db.SettingRetention,
+		Details: map[string]any{"keep_last": policy.KeepLast, "keep_days": policy.KeepDays},
+	})
+	http.Redirect(w, r, "/settings?done=saved", http.StatusSeeOther)
+	return nil
+}
+
+// settingsNumber reads a whole number in [0, hi].
+func settingsNumber(s string, hi int) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0 && n <= hi
+}
+
+// applyRetention runs the stored retention policy now, in the request,
+// for at most retentionApplyTimeout. Leaving the page does not stop it;
+// the timeout does, between batches.
+func (u *UI) applyRetention(w http.ResponseWriter, r *http.Request) error {
+	s := sessionOf(r)
+	store := u.deps.Store
+	if _, busy := retentionRunning.LoadOrStore(store, true); busy {
+		return &pageError{status: http.StatusConflict, message: keySettingsRetentionBusy}
+	}
+	defer retentionRunning.Delete(store)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), retentionApplyTimeout)
+	defer cancel()
+	res, err := backup.RunRetention(ctx, store, u.log.With("component", "retention"))
+	complete := err == nil
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "backup.prune",
+		TargetType: "backup", Details: map[string]any{
+			"backups_deleted": res.BackupsDeleted, "snapshots_purged": res.SnapshotsPurged, "complete": complete,
+		},
+	})
+	done := "applied"
+	if !complete {
+		done = "partial"
+	}
+	q := url.Values{"done": {done}, "deleted": {strconv.Itoa(res.BackupsDeleted)}, "purged": {strconv.Itoa(res.SnapshotsPurged)}}
+	http.Redirect(w, r, "/settings?"+q.Encode(), http.StatusSeeOther)
+	return nil
+}
