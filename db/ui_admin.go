@@ -107,8 +107,7 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 	if err != nil {
 		return nil, 0, fmt.Errorf("user groups: %w", err)
 	}
-	// The audit log has no index by user: one pass over it serves the
-	// whole page.
+	// One look-up per user in audit_log_user_action serves the page.
 	err = eachRow(ctx, s.reader, `SELECT user_id, MAX(at) FROM audit_log
 		WHERE action = 'session.login' AND user_id IN (`+in+`) GROUP BY user_id`, ids, func(row scanner) error {
 		var id int64

@@ -12,10 +12,9 @@ import (
 // scope. Active jobs (at most one per device) are read through the
 // partial index on queued and running jobs; finished ones newest first by
 // id, so that a page stops reading after its rows; progress reads the
-// range of ids of its batch. Two indexes would make the rest cheaper
-// still: finished counts read every finished job's row (no index on
-// finished_at), and one device's history scans the jobs newest first (no
-// index on device_id beyond the active one).
+// range of ids of its batch; finished counts the partial index on
+// finished_at (migration 00007), and a device's or a group's jobs
+// jobs_device.
 
 // Views of the jobs page.
 const (
@@ -63,8 +62,7 @@ func (s *Store) JobActivityInScope(ctx context.Context, scope Scope, now time.Ti
 	if err != nil {
 		return a, fmt.Errorf("active job counts: %w", err)
 	}
-	// This one reads the finished jobs' rows (kept for
-	// backup.JobHistoryDays): no index holds finished_at.
+	// The last day's finished jobs, through jobs_finished.
 	hour, day := backupTime(now.Add(-time.Hour)), backupTime(now.Add(-24*time.Hour))
 	err = s.reader.QueryRowContext(ctx, `SELECT COALESCE(SUM(j.finished_at >= ?), 0), COUNT(*), COALESCE(SUM(j.state = 'failed'), 0)
 		FROM `+from+` WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= ? AND `+cond,

@@ -131,8 +131,9 @@ func TestFinishedJobCountStopsAtCap(t *testing.T) {
 
 // TestJobQueriesUseIndexes keeps the live jobs page bounded with a large
 // history: the queue is read through the partial index of active jobs,
-// progress through a range of ids, and finished lists in id order
-// without sorting the history.
+// progress through a range of ids (per device for a scoped user), the
+// finished list of all groups in id order without sorting the history,
+// and a scoped one through each device's jobs.
 func TestJobQueriesUseIndexes(t *testing.T) {
 	s := openStore(t)
 	plan := func(q string) string {
@@ -159,12 +160,16 @@ func TestJobQueriesUseIndexes(t *testing.T) {
 		{`SELECT SUM(j.state = 'queued') FROM jobs j JOIN devices d ON d.id = j.device_id WHERE j.state IN ('queued', 'running') AND ` + scoped,
 			"jobs_active_device", ""},
 		{`SELECT MIN(+j.id) FROM jobs j WHERE j.state IN ('queued', 'running') AND 1=1`, "jobs_active_device", ""},
-		{`SELECT COUNT(*) FROM jobs j JOIN devices d ON d.id = j.device_id WHERE j.id >= 5 AND ` + scoped, "INTEGER PRIMARY KEY (rowid>?)", ""},
+		{`SELECT COUNT(*) FROM jobs j WHERE j.id >= 5 AND 1=1`, "INTEGER PRIMARY KEY (rowid>?)", ""},
+		{`SELECT COUNT(*) FROM jobs j JOIN devices d ON d.id = j.device_id WHERE j.id >= 5 AND ` + scoped, "jobs_device (device_id=? AND id>?)", ""},
 		{`SELECT * FROM (SELECT * FROM jobs j WHERE j.state IN ('queued', 'running') ORDER BY CASE j.state WHEN 'running' THEN 0 ELSE 1 END,
 			CASE j.state WHEN 'running' THEN j.started_at ELSE j.not_before END, j.id LIMIT 50) j JOIN devices d ON d.id = j.device_id`,
 			"jobs_active_device", ""},
-		{`SELECT d.name FROM jobs j JOIN devices d ON d.id = j.device_id WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND ` + scoped +
+		{`SELECT d.name FROM jobs j JOIN devices d ON d.id = j.device_id WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND 1=1` +
 			` ORDER BY j.id DESC LIMIT 50`, "SCAN j", "TEMP B-TREE"},
+		{`SELECT d.name FROM jobs j JOIN devices d ON d.id = j.device_id WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND ` + scoped +
+			` ORDER BY j.id DESC LIMIT 50`, "jobs_device (device_id=?)", ""},
+		{`SELECT COUNT(*) FROM jobs j WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= '2026'`, "jobs_finished", ""},
 	} {
 		got := plan(c.query)
 		if !strings.Contains(got, c.want) || (c.never != "" && strings.Contains(got, c.never)) {
