@@ -41,12 +41,16 @@ type Options struct {
 	ShutdownGrace time.Duration
 }
 
+// DefaultMaxAttempts is how many attempts a job gets unless
+// Options.MaxAttempts says otherwise.
+const DefaultMaxAttempts = 3
+
 func (o *Options) defaults() {
 	if o.Workers <= 0 {
 		o.Workers = 50
 	}
 	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 3
+		o.MaxAttempts = DefaultMaxAttempts
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 30 * time.Second
@@ -140,6 +144,9 @@ func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, opts Options)
 		running: map[int64]context.CancelCauseFunc{},
 	}
 }
+
+// MaxAttempts is how many attempts a job gets, retries included.
+func (e *Engine) MaxAttempts() int { return e.opts.MaxAttempts }
 
 // Enqueue queues a backup of each device now and returns the job of each
 // (an already queued or running job is reused). This is the entry point

@@ -182,6 +182,11 @@ func newMatcher(o SearchOptions) (*matcher, error) {
 	if !o.Regex {
 		pattern = regexp.QuoteMeta(q)
 	}
+	// Checked as typed first, so that an error quotes the user's
+	// expression, not the case-folding one.
+	if _, err := regexp.Compile(pattern); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidQuery, unwrapSyntax(err))
+	}
 	if !o.CaseSensitive {
 		pattern = "(?i)" + pattern
 	}

@@ -336,8 +336,8 @@ func TestDeviceVersionViewAndDownload(t *testing.T) {
 	p := b.get(path)
 	expect(t, "version page", p, http.StatusOK, "")
 	expectBody(t, "version page", p,
-		`<span class="device-line"> description &lt;uplink&gt; &amp; &#34;core&#34;</span>`,
-		`<span class="device-line">	no shutdown</span>`, "5 lines",
+		`<span class="device-line" id="L4"> description &lt;uplink&gt; &amp; &#34;core&#34;</span>`,
+		`<span class="device-line" id="L5">	no shutdown</span>`, "5 lines",
 		`href="`+path+`/raw?download=1"`, `id="version-copy" hidden`,
 		`href="`+devicePath(odd)+`/versions/`+old.ID+`"`, // older version
 		`href="`+devicePath(odd)+`/diff?from=`+old.ID+`&amp;to=`+v.ID+`"`)

@@ -840,9 +840,18 @@ func (u *UI) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 			details["device_ids"] = ids
 		}
 	}
+	var since int64
 	if len(ids) > 0 {
-		if _, err := u.deps.Engine.Enqueue(ctx, ids, db.TriggerManual); err != nil {
+		jobIDs, err := u.deps.Engine.Enqueue(ctx, ids, db.TriggerManual)
+		if err != nil {
 			return err
+		}
+		// The jobs page's progress bar follows this batch from its first
+		// job on.
+		for _, id := range jobIDs {
+			if id != 0 && (since == 0 || id < since) {
+				since = id
+			}
 		}
 		details["count"] = len(ids)
 		u.auditEntry(r, db.AuditEntry{
@@ -850,7 +859,11 @@ func (u *UI) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 			TargetType: target, TargetID: targetID, Details: details,
 		})
 	}
-	http.Redirect(w, r, devicesWithQuery(next, "queued", strconv.Itoa(len(ids))), http.StatusSeeOther)
+	next = devicesWithQuery(next, "queued", strconv.Itoa(len(ids)))
+	if since > 0 && strings.HasPrefix(next, "/jobs") {
+		next = devicesWithQuery(next, "since", strconv.FormatInt(since, 10))
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }
 

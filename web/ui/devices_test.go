@@ -423,10 +423,13 @@ func TestDevicesBackupNow(t *testing.T) {
 	}
 	// A selection (a disabled device too: it was asked for), to the jobs.
 	p = b.post("/devices/backup", url.Values{"id": {strconv.FormatInt(s.branchDev, 10), strconv.FormatInt(disabled, 10), strconv.FormatInt(s.branchDev, 10)}, "next": {"//evil.example/"}})
-	expect(t, "selection", p, http.StatusSeeOther, "/jobs?queued=2&state=active")
-	if len(devicesJobs(t, e, s.branchDev)) != 1 || len(devicesJobs(t, e, disabled)) != 1 {
-		t.Error("the selection was not queued")
+	bj, dj := devicesJobs(t, e, s.branchDev), devicesJobs(t, e, disabled)
+	if len(bj) != 1 || len(dj) != 1 {
+		t.Fatal("the selection was not queued")
 	}
+	// The jobs page's progress follows the batch from its first job.
+	since := strconv.FormatInt(min(bj[0].ID, dj[0].ID), 10)
+	expect(t, "selection", p, http.StatusSeeOther, "/jobs?queued=2&since="+since+"&state=active")
 	// A group: its enabled devices, subgroups included.
 	p = b.post("/devices/backup", url.Values{"group_id": {strconv.FormatInt(s.core, 10)}, "next": {"/devices?group_id=1"}})
 	expect(t, "group", p, http.StatusSeeOther, "/devices?group_id=1&queued=2")
@@ -508,7 +511,11 @@ func TestDevicesBackupNowWithSimulator(t *testing.T) {
 	expect(t, "create", p, http.StatusSeeOther, "")
 	d := devicesByName(t, e, "sim-rtr")
 	b.get("/devices")
-	expect(t, "back up", b.post("/devices/backup", url.Values{"id": {strconv.FormatInt(d.ID, 10)}}), http.StatusSeeOther, "/jobs?queued=1&state=active")
+	p = b.post("/devices/backup", url.Values{"id": {strconv.FormatInt(d.ID, 10)}})
+	expect(t, "back up", p, http.StatusSeeOther, "")
+	if loc := p.header.Get("Location"); !strings.HasPrefix(loc, "/jobs?queued=1&since=") {
+		t.Errorf("back up: Location %q, want the jobs page following the batch", loc)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		jobs := devicesJobs(t, e, d.ID)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/backup"
 	"backupd/db"
 	"backupd/web"
 )
@@ -19,11 +20,6 @@ const (
 	jobsPerPage  = 50
 	jobsMaxPages = db.JobCountCap / jobsPerPage
 )
-
-// jobMaxAttempts is how many attempts a job gets: the engine's default
-// (backup.Options.MaxAttempts), which the server does not change. It is
-// shown as "attempt 2 of 3".
-const jobMaxAttempts = 3
 
 // jobNotices say what a cancel did; the cancel form comes back to the
 // list with the outcome as its "notice" parameter.
@@ -330,6 +326,12 @@ func (u *UI) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
 	lang := stateOf(r).lang
 	t := func(key string, args ...any) string { return u.catalog.text(lang, key, args...) }
 	j := row.Job
+	// Shown as "attempt 2 of 3"; a process without an engine shows the
+	// default its backups run with.
+	jobMaxAttempts := backup.DefaultMaxAttempts
+	if u.deps.Engine != nil {
+		jobMaxAttempts = u.deps.Engine.MaxAttempts()
+	}
 	it := jobItem{
 		ID: j.ID, DeviceID: j.DeviceID, DeviceName: row.DeviceName, DeviceURL: "/devices/" + strconv.FormatInt(j.DeviceID, 10),
 		Trigger: j.Trigger, TriggerText: j.Trigger, State: j.State, StateText: j.State,

@@ -87,6 +87,10 @@ func (v *View) Num(n int) string {
 	return b.String()
 }
 
+// LineNo is the 1-based number of the line at index i, for line anchors
+// (#L12) that search results link to.
+func (v *View) LineNo(i int) int { return i + 1 }
+
 // Can reports whether the signed-in user holds perm.
 func (v *View) Can(perm string) bool { return v.Session.Can(perm) }
 

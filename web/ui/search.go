@@ -215,10 +215,8 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 	})
 	switch {
 	case errors.Is(err, backup.ErrInvalidQuery):
-		// The reason quotes the expression as compiled; the user wrote it
-		// without the case-folding flag.
 		reason := strings.TrimPrefix(err.Error(), backup.ErrInvalidQuery.Error()+": ")
-		return fail(keySearchInvalid, strings.Replace(reason, "`(?i)", "`", 1))
+		return fail(keySearchInvalid, reason)
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		p.TimedOut = true
 	case err != nil:
