@@ -48,52 +48,6 @@ const (
 	maxDescriptionChars = 2000
 )
 
-// pager is the page links of a list. Pages is 0 when the total is not
-// counted (the audit log): only "newer" and "older" are known then.
-type pager struct {
-	Page, Pages      int
-	PrevURL, NextURL string
-}
-
-// pageNumber reads the "page" query parameter: 1 when missing or bad.
-func pageNumber(r *http.Request) int {
-	n, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || n < 1 {
-		return 1
-	}
-	return min(n, maxAdminPage)
-}
-
-// newPager builds the links around page n of a list whose query is r's
-// (filters kept, any notice dropped). total < 0 means uncounted, with more
-// telling whether another page follows.
-func newPager(r *http.Request, n, total int, more bool) pager {
-	p := pager{Page: n}
-	if total >= 0 {
-		p.Pages = max((total+adminPageSize-1)/adminPageSize, 1)
-		more = n < p.Pages
-	}
-	link := func(page int) string {
-		q := r.URL.Query()
-		q.Del("done")
-		q.Del("page")
-		if page > 1 {
-			q.Set("page", strconv.Itoa(page))
-		}
-		if len(q) == 0 {
-			return r.URL.Path
-		}
-		return r.URL.Path + "?" + q.Encode()
-	}
-	if n > 1 {
-		p.PrevURL = link(n - 1)
-	}
-	if more && n < maxAdminPage {
-		p.NextURL = link(n + 1)
-	}
-	return p
-}
-
 // pathID reads the {id} of a path; a malformed one is a missing page.
 func pathID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

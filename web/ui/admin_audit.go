@@ -82,13 +82,20 @@ func (u *UI) auditLog(w http.ResponseWriter, r *http.Request) error {
 		p.Error, status = keyAdminErrAuditTo, http.StatusUnprocessableEntity
 	}
 	p.Filtered = form != auditForm{}
-	n := pageNumber(r)
+	n := pageNumber(r, maxAdminPage)
 	if p.Error == "" {
 		records, more, err := u.deps.Store.SearchAudit(r.Context(), f, adminPageSize, (n-1)*adminPageSize)
 		if err != nil {
 			return err
 		}
-		p.Pager = newPager(r, n, -1, more)
+		// Not counted: only "newer" and "older" are known.
+		p.Pager = pager{Page: n}
+		if n > 1 {
+			p.Pager.PrevURL = pageURL(r.URL.Path, q, n-1)
+		}
+		if more && n < maxAdminPage {
+			p.Pager.NextURL = pageURL(r.URL.Path, q, n+1)
+		}
 		for _, rec := range records {
 			p.Entries = append(p.Entries, auditRowOf(rec))
 		}

@@ -75,12 +75,12 @@ func (u *UI) renderAPIKeys(w http.ResponseWriter, r *http.Request, status int, f
 	if p.All {
 		owner = 0
 	}
-	n := pageNumber(r)
+	n := pageNumber(r, maxAdminPage)
 	keys, total, err := u.deps.Store.APIKeyPage(r.Context(), owner, adminPageSize, (n-1)*adminPageSize)
 	if err != nil {
 		return err
 	}
-	p.Total, p.Pager = total, newPager(r, n, total, false)
+	p.Total, p.Pager = total, newPager(r, n, adminPageSize, total)
 	now := u.now()
 	for _, k := range keys {
 		p.Keys = append(p.Keys, u.keyRow(s, k, now))

@@ -47,12 +47,12 @@ var userNotices = map[string]string{
 func (u *UI) users(w http.ResponseWriter, r *http.Request) error {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	q = truncate(q, maxUsernameBytes)
-	n := pageNumber(r)
+	n := pageNumber(r, maxAdminPage)
 	list, total, err := u.deps.Store.UserPage(r.Context(), q, adminPageSize, (n-1)*adminPageSize)
 	if err != nil {
 		return err
 	}
-	p := usersPage{Q: q, Total: total, Pager: newPager(r, n, total, false), Notice: noticeOf(r, userNotices)}
+	p := usersPage{Q: q, Total: total, Pager: newPager(r, n, adminPageSize, total), Notice: noticeOf(r, userNotices)}
 	self := sessionOf(r).UserID
 	for _, us := range list {
 		row := userRow{UserSummary: us, Self: us.ID == self}

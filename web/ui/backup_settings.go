@@ -2,7 +2,6 @@ package ui
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 )
 
@@ -73,40 +72,4 @@ func (e *settingsFormErrors) empty() bool { return len(e.List) == 0 }
 func settingsPathID(r *http.Request, name string) (int64, bool) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	return id, err == nil && id > 0
-}
-
-// settingsPager is the page links of a list: 1-based page numbers, each
-// link keeping the list's other query parameters.
-type settingsPager struct {
-	Page, Pages, Total int
-	PrevURL, NextURL   string
-}
-
-func newSettingsPager(path string, q url.Values, page, perPage, total int) settingsPager {
-	p := settingsPager{Page: page, Pages: max((total+perPage-1)/perPage, 1), Total: total}
-	link := func(n int) string {
-		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
-		v.Del("done")
-		v.Set("page", strconv.Itoa(n))
-		return path + "?" + v.Encode()
-	}
-	if page > 1 {
-		p.PrevURL = link(min(page-1, p.Pages))
-	}
-	if page < p.Pages {
-		p.NextURL = link(page + 1)
-	}
-	return p
-}
-
-// settingsPageNumber reads ?page= (1 when missing or bad).
-func settingsPageNumber(r *http.Request) int {
-	n, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || n < 1 || n > 1_000_000 {
-		return 1
-	}
-	return n
 }

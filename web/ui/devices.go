@@ -165,11 +165,7 @@ type devicesRow struct {
 type devicesPage struct {
 	Filter devicesFilter
 	Rows   []devicesRow
-	Total  int
-	// Page of Pages; From and To number the rows shown (1-based).
-	Page, Pages, From, To int
-	FirstURL, PrevURL     string
-	NextURL, LastURL      string
+	Pager  pager
 	// ListURL is this page without notices, where "back up" comes back to.
 	ListURL   string
 	ExportURL string
@@ -198,29 +194,18 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p.Total = total
-	p.Pages = max((total+devicesPerPage-1)/devicesPerPage, 1)
-	if f.Page > p.Pages {
+	if pages := max((total+devicesPerPage-1)/devicesPerPage, 1); f.Page > pages {
 		// Past the end (the last device of the last page was deleted, say):
 		// show the last page rather than an empty one.
-		f.Page = p.Pages
+		f.Page = pages
 		p.Filter.Page = f.Page
 		offset = (f.Page - 1) * devicesPerPage
 		if list, _, err = u.deps.Store.ListDevices(ctx, scope, f.store(), devicesPerPage, offset); err != nil {
 			return err
 		}
 	}
-	p.Page = f.Page
-	if len(list) > 0 {
-		p.From, p.To = offset+1, offset+len(list)
-	}
-	if p.Page > 1 {
-		p.FirstURL, p.PrevURL = f.url(devicesListPath, 1), f.url(devicesListPath, p.Page-1)
-	}
-	if p.Page < p.Pages {
-		p.NextURL, p.LastURL = f.url(devicesListPath, p.Page+1), f.url(devicesListPath, p.Pages)
-	}
-	p.ListURL = f.url(devicesListPath, p.Page)
+	p.Pager = pagerAt(devicesListPath, f.values(), f.Page, devicesPerPage, total)
+	p.ListURL = f.url(devicesListPath, f.Page)
 	p.ExportURL = f.url("/devices/export", 1)
 
 	byID := devicesGroupIndex(groups)

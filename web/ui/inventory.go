@@ -98,48 +98,6 @@ func (u *UI) invAudit(r *http.Request, action, targetType string, id int64, deta
 	})
 }
 
-// invPager is the paging of a list: where the page is and the links to
-// its neighbours (empty when there is none).
-type invPager struct {
-	Page, Pages, Total int
-	// From and To are the 1-based positions of the page's first and last
-	// rows.
-	From, To   int
-	Prev, Next string
-}
-
-// invPageNumber is the ?page= asked for, 1 when absent or nonsense.
-func invPageNumber(r *http.Request) int {
-	n, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || n < 1 || n > 1_000_000 {
-		return 1
-	}
-	return n
-}
-
-// newInvPager describes page (1-based) of total rows, n of them shown,
-// with links to path that keep the request's other query parameters.
-func newInvPager(r *http.Request, path string, page, n, total int) invPager {
-	p := invPager{Page: page, Total: total, Pages: max((total+invPageSize-1)/invPageSize, 1)}
-	if n > 0 {
-		p.From = (page-1)*invPageSize + 1
-		p.To = p.From + n - 1
-	}
-	link := func(to int) string {
-		q := r.URL.Query()
-		q.Del("notice")
-		q.Set("page", strconv.Itoa(to))
-		return path + "?" + q.Encode()
-	}
-	if page > 1 {
-		p.Prev = link(min(page-1, p.Pages))
-	}
-	if page < p.Pages {
-		p.Next = link(page + 1)
-	}
-	return p
-}
-
 // invPastEnd sends a request for a page past the end of a list to its
 // last page; it reports whether it did.
 func invPastEnd(w http.ResponseWriter, r *http.Request, path string, page, n, total int) bool {

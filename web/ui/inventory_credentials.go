@@ -28,7 +28,7 @@ var credentialNotices = map[string]string{
 // credentialListPage is the data of credentials.html.
 type credentialListPage struct {
 	Items []credentialRow
-	Pager invPager
+	Pager pager
 	// Scoped: the device counts leave out groups the user cannot see.
 	Scoped bool
 	Notice string
@@ -50,7 +50,7 @@ type credentialRow struct {
 
 func (u *UI) credentialList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	page := invPageNumber(r)
+	page := pageNumber(r, maxListPage)
 	items, total, err := u.deps.Store.ListCredentials(ctx, invPageSize, (page-1)*invPageSize)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (u *UI) credentialList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := credentialListPage{Pager: newInvPager(r, "/credentials", page, len(items), total),
+	p := credentialListPage{Pager: newPager(r, page, invPageSize, total),
 		Scoped: !sessionOf(r).Scope().All, Notice: invNotice(r, credentialNotices)}
 	for _, c := range items {
 		row := credentialRow{ID: c.ID, Name: c.Name, Username: c.Username, HasPassword: c.Password != nil,

@@ -57,7 +57,7 @@ func invPlatformName(id string) string {
 // templateListPage is the data of templates.html.
 type templateListPage struct {
 	Items     []templateRow
-	Pager     invPager
+	Pager     pager
 	Platforms []invPlatform
 	// Scoped: the device counts leave out groups the user cannot see.
 	Scoped bool
@@ -76,7 +76,7 @@ type templateRow struct {
 
 func (u *UI) templateList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	page := invPageNumber(r)
+	page := pageNumber(r, maxListPage)
 	items, total, err := u.deps.Store.ListTemplates(ctx, invPageSize, (page-1)*invPageSize)
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func (u *UI) templateList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := templateListPage{Pager: newInvPager(r, "/templates", page, len(items), total), Platforms: invPlatforms(""),
+	p := templateListPage{Pager: newPager(r, page, invPageSize, total), Platforms: invPlatforms(""),
 		Scoped: !sessionOf(r).Scope().All, Notice: invNotice(r, templateNotices)}
 	for _, t := range items {
 		lines := invCommandLines(t.Commands)

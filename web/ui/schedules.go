@@ -61,7 +61,7 @@ type scheduleRow struct {
 // schedulesPage is the data of schedules.html.
 type schedulesPage struct {
 	Rows   []scheduleRow
-	Pager  settingsPager
+	Pager  pager
 	Notice string
 }
 
@@ -78,14 +78,14 @@ func (u *UI) schedules(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	s := sessionOf(r)
 	lang := stateOf(r).lang
-	pageNo := settingsPageNumber(r)
+	pageNo := pageNumber(r, maxListPage)
 	items, total, err := u.deps.Store.ListSchedules(ctx, schedulesPerPage, (pageNo-1)*schedulesPerPage)
 	if err != nil {
 		return err
 	}
 	var groupNames map[int64]string
 	p := schedulesPage{
-		Pager:  newSettingsPager("/schedules", r.URL.Query(), pageNo, schedulesPerPage, total),
+		Pager:  newPager(r, pageNo, schedulesPerPage, total),
 		Notice: scheduleNotices[r.URL.Query().Get("done")],
 	}
 	for _, sc := range items {

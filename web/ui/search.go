@@ -68,8 +68,8 @@ func parseSearchForm(q url.Values) searchForm {
 	return f
 }
 
-// url is the address of page of this search.
-func (f searchForm) url(page int) string {
+// values is the query of this search, without the page.
+func (f searchForm) values() url.Values {
 	q := url.Values{}
 	q.Set("q", f.Q)
 	if f.Regex {
@@ -87,10 +87,7 @@ func (f searchForm) url(page int) string {
 	if f.Context != searchDefaultContext {
 		q.Set("context", strconv.Itoa(f.Context))
 	}
-	if page > 1 {
-		q.Set("page", strconv.Itoa(page))
-	}
-	return "/search?" + q.Encode()
+	return q
 }
 
 // searchPage is the data of search.html.
@@ -118,11 +115,8 @@ type searchPage struct {
 	Hits          int
 	DeviceTotal   int
 	Devices       []searchDevice
-	// FirstDevice and LastDevice number the devices of this page.
-	FirstDevice int
-	LastDevice  int
-	PrevURL     string
-	NextURL     string
+	// Pager pages the devices; its From and To number this page's.
+	Pager pager
 }
 
 // searchGroup is a group the search can be narrowed to; Label is indented
@@ -231,15 +225,8 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 	p.DeviceTotal = len(devices)
 	pages := max((len(devices)+searchDevicesPerPage-1)/searchDevicesPerPage, 1)
 	page := min(f.Page, pages)
-	from, to := (page-1)*searchDevicesPerPage, min(page*searchDevicesPerPage, len(devices))
-	p.Devices = devices[from:to]
-	p.FirstDevice, p.LastDevice = from+1, to
-	if page > 1 {
-		p.PrevURL = f.url(page - 1)
-	}
-	if page < pages {
-		p.NextURL = f.url(page + 1)
-	}
+	p.Pager = pagerAt("/search", f.values(), page, searchDevicesPerPage, len(devices))
+	p.Devices = devices[(page-1)*searchDevicesPerPage : min(page*searchDevicesPerPage, len(devices))]
 	texts := map[string][]string{}
 	for i := range p.Devices {
 		for j := range p.Devices[i].Versions {
