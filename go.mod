@@ -3,7 +3,7 @@ module backupd
 go 1.26.8
 
 require (
-	github.com/VictoriaMetrics/metrics v1.35.1
+	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/adhocore/gronx v1.20.4
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/chromedp/cdproto v0.159.0

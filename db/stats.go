@@ -104,3 +104,90 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 	}
 	return st, nil
 }
+
+// FleetHealth is what the metrics endpoint reads from the database at
+// every scrape, so that backups done by any process (the server, `backupd
+// backup run`) count. Each figure is an index lookup or a trigger-kept
+// counter (migration 00011), however long the history.
+type FleetHealth struct {
+	DevicesEnabled int
+	// DevicesLastFailed counts enabled devices whose newest attempt failed.
+	DevicesLastFailed int
+	// OldestGood is, among enabled devices, the oldest start of a device's
+	// newest successful backup; a device never backed up successfully
+	// counts from when it was added. Nil when no device is enabled.
+	OldestGood *time.Time
+	// Attempts finished by result and configuration changes found, ever
+	// recorded: retention deleting old records does not lower them.
+	BackupsSucceeded, BackupsFailed, ConfigChanges int64
+	// OldestQueued is the earliest not-before time among queued jobs (the
+	// moment the longest-waiting one became due, when it is in the past).
+	// Nil when nothing is queued.
+	OldestQueued *time.Time
+}
+
+// The queries of FleetHealth, each answered from an index: the partial
+// indexes devices_enabled_last_good (enabled devices by last good backup)
+// and devices_last_failed (devices whose last attempt failed), and
+// jobs_ready (queued jobs by not-before time).
+const (
+	fleetDevicesQuery = `SELECT
+		(SELECT COUNT(*) FROM devices WHERE enabled = 1),
+		(SELECT COUNT(*) FROM devices WHERE last_backup_success = 0 AND enabled = 1)`
+	fleetOldestQuery = `SELECT
+		(SELECT MIN(last_good_backup_at) FROM devices WHERE enabled = 1),
+		(SELECT MIN(created_at) FROM devices WHERE enabled = 1 AND last_good_backup_at IS NULL),
+		(SELECT MIN(not_before) FROM jobs WHERE state = 'queued')`
+)
+
+// FleetHealth reads the figures in one read transaction, so that they
+// agree with each other.
+func (s *Store) FleetHealth(ctx context.Context) (FleetHealth, error) {
+	var h FleetHealth
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return h, fmt.Errorf("fleet health: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, fleetDevicesQuery).Scan(&h.DevicesEnabled, &h.DevicesLastFailed); err != nil {
+		return h, fmt.Errorf("enabled and failed devices: %w", err)
+	}
+	var good, added, queued sql.NullString
+	if err := tx.QueryRowContext(ctx, fleetOldestQuery).Scan(&good, &added, &queued); err != nil {
+		return h, fmt.Errorf("oldest backup and job: %w", err)
+	}
+	for _, v := range []sql.NullString{good, added} {
+		t, err := parseNullTime(v)
+		if err != nil {
+			return h, fmt.Errorf("oldest good backup: %w", err)
+		}
+		if t != nil && (h.OldestGood == nil || t.Before(*h.OldestGood)) {
+			h.OldestGood = t
+		}
+	}
+	if h.OldestQueued, err = parseNullTime(queued); err != nil {
+		return h, fmt.Errorf("oldest queued job: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT name, value FROM counters
+		WHERE name IN ('backups_succeeded_ever', 'backups_failed_ever', 'backups_changed_ever')`)
+	if err != nil {
+		return h, fmt.Errorf("backup counters: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			return h, fmt.Errorf("backup counters: %w", err)
+		}
+		switch name {
+		case "backups_succeeded_ever":
+			h.BackupsSucceeded = v
+		case "backups_failed_ever":
+			h.BackupsFailed = v
+		case "backups_changed_ever":
+			h.ConfigChanges = v
+		}
+	}
+	return h, rows.Err()
+}

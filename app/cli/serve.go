@@ -107,7 +107,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	}
 	ui.Mount(mux, ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version})
 	if cfg.MetricsListen != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsListen, store, log)
+		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, log)
 		if err != nil {
 			ln.Close()
 			stopBG()
@@ -149,15 +149,19 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 
 // serveMetrics serves /metrics on its own listener, so that the metrics
 // can stay on a private address while the interface faces users.
-func serveMetrics(addr string, store *db.Store, log *slog.Logger) (stop func(), err error) {
+func serveMetrics(addr, dataDir string, store *db.Store, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Handler(func(ctx context.Context) (metrics.State, error) {
+	opts := metrics.Options{Version: Version, Commit: Commit, DataDir: dataDir}
+	mux.Handle("GET /metrics", metrics.Handler(opts, func(ctx context.Context) (metrics.State, error) {
 		var st metrics.State
 		var err error
+		if st.FleetHealth, err = store.FleetHealth(ctx); err != nil {
+			return st, err
+		}
 		if st.JobsQueued, st.JobsRunning, err = store.JobCounts(ctx); err != nil {
 			return st, err
 		}

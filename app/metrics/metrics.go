@@ -1,23 +1,41 @@
 // Package metrics counts what a backupd process does and exposes it in the
 // Prometheus text format, on the separate address --metrics-listen names
 // (off by default). Counters and histograms are updated where things
-// happen (HTTP middleware, backup engine); the state of the store (jobs,
-// devices, database size) is read when a scraper asks.
+// happen (HTTP middleware, backup engine); the fleet's state (devices,
+// backups, jobs, database size) is read from the database when a scraper
+// asks, so that backups done by `backupd backup run` count too.
+//
+// Every family goes out under its # HELP and # TYPE lines from the table
+// in families.go; histograms use Prometheus' cumulative le buckets, so
+// histogram_quantile works on them.
 package metrics
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
+
+	"backupd/db"
 )
 
 // set holds this process's counters and histograms.
 var set = vm.NewSet()
+
+// Bucket upper bounds, in seconds: HTTP answers take milliseconds, a
+// backup takes from a fraction of a second to the collector's limits.
+var (
+	httpBuckets   = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	backupBuckets = []float64{.1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
+)
 
 // HTTPRequest counts one answered request. route is the pattern that
 // served it ("GET /api/v1/devices/{device_id}"), never the raw path, so the
@@ -27,11 +45,11 @@ func HTTPRequest(route string, status int, d time.Duration) {
 		route = "unmatched"
 	}
 	set.GetOrCreateCounter(`backupd_http_requests_total{route=` + quote(route) + `,status="` + strconv.Itoa(status) + `"}`).Inc()
-	set.GetOrCreateHistogram(`backupd_http_request_duration_seconds{route=` + quote(route) + `}`).Update(d.Seconds())
+	set.GetOrCreatePrometheusHistogramExt(`backupd_http_request_duration_seconds{route=`+quote(route)+`}`, httpBuckets).Update(d.Seconds())
 }
 
-// BackupFinished records one finished backup attempt: its duration by
-// result, and a failure's reason (connect, auth, timeout, …).
+// BackupFinished records one finished backup attempt of this process: its
+// duration by result, and a failure's reason (connect, auth, timeout, …).
 func BackupFinished(d time.Duration, success bool, reason string) {
 	result := "success"
 	if !success {
@@ -41,11 +59,12 @@ func BackupFinished(d time.Duration, success bool, reason string) {
 		}
 		set.GetOrCreateCounter(`backupd_backup_failures_total{reason=` + quote(reason) + `}`).Inc()
 	}
-	set.GetOrCreateHistogram(`backupd_backup_duration_seconds{result="` + result + `"}`).Update(d.Seconds())
+	set.GetOrCreatePrometheusHistogramExt(`backupd_backup_duration_seconds{result="`+result+`"}`, backupBuckets).Update(d.Seconds())
 }
 
-// State is what the store holds at scrape time.
+// State is what the database holds at scrape time.
 type State struct {
+	db.FleetHealth
 	JobsQueued, JobsRunning int
 	// DevicesByStatus counts devices by status (unknown, reachable,
 	// unreachable).
@@ -53,36 +72,126 @@ type State struct {
 	DatabaseBytes   int64
 }
 
-// Handler serves the metrics: this process's counters and histograms, the
-// store's state from state (bounded to 5 s), and Go runtime and process
-// metrics.
-func Handler(state func(context.Context) (State, error)) http.Handler {
+// Options say what the handler reports besides the state.
+type Options struct {
+	// Version and Commit label backupd_build_info.
+	Version, Commit string
+	// DataDir is the directory whose filesystem's space is reported.
+	DataDir string
+}
+
+// Handler serves the metrics: build information, the fleet's state from
+// state (bounded to 5 s), this process's counters and histograms, and Go
+// runtime and process metrics.
+func Handler(o Options, state func(context.Context) (State, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		defer cancel()
 		st, err := state(ctx)
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		now := time.Now()
+
+		var raw bytes.Buffer
+		fmt.Fprintf(&raw, "backupd_build_info{version=%s,commit=%s,goversion=%s} 1\n",
+			quote(o.Version), quote(o.Commit), quote(runtime.Version()))
 		up := 1
 		if err != nil {
-			// The rest is still worth scraping; the gauge says the store
-			// could not be read.
+			// The rest is still worth scraping; the gauge says the
+			// database could not be read.
 			up = 0
 		} else {
-			writeState(w, st)
+			writeState(&raw, st, now)
 		}
-		vm.WriteGaugeUint64(w, "backupd_store_up", uint64(up))
-		set.WritePrometheus(w)
-		vm.WriteProcessMetrics(w)
+		fmt.Fprintf(&raw, "backupd_store_up %d\n", up)
+		if avail, size, ok := diskSpace(o.DataDir); ok {
+			fmt.Fprintf(&raw, "backupd_data_filesystem_avail_bytes %d\n", avail)
+			fmt.Fprintf(&raw, "backupd_data_filesystem_size_bytes %d\n", size)
+		}
+		set.WritePrometheus(&raw)
+		vm.WriteProcessMetrics(&raw)
+		vm.WriteFDMetrics(&raw)
+
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		expose(w, raw.Bytes())
 	})
 }
 
-func writeState(w io.Writer, st State) {
-	vm.WriteGaugeUint64(w, `backupd_jobs{state="queued"}`, uint64(st.JobsQueued))
-	vm.WriteGaugeUint64(w, `backupd_jobs{state="running"}`, uint64(st.JobsRunning))
-	for _, status := range []string{"unknown", "reachable", "unreachable"} {
-		vm.WriteGaugeUint64(w, `backupd_devices{status="`+status+`"}`, uint64(st.DevicesByStatus[status]))
+func writeState(w io.Writer, st State, now time.Time) {
+	fmt.Fprintf(w, "backupd_jobs{state=\"queued\"} %d\n", st.JobsQueued)
+	fmt.Fprintf(w, "backupd_jobs{state=\"running\"} %d\n", st.JobsRunning)
+	fmt.Fprintf(w, "backupd_jobs_oldest_queued_age_seconds %s\n", ageSince(st.OldestQueued, now))
+	for _, status := range []string{db.StatusUnknown, db.StatusReachable, db.StatusUnreachable} {
+		fmt.Fprintf(w, "backupd_devices{status=%q} %d\n", status, st.DevicesByStatus[status])
 	}
-	vm.WriteGaugeUint64(w, "backupd_database_size_bytes", uint64(max(st.DatabaseBytes, 0)))
+	fmt.Fprintf(w, "backupd_devices_enabled %d\n", st.DevicesEnabled)
+	fmt.Fprintf(w, "backupd_devices_last_backup_failed %d\n", st.DevicesLastFailed)
+	fmt.Fprintf(w, "backupd_devices_oldest_good_backup_age_seconds %s\n", ageSince(st.OldestGood, now))
+	fmt.Fprintf(w, "backupd_backups_total{result=\"success\"} %d\n", st.BackupsSucceeded)
+	fmt.Fprintf(w, "backupd_backups_total{result=\"failure\"} %d\n", st.BackupsFailed)
+	fmt.Fprintf(w, "backupd_config_changes_total %d\n", st.ConfigChanges)
+	fmt.Fprintf(w, "backupd_database_size_bytes %d\n", max(st.DatabaseBytes, 0))
+}
+
+// ageSince is the seconds from t to now, 0 for no time or one still to
+// come.
+func ageSince(t *time.Time, now time.Time) string {
+	if t == nil || !t.Before(now) {
+		return "0"
+	}
+	return strconv.FormatFloat(now.Sub(*t).Seconds(), 'f', 3, 64)
+}
+
+// expose writes the sample lines of raw grouped by family, each family
+// under its # HELP and # TYPE lines from the families table. A family the
+// table does not know is left out: the library's runtime output holds more
+// than backupd publishes, and nothing goes out without its help text.
+func expose(w io.Writer, raw []byte) {
+	var order []string
+	lines := map[string][]string{}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, ok := familyOf(line)
+		if !ok {
+			continue
+		}
+		if _, seen := lines[name]; !seen {
+			order = append(order, name)
+		}
+		lines[name] = append(lines[name], line)
+	}
+	bw := bufio.NewWriter(w)
+	for _, name := range order {
+		f := families[name]
+		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s %s\n", name, f.help, name, f.typ)
+		for _, l := range lines[name] {
+			bw.WriteString(l)
+			bw.WriteByte('\n')
+		}
+	}
+	_ = bw.Flush()
+}
+
+// familyOf names the family a sample line belongs to: its metric name, or
+// for a histogram's or summary's _bucket, _sum and _count lines the name
+// without the suffix.
+func familyOf(line string) (string, bool) {
+	end := strings.IndexAny(line, "{ ")
+	if end <= 0 {
+		return "", false
+	}
+	name := line[:end]
+	if f, ok := families[name]; ok {
+		return name, f.typ != histogram
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, cut := strings.CutSuffix(name, suffix); cut {
+			if f, ok := families[base]; ok && (f.typ == histogram || f.typ == summary) {
+				return base, true
+			}
+		}
+	}
+	return "", false
 }
 
 // quote writes a label value with the escapes of the text format.

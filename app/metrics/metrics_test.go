@@ -5,20 +5,28 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	vm "github.com/VictoriaMetrics/metrics"
+
+	"backupd/db"
+	"backupd/internal/testkit"
 )
 
-func scrape(t *testing.T, state func(context.Context) (State, error)) string {
+func scrape(t *testing.T, o Options, state func(context.Context) (State, error)) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	Handler(state).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	Handler(o, state).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(rec.Body)
 	return string(b)
 }
 
 func TestBackupsRequestsAndStoreState(t *testing.T) {
+	set = vm.NewSet()
 	BackupFinished(2*time.Second, true, "")
 	BackupFinished(3*time.Second, false, "auth")
 	BackupFinished(time.Second, false, "auth")
@@ -27,36 +35,161 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	HTTPRequest("", 404, time.Millisecond)
 	HTTPRequest(`GET /odd"route`, 200, time.Millisecond)
 
-	out := scrape(t, func(context.Context) (State, error) {
-		return State{JobsQueued: 7, JobsRunning: 2, DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096}, nil
+	now := time.Now()
+	good, queued := now.Add(-36*time.Hour), now.Add(-10*time.Minute)
+	opts := Options{Version: "1.2.3", Commit: "abc123", DataDir: t.TempDir()}
+	out := scrape(t, opts, func(context.Context) (State, error) {
+		return State{
+			FleetHealth: db.FleetHealth{DevicesEnabled: 6, DevicesLastFailed: 2, OldestGood: &good, OldestQueued: &queued,
+				BackupsSucceeded: 40, BackupsFailed: 3, ConfigChanges: 5},
+			JobsQueued: 7, JobsRunning: 2,
+			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096}, nil
 	})
 	for _, want := range []string{
+		`backupd_build_info{version="1.2.3",commit="abc123",goversion="` + runtime.Version() + `"} 1`,
 		`backupd_backup_failures_total{reason="auth"} 2`,
 		`backupd_backup_failures_total{reason="other"} 1`,
 		`backupd_backup_duration_seconds_count{result="success"} 1`,
 		`backupd_backup_duration_seconds_count{result="failure"} 3`,
+		`backupd_backup_duration_seconds_bucket{result="failure",le="1"} 2`,
+		`backupd_backup_duration_seconds_bucket{result="failure",le="2.5"} 2`,
+		`backupd_backup_duration_seconds_bucket{result="failure",le="5"} 3`,
+		`backupd_backup_duration_seconds_bucket{result="failure",le="+Inf"} 3`,
 		`backupd_http_requests_total{route="GET /api/v1/devices/{device_id}",status="404"} 1`,
 		`backupd_http_requests_total{route="unmatched",status="404"} 1`,
 		`backupd_http_requests_total{route="GET /odd\"route",status="200"} 1`,
+		`backupd_http_request_duration_seconds_bucket{route="unmatched",le="0.005"} 1`,
 		`backupd_jobs{state="queued"} 7`,
 		`backupd_jobs{state="running"} 2`,
 		`backupd_devices{status="reachable"} 5`,
 		`backupd_devices{status="unknown"} 0`,
+		`backupd_devices_enabled 6`,
+		`backupd_devices_last_backup_failed 2`,
+		`backupd_backups_total{result="success"} 40`,
+		`backupd_backups_total{result="failure"} 3`,
+		`backupd_config_changes_total 5`,
 		`backupd_database_size_bytes 4096`,
 		`backupd_store_up 1`,
-		`process_resident_memory_bytes `,
+		"# TYPE backupd_backup_duration_seconds histogram\n",
+		"# TYPE backupd_backups_total counter\n",
+		"# TYPE go_gc_duration_seconds summary\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-
-	// A store that cannot be read still gives the rest, and says so.
-	out = scrape(t, func(context.Context) (State, error) { return State{}, errors.New("database is locked") })
-	if !strings.Contains(out, "backupd_store_up 0") || strings.Contains(out, "backupd_jobs{") {
-		t.Errorf("a failed state read must show backupd_store_up 0 and no store gauges:\n%s", out)
+	if strings.Contains(out, "vmrange") {
+		t.Error("a histogram has VictoriaMetrics' vmrange buckets; Prometheus needs le")
 	}
-	if !strings.Contains(out, `backupd_backup_failures_total{reason="auth"} 2`) {
-		t.Error("a failed state read dropped the counters")
+
+	samples, types := testkit.Exposition(t, out)
+	value := map[string]float64{}
+	for _, s := range samples {
+		v, err := strconv.ParseFloat(s.Value, 64)
+		if err != nil {
+			t.Errorf("%s: value %q", s.Name, s.Value)
+		}
+		value[s.Name] = v
+	}
+	// The ages are measured at the scrape, a moment after now.
+	if age := value["backupd_devices_oldest_good_backup_age_seconds"]; age < 36*3600 || age > 37*3600 {
+		t.Errorf("oldest good backup age %v s, want 36 h", age)
+	}
+	if age := value["backupd_jobs_oldest_queued_age_seconds"]; age < 600 || age > 3600 {
+		t.Errorf("oldest queued job age %v s, want 10 min", age)
+	}
+	if runtime.GOOS == "linux" && (value["backupd_data_filesystem_size_bytes"] <= 0 ||
+		value["backupd_data_filesystem_avail_bytes"] > value["backupd_data_filesystem_size_bytes"]) {
+		t.Errorf("data filesystem: %v bytes free of %v", value["backupd_data_filesystem_avail_bytes"], value["backupd_data_filesystem_size_bytes"])
+	}
+	// Every family of the table is published (the process figures come
+	// from /proc, so only on Linux), with the table's type.
+	for name, f := range families {
+		if types[name] == "" && (runtime.GOOS == "linux" || strings.HasPrefix(name, "backupd_")) {
+			t.Errorf("%s is not published", name)
+		} else if types[name] != "" && types[name] != f.typ {
+			t.Errorf("%s has TYPE %s, want %s", name, types[name], f.typ)
+		}
+	}
+	checkHistograms(t, samples, types)
+	testkit.Promtool(t, out)
+}
+
+// checkHistograms checks every histogram series: le buckets that grow
+// with le and end at +Inf, equal to its _count.
+func checkHistograms(t *testing.T, samples []testkit.Sample, types map[string]string) {
+	t.Helper()
+	type series struct {
+		lastLE, lastCount float64
+		inf, count        string
+	}
+	all := map[string]*series{}
+	for _, s := range samples {
+		if types[s.Family] != histogram {
+			continue
+		}
+		key := s.Family
+		for k, v := range s.Labels {
+			if k != "le" {
+				key += "," + k + "=" + v
+			}
+		}
+		h := all[key]
+		if h == nil {
+			h = &series{lastLE: -1}
+			all[key] = h
+		}
+		switch s.Name {
+		case s.Family + "_bucket":
+			le, err := strconv.ParseFloat(s.Labels["le"], 64)
+			n, _ := strconv.ParseFloat(s.Value, 64)
+			if err != nil || le <= h.lastLE || n < h.lastCount {
+				t.Errorf("%s: bucket le=%q %s out of order", key, s.Labels["le"], s.Value)
+			}
+			h.lastLE, h.lastCount = le, n
+			if s.Labels["le"] == "+Inf" {
+				h.inf = s.Value
+			}
+		case s.Family + "_count":
+			h.count = s.Value
+		}
+	}
+	if len(all) == 0 {
+		t.Error("no histogram published")
+	}
+	for key, h := range all {
+		if h.inf == "" || h.inf != h.count {
+			t.Errorf("%s: +Inf bucket %q, count %q", key, h.inf, h.count)
+		}
+	}
+}
+
+func TestUnreadableStore(t *testing.T) {
+	set = vm.NewSet()
+	BackupFinished(time.Second, false, "auth")
+	// A store that cannot be read still gives the rest, and says so.
+	out := scrape(t, Options{Version: "dev", Commit: "unknown"}, func(context.Context) (State, error) {
+		return State{}, errors.New("database is locked")
+	})
+	if !strings.Contains(out, "backupd_store_up 0") || strings.Contains(out, "backupd_jobs{") || strings.Contains(out, "\nbackupd_backups_total{") {
+		t.Errorf("a failed state read must show backupd_store_up 0 and no database figures:\n%s", out)
+	}
+	if !strings.Contains(out, `backupd_backup_failures_total{reason="auth"}`) || !strings.Contains(out, "backupd_build_info{") {
+		t.Error("a failed state read dropped the counters or the build information")
+	}
+	if strings.Contains(out, "backupd_data_filesystem") {
+		t.Error("no data directory, yet a filesystem was reported")
+	}
+	testkit.Exposition(t, out)
+	testkit.Promtool(t, out)
+}
+
+func TestNothingUnknownGoesOut(t *testing.T) {
+	var b strings.Builder
+	expose(&b, []byte("backupd_made_up 1\ngo_info_ext{GOROOT=\"/usr/local/go\"} 1\n"+
+		"backupd_jobs{state=\"queued\"} 1\n# HELP backupd_jobs library text\nbackupd_backup_duration_seconds 4\n"))
+	want := "# HELP backupd_jobs " + families["backupd_jobs"].help + "\n# TYPE backupd_jobs gauge\nbackupd_jobs{state=\"queued\"} 1\n"
+	if b.String() != want {
+		t.Errorf("expose:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -1,0 +1,83 @@
+package metrics
+
+// The metric families backupd publishes, with their type and help text.
+// Names follow Prometheus' conventions: base units (seconds, bytes),
+// _total on counters, and labels with a small, fixed set of values (never
+// a device name, host, key or raw path).
+
+const (
+	counter   = "counter"
+	gauge     = "gauge"
+	histogram = "histogram"
+	summary   = "summary"
+)
+
+type family struct{ typ, help string }
+
+var families = map[string]family{
+	// Build and store.
+	"backupd_build_info": {gauge, "Always 1; the labels name the running backupd's version, commit and Go version."},
+	"backupd_store_up": {gauge, "1 when this scrape could read the database, 0 when not " +
+		"(the figures read from the database are then left out)."},
+
+	// Read from the database at scrape time: every process that shares it
+	// (the server, backupd backup run) counts.
+	"backupd_devices":         {gauge, "Devices in the inventory, enabled or not, by reachability status (unknown, reachable, unreachable)."},
+	"backupd_devices_enabled": {gauge, "Devices enabled for backups."},
+	"backupd_devices_last_backup_failed": {gauge, "Enabled devices whose most recent backup attempt failed, " +
+		"whichever process ran it."},
+	"backupd_devices_oldest_good_backup_age_seconds": {gauge, "Seconds since the oldest of the enabled devices' " +
+		"latest successful backups (when it started): how out of date the least recently backed-up device is. " +
+		"A device never backed up successfully counts from when it was added. 0 when no device is enabled."},
+	"backupd_backups_total": {counter, "Backup attempts finished, by result (success, failure), as recorded in the " +
+		"database by any process (the server or backupd backup run); deleting old records does not lower it."},
+	"backupd_config_changes_total": {counter, "Backups that found the device's configuration changed, as recorded " +
+		"in the database by any process; deleting old records does not lower it."},
+	"backupd_jobs": {gauge, "Backup jobs queued and running (state), in every process sharing the database."},
+	"backupd_jobs_oldest_queued_age_seconds": {gauge, "Seconds the longest-waiting queued backup job has been due " +
+		"(since its not-before time); 0 when no queued job is due. It keeps growing when nothing works the queue."},
+	"backupd_database_size_bytes":         {gauge, "Size of the database file and its write-ahead log."},
+	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
+	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
+
+	// Counted by this process as things happen.
+	"backupd_http_requests_total": {counter, "HTTP requests this server answered, by route pattern " +
+		"(never the raw path) and status code."},
+	"backupd_http_request_duration_seconds": {histogram, "Time this server took to answer HTTP requests, by route pattern."},
+	"backupd_backup_duration_seconds": {histogram, "Duration of the backup attempts this server process ran, " +
+		"by result (success, failure); attempts of backupd backup run count in backupd_backups_total only."},
+	"backupd_backup_failures_total": {counter, "Failed backup attempts this server process ran, by reason " +
+		"(connect, auth, timeout, host_key_changed, ...)."},
+
+	// The process and the Go runtime, as the library reads them; what it
+	// writes beyond these is left out.
+	"process_cpu_seconds_total":              {counter, "User and system CPU time the process used, in seconds."},
+	"process_resident_memory_bytes":          {gauge, "Resident memory of the process."},
+	"process_virtual_memory_bytes":           {gauge, "Virtual memory of the process."},
+	"process_start_time_seconds":             {gauge, "When the process started, in seconds since the Unix epoch."},
+	"process_open_fds":                       {gauge, "File descriptors the process has open."},
+	"process_max_fds":                        {gauge, "Limit on the file descriptors the process may open."},
+	"process_io_storage_read_bytes_total":    {counter, "Bytes the process read from storage."},
+	"process_io_storage_written_bytes_total": {counter, "Bytes the process wrote to storage."},
+	"go_info":                                {gauge, "Always 1; the label names the Go version the binary was built with."},
+	"go_goroutines":                          {gauge, "Goroutines that exist now."},
+	"go_threads":                             {gauge, "Operating system threads the Go runtime created."},
+	"go_gomaxprocs":                          {gauge, "GOMAXPROCS: how many threads may run Go code at once."},
+	"go_memlimit_bytes":                      {gauge, "The Go runtime's soft memory limit (GOMEMLIMIT)."},
+	"go_gc_duration_seconds":                 {summary, "Stop-the-world pauses of the garbage collector, in seconds."},
+	"go_gc_cpu_seconds_total":                {counter, "CPU time the garbage collector used, in seconds."},
+	"go_memstats_alloc_bytes":                {gauge, "Bytes of heap objects allocated and still in use."},
+	"go_memstats_alloc_bytes_total":          {counter, "Bytes of heap objects allocated, freed or not."},
+	"go_memstats_heap_alloc_bytes":           {gauge, "Bytes of heap objects allocated and still in use."},
+	"go_memstats_heap_inuse_bytes":           {gauge, "Bytes in heap spans in use."},
+	"go_memstats_heap_idle_bytes":            {gauge, "Bytes in heap spans waiting to be used."},
+	"go_memstats_heap_released_bytes":        {gauge, "Bytes of heap memory returned to the operating system."},
+	"go_memstats_heap_sys_bytes":             {gauge, "Bytes of heap memory obtained from the operating system."},
+	"go_memstats_heap_objects":               {gauge, "Heap objects allocated and still in use."},
+	"go_memstats_stack_inuse_bytes":          {gauge, "Bytes in stack spans in use."},
+	"go_memstats_sys_bytes":                  {gauge, "Bytes of memory obtained from the operating system."},
+	"go_memstats_next_gc_bytes":              {gauge, "Heap size at which the next garbage collection starts."},
+	"go_memstats_last_gc_time_seconds":       {gauge, "When the last garbage collection finished, in seconds since the Unix epoch."},
+	"go_memstats_mallocs_total":              {counter, "Heap objects allocated."},
+	"go_memstats_frees_total":                {counter, "Heap objects freed."},
+}
