@@ -149,7 +149,7 @@ func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
 			t.Errorf("the metrics hold %q", secret)
 		}
 	}
-	testkit.Promtool(t, text)
+	testkit.Promtool(t, text, "check", "metrics")
 	if code := srv.stop(t); code != 0 {
 		t.Fatalf("serve exited %d:\n%s", code, srv.stderr)
 	}

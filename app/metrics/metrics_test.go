@@ -112,7 +112,7 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		}
 	}
 	checkHistograms(t, samples, types)
-	testkit.Promtool(t, out)
+	testkit.Promtool(t, out, "check", "metrics")
 }
 
 // checkHistograms checks every histogram series: le buckets that grow
@@ -181,7 +181,7 @@ func TestUnreadableStore(t *testing.T) {
 		t.Error("no data directory, yet a filesystem was reported")
 	}
 	testkit.Exposition(t, out)
-	testkit.Promtool(t, out)
+	testkit.Promtool(t, out, "check", "metrics")
 }
 
 func TestNothingUnknownGoesOut(t *testing.T) {

@@ -118,28 +118,32 @@ func parseSample(line string) (Sample, bool) {
 	return s, s.Value != "" && !strings.Contains(s.Value, " ")
 }
 
-// Promtool runs `promtool check metrics` on text, Prometheus' own parser
-// and linter, in a subtest. Without promtool on PATH the subtest is
-// skipped, unless CI is set: CI installs promtool (.ci/metrics), so there
-// it must run.
-func Promtool(t *testing.T, text string) {
+// Promtool runs promtool (Prometheus' own parser and linter) with args
+// and stdin, in a subtest: `Promtool(t, text, "check", "metrics")`.
+// Without promtool on PATH the subtest is skipped, unless CI is set: CI
+// installs promtool (.ci/metrics), so there it must run.
+func Promtool(t *testing.T, stdin string, args ...string) {
 	t.Helper()
-	t.Run("promtool check metrics", func(t *testing.T) {
+	name := args
+	if len(name) > 2 {
+		name = name[:2]
+	}
+	t.Run("promtool "+strings.Join(name, " "), func(t *testing.T) {
 		bin, err := exec.LookPath("promtool")
 		if err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatal("promtool is not on PATH; .ci/metrics installs it before the tests run")
 			}
-			t.Skip("promtool not found: install Debian's prometheus package (or run .ci/metrics) to check the exposition with it")
+			t.Skip("promtool not found: install Debian's prometheus package (or run .ci/metrics) to check with it")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "check", "metrics")
-		cmd.Stdin = strings.NewReader(text)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stdin = strings.NewReader(stdin)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
-			t.Errorf("promtool check metrics: %v\n%s", err, out.String())
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out.String())
 		}
 	})
 }
