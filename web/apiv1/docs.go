@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"sync"
 
-	swaggerfiles "github.com/swaggo/files/v2"
-
 	"backupd/embed"
 )
 
@@ -160,6 +158,22 @@ func (a *API) MountDocs(mux *http.ServeMux) {
 	mux.HandleFunc("GET /docs/init.js", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, embed.Docs, "docs/init.js")
 	})
-	assets, _ := fs.Sub(swaggerfiles.FS, ".")
-	mux.Handle("GET /docs/assets/", http.StripPrefix("/docs/assets/", http.FileServerFS(assets)))
+	// Only the embedded files, by name: no directory listing, and nothing
+	// of Swagger UI that the page does not load.
+	assets, err := fs.Sub(embed.DocsAssets, "docs/swagger-ui")
+	if err != nil {
+		panic(err) // a constant path into the binary's own files
+	}
+	mux.HandleFunc("GET /docs/assets/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if !fs.ValidPath(name) || name == "." {
+			http.NotFound(w, r)
+			return
+		}
+		if info, err := fs.Stat(assets, name); err != nil || info.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFileFS(w, r, assets, name)
+	})
 }
