@@ -63,6 +63,16 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 	config.DocsPath = ""
 	config.SchemasPath = ""
 	config.Info.Description = "Public API of backupd: device groups, credentials, backup command templates, devices, backup history and content, and statistics. Every request carries an API key in the `X-API-Key` header; responses never contain device passwords."
+	config.Info.License = &huma.License{Name: "Apache-2.0", URL: "https://www.apache.org/licenses/LICENSE-2.0"}
+	config.Info.Contact = &huma.Contact{Name: "backupd maintainers", Email: "maintainers@backupd.dev", URL: "https://backupd.dev"}
+	config.Components.Headers = map[string]*huma.Header{
+		requestIDHeader: {
+			Description: "Identifies the request: the client's own X-Request-ID when it sent a valid one (1 to 128 printable ASCII characters), else a new UUID. Every response carries it, and error bodies repeat it in `error.request_id`.",
+			Required:    true,
+			Schema:      &huma.Schema{Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(128)},
+			Example:     exampleRequestID,
+		},
+	}
 	config.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An API key from `backupd key create` or the API Keys page."},
 	}

@@ -80,7 +80,7 @@ func errBackupDeviceForbidden() error {
 func (a *API) registerBackups() {
 	register(a, operation(http.MethodGet, "/devices/{device_id}/backups", "list-device-backups", "Backups", "backups.view",
 		"List a device's backup history", "Returns one page of the device's backup records, newest first. Times are given in the time zone of the X-Timezone request header, else the server's; the zone used is echoed in the X-Timezone response header.",
-		Codes{http.StatusNotFound: "`BACKUP_DEVICE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing. `BACKUP_DEVICE_FORBIDDEN`: the device is outside the caller's device groups."}),
+		Codes{http.StatusNotFound: {{"BACKUP_DEVICE_NOT_FOUND", "no device has this id.", "device not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing."), {"BACKUP_DEVICE_FORBIDDEN", "the device is outside the caller's device groups.", "the device is outside your device groups"}}}),
 		func(ctx context.Context, in *struct {
 			DeviceID int64 `path:"device_id" minimum:"1" doc:"Device identifier."`
 			BackupListParams
@@ -104,7 +104,7 @@ func (a *API) registerBackups() {
 
 	register(a, operation(http.MethodGet, "/backups/{backup_id}/content", "get-backup-content", "Backups", "backups.view",
 		"Get a backup's configuration text", "Returns the configuration text of a backup record. A 200 response does not guarantee text: config_text is null when the record has none (for example a failed backup). The text may hold sensitive data: keep it out of logs and tickets.",
-		Codes{http.StatusNotFound: "`BACKUP_NOT_FOUND`: no backup record has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing. `BACKUP_DEVICE_FORBIDDEN`: the backup's device is outside the caller's device groups."}),
+		Codes{http.StatusNotFound: {{"BACKUP_NOT_FOUND", "no backup record has this id.", "backup not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing."), {"BACKUP_DEVICE_FORBIDDEN", "the backup's device is outside the caller's device groups.", "the device is outside your device groups"}}}),
 		func(ctx context.Context, in *struct {
 			BackupID string `path:"backup_id" format:"uuid" doc:"Backup record identifier (UUID) from the history."`
 		}) (*struct{ Body BackupContent }, error) {

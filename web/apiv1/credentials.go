@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/web"
@@ -42,6 +44,12 @@ type CredentialUpdate struct {
 	EnablePassword *string `json:"enable_password,omitempty" nullable:"true" maxLength:"1024" doc:"New enable password; absent keeps the stored one, null clears it. Write-only."`
 	PrivateKey     *string `json:"private_key,omitempty" nullable:"true" maxLength:"16384" doc:"New private key; absent keeps the stored one, null clears it. Write-only."`
 	Remarks        *string `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"New remarks; absent keeps the stored value, null clears them."`
+}
+
+// TransformSchema says in the schema what absent and null mean on PUT.
+func (CredentialUpdate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.Description = "Body of PUT /credentials/{credential_id}: a partial update, not a full replace. An absent field keeps its stored value. An explicit null clears password, enable_password, private_key or remarks; name and username cannot be null."
+	return s
 }
 
 type credentialIDPath struct {
@@ -81,7 +89,7 @@ func (a *API) registerCredentials() {
 		})
 
 	register(a, operation(http.MethodGet, "/credentials/{credential_id}", "get-credential", "Credentials", "credentials.view",
-		"Get a credential", "Returns one credential. Secrets are never included.", Codes{http.StatusNotFound: "`RESOURCE_CREDENTIAL_NOT_FOUND`: no credential has this id."}),
+		"Get a credential", "Returns one credential. Secrets are never included.", Codes{http.StatusNotFound: {{"RESOURCE_CREDENTIAL_NOT_FOUND", "no credential has this id.", "credential not found"}}}),
 		func(ctx context.Context, in *credentialIDPath) (*credentialOutput, error) {
 			c, err := a.deps.Store.GetCredential(ctx, in.CredentialID)
 			if err != nil {
@@ -91,7 +99,7 @@ func (a *API) registerCredentials() {
 		})
 
 	register(a, operation(http.MethodPost, "/credentials", "create-credential", "Credentials", "credentials.create",
-		"Create a credential", "Creates a credential. password, enable_password and private_key are stored encrypted and never returned.", Codes{http.StatusConflict: "`RESOURCE_CREDENTIAL_NAME_EXISTS`: another credential has this name."}),
+		"Create a credential", "Creates a credential. password, enable_password and private_key are stored encrypted and never returned.", Codes{http.StatusConflict: {{"RESOURCE_CREDENTIAL_NAME_EXISTS", "another credential has this name.", "a credential with this name already exists"}}}),
 		func(ctx context.Context, in *struct{ Body CredentialCreate }) (*credentialOutput, error) {
 			name, err := trimmedName("name", in.Body.Name)
 			if err != nil {
@@ -113,7 +121,7 @@ func (a *API) registerCredentials() {
 		})
 
 	register(a, operation(http.MethodPut, "/credentials/{credential_id}", "update-credential", "Credentials", "credentials.update",
-		"Update a credential", "Changes the fields provided; absent fields keep their stored values. A provided null clears enable_password, password, private_key or remarks.", Codes{http.StatusNotFound: "`RESOURCE_CREDENTIAL_NOT_FOUND`: no credential has this id.", http.StatusConflict: "`RESOURCE_CREDENTIAL_NAME_EXISTS`: another credential has this name."}),
+		"Update a credential", "Changes the fields provided; absent fields keep their stored values. A provided null clears enable_password, password, private_key or remarks.", Codes{http.StatusNotFound: {{"RESOURCE_CREDENTIAL_NOT_FOUND", "no credential has this id.", "credential not found"}}, http.StatusConflict: {{"RESOURCE_CREDENTIAL_NAME_EXISTS", "another credential has this name.", "a credential with this name already exists"}}}),
 		func(ctx context.Context, in *struct {
 			CredentialID int64 `path:"credential_id" minimum:"1" doc:"Credential identifier."`
 			Body         CredentialUpdate
@@ -158,7 +166,7 @@ func (a *API) registerCredentials() {
 		})
 
 	register(a, operation(http.MethodDelete, "/credentials/{credential_id}", "delete-credential", "Credentials", "credentials.delete",
-		"Delete a credential", "Deletes a credential. A credential still used by a device cannot be deleted.", Codes{http.StatusNotFound: "`RESOURCE_CREDENTIAL_NOT_FOUND`: no credential has this id.", http.StatusConflict: "`RESOURCE_CREDENTIAL_IN_USE`: devices still use the credential."}),
+		"Delete a credential", "Deletes a credential. A credential still used by a device cannot be deleted.", Codes{http.StatusNotFound: {{"RESOURCE_CREDENTIAL_NOT_FOUND", "no credential has this id.", "credential not found"}}, http.StatusConflict: {{"RESOURCE_CREDENTIAL_IN_USE", "devices still use the credential.", "devices still use the credential; change them first"}}}),
 		func(ctx context.Context, in *credentialIDPath) (*deleteOutput, error) {
 			if err := a.deps.Store.DeleteCredential(ctx, in.CredentialID); err != nil {
 				return nil, credentialError(err)

@@ -83,6 +83,12 @@ type DeviceUpdate struct {
 	Remarks      *string   `json:"remarks,omitempty" nullable:"true" maxLength:"2000" doc:"New remarks; absent keeps the stored value, null clears them."`
 }
 
+// TransformSchema says in the schema what absent and null mean on PUT.
+func (DeviceUpdate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.Description = "Body of PUT /devices/{device_id}: a partial update, not a full replace. An absent field keeps its stored value. An explicit null clears group_id, credential_id, template_id or remarks; the other fields cannot be null."
+	return s
+}
+
 // DeviceListParams are the device list's query parameters.
 type DeviceListParams struct {
 	ListParams
@@ -181,7 +187,7 @@ func (a *API) registerDevices() {
 
 	register(a, operation(http.MethodGet, "/devices/{device_id}", "get-device", "Devices", "devices.view",
 		"Get a device", "Returns one device of the caller's device groups.",
-		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device is outside the caller's device groups."}),
+		Codes{http.StatusNotFound: {{"RESOURCE_NOT_FOUND", "no device has this id.", "device not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing, or the device is outside the caller's device groups.")}}),
 		func(ctx context.Context, in *deviceIDPath) (*deviceOutput, error) {
 			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope())
 			if err != nil {
@@ -192,7 +198,7 @@ func (a *API) registerDevices() {
 
 	register(a, operation(http.MethodPost, "/devices", "create-device", "Devices", "devices.create",
 		"Create a device", "Creates a device. Only the devices.create permission is checked: group_id is not checked against the caller's group scope. A group, credential or template that does not exist, or a template of another platform, is a validation error naming the field.",
-		Codes{http.StatusConflict: "`DEVICE_NAME_EXISTS`: another device has this name."}),
+		Codes{http.StatusConflict: {{"DEVICE_NAME_EXISTS", "another device has this name.", "a device with this name already exists"}}}),
 		func(ctx context.Context, in *struct{ Body DeviceCreate }) (*deviceOutput, error) {
 			b := in.Body
 			d := inventory.NewDevice()
@@ -223,7 +229,7 @@ func (a *API) registerDevices() {
 
 	register(a, operation(http.MethodPut, "/devices/{device_id}", "update-device", "Devices", "devices.update",
 		"Update a device", "Changes the fields provided; absent fields keep their stored values. The device, and a new group_id, must be in the caller's device groups.",
-		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device or the target group is outside the caller's device groups.", http.StatusConflict: "`DEVICE_NAME_EXISTS`: another device has this name."}),
+		Codes{http.StatusNotFound: {{"RESOURCE_NOT_FOUND", "no device has this id.", "device not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing, or the device or the target group is outside the caller's device groups.")}, http.StatusConflict: {{"DEVICE_NAME_EXISTS", "another device has this name.", "a device with this name already exists"}}}),
 		func(ctx context.Context, in *struct {
 			DeviceID int64 `path:"device_id" minimum:"1" doc:"Device identifier."`
 			Body     DeviceUpdate
@@ -304,7 +310,7 @@ func (a *API) registerDevices() {
 
 	register(a, operation(http.MethodDelete, "/devices/{device_id}", "delete-device", "Devices", "devices.delete",
 		"Delete a device", "Deletes a device of the caller's device groups, with its backup history.",
-		Codes{http.StatusNotFound: "`RESOURCE_NOT_FOUND`: no device has this id.", http.StatusForbidden: "`PERMISSION_DENIED`: the permission is missing, or the device is outside the caller's device groups."}),
+		Codes{http.StatusNotFound: {{"RESOURCE_NOT_FOUND", "no device has this id.", "device not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing, or the device is outside the caller's device groups.")}}),
 		func(ctx context.Context, in *deviceIDPath) (*deleteOutput, error) {
 			d, err := a.visibleDevice(ctx, in.DeviceID, deviceError(db.ErrNotFound), errOutOfScope())
 			if err != nil {

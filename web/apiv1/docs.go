@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"backupd/embed"
 )
 
@@ -41,6 +43,10 @@ func ProseStrings(v any, fn func(string) string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, val := range t {
+			if k == "examples" {
+				exampleObjects(val, fn)
+				continue
+			}
 			if dataKeys[k] {
 				continue
 			}
@@ -60,50 +66,131 @@ func ProseStrings(v any, fn func(string) string) any {
 	return v
 }
 
-// documents renders /openapi.json once per language.
-type documents struct {
-	once  sync.Once
-	api   *API
-	byLng map[string][]byte
-	err   error
+// exampleObjects lets fn replace the summary and description of each
+// OpenAPI Example Object in a map of them (a media type's examples). The
+// example values are data and stay as they are; a JSON Schema "examples"
+// (an array of values) is left alone entirely.
+func exampleObjects(v any, fn func(string) string) {
+	named, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	for _, ex := range named {
+		obj, ok := ex.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, k := range []string{"summary", "description"} {
+			if s, ok := obj[k].(string); ok {
+				obj[k] = fn(s)
+			}
+		}
+	}
 }
 
-func (d *documents) get(lang string) ([]byte, error) {
-	d.once.Do(func() {
-		d.byLng = map[string][]byte{}
-		en, err := json.Marshal(d.api.OpenAPI())
-		if err != nil {
-			d.err = err
-			return
+// Versions of the OpenAPI document that are served: the generated 3.1 one
+// at /openapi.json and its 3.0 downgrade, for older tools, at
+// /openapi-3.0.json.
+const (
+	Version31 = "3.1"
+	Version30 = "3.0"
+)
+
+// documents renders the served documents once per version and language.
+type documents struct {
+	once sync.Once
+	api  *API
+	docs map[string][]byte // by version + " " + language
+	err  error
+}
+
+// Document renders the OpenAPI document of a version ("3.1" or "3.0") in a
+// language of Languages.
+func (a *API) Document(version, lang string) ([]byte, error) {
+	var raw []byte
+	var err error
+	switch version {
+	case Version31:
+		raw, err = json.Marshal(a.OpenAPI())
+	case Version30:
+		raw, err = downgrade(a.OpenAPI())
+	default:
+		return nil, fmt.Errorf("no OpenAPI version %q", version)
+	}
+	if err != nil || lang == Languages[0] {
+		return raw, err
+	}
+	table, err := Translations()
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	ProseStrings(doc, func(s string) string {
+		if zh, ok := table[s]; ok {
+			return zh
 		}
-		d.byLng["en"] = en
-		table, err := Translations()
-		if err != nil {
-			d.err = err
-			return
+		return s
+	})
+	return json.Marshal(doc)
+}
+
+// downgrade is Huma's 3.0 downgrade with one more step: a $ref with a
+// description beside it (which 3.0 ignores, and linters flag) becomes an
+// allOf of the one reference, which keeps the description.
+func downgrade(o *huma.OpenAPI) ([]byte, error) {
+	raw, err := o.Downgrade()
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	wrapRefSiblings(doc)
+	return json.Marshal(doc)
+}
+
+func wrapRefSiblings(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if ref, ok := t["$ref"]; ok && len(t) > 1 {
+			delete(t, "$ref")
+			t["allOf"] = []any{map[string]any{"$ref": ref}}
 		}
-		var doc any
-		if err := json.Unmarshal(en, &doc); err != nil {
-			d.err = err
-			return
-		}
-		ProseStrings(doc, func(s string) string {
-			if zh, ok := table[s]; ok {
-				return zh
+		for k, val := range t {
+			if dataKeys[k] {
+				continue
 			}
-			return s
-		})
-		zh, err := json.Marshal(doc)
-		if err != nil {
-			d.err = err
-			return
+			wrapRefSiblings(val)
 		}
-		d.byLng["zh"] = zh
+	case []any:
+		for _, item := range t {
+			wrapRefSiblings(item)
+		}
+	}
+}
+
+func (d *documents) get(version, lang string) ([]byte, error) {
+	d.once.Do(func() {
+		d.docs = map[string][]byte{}
+		for _, v := range []string{Version31, Version30} {
+			for _, l := range Languages {
+				doc, err := d.api.Document(v, l)
+				if err != nil {
+					d.err = err
+					return
+				}
+				d.docs[v+" "+l] = doc
+			}
+		}
 	})
 	if d.err != nil {
 		return nil, d.err
 	}
-	return d.byLng[lang], nil
+	return d.docs[version+" "+lang], nil
 }
 
 // language picks a supported language from ?lang=, defaulting to English.
@@ -119,24 +206,30 @@ func language(r *http.Request) string {
 
 var docsPage = template.Must(template.ParseFS(embed.Docs, "docs/index.html"))
 
-// MountDocs serves /openapi.json and /docs (Swagger UI from embedded assets).
+// MountDocs serves /openapi.json, its OpenAPI 3.0 downgrade
+// /openapi-3.0.json, and /docs (Swagger UI from embedded assets). Like the
+// contract's /openapi.json and /docs, they need no API key.
 func (a *API) MountDocs(mux *http.ServeMux) {
 	docs := &documents{api: a}
 	log := a.deps.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		body, err := docs.get(language(r))
-		if err != nil {
-			log.Error("render openapi document", "err", err)
-			http.Error(w, "internal server error", http.StatusInternalServerError)
-			return
+	serve := func(version string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			body, err := docs.get(version, language(r))
+			if err != nil {
+				log.Error("render openapi document", "version", version, "err", err)
+				http.Error(w, "internal server error", http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-cache")
+			_, _ = w.Write(body)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-cache")
-		_, _ = w.Write(body)
-	})
+	}
+	mux.HandleFunc("GET /openapi.json", serve(Version31))
+	mux.HandleFunc("GET /openapi-3.0.json", serve(Version30))
 	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
 		lang := language(r)
 		title := "backupd API"

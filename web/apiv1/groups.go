@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"backupd/db"
 	"backupd/web"
 )
@@ -41,6 +43,12 @@ type GroupCreate struct {
 type GroupUpdate struct {
 	Name     *string `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"128" doc:"New name; absent keeps the current name."`
 	ParentID *int64  `json:"parent_id,omitempty" nullable:"true" doc:"New parent id. Absent or null moves the group to the root level: send the current parent_id to keep it."`
+}
+
+// TransformSchema says in the schema what absent and null mean on PUT.
+func (GroupUpdate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.Description = "Body of PUT /groups/{group_id}. Neither a full replace nor a plain partial update: an absent name keeps the current name, but an absent parent_id counts as null and moves the group to the root level. To keep the parent, send the current parent_id."
+	return s
 }
 
 type groupIDPath struct {
@@ -95,7 +103,7 @@ func (a *API) registerGroups() {
 		})
 
 	register(a, operation(http.MethodGet, "/groups/{group_id}", "get-group", "Groups", "groups.view",
-		"Get a group", "Returns one group.", Codes{http.StatusNotFound: "`RESOURCE_GROUP_NOT_FOUND`: no group has this id."}),
+		"Get a group", "Returns one group.", Codes{http.StatusNotFound: {{"RESOURCE_GROUP_NOT_FOUND", "no group has this id.", "group not found"}}}),
 		func(ctx context.Context, in *groupIDPath) (*groupOutput, error) {
 			g, err := a.deps.Store.GetGroup(ctx, in.GroupID)
 			if err != nil {
@@ -105,7 +113,7 @@ func (a *API) registerGroups() {
 		})
 
 	register(a, operation(http.MethodPost, "/groups", "create-group", "Groups", "groups.create",
-		"Create a group", "Creates a group under parent_id, or at the root when parent_id is null or absent. It is placed after its existing siblings.", Codes{http.StatusBadRequest: "`RESOURCE_GROUP_INVALID_PARENT`: parent_id names a group that does not exist.", http.StatusConflict: "`RESOURCE_GROUP_NAME_EXISTS`: another group has this name."}),
+		"Create a group", "Creates a group under parent_id, or at the root when parent_id is null or absent. It is placed after its existing siblings.", Codes{http.StatusBadRequest: {{"RESOURCE_GROUP_INVALID_PARENT", "parent_id names a group that does not exist.", "group 42 does not exist"}}, http.StatusConflict: {{"RESOURCE_GROUP_NAME_EXISTS", "another group has this name.", "a group with this name already exists"}}}),
 		func(ctx context.Context, in *struct{ Body GroupCreate }) (*groupOutput, error) {
 			name, err := trimmedName("name", in.Body.Name)
 			if err != nil {
@@ -120,7 +128,7 @@ func (a *API) registerGroups() {
 		})
 
 	register(a, operation(http.MethodPut, "/groups/{group_id}", "update-group", "Groups", "groups.update",
-		"Update a group", "Renames and/or moves a group. An absent name keeps the current name. An absent parent_id is treated as null and moves the group to the root level; to keep the parent, send the current parent_id. Moving a group moves its whole subtree.", Codes{http.StatusBadRequest: "`RESOURCE_GROUP_INVALID_PARENT`: parent_id names a group that does not exist, the group itself, or one of its descendants.", http.StatusNotFound: "`RESOURCE_GROUP_NOT_FOUND`: no group has this id.", http.StatusConflict: "`RESOURCE_GROUP_NAME_EXISTS`: another group has this name."}),
+		"Update a group", "Renames and/or moves a group. An absent name keeps the current name. An absent parent_id is treated as null and moves the group to the root level; to keep the parent, send the current parent_id. Moving a group moves its whole subtree.", Codes{http.StatusBadRequest: {{"RESOURCE_GROUP_INVALID_PARENT", "parent_id names a group that does not exist, the group itself, or one of its descendants.", "group 42 does not exist"}}, http.StatusNotFound: {{"RESOURCE_GROUP_NOT_FOUND", "no group has this id.", "group not found"}}, http.StatusConflict: {{"RESOURCE_GROUP_NAME_EXISTS", "another group has this name.", "a group with this name already exists"}}}),
 		func(ctx context.Context, in *struct {
 			GroupID int64 `path:"group_id" minimum:"1" doc:"Group identifier."`
 			Body    GroupUpdate
@@ -142,7 +150,7 @@ func (a *API) registerGroups() {
 		})
 
 	register(a, operation(http.MethodDelete, "/groups/{group_id}", "delete-group", "Groups", "groups.delete",
-		"Delete a group", "Deletes a group. A group with child groups, or with devices in it, cannot be deleted.", Codes{http.StatusNotFound: "`RESOURCE_GROUP_NOT_FOUND`: no group has this id.", http.StatusConflict: "`RESOURCE_GROUP_HAS_CHILDREN`: the group has child groups. `RESOURCE_GROUP_IN_USE`: devices belong to the group."}),
+		"Delete a group", "Deletes a group. A group with child groups, or with devices in it, cannot be deleted.", Codes{http.StatusNotFound: {{"RESOURCE_GROUP_NOT_FOUND", "no group has this id.", "group not found"}}, http.StatusConflict: {{"RESOURCE_GROUP_HAS_CHILDREN", "the group has child groups.", "the group has child groups; move or delete them first"}, {"RESOURCE_GROUP_IN_USE", "devices belong to the group.", "devices still belong to the group; move or delete them first"}}}),
 		func(ctx context.Context, in *groupIDPath) (*deleteOutput, error) {
 			if err := a.deps.Store.DeleteGroup(ctx, in.GroupID); err != nil {
 				return nil, groupError(err)

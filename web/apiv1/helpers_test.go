@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -247,6 +249,15 @@ func (e *env) documentProblems(req *http.Request, body []byte, r *response) []st
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		problems = append(problems, "response does not match the document: "+err.Error())
+	}
+	if r.Status >= 400 {
+		// The error code must be one the document lists for this status.
+		if resp := route.Operation.Responses.Status(r.Status); resp != nil && resp.Value != nil {
+			listed, _ := resp.Value.Extensions["x-error-codes"].([]any)
+			if !slices.Contains(listed, any(r.code())) {
+				problems = append(problems, fmt.Sprintf("error code %s is not in the x-error-codes %v of status %d", r.code(), listed, r.Status))
+			}
+		}
 	}
 	return problems
 }

@@ -21,9 +21,12 @@ import (
 	"backupd/web/apiv1"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/openapi.en.golden.json from the current API")
+var update = flag.Bool("update", false, "rewrite testdata/openapi*.en.golden.json from the current API")
 
-var goldenPath = filepath.Join("testdata", "openapi.en.golden.json")
+var (
+	goldenPath   = filepath.Join("testdata", "openapi.en.golden.json")
+	golden30Path = filepath.Join("testdata", "openapi-3.0.en.golden.json")
+)
 
 // englishDocument is the English description as the golden file holds it.
 func englishDocument(t *testing.T) []byte {
@@ -58,27 +61,45 @@ func proseSet(doc any) map[string]bool {
 	return set
 }
 
-func TestOpenAPIGolden(t *testing.T) {
-	got := englishDocument(t)
-	if *update {
-		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-			t.Fatalf("write golden file: %v", err)
-		}
-		t.Logf("rewrote %s", goldenPath)
-		return
-	}
-	want, err := os.ReadFile(goldenPath)
+// english30Document is the English OpenAPI 3.0 downgrade as its golden
+// file holds it.
+func english30Document(t *testing.T) []byte {
+	t.Helper()
+	api := apiv1.Mount(http.NewServeMux(), apiv1.Deps{})
+	raw, err := api.Document(apiv1.Version30, "en")
 	if err != nil {
-		t.Fatalf("read golden file (create it with -update): %v", err)
+		t.Fatalf("downgrade openapi: %v", err)
 	}
-	if bytes.Equal(got, want) {
-		return
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		t.Fatalf("indent openapi 3.0: %v", err)
 	}
-	t.Fatalf("the OpenAPI document no longer matches %s (%s).\n"+
-		"Review the change to the public contract, then rerun with:\n"+
-		"  go test ./web/apiv1 -run TestOpenAPIGolden -update\n"+
-		"and add Chinese text for new or changed prose to embed/i18n/openapi.zh.json.",
-		goldenPath, firstDifference(string(got), string(want)))
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+func TestOpenAPIGolden(t *testing.T) {
+	for path, got := range map[string][]byte{goldenPath: englishDocument(t), golden30Path: english30Document(t)} {
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatalf("write golden file: %v", err)
+			}
+			t.Logf("rewrote %s", path)
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("read golden file (create it with -update): %v", err)
+		}
+		if bytes.Equal(got, want) {
+			continue
+		}
+		t.Errorf("the OpenAPI document no longer matches %s (%s).\n"+
+			"Review the change to the public contract, then rerun with:\n"+
+			"  go test ./web/apiv1 -run TestOpenAPIGolden -update\n"+
+			"and add Chinese text for new or changed prose to embed/i18n/openapi.zh.json.",
+			path, firstDifference(string(got), string(want)))
+	}
 }
 
 // firstDifference names the first line where got and want part.

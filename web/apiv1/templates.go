@@ -57,6 +57,12 @@ type TemplateUpdate struct {
 	Commands *string   `json:"commands,omitempty" nullable:"false" maxLength:"65536" doc:"New commands; absent keeps the stored value, empty restores the platform's default commands."`
 }
 
+// TransformSchema says in the schema what absent and null mean on PUT.
+func (TemplateUpdate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.Description = "Body of PUT /templates/{template_id}: a partial update, not a full replace. An absent field keeps its stored value; no field may be null. An empty commands string restores the platform's default commands."
+	return s
+}
+
 type templateIDPath struct {
 	TemplateID int64 `path:"template_id" minimum:"1" doc:"Template identifier."`
 }
@@ -91,7 +97,7 @@ func (a *API) registerTemplates() {
 		})
 
 	register(a, operation(http.MethodGet, "/templates/{template_id}", "get-template", "Templates", "templates.view",
-		"Get a template", "Returns one template.", Codes{http.StatusNotFound: "`RESOURCE_TEMPLATE_NOT_FOUND`: no template has this id."}),
+		"Get a template", "Returns one template.", Codes{http.StatusNotFound: {{"RESOURCE_TEMPLATE_NOT_FOUND", "no template has this id.", "template not found"}}}),
 		func(ctx context.Context, in *templateIDPath) (*templateOutput, error) {
 			t, err := a.deps.Store.GetTemplate(ctx, in.TemplateID)
 			if err != nil {
@@ -121,7 +127,7 @@ func (a *API) registerTemplates() {
 		})
 
 	register(a, operation(http.MethodPut, "/templates/{template_id}", "update-template", "Templates", "templates.update",
-		"Update a template", "Changes the fields provided; absent fields keep their stored values. Empty commands restore the default commands of the (possibly new) platform.", Codes{http.StatusNotFound: "`RESOURCE_TEMPLATE_NOT_FOUND`: no template has this id."}),
+		"Update a template", "Changes the fields provided; absent fields keep their stored values. Empty commands restore the default commands of the (possibly new) platform.", Codes{http.StatusNotFound: {{"RESOURCE_TEMPLATE_NOT_FOUND", "no template has this id.", "template not found"}}}),
 		func(ctx context.Context, in *struct {
 			TemplateID int64 `path:"template_id" minimum:"1" doc:"Template identifier."`
 			Body       TemplateUpdate
@@ -155,7 +161,7 @@ func (a *API) registerTemplates() {
 		})
 
 	register(a, operation(http.MethodDelete, "/templates/{template_id}", "delete-template", "Templates", "templates.delete",
-		"Delete a template", "Deletes a template. Devices that used it fall back to their platform's default commands.", Codes{http.StatusNotFound: "`RESOURCE_TEMPLATE_NOT_FOUND`: no template has this id."}),
+		"Delete a template", "Deletes a template. Devices that used it fall back to their platform's default commands.", Codes{http.StatusNotFound: {{"RESOURCE_TEMPLATE_NOT_FOUND", "no template has this id.", "template not found"}}}),
 		func(ctx context.Context, in *templateIDPath) (*deleteOutput, error) {
 			if err := a.deps.Store.DeleteTemplate(ctx, in.TemplateID); err != nil {
 				return nil, templateError(err)
