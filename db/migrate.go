@@ -43,6 +43,9 @@ func Migrate(ctx context.Context, path string, dir MigrateDirection, out io.Writ
 		return err
 	}
 	defer unlock()
+	if err := createPrivate(path); err != nil {
+		return err
+	}
 	conn, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

@@ -77,18 +77,30 @@ func (s *Store) Ready(ctx context.Context) error {
 // INTO, while other connections keep reading and writing. dst must not
 // exist: a copy never overwrites anything.
 func (s *Store) BackupTo(ctx context.Context, dst string) error {
-	if _, err := os.Stat(dst); err == nil {
+	// The copy is created here, empty and 0600 (VACUUM INTO fills an empty
+	// file): SQLite would create it 0644 less the umask, readable by others
+	// until a chmod afterwards. O_EXCL also makes "never overwrites" exact.
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s already exists; choose a new file name", dst)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
 	}
-	// The reader pool is query-only, which VACUUM INTO respects for the
-	// source; the copy is a new file.
-	if _, err := s.writer.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
+	if err != nil {
+		return fmt.Errorf("create %s: %w", dst, err)
+	}
+	err = f.Chmod(0o600)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// The reader pool is query-only, which VACUUM INTO respects for
+		// the source; the copy is a new file.
+		_, err = s.writer.ExecContext(ctx, `VACUUM INTO ?`, dst)
+	}
+	if err != nil {
 		_ = os.Remove(dst)
 		return fmt.Errorf("copy the database to %s: %w", dst, err)
 	}
-	return os.Chmod(dst, 0o600)
+	return nil
 }
 
 // Check runs SQLite's integrity_check and foreign_key_check and returns

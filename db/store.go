@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -62,7 +63,30 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 	return openPools(path)
 }
 
+// createPrivate creates the database file at path, empty and mode 0600,
+// unless it exists. SQLite would create it 0644 less the umask, and its
+// -wal and -shm files copy the database file's mode: creating it first
+// keeps all three readable by their owner only, whatever the umask. An
+// empty file is an empty database to SQLite.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil { // a umask cannot make it stricter either
+		f.Close()
+		return fmt.Errorf("create database: %w", err)
+	}
+	return f.Close()
+}
+
 func openPools(path string) (*Store, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	writer, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backupd/app/config"
+	"backupd/app/datadir"
 	"backupd/db"
 )
 
@@ -50,6 +52,9 @@ func newDBBackup(cfg *config.Config) *cobra.Command {
 			defer store.Close()
 			start := time.Now()
 			if err := store.BackupTo(cmd.Context(), out); err != nil {
+				if who := datadir.RunningAs(); who != "" && errors.Is(err, fs.ErrPermission) {
+					return fmt.Errorf("%w; this command runs as user %s, who owns the data directory: choose a folder that user can write", err, who)
+				}
 				return err
 			}
 			st, err := os.Stat(out)

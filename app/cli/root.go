@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"backupd/app/config"
+	"backupd/app/datadir"
 )
 
 // Execute runs the command line and exits non-zero on failure.
@@ -30,7 +31,15 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return applyEnv(cmd.Flags())
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			if !opensData(cmd) {
+				return nil
+			}
+			// Before any file is opened: umask, the switch from root to
+			// the directory's owner, private modes.
+			return datadir.Prepare(cfg.DataDir, cfg.Logger(cmd.ErrOrStderr()))
 		},
 	}
 	pf := root.PersistentFlags()
@@ -39,6 +48,18 @@ func NewRoot() *cobra.Command {
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
 	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newVersion())
 	return root
+}
+
+// opensData reports whether cmd works on the data directory: every
+// command but version, help and shell completion.
+func opensData(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "version", "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return false
+		}
+	}
+	return cmd.HasParent()
 }
 
 // applyEnv sets every flag the command line left alone from its

@@ -1,0 +1,13 @@
+//go:build !unix
+
+package datadir
+
+import "log/slog"
+
+// Without Unix owners and modes there is nothing to switch or check.
+
+func setUmask() {}
+
+func becomeOwner(string, *slog.Logger) error { return nil }
+
+func checkOwners(string, []string) error { return nil }
