@@ -40,6 +40,10 @@ const maxEntries = 10000
 // other permissions away from the data directory and backupd's files in
 // it, logging once what it changed.
 func Prepare(dataDir string, log *slog.Logger) error {
+	if strings.TrimSpace(dataDir) == "" {
+		// Not the current folder, whose owner root would switch to.
+		return errors.New("--data must name a directory")
+	}
 	setUmask()
 	if err := becomeOwner(dataDir, log); err != nil {
 		return err

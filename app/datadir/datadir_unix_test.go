@@ -111,6 +111,9 @@ func TestPrepareLeavesStickyAndMissingDirectories(t *testing.T) {
 	if got := mode(t, filepath.Join(dir, "backupd.db")); got != 0o600 {
 		t.Errorf("backupd.db in a sticky folder: mode %04o, want 0600", got)
 	}
+	if err := datadir.Prepare(" ", slog.New(slog.DiscardHandler)); err == nil {
+		t.Error("Prepare accepted an empty --data")
+	}
 	missing := filepath.Join(t.TempDir(), "new", "data")
 	prepare(t, missing)
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
