@@ -54,6 +54,14 @@ func sharedBase(t *testing.T) (base, bin string) {
 			t.Fatal(err)
 		}
 	}
+	for d := filepath.Dir(filepath.Dir(base)); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("uid %d cannot enter %s, above the test's temporary folder (set TMPDIR elsewhere)", nobody, d)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
 	bin = filepath.Join(base, "backupd")
 	raw, err := os.ReadFile(binPath)
 	if err != nil {
