@@ -4,11 +4,28 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/pressly/goose/v3"
 )
 
 // MigrateTo brings the database file at path up to version and no
 // further, as an older backupd would have left it.
 func MigrateTo(ctx context.Context, path string, version int64) error {
+	return withProvider(ctx, path, func(p *goose.Provider) error {
+		_, err := p.UpTo(ctx, version)
+		return err
+	})
+}
+
+// MigrateDownTo rolls the database file at path back to version.
+func MigrateDownTo(ctx context.Context, path string, version int64) error {
+	return withProvider(ctx, path, func(p *goose.Provider) error {
+		_, err := p.DownTo(ctx, version)
+		return err
+	})
+}
+
+func withProvider(ctx context.Context, path string, fn func(p *goose.Provider) error) error {
 	conn, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return err
@@ -19,8 +36,7 @@ func MigrateTo(ctx context.Context, path string, version int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.UpTo(ctx, version)
-	return err
+	return fn(p)
 }
 
 // SeedFile seeds the database file at path in whatever schema version it

@@ -128,10 +128,12 @@ func TestFleetHealthMigrationBackfills(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	for _, dir := range []db.MigrateDirection{db.MigrateDown, db.MigrateUp} {
-		if err := db.Migrate(ctx, s.Path(), dir, nil); err != nil {
-			t.Fatalf("migrate %s: %v", dir, err)
-		}
+	// Back to before 00011 (later migrations rolled back first), then up.
+	if err := db.MigrateDownTo(ctx, s.Path(), 10); err != nil {
+		t.Fatalf("migrate down to 10: %v", err)
+	}
+	if err := db.Migrate(ctx, s.Path(), db.MigrateUp, nil); err != nil {
+		t.Fatalf("migrate up: %v", err)
 	}
 	s, err = db.Open(ctx, dir)
 	if err != nil {
