@@ -253,20 +253,20 @@ func (a *API) MountDocs(mux *http.ServeMux) {
 	})
 	// Only the embedded files, by name: no directory listing, and nothing
 	// of Swagger UI that the page does not load.
-	assets, err := fs.Sub(embed.DocsAssets, "docs/swagger-ui")
+	sub, err := fs.Sub(embed.DocsAssets, "docs/swagger-ui")
 	if err != nil {
 		panic(err) // a constant path into the binary's own files
 	}
+	assets, err := loadDocsAssets(sub)
+	if err != nil {
+		panic(err) // the binary's own files; TestDocsAssets loads them
+	}
 	mux.HandleFunc("GET /docs/assets/{name}", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		if !fs.ValidPath(name) || name == "." {
+		a, ok := assets[r.PathValue("name")]
+		if !ok {
 			http.NotFound(w, r)
 			return
 		}
-		if info, err := fs.Stat(assets, name); err != nil || info.IsDir() {
-			http.NotFound(w, r)
-			return
-		}
-		http.ServeFileFS(w, r, assets, name)
+		a.serve(w, r)
 	})
 }
