@@ -1,6 +1,7 @@
 # backupd builds. Plain make: `make build`, `make dist`, `make deb`,
-# `make test`. Binaries are static (CGO_ENABLED=0, pure-Go SQLite), built
-# with -trimpath, stripped, and stamped with version, commit and date.
+# `make test`, `make swagger-ui`. Binaries are static (CGO_ENABLED=0,
+# pure-Go SQLite), built with -trimpath, stripped, and stamped with
+# version, commit and date.
 
 BASE_VERSION := 0.1.0
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -26,7 +27,7 @@ DIST := dist
 # Go architecture → Debian architecture.
 ARCHES := amd64:amd64 arm64:arm64 arm:armhf
 
-.PHONY: build dist deb test clean
+.PHONY: build dist deb test clean swagger-ui
 
 build:
 	$(GOBUILD) -o bin/backupd .
@@ -50,6 +51,13 @@ deb: dist
 
 test:
 	go test -race ./...
+
+# The Swagger UI files /docs serves (embed/docs/swagger-ui): fetched from
+# the npm registry, the large ones stored gzip-compressed; checked against
+# the checksums in embed/docs/swagger-ui/NOTICE.
+SWAGGER_UI_VERSION := 5.18.2
+swagger-ui:
+	bash embed/docs/swagger-ui/update.sh $(SWAGGER_UI_VERSION)
 
 clean:
 	rm -rf bin $(DIST)
