@@ -39,10 +39,21 @@ dist:
 	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o $(DIST)/backupd-linux-arm .
 	@ls -l $(DIST)/backupd-linux-*
 
+# The Debian changelog entry of this build (Debian revision 1, dated by the
+# commit) and the man page, both compressed with gzip -9n as Debian wants.
+CHANGELOG_DATE := $(shell date -u -R -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))
+
 deb: dist
+	@mkdir -p $(DIST)/stage
+	@printf '%s\n' \
+		'backupd ($(VERSION)-1) unstable; urgency=medium' '' \
+		'  * Package of backupd $(VERSION), commit $(COMMIT).' '' \
+		' -- backupd maintainers <maintainers@backupd.dev>  $(CHANGELOG_DATE)' \
+		| gzip -9n >$(DIST)/stage/changelog.Debian.gz
+	@gzip -9n <packaging/backupd.1 >$(DIST)/stage/backupd.1.gz
 	@for pair in $(ARCHES); do \
 		goarch=$${pair%%:*}; debarch=$${pair##*:}; \
-		mkdir -p $(DIST)/stage && cp $(DIST)/backupd-linux-$$goarch $(DIST)/stage/backupd || exit 1; \
+		cp $(DIST)/backupd-linux-$$goarch $(DIST)/stage/backupd || exit 1; \
 		DEB_ARCH=$$debarch VERSION='$(VERSION)' \
 			$(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/ || exit 1; \
 	done
