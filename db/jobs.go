@@ -25,29 +25,41 @@ const (
 // a crash of the process running it.
 const ErrorInterrupted = "interrupted: the backup process stopped before the backup finished"
 
+// ErrorInterruptedTooOften ends a job whose attempts the backup process
+// stopped before they finished too many times: it is not retried forever,
+// in case it is what stops the process.
+const ErrorInterruptedTooOften = "given up: the backup process stopped before this device's backup finished too many times; see the server log"
+
+// DefaultMaxInterruptions bounds how often a job's attempt may be cut
+// short by the process stopping before the job fails.
+const DefaultMaxInterruptions = 10
+
 // Job is one device waiting for, or done with, a backup.
 type Job struct {
-	ID         int64
-	DeviceID   int64
-	Trigger    string
-	State      string
-	Attempt    int
-	NotBefore  time.Time
-	CreatedAt  time.Time
-	StartedAt  *time.Time
-	FinishedAt *time.Time
-	Owner      *string
-	BackupID   *string
-	Error      *string
+	ID       int64
+	DeviceID int64
+	Trigger  string
+	State    string
+	// Attempt counts the attempts that used up the device's retries;
+	// Interruptions those our own process cut short (they do not).
+	Attempt       int
+	Interruptions int
+	NotBefore     time.Time
+	CreatedAt     time.Time
+	StartedAt     *time.Time
+	FinishedAt    *time.Time
+	Owner         *string
+	BackupID      *string
+	Error         *string
 }
 
-const jobColumns = `id, device_id, trigger, state, attempt, not_before, created_at, started_at, finished_at, owner, backup_id, error`
+const jobColumns = `id, device_id, trigger, state, attempt, interruptions, not_before, created_at, started_at, finished_at, owner, backup_id, error`
 
 func scanJob(row scanner) (Job, error) {
 	var j Job
 	var notBefore, created string
 	var started, finished, owner, backupID, errText sql.NullString
-	if err := row.Scan(&j.ID, &j.DeviceID, &j.Trigger, &j.State, &j.Attempt, &notBefore, &created,
+	if err := row.Scan(&j.ID, &j.DeviceID, &j.Trigger, &j.State, &j.Attempt, &j.Interruptions, &notBefore, &created,
 		&started, &finished, &owner, &backupID, &errText); err != nil {
 		return j, err
 	}
@@ -90,7 +102,10 @@ type JobRequest struct {
 // EnqueueJobs queues the requests and returns, per request in order, the
 // job that will back the device up: a new one, or the one already queued
 // or running for it (a device never has two). A request for a device that
-// no longer exists gets 0.
+// no longer exists gets 0. An operator's request (manual, cli) that joins
+// a queued job makes it ready by the requested time, with all its attempts
+// ahead of it again: what the operator starts runs now, whatever an
+// earlier run left waiting.
 func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	ids := make([]int64, len(reqs))
 	now := backupTime(time.Now())
@@ -106,11 +121,23 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 			return err
 		}
 		defer active.Close()
+		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs SET not_before = MIN(not_before, ?), attempt = 0, interruptions = 0
+			WHERE device_id = ? AND state = 'queued'`)
+		if err != nil {
+			return err
+		}
+		defer refresh.Close()
 		for i, r := range reqs {
-			if _, err := insert.ExecContext(ctx, r.Trigger, backupTime(r.NotBefore), now, r.DeviceID); err != nil {
+			res, err := insert.ExecContext(ctx, r.Trigger, backupTime(r.NotBefore), now, r.DeviceID)
+			if err != nil {
 				return err
 			}
-			err := active.QueryRowContext(ctx, r.DeviceID).Scan(&ids[i])
+			if n, _ := res.RowsAffected(); n == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI) {
+				if _, err := refresh.ExecContext(ctx, backupTime(r.NotBefore), r.DeviceID); err != nil {
+					return err
+				}
+			}
+			err = active.QueryRowContext(ctx, r.DeviceID).Scan(&ids[i])
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
@@ -296,35 +323,64 @@ func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
 	return owners, nil
 }
 
-// InterruptJobs ends the attempts owner was running: their backups rows
-// fail as interrupted and the jobs wait in the queue again, unless they
-// have used maxAttempts, in which case they fail. It returns how many
-// attempts it ended.
-func (s *Store) InterruptJobs(ctx context.Context, owner string, maxAttempts int) (int, error) {
-	now := backupTime(time.Now())
-	var n int
+// Interrupted is what InterruptJobs did.
+type Interrupted struct {
+	// Attempts is how many attempts it ended.
+	Attempts int
+	// GaveUp lists the devices whose jobs failed because they had been
+	// interrupted maxInterruptions times.
+	GaveUp []int64
+}
+
+// InterruptJobs ends the attempts owner was running because the process
+// stopped (a shutdown, or a crash found later): their backups rows fail as
+// interrupted and the jobs wait in the queue again, ready at once. Such an
+// attempt was no fault of the device, so it does not count against the
+// job's attempts; it counts as an interruption instead, and a job
+// interrupted maxInterruptions times fails with ErrorInterruptedTooOften
+// (its device's last backup then counts as failed).
+func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruptions int) (Interrupted, error) {
+	now := time.Now()
+	stamp := backupTime(now)
+	var out Interrupted
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		out = Interrupted{}
 		res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
 				duration_ms = CAST((julianday(?) - julianday(started_at)) * 86400000 AS INTEGER)
 			WHERE id IN (SELECT backup_id FROM jobs WHERE state = 'running' AND owner = ?) AND finished_at IS NULL`,
-			now, ErrorInterrupted, now, owner)
+			stamp, ErrorInterrupted, stamp, owner)
 		if err != nil {
 			return err
 		}
 		affected, _ := res.RowsAffected()
-		n = int(affected)
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?
-			WHERE state = 'running' AND owner = ? AND attempt >= ?`, now, ErrorInterrupted, owner, maxAttempts); err != nil {
+		out.Attempts = int(affected)
+		// The claim counted the attempt; take it back.
+		gaveUp, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
+			var id int64
+			return id, r.Scan(&id)
+		}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
+				attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
+			WHERE state = 'running' AND owner = ? AND interruptions + 1 >= ?
+			RETURNING device_id`, stamp, ErrorInterruptedTooOften, owner, max(maxInterruptions, 1))
+		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?
-			WHERE state = 'running' AND owner = ?`, now, ErrorInterrupted, owner)
+		out.GaveUp = gaveUp
+		for _, id := range gaveUp {
+			if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,
+				now.UTC().Format(TimeFormat), id); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
+				attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
+			WHERE state = 'running' AND owner = ?`, stamp, ErrorInterrupted, owner)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("interrupt jobs of %s: %w", owner, err)
+		return Interrupted{}, fmt.Errorf("interrupt jobs of %s: %w", owner, err)
 	}
-	return n, nil
+	return out, nil
 }
 
 // GetJobs returns the jobs with the given IDs (missing ones are skipped).

@@ -196,9 +196,9 @@ func TestInterruptJobsRequeuesAndLeavesNothingRunning(t *testing.T) {
 	if len(owners) != 2 {
 		t.Fatalf("owners = %v", owners)
 	}
-	n, err := s.InterruptJobs(ctx, "dead", 3)
-	if err != nil || n != 2 {
-		t.Fatalf("InterruptJobs = %d, %v; want 2", n, err)
+	res, err := s.InterruptJobs(ctx, "dead", 3)
+	if err != nil || res.Attempts != 2 || len(res.GaveUp) != 0 {
+		t.Fatalf("InterruptJobs = %+v, %v; want 2 attempts ended, none given up", res, err)
 	}
 	var running, queued, interrupted int
 	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
@@ -207,14 +207,107 @@ func TestInterruptJobsRequeuesAndLeavesNothingRunning(t *testing.T) {
 	if running != 1 || queued != 2 || interrupted != 2 {
 		t.Fatalf("running %d queued %d interrupted records %d; want 1, 2, 2", running, queued, interrupted)
 	}
-	// At the attempt limit an interrupted job fails instead of looping.
+	// At the interruption limit an interrupted job fails instead of
+	// looping, and says why.
 	claims, _ := s.ClaimJobs(ctx, "dead2", 2, nil)
-	if _, err := s.InterruptJobs(ctx, "dead2", claims[0].Attempt); err != nil {
-		t.Fatal(err)
+	res, err = s.InterruptJobs(ctx, "dead2", claims[0].Interruptions+1)
+	if err != nil || len(res.GaveUp) != 2 {
+		t.Fatalf("InterruptJobs at the limit = %+v, %v; want both given up", res, err)
 	}
 	jobs, _ := s.GetJobs(ctx, []int64{claims[0].ID})
-	if jobs[0].State != db.JobFailed || jobs[0].Error == nil || *jobs[0].Error != db.ErrorInterrupted {
-		t.Fatalf("job at its attempt limit after interruption: %+v", jobs[0])
+	if jobs[0].State != db.JobFailed || jobs[0].Error == nil || *jobs[0].Error != db.ErrorInterruptedTooOften || jobs[0].Attempt != 0 {
+		t.Fatalf("job at its interruption limit: %+v", jobs[0])
+	}
+	dev, _ := s.GetDevice(ctx, jobs[0].DeviceID)
+	if dev.LastBackupSuccess == nil || *dev.LastBackupSuccess {
+		t.Fatalf("device of a job given up: last backup success %v, want false", dev.LastBackupSuccess)
+	}
+}
+
+// Each interruption of the process (crash, kill -9, power cut) takes back
+// the attempt its claim counted: a job interrupted more often than it has
+// attempts still has all of them, and only the interruption limit ends it.
+func TestInterruptionsDoNotUseUpAttempts(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d := insertDevice(t, s, "r1", nil, nil, nil)
+	job := enqueueNow(t, s, db.TriggerSchedule, d)[0]
+	const maxAttempts, maxInterruptions = 3, 5
+	for i := 1; i < maxInterruptions; i++ {
+		claims, err := s.ClaimJobs(ctx, fmt.Sprint("dead-", i), 1, nil)
+		if err != nil || len(claims) != 1 || claims[0].ID != job || claims[0].Attempt != 1 {
+			t.Fatalf("claim after %d interruptions = %+v, %v; want job %d at attempt 1", i-1, claims, err, job)
+		}
+		res, err := s.InterruptJobs(ctx, fmt.Sprint("dead-", i), maxInterruptions)
+		if err != nil || res.Attempts != 1 || len(res.GaveUp) != 0 {
+			t.Fatalf("interruption %d = %+v, %v", i, res, err)
+		}
+		got, _ := s.GetJobs(ctx, []int64{job})
+		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].Interruptions != i || got[0].NotBefore.After(time.Now()) {
+			t.Fatalf("after interruption %d: %+v; want queued, ready, attempt 0, %d interruptions", i, got[0], i)
+		}
+	}
+	if maxInterruptions-1 <= maxAttempts {
+		t.Fatal("the loop must interrupt the job more often than it has attempts")
+	}
+	// A failure that is the device's own still counts.
+	claims, _ := s.ClaimJobs(ctx, "alive", 1, nil)
+	retryAt := time.Now().Add(-time.Millisecond)
+	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &retryAt, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	claims, _ = s.ClaimJobs(ctx, "dead-last", 1, nil)
+	if len(claims) != 1 || claims[0].Attempt != 2 {
+		t.Fatalf("claim after a real failure = %+v; want attempt 2", claims)
+	}
+	res, err := s.InterruptJobs(ctx, "dead-last", maxInterruptions)
+	if err != nil || len(res.GaveUp) != 1 || res.GaveUp[0] != d {
+		t.Fatalf("interruption %d = %+v, %v; want the job given up", maxInterruptions, res, err)
+	}
+	got, _ := s.GetJobs(ctx, []int64{job})
+	if got[0].State != db.JobFailed || *got[0].Error != db.ErrorInterruptedTooOften || got[0].Attempt != 1 || got[0].Interruptions != maxInterruptions {
+		t.Fatalf("after %d interruptions: %+v", maxInterruptions, got[0])
+	}
+}
+
+// An operator's request for a device whose job waits (a retry backing off,
+// a schedule's spread) makes that job ready now with its attempts renewed;
+// a schedule's request leaves it as it is.
+func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d := insertDevice(t, s, "r1", nil, nil, nil)
+	job := enqueueNow(t, s, db.TriggerSchedule, d)[0]
+	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
+	later := time.Now().Add(time.Hour)
+	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d, Trigger: db.TriggerSchedule, NotBefore: time.Now()}}); err != nil || ids[0] != job {
+		t.Fatalf("schedule request = %v, %v; want it to join job %d", ids, err, job)
+	}
+	got, _ := s.GetJobs(ctx, []int64{job})
+	if got[0].Attempt != 1 || got[0].NotBefore.Before(later.Add(-time.Second)) {
+		t.Fatalf("a schedule's request changed the waiting job: %+v", got[0])
+	}
+	for _, trigger := range []string{db.TriggerCLI, db.TriggerManual} {
+		if trigger != db.TriggerCLI { // wait to retry again
+			claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
+			if len(claims) != 1 || claims[0].ID != job {
+				t.Fatalf("claim = %+v; want job %d", claims, job)
+			}
+			if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d, Trigger: trigger, NotBefore: time.Now()}})
+		if err != nil || ids[0] != job {
+			t.Fatalf("%s request = %v, %v; want it to join job %d", trigger, ids, err, job)
+		}
+		got, _ = s.GetJobs(ctx, []int64{job})
+		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].NotBefore.After(time.Now()) {
+			t.Fatalf("after a %s request the waiting job is %+v; want it ready now with no attempt used", trigger, got[0])
+		}
 	}
 }
 

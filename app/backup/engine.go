@@ -26,8 +26,13 @@ type Options struct {
 	// Workers is how many devices are backed up at once (default 50).
 	Workers int
 	// MaxAttempts bounds the attempts of one job, retries included
-	// (default 3).
+	// (default 3). Attempts cut short because the process running them
+	// stopped do not count.
 	MaxAttempts int
+	// MaxInterruptions bounds how often the process running a job may
+	// stop mid-attempt (crash, kill, power cut, shutdown) before the job
+	// fails (default db.DefaultMaxInterruptions).
+	MaxInterruptions int
 	// RetryBackoff is the wait before the first retry of a connection
 	// failure; it doubles per attempt, up to 10 minutes (default 30 s).
 	RetryBackoff time.Duration
@@ -51,6 +56,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.MaxInterruptions <= 0 {
+		o.MaxInterruptions = db.DefaultMaxInterruptions
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 30 * time.Second
@@ -180,9 +188,10 @@ func (e *Engine) poke() {
 // lockDir holds one lock file per running engine.
 func (e *Engine) lockDir() string { return filepath.Join(filepath.Dir(e.store.Path()), "run") }
 
-// Recover ends the attempts of engines that died (a crash, kill -9): their
-// backups fail as interrupted and their jobs are queued again. Engines
-// still alive are left alone.
+// Recover ends the attempts of engines that died (a crash, kill -9, a
+// power cut): their backups fail as interrupted and their jobs are queued
+// again, ready at once and with no attempt used up. Engines still alive
+// are left alone.
 func (e *Engine) Recover(ctx context.Context) (int, error) {
 	owners, err := e.store.RunningOwners(ctx)
 	if err != nil {
@@ -197,15 +206,16 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 		if !dead {
 			continue
 		}
-		n, err := e.store.InterruptJobs(ctx, owner, e.opts.MaxAttempts)
+		res, err := e.store.InterruptJobs(ctx, owner, e.opts.MaxInterruptions)
 		release()
 		if err != nil {
 			return total, err
 		}
-		if n > 0 {
-			e.log.Warn("recovered backups interrupted by a stopped process", "count", n)
+		if res.Attempts > 0 {
+			e.log.Warn("recovered backups interrupted by a stopped process; they run again", "count", res.Attempts)
 		}
-		total += n
+		e.logGaveUp(res)
+		total += res.Attempts
 	}
 	return total, nil
 }
@@ -391,12 +401,24 @@ func (e *Engine) run(ctx context.Context, only []int64) error {
 	}
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if n, err := e.store.InterruptJobs(cleanup, e.owner, e.opts.MaxAttempts); err != nil {
+	res, err := e.store.InterruptJobs(cleanup, e.owner, e.opts.MaxInterruptions)
+	if err != nil {
 		return fmt.Errorf("interrupting backups at shutdown: %w", err)
-	} else if n > 0 {
-		e.log.Info("backups interrupted by shutdown; they run again at the next start", "count", n)
 	}
+	if res.Attempts > 0 {
+		e.log.Info("backups interrupted by shutdown; they run again at the next start", "count", res.Attempts)
+	}
+	e.logGaveUp(res)
 	return nil
+}
+
+// logGaveUp names the devices whose jobs failed for having been
+// interrupted too often.
+func (e *Engine) logGaveUp(res db.Interrupted) {
+	for _, id := range res.GaveUp {
+		e.log.Error("backup given up: the backup process stopped before it finished too many times",
+			"device_id", id, "max_interruptions", e.opts.MaxInterruptions)
+	}
 }
 
 // work runs one attempt and records how it ended. Whatever the device

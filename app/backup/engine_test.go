@@ -334,8 +334,89 @@ func TestEngineShutdownInterruptsAndNextStartResumes(t *testing.T) {
 	if err := eng2.RunJobs(runCtx2, jobs, func(j db.Job) { final = j }); err != nil {
 		t.Fatal(err)
 	}
-	if final.State != db.JobSucceeded || final.Attempt != 2 {
-		t.Fatalf("resumed job: %s attempt %d %v", final.State, final.Attempt, final.Error)
+	// The shutdown was no fault of the device: it cost no attempt.
+	if final.State != db.JobSucceeded || final.Attempt != 1 || final.Interruptions != 1 {
+		t.Fatalf("resumed job: %s attempt %d interruptions %d %v", final.State, final.Attempt, final.Interruptions, final.Error)
+	}
+}
+
+// The server's path: the nightly schedule queued a job, and the server
+// running it lost power mid-backup, again and again (each time a new
+// process starts and recovers the dead one's jobs). The power cuts use up
+// none of the job's attempts, so the next start backs the device up.
+func TestEngineRepeatedCrashesDoNotUseUpAttempts(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	dev := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 41})
+	jobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const crashes = 2*backup.DefaultMaxAttempts + 1
+	for i := 1; i <= crashes; i++ {
+		// A server took the job and died: no process holds its owner's
+		// liveness lock any more.
+		if claims, err := e.store.ClaimJobs(ctx, fmt.Sprintf("server-before-power-cut-%d", i), 1, nil); err != nil || len(claims) != 1 {
+			t.Fatalf("crash %d: claim = %v, %v", i, claims, err)
+		}
+		// The next start recovers it.
+		if n, err := e.engine(backup.Options{}).Recover(ctx); err != nil || n != 1 {
+			t.Fatalf("recovery after crash %d = %d, %v; want 1", i, n, err)
+		}
+		got, _ := e.store.GetJobs(ctx, jobs)
+		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].Interruptions != i {
+			t.Fatalf("after crash %d: %s attempt %d interruptions %d; want queued, attempt 0, %d", i, got[0].State, got[0].Attempt, got[0].Interruptions, i)
+		}
+	}
+	eng := e.engine(backup.Options{Workers: 1})
+	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var final db.Job
+	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { final = j }); err != nil {
+		t.Fatal(err)
+	}
+	if final.State != db.JobSucceeded || final.Attempt != 1 || final.Interruptions != crashes {
+		t.Fatalf("after %d crashes: %s attempt %d interruptions %d %v", crashes, final.State, final.Attempt, final.Interruptions, final.Error)
+	}
+	var interrupted int
+	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	if interrupted != crashes {
+		t.Fatalf("interrupted records %d, want %d: each cut-off attempt stays in the history", interrupted, crashes)
+	}
+}
+
+// A job whose backup stops the process every time is not retried forever:
+// at the interruption limit it fails, says why, and the log names the
+// device; an operator's next request backs it up afresh.
+func TestEngineGivesUpAfterTooManyInterruptions(t *testing.T) {
+	e := newEngEnv(t)
+	ctx := context.Background()
+	dev := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 42})
+	jobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 4
+	for i := 1; i <= limit; i++ {
+		if _, err := e.store.ClaimJobs(ctx, fmt.Sprintf("crashing-%d", i), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.engine(backup.Options{MaxInterruptions: limit}).Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := e.store.GetJobs(ctx, jobs)
+	if got[0].State != db.JobFailed || got[0].Error == nil || *got[0].Error != db.ErrorInterruptedTooOften || got[0].Interruptions != limit {
+		t.Fatalf("after %d interruptions: %+v", limit, got[0])
+	}
+	if d, _ := e.store.GetDevice(ctx, dev); d.LastBackupSuccess == nil || *d.LastBackupSuccess {
+		t.Fatalf("device after its job was given up: last backup success %v", d.LastBackupSuccess)
+	}
+	if log := e.log.String(); !strings.Contains(log, "backup given up") || !strings.Contains(log, "device_id="+strconv.FormatInt(dev, 10)) {
+		t.Fatalf("the log does not name the device given up:\n%s", log)
+	}
+	if j := e.run(e.engine(backup.Options{Workers: 1}), dev)[dev]; j.State != db.JobSucceeded || j.ID == jobs[0] {
+		t.Fatalf("an operator's request after the job was given up: %+v", j)
 	}
 }
 

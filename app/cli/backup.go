@@ -165,6 +165,12 @@ func runBackups(ctx context.Context, store *db.Store, engine *backup.Engine, ids
 			names[id] = d.Name
 		}
 	}
+	// Backups a crashed run left in flight are ended first, so that this
+	// run queues or adopts them as ready jobs with their attempts intact
+	// instead of waiting on, or reporting, what the dead run left.
+	if _, err := engine.Recover(ctx); err != nil {
+		return err
+	}
 	jobs, err := engine.Enqueue(ctx, ids, db.TriggerCLI)
 	if err != nil {
 		return err

@@ -28,6 +28,13 @@ const (
 // credential sealed under the directory's secret.key, as the API would.
 func simFleet(t *testing.T, dataDir string, n int, o devsim.Options, failing ...devsim.Failure) (*db.Store, []int64) {
 	t.Helper()
+	store, ids, _ := simFleetDevices(t, dataDir, n, o, failing...)
+	return store, ids
+}
+
+// simFleetDevices is simFleet that also returns the simulated devices.
+func simFleetDevices(t *testing.T, dataDir string, n int, o devsim.Options, failing ...devsim.Failure) (*db.Store, []int64, []*devsim.Device) {
+	t.Helper()
 	ctx := context.Background()
 	sealer, err := secret.LoadOrCreate(dataDir)
 	if err != nil {
@@ -41,6 +48,7 @@ func simFleet(t *testing.T, dataDir string, n int, o devsim.Options, failing ...
 		t.Fatal(err)
 	}
 	var ids []int64
+	var sims []*devsim.Device
 	for i := range n + len(failing) {
 		opts := o
 		opts.Platform, opts.Hostname, opts.Seed = "cisco_ios", fmt.Sprintf("sw-%02d", i), int64(i+1)
@@ -54,6 +62,7 @@ func simFleet(t *testing.T, dataDir string, n int, o devsim.Options, failing ...
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { d.Close() })
+		sims = append(sims, d)
 		_, p, _ := net.SplitHostPort(d.SSHAddr())
 		port, _ := strconv.Atoi(p)
 		dev, err := store.CreateDevice(ctx, db.Device{Name: opts.Hostname, Host: "127.0.0.1", Port: port, Platform: "cisco_ios",
@@ -63,7 +72,7 @@ func simFleet(t *testing.T, dataDir string, n int, o devsim.Options, failing ...
 		}
 		ids = append(ids, dev.ID)
 	}
-	return store, ids
+	return store, ids, sims
 }
 
 func TestBackupRunPrintsOneLinePerDevice(t *testing.T) {
@@ -183,4 +192,117 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Three kill -9 in a row, each while every device's backup is in flight,
+// then an ordinary run: the crashes were not the devices' fault, so they
+// use up none of the jobs' attempts, and the run the operator starts backs
+// every device up now instead of reporting the dead runs' interruptions.
+func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
+	const devices, kills = 30, 3
+	data := t.TempDir()
+	// Each device drips its output for about 2 s, so a run takes a few
+	// seconds and the kills land in the middle of it.
+	store, _, sims := simFleetDevices(t, data, devices, devsim.Options{
+		ConfigSize: devsim.MinConfigSize, DripDelay: 20 * time.Millisecond, DripChunk: 16, DripBudget: 2 * time.Second,
+		Failures: []devsim.Failure{devsim.FailSlowDrip},
+	})
+	ctx := context.Background()
+	count := func(query string) int {
+		var n int
+		if err := store.Reader().QueryRowContext(ctx, query).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for round := 1; round <= kills; round++ {
+		cmd := exec.Command(binPath, "backup", "run", "--all", "--workers", "50", "--data", data)
+		cmd.Env = cleanEnv()
+		started := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill it once every device is sending this run its configuration
+		// (slowly): each backup is in flight.
+		inFlight := func() bool {
+			for _, d := range sims {
+				if d.Stats().ConfigShows < int64(round) {
+					return false
+				}
+			}
+			return true
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for !inFlight() {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("run %d: the backups were not all in flight within 20 s (records %d)", round, count(`SELECT COUNT(*) FROM backups`))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		t.Logf("run %d killed with %d backups in flight after %s", round, devices, time.Since(started).Round(10*time.Millisecond))
+	}
+	if ok := count(`SELECT COUNT(*) FROM backups WHERE success = 1`); ok != 0 {
+		t.Fatalf("%d backups finished before a kill; the kills prove nothing", ok)
+	}
+
+	started := time.Now()
+	r := run(t, call{}, "backup", "run", "--all", "--workers", "50", "--data", data)
+	t.Logf("run %d after %d kills: exit %d after %s", kills+1, kills, r.code, time.Since(started).Round(10*time.Millisecond))
+	if r.code != 0 || strings.Count(r.stdout, "ok ") != devices || strings.Contains(r.stdout, "FAILED") {
+		t.Fatalf("the run after %d kills must back up all %d devices:\n%s", kills, devices, r)
+	}
+	if n := count(`SELECT COUNT(*) FROM devices WHERE id NOT IN (SELECT device_id FROM backups WHERE success = 1)`); n != 0 {
+		t.Fatalf("%d devices never backed up", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')`); n != 0 {
+		t.Fatalf("%d jobs left queued or running", n)
+	}
+	// Each device's job went through the three kills and succeeded at its
+	// first counted attempt: the crashes used up none of its retries.
+	if n := count(fmt.Sprintf(`SELECT COUNT(*) FROM jobs WHERE state = 'succeeded' AND attempt = 1 AND interruptions = %d`, kills)); n != devices {
+		t.Fatalf("%d of %d jobs succeeded at attempt 1 after %d interruptions", n, devices, kills)
+	}
+	if r := mustRun(t, call{}, "db", "check", "--data", data); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("db check after the kills:\n%s", r)
+	}
+}
+
+// A run the operator starts backs the device up now even when the job a
+// dead process left behind has just reached its interruption limit: the
+// dead job is ended first, and this run does its own attempt.
+func TestBackupRunAfterJobGivenUpForInterruptions(t *testing.T) {
+	data := t.TempDir()
+	store, ids := simFleet(t, data, 1, devsim.Options{})
+	ctx := context.Background()
+	job, err := store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: ids[0], Trigger: db.TriggerSchedule, NotBefore: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Processes that took the job and died, one after another; the last
+	// one's attempt is still marked running.
+	for i := 1; i <= db.DefaultMaxInterruptions; i++ {
+		owner := fmt.Sprintf("crashed-%d", i)
+		if claims, err := store.ClaimJobs(ctx, owner, 1, nil); err != nil || len(claims) != 1 {
+			t.Fatalf("claim %d: %v, %v", i, claims, err)
+		}
+		if i < db.DefaultMaxInterruptions {
+			if _, err := store.InterruptJobs(ctx, owner, db.DefaultMaxInterruptions); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := run(t, call{}, "backup", "run", "--device", strconv.FormatInt(ids[0], 10), "--data", data)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ok ") {
+		t.Fatalf("the operator's run must back the device up:\n%s", r)
+	}
+	got, _ := store.GetJobs(ctx, job)
+	if got[0].State != db.JobFailed || got[0].Error == nil || *got[0].Error != db.ErrorInterruptedTooOften {
+		t.Fatalf("the dead processes' job: %+v; want it given up", got[0])
+	}
 }
