@@ -115,23 +115,26 @@ func (jq jobsQuery) url(view string, page int) string {
 // the texts are in the user's language and the times in the server's
 // zone, so that the script only places them.
 type jobItem struct {
-	ID           int64      `json:"id"`
-	DeviceID     int64      `json:"device_id"`
-	DeviceName   string     `json:"device_name"`
-	DeviceURL    string     `json:"device_url"`
-	Trigger      string     `json:"trigger"`
-	TriggerText  string     `json:"trigger_text"`
-	State        string     `json:"state"`
-	StateText    string     `json:"state_text"`
-	Attempt      int        `json:"attempt"`
-	MaxAttempts  int        `json:"max_attempts"`
-	AttemptText  string     `json:"attempt_text"`
-	QueuedAt     time.Time  `json:"queued_at"`
-	QueuedText   string     `json:"queued_text"`
-	StartedAt    *time.Time `json:"started_at"`
-	StartedText  string     `json:"started_text"`
-	FinishedAt   *time.Time `json:"finished_at"`
-	FinishedText string     `json:"finished_text"`
+	ID          int64  `json:"id"`
+	DeviceID    int64  `json:"device_id"`
+	DeviceName  string `json:"device_name"`
+	DeviceURL   string `json:"device_url"`
+	Trigger     string `json:"trigger"`
+	TriggerText string `json:"trigger_text"`
+	State       string `json:"state"`
+	StateText   string `json:"state_text"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	// Interruptions counts attempts cut short by the backup process
+	// stopping; they do not use up the attempts.
+	Interruptions int        `json:"interruptions"`
+	AttemptText   string     `json:"attempt_text"`
+	QueuedAt      time.Time  `json:"queued_at"`
+	QueuedText    string     `json:"queued_text"`
+	StartedAt     *time.Time `json:"started_at"`
+	StartedText   string     `json:"started_text"`
+	FinishedAt    *time.Time `json:"finished_at"`
+	FinishedText  string     `json:"finished_text"`
 	// Duration is how long the job ran, or has run so far; nil before it
 	// starts.
 	Duration     *float64 `json:"duration_seconds"`
@@ -335,7 +338,7 @@ func (u *UI) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
 	it := jobItem{
 		ID: j.ID, DeviceID: j.DeviceID, DeviceName: row.DeviceName, DeviceURL: "/devices/" + strconv.FormatInt(j.DeviceID, 10),
 		Trigger: j.Trigger, TriggerText: j.Trigger, State: j.State, StateText: j.State,
-		Attempt: j.Attempt, MaxAttempts: jobMaxAttempts, AttemptText: "—",
+		Attempt: j.Attempt, MaxAttempts: jobMaxAttempts, Interruptions: j.Interruptions, AttemptText: "—",
 		QueuedAt: j.CreatedAt, QueuedText: u.timeText(j.CreatedAt),
 		StartedAt: j.StartedAt, StartedText: "—", FinishedAt: j.FinishedAt, FinishedText: "—", DurationText: "—",
 	}
@@ -347,6 +350,13 @@ func (u *UI) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
 	}
 	if j.Attempt > 0 {
 		it.AttemptText = t(keyJobAttempt, j.Attempt, max(jobMaxAttempts, j.Attempt))
+	}
+	if j.Interruptions > 0 {
+		interrupted := t(keyJobInterruptions, j.Interruptions)
+		if j.Attempt > 0 {
+			interrupted = it.AttemptText + " · " + interrupted
+		}
+		it.AttemptText = interrupted
 	}
 	if j.StartedAt != nil {
 		it.StartedText = u.timeText(*j.StartedAt)
@@ -382,6 +392,8 @@ func (u *UI) jobResult(it *jobItem, j db.Job, now time.Time, t func(string, ...a
 			msg = t(keyJobResultCancelled)
 		case db.ErrorInterrupted:
 			msg = t(keyJobResultInterrupted)
+		case db.ErrorInterruptedTooOften:
+			msg = t(keyJobResultInterruptedTooOften)
 		default:
 			msg = *j.Error
 		}

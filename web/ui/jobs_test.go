@@ -508,3 +508,43 @@ func TestCancelRunningJob(t *testing.T) {
 		t.Errorf("finished list after the cancel: %+v", j.Items)
 	}
 }
+
+// Attempts cut short by the backup process stopping show beside the
+// attempts they did not use up, and a job given up for them says why, in
+// the session's language.
+func TestJobsShowInterruptions(t *testing.T) {
+	e := newEnv(t)
+	seedFleet(t, e)
+	core2, branch2 := jobsDeviceID(t, e, "core-2"), jobsDeviceID(t, e, "branch-2")
+	ids := jobsQueue(t, e, core2, branch2)
+	givenUp, done := ids[0], ids[1]
+	jobsEnd(t, e, givenUp, db.JobFailed, db.ErrorInterruptedTooOften, "", time.Minute)
+	jobsEnd(t, e, done, db.JobSucceeded, "", "b-branch2", time.Minute)
+	for id, counts := range map[int64][2]int{givenUp: {0, db.DefaultMaxInterruptions}, done: {1, 2}} {
+		if _, err := e.store.Exec(context.Background(), `UPDATE jobs SET attempt = ?, interruptions = ? WHERE id = ?`, counts[0], counts[1], id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	b := e.browser()
+	b.mustLogin("root", "root-password-1")
+	texts := func() map[int64][2]string {
+		out := map[int64][2]string{}
+		for _, it := range decodeJobs(t, b.jobsCall(http.MethodGet, "/api/jobs?state=finished", false)).Items {
+			out[it.ID] = [2]string{it.AttemptText, it.ResultText}
+		}
+		return out
+	}
+	got := texts()
+	if got[givenUp] != [2]string{"interrupted 10×", "Given up: the backup process stopped before this device's backup finished too many times; see the server log"} ||
+		got[done][0] != "1 of 3 · interrupted 2×" {
+		t.Errorf("English texts: %v", got)
+	}
+	expectBody(t, "finished page", b.get("/jobs?state=finished"), "1 of 3 · interrupted 2×", "interrupted 10×", "Given up: the backup process stopped")
+	b.post("/lang", url.Values{"lang": {"zh"}, "next": {"/jobs"}})
+	got = texts()
+	if got[givenUp] != [2]string{"中断 10 次", "已放弃：备份进程多次在此设备的备份完成前停止；请查看服务器日志"} ||
+		got[done][0] != "第 1 次，共 3 次 · 中断 2 次" {
+		t.Errorf("Chinese texts: %v", got)
+	}
+}
