@@ -105,7 +105,8 @@ type JobRequest struct {
 // no longer exists gets 0. An operator's request (manual, cli) that joins
 // a queued job makes it ready by the requested time, with all its attempts
 // ahead of it again: what the operator starts runs now, whatever an
-// earlier run left waiting.
+// earlier run left waiting. Its interruptions stay counted, so that the
+// limit on them still ends a job that keeps stopping the process.
 func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	ids := make([]int64, len(reqs))
 	now := backupTime(time.Now())
@@ -121,7 +122,7 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 			return err
 		}
 		defer active.Close()
-		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs SET not_before = MIN(not_before, ?), attempt = 0, interruptions = 0
+		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs SET not_before = MIN(not_before, ?), attempt = 0
 			WHERE device_id = ? AND state = 'queued'`)
 		if err != nil {
 			return err

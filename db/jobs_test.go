@@ -278,6 +278,10 @@ func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
 	ctx := context.Background()
 	d := insertDevice(t, s, "r1", nil, nil, nil)
 	job := enqueueNow(t, s, db.TriggerSchedule, d)[0]
+	s.ClaimJobs(ctx, "dead", 1, nil)
+	if _, err := s.InterruptJobs(ctx, "dead", db.DefaultMaxInterruptions); err != nil {
+		t.Fatal(err)
+	}
 	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
 	later := time.Now().Add(time.Hour)
 	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
@@ -305,8 +309,8 @@ func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
 			t.Fatalf("%s request = %v, %v; want it to join job %d", trigger, ids, err, job)
 		}
 		got, _ = s.GetJobs(ctx, []int64{job})
-		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].NotBefore.After(time.Now()) {
-			t.Fatalf("after a %s request the waiting job is %+v; want it ready now with no attempt used", trigger, got[0])
+		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].NotBefore.After(time.Now()) || got[0].Interruptions != 1 {
+			t.Fatalf("after a %s request the waiting job is %+v; want it ready now with no attempt used, its interruption still counted", trigger, got[0])
 		}
 	}
 }

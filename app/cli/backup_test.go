@@ -266,7 +266,16 @@ func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
 	// Each device's job went through the three kills and succeeded at its
 	// first counted attempt: the crashes used up none of its retries.
 	if n := count(fmt.Sprintf(`SELECT COUNT(*) FROM jobs WHERE state = 'succeeded' AND attempt = 1 AND interruptions = %d`, kills)); n != devices {
-		t.Fatalf("%d of %d jobs succeeded at attempt 1 after %d interruptions", n, devices, kills)
+		rows, _ := store.Reader().QueryContext(ctx, `SELECT state, attempt, interruptions, COUNT(*) FROM jobs GROUP BY 1, 2, 3`)
+		var seen []string
+		for rows.Next() {
+			var state string
+			var attempt, interruptions, n int
+			_ = rows.Scan(&state, &attempt, &interruptions, &n)
+			seen = append(seen, fmt.Sprintf("%d %s at attempt %d after %d interruptions", n, state, attempt, interruptions))
+		}
+		rows.Close()
+		t.Fatalf("%d of %d jobs succeeded at attempt 1 after %d interruptions; jobs: %s", n, devices, kills, strings.Join(seen, "; "))
 	}
 	if r := mustRun(t, call{}, "db", "check", "--data", data); strings.TrimSpace(r.stdout) != "ok" {
 		t.Fatalf("db check after the kills:\n%s", r)
