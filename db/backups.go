@@ -34,19 +34,23 @@ type Backup struct {
 	ErrorMessage *string
 	SnapshotHash *string
 	Trigger      string
-	Changed      bool
-	DurationMS   *int64
-	Bytes        *int64
+	// Changed is set on a version that differs from the device's
+	// previous one, noise ignored; First on the device's first version,
+	// which had nothing to differ from and so is never Changed.
+	Changed    bool
+	First      bool
+	DurationMS *int64
+	Bytes      *int64
 }
 
-const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, duration_ms, bytes`
+const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, first_backup, duration_ms, bytes`
 
 func scanBackup(row scanner) (Backup, error) {
 	var b Backup
 	var started string
 	var finished, errMsg, hash sql.NullString
 	var dur, size sql.NullInt64
-	if err := row.Scan(&b.ID, &b.DeviceID, &started, &finished, &b.Success, &errMsg, &hash, &b.Trigger, &b.Changed, &dur, &size); err != nil {
+	if err := row.Scan(&b.ID, &b.DeviceID, &started, &finished, &b.Success, &errMsg, &hash, &b.Trigger, &b.Changed, &b.First, &dur, &size); err != nil {
 		return b, err
 	}
 	var err error
@@ -90,9 +94,9 @@ func (s *Store) InsertBackup(ctx context.Context, b Backup) error {
 }
 
 func insertBackup(ctx context.Context, q querier, b Backup) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO backups (`+backupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.ExecContext(ctx, `INSERT INTO backups (`+backupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		b.ID, b.DeviceID, backupTime(b.StartedAt), optionalTime(b.FinishedAt), b.Success, b.ErrorMessage,
-		b.SnapshotHash, b.Trigger, b.Changed, b.DurationMS, b.Bytes)
+		b.SnapshotHash, b.Trigger, b.Changed && !b.First, b.First, b.DurationMS, b.Bytes)
 	if err != nil {
 		return fmt.Errorf("insert backup: %w", err)
 	}

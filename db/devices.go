@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -34,21 +35,25 @@ type Device struct {
 	LastCheckedAt     *string
 	LastBackupAt      *string
 	LastBackupSuccess *bool
-	CreatedAt         string
-	UpdatedAt         string
+	// LastChangedAt is when the configuration last changed: the start of
+	// the newest backup that found a change (UTC, TimeFormat); nil while
+	// none has, as with only the first backup.
+	LastChangedAt *string
+	CreatedAt     string
+	UpdatedAt     string
 }
 
 const deviceColumns = `d.id, d.name, d.host, d.port, d.platform, d.login_method, d.group_id, d.credential_id,
 	d.template_id, d.encoding, d.enabled, d.remarks, d.status, d.last_checked_at, d.last_backup_at,
-	d.last_backup_success, d.created_at, d.updated_at`
+	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at`
 
 func scanDevice(row scanner) (Device, error) {
 	var d Device
 	var group, cred, tpl sql.NullInt64
-	var remarks, checked, backup sql.NullString
+	var remarks, checked, backup, changed sql.NullString
 	var success sql.NullBool
 	err := row.Scan(&d.ID, &d.Name, &d.Host, &d.Port, &d.Platform, &d.LoginMethod, &group, &cred, &tpl,
-		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &d.CreatedAt, &d.UpdatedAt)
+		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt)
 	if group.Valid {
 		d.GroupID = &group.Int64
 	}
@@ -70,6 +75,9 @@ func scanDevice(row scanner) (Device, error) {
 	if success.Valid {
 		d.LastBackupSuccess = &success.Bool
 	}
+	if changed.Valid {
+		d.LastChangedAt = &changed.String
+	}
 	return d, err
 }
 
@@ -80,6 +88,35 @@ type DeviceFilter struct {
 	Platform string
 	Status   string
 	Enabled  *bool
+	// ChangedSince keeps the devices whose configuration last changed at
+	// or after it (never-changed devices are left out).
+	ChangedSince *time.Time
+	// Sort orders ListDevices; the zero value is by id.
+	Sort DeviceSort
+}
+
+// DeviceSort is an order of the device list.
+type DeviceSort string
+
+// The orders of the device list. By last change, devices whose
+// configuration never changed come last either way; ties go by id.
+const (
+	DeviceSortID             DeviceSort = ""
+	DeviceSortLastChanged    DeviceSort = "last_changed"     // newest change first
+	DeviceSortLastChangedAsc DeviceSort = "last_changed_asc" // oldest change first
+)
+
+// orderBy is the ORDER BY of s over devices d; false for an unknown order.
+func (s DeviceSort) orderBy() (string, bool) {
+	switch s {
+	case DeviceSortID:
+		return `d.id`, true
+	case DeviceSortLastChanged:
+		return `d.last_changed_at IS NULL, d.last_changed_at DESC, d.id`, true
+	case DeviceSortLastChangedAsc:
+		return `d.last_changed_at IS NULL, d.last_changed_at, d.id`, true
+	}
+	return "", false
 }
 
 func (f DeviceFilter) where(scope Scope) (string, []any) {
@@ -114,6 +151,10 @@ func (f DeviceFilter) where(scope Scope) (string, []any) {
 		parts = append(parts, "d.enabled = ?")
 		args = append(args, *f.Enabled)
 	}
+	if f.ChangedSince != nil {
+		parts = append(parts, "d.last_changed_at >= ?")
+		args = append(args, f.ChangedSince.UTC().Format(TimeFormat))
+	}
 	return strings.Join(parts, " AND "), args
 }
 
@@ -122,8 +163,13 @@ func escapeLike(s string) string {
 }
 
 // ListDevices returns one page of the devices visible in scope that match
-// the filter, ordered by id, and their total count.
+// the filter, in the filter's order (by id unless it says otherwise), and
+// their total count.
 func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, limit, offset int) ([]Device, int, error) {
+	order, ok := f.Sort.orderBy()
+	if !ok {
+		return nil, 0, fmt.Errorf("list devices: unknown order %q", f.Sort)
+	}
 	where, args := f.where(scope)
 	var total int
 	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM devices d WHERE `+where, args...).Scan(&total); err != nil {
@@ -132,7 +178,7 @@ func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, li
 	// The page's ids first, from the indexes where the filter allows, then
 	// only those rows: sorting whole rows of a large scope costs more.
 	items, err := queryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d WHERE d.id IN (
-		SELECT d.id FROM devices d WHERE `+where+` ORDER BY d.id LIMIT ? OFFSET ?) ORDER BY d.id`,
+		SELECT d.id FROM devices d WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?) ORDER BY `+order,
 		append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list devices: %w", err)

@@ -220,8 +220,12 @@ type Outcome struct {
 	// Text is the configuration captured when succeeded; FinishJob stores
 	// it (once per distinct content) in the same transaction that names
 	// it, so a retention purge can never slip in between.
-	Text       string
+	Text string
+	// Changed is whether Text differs from the device's previous version,
+	// noise ignored; First whether there was no previous version (then
+	// it is not a change).
 	Changed    bool
+	First      bool
 	FinishedAt time.Time
 	// Reachable is whether the device answered on its port; nil when the
 	// attempt never got that far (the status is left as it was).
@@ -254,8 +258,9 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 			errMsg = o.Error
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = ?, error_message = ?,
-				snapshot_hash = ?, changed = ?, duration_ms = ?, bytes = ? WHERE id = ?`,
-			backupTime(finished), o.Success, errMsg, hash, o.Changed && o.Success, dur, size, c.BackupID); err != nil {
+				snapshot_hash = ?, changed = ?, first_backup = ?, duration_ms = ?, bytes = ? WHERE id = ?`,
+			backupTime(finished), o.Success, errMsg, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
+			dur, size, c.BackupID); err != nil {
 			return err
 		}
 		switch {

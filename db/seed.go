@@ -78,8 +78,10 @@ var seedErrors = []string{
 // groups with mixed platforms, login methods and enabled flags, and a
 // year of scheduled backups per device. About 5% of the attempts fail;
 // the rest point at a few hundred distinct configuration texts, with a
-// changed configuration on a few percent of them. Each device's status
-// and last-backup fields follow its newest attempt.
+// changed configuration on a few percent of them (a device's first
+// version is its first backup, not a change). Each device's status and
+// last-backup fields follow its newest attempt, its last-changed time
+// its newest change.
 //
 // Everything is written in one transaction with prepared multi-row
 // INSERTs on the writer connection, with a page cache big enough that the
@@ -166,7 +168,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 	devices := newBatchInsert(tx, `INSERT INTO devices (id, name, host, port, platform, login_method, group_id,
 		credential_id, enabled, status, last_checked_at, last_backup_at, last_backup_success, created_at, updated_at) VALUES `, 15, 100)
 	defer devices.close()
-	backups := newBatchInsert(tx, `INSERT INTO backups (`+backupColumns+`) VALUES `, 11, 200)
+	backups := newBatchInsert(tx, `INSERT INTO backups (`+backupColumns+`) VALUES `, 12, 200)
 	defer backups.close()
 
 	var firstID int64
@@ -176,7 +178,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 	n := opt.BackupsPerDevice
 	interval := seedSpan / time.Duration(n)
 	start := opt.Now.Add(-seedSpan)
-	pending := make([]any, 0, 100*n*11)
+	pending := make([]any, 0, 100*n*12)
 	for i := range opt.Devices {
 		id := firstID + int64(i)
 		platform := seedPlatforms[i%len(seedPlatforms)]
@@ -214,14 +216,14 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 				return err
 			}
 			var errMsg, hash, size any
-			success, changed := rng.IntN(100) >= 5, false
+			success, changed, first := rng.IntN(100) >= 5, false, false
 			var duration time.Duration
 			if success {
 				if seenSuccess && len(hashes) > 1 && rng.IntN(100) < 3 {
 					snap = (snap + 1 + rng.IntN(len(hashes)-1)) % len(hashes)
 					changed = true
 				} else if !seenSuccess {
-					changed = true
+					first = true
 				}
 				seenSuccess = true
 				hash, size = hashes[snap], sizes[snap]
@@ -236,7 +238,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 				duration = finished.Sub(started)
 			}
 			pending = append(pending, backupID.String(), id, backupTime(started), backupTime(finished), success, errMsg,
-				hash, TriggerSchedule, changed, duration.Milliseconds(), size)
+				hash, TriggerSchedule, changed, first, duration.Milliseconds(), size)
 			last.started, last.finished, last.success = started, finished, success
 		}
 
@@ -260,8 +262,8 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 			if err := devices.flush(ctx); err != nil {
 				return err
 			}
-			for j := 0; j < len(pending); j += 11 {
-				if err := backups.add(ctx, pending[j:j+11]...); err != nil {
+			for j := 0; j < len(pending); j += 12 {
+				if err := backups.add(ctx, pending[j:j+12]...); err != nil {
 					return err
 				}
 			}

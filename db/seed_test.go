@@ -43,10 +43,18 @@ func TestSeed(t *testing.T) {
 		{`SELECT COUNT(*) FROM backups WHERE finished_at < started_at OR started_at > ? OR started_at < ?`,
 			[]any{now.Format(db.BackupTimeFormat), now.AddDate(-1, 0, -1).Format(db.BackupTimeFormat)}, 0},
 		{`SELECT COUNT(*) FROM backups WHERE trigger <> 'schedule'`, nil, 0},
-		// Every device's first successful backup counts as changed.
-		{`SELECT COUNT(*) FROM devices d WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.device_id = d.id AND b.changed = 1)`, nil, 0},
+		// Every device's first successful backup is its first backup, not a
+		// change; its last change is its newest changed backup.
+		{`SELECT COUNT(*) FROM devices d WHERE 1 <> (SELECT COUNT(*) FROM backups b WHERE b.device_id = d.id AND b.first_backup = 1)`, nil, 0},
+		{`SELECT COUNT(*) FROM backups b WHERE b.first_backup = 1 AND (b.changed = 1 OR EXISTS (SELECT 1 FROM backups o
+			WHERE o.device_id = b.device_id AND o.success = 1 AND o.started_at < b.started_at))`, nil, 0},
+		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS NOT
+			(SELECT substr(MAX(b.started_at), 1, 19) FROM backups b WHERE b.device_id = d.id AND b.changed = 1)`, nil, 0},
+		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS NOT NULL`, nil, -1},
 	} {
-		if got := count(c.query, c.args...); got != c.want {
+		if got := count(c.query, c.args...); c.want < 0 && got == 0 {
+			t.Errorf("%s = 0, want some", c.query)
+		} else if c.want >= 0 && got != c.want {
 			t.Errorf("%s = %d, want %d", c.query, got, c.want)
 		}
 	}

@@ -90,7 +90,7 @@ func (s *Store) DeviceHistory(ctx context.Context, deviceID int64, q HistoryQuer
 		return p, fmt.Errorf("device history: count: %w", err)
 	}
 	const sel = `SELECT b.id, b.device_id, b.started_at, b.finished_at, b.success, b.error_message, b.snapshot_hash,
-		b.trigger, b.changed, b.duration_ms, b.bytes FROM backups b WHERE b.device_id = ?`
+		b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes FROM backups b WHERE b.device_id = ?`
 	args := []any{deviceID}
 	var query string
 	ascending := false
@@ -146,7 +146,7 @@ func (s *Store) NextVersion(ctx context.Context, deviceID int64, at BackupCursor
 func (s *Store) neighbourVersion(ctx context.Context, deviceID int64, where string, at BackupCursor) (Backup, bool, error) {
 	// backups_device_success (device_id, success, started_at) serves both.
 	b, err := scanBackup(s.reader.QueryRowContext(ctx, `SELECT b.id, b.device_id, b.started_at, b.finished_at,
-		b.success, b.error_message, b.snapshot_hash, b.trigger, b.changed, b.duration_ms, b.bytes
+		b.success, b.error_message, b.snapshot_hash, b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes
 		FROM backups b WHERE b.device_id = ? AND b.success = 1 AND b.snapshot_hash IS NOT NULL `+where+` LIMIT 1`,
 		append([]any{deviceID}, cursorArgs(at)...)...))
 	if errors.Is(err, sql.ErrNoRows) {

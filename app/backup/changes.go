@@ -174,8 +174,9 @@ func Normalise(text string) string {
 }
 
 // Changed decides whether cur is a new version after prev, noise ignored.
-// prev is "" when the device has no previous good version, and the first
-// version is always a change.
+// prev is "" when there is nothing to compare with, and then any text is
+// new. (The engine does not ask about a device's first version: that is
+// recorded as its first backup, which is not a change.)
 func Changed(prev, cur string, f *NoiseFilter) bool {
 	if prev == "" {
 		return true

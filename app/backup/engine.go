@@ -473,7 +473,7 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		"duration_ms", o.FinishedAt.Sub(c.StartedAt).Milliseconds()}
 	switch {
 	case o.Success:
-		attrs = append(attrs, "changed", o.Changed, "bytes", len(o.Text))
+		attrs = append(attrs, "changed", o.Changed, "first", o.First, "bytes", len(o.Text))
 	case o.RetryAt != nil:
 		level, msg = slog.LevelWarn, "backup failed; will retry"
 		attrs = append(attrs, "reason", o.Reason, "error", o.Error, "retry_at", o.RetryAt.UTC().Format(time.RFC3339))
@@ -517,12 +517,12 @@ func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
 	}
 	store, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancelStore()
-	changed, err := e.changed(store, c.DeviceID, t.Platform, db.SnapshotHash(text), text)
+	changed, first, err := e.changed(store, c.DeviceID, t.Platform, db.SnapshotHash(text), text)
 	if err != nil {
 		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), "store"
 		return o
 	}
-	o.Success, o.Text, o.Changed = true, text, changed
+	o.Success, o.Text, o.Changed, o.First = true, text, changed, first
 	return o
 }
 
@@ -536,25 +536,26 @@ func (e *Engine) backoff(attempt int) time.Duration {
 }
 
 // changed compares text with the device's previous good version, noise
-// ignored.
-func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, text string) (bool, error) {
+// ignored. first is set when there is no previous version: the device's
+// first backup, which is not a change.
+func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, text string) (changed, first bool, err error) {
 	prevHash, ok, err := e.store.LatestGoodSnapshot(ctx, deviceID)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if !ok {
-		return true, nil
+		return false, true, nil
 	}
 	if prevHash == hash {
-		return false, nil
+		return false, false, nil
 	}
 	prev, err := e.store.SnapshotText(ctx, prevHash)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	rules, err := e.store.NoiseRules(ctx)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	f, err := NewNoiseFilter(platform, rules)
 	if err != nil {
@@ -562,10 +563,10 @@ func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, te
 		// built-in rules only.
 		e.log.Warn("ignoring the user's noise rules", "err", err)
 		if f, err = NewNoiseFilter(platform, nil); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
-	return Changed(prev, text, f), nil
+	return Changed(prev, text, f), false, nil
 }
 
 // target gathers what collecting from a device needs: address, platform,

@@ -170,7 +170,8 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 			t.Fatalf("device %d: %s %v", id, j.State, *j.Error)
 		}
 		b := e.backup(j)
-		if !b.Changed || b.SnapshotHash == nil || b.Trigger != db.TriggerManual {
+		// The first version is the first backup, not a change.
+		if !b.First || b.Changed || b.SnapshotHash == nil || b.Trigger != db.TriggerManual {
 			t.Errorf("device %d first backup: %+v", id, b)
 		}
 		text, err := e.store.SnapshotText(ctx, *b.SnapshotHash)
@@ -189,6 +190,9 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 		d, _ := e.store.GetDevice(ctx, id)
 		if d.Status != db.StatusReachable || d.LastBackupSuccess == nil || !*d.LastBackupSuccess {
 			t.Errorf("device %d after success: status %s", id, d.Status)
+		}
+		if d.LastChangedAt != nil {
+			t.Errorf("device %d: last changed at %s after its first backup only", id, *d.LastChangedAt)
 		}
 	}
 	if j := jobs[wrongPw]; j.State != db.JobFailed || j.Attempt != 1 || !strings.Contains(strings.ToLower(*j.Error), "auth") {
@@ -213,16 +217,26 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 	// version is marked changed, and the same snapshot is reused.
 	again := e.run(eng, healthy...)
 	for _, id := range healthy {
-		if b := e.backup(again[id]); b.Changed || !b.Success {
-			t.Errorf("device %d (%s) second backup with no real change: changed=%v success=%v", id, e.sims[id].Platform(), b.Changed, b.Success)
+		if b := e.backup(again[id]); b.Changed || b.First || !b.Success {
+			t.Errorf("device %d (%s) second backup with no real change: changed=%v first=%v success=%v", id, e.sims[id].Platform(), b.Changed, b.First, b.Success)
+		}
+		if d, _ := e.store.GetDevice(ctx, id); d.LastChangedAt != nil {
+			t.Errorf("device %d: last changed at %s, but only noise moved", id, *d.LastChangedAt)
 		}
 	}
 	// A real change on one device is detected there only.
 	e.sims[healthy[0]].Mutate(42)
 	third := e.run(eng, healthy...)
 	for i, id := range healthy {
-		if b := e.backup(third[id]); b.Changed != (i == 0) {
-			t.Errorf("device %d after mutating device %d: changed=%v", id, healthy[0], b.Changed)
+		b := e.backup(third[id])
+		if b.Changed != (i == 0) || b.First {
+			t.Errorf("device %d after mutating device %d: changed=%v first=%v", id, healthy[0], b.Changed, b.First)
+		}
+		d, _ := e.store.GetDevice(ctx, id)
+		if want := b.StartedAt.UTC().Format(db.TimeFormat); i == 0 && (d.LastChangedAt == nil || *d.LastChangedAt != want) {
+			t.Errorf("changed device %d: last changed at %v, want %s (its newest backup)", id, d.LastChangedAt, want)
+		} else if i != 0 && d.LastChangedAt != nil {
+			t.Errorf("unchanged device %d: last changed at %s", id, *d.LastChangedAt)
 		}
 	}
 

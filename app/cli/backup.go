@@ -186,7 +186,10 @@ func runBackups(ctx context.Context, store *db.Store, engine *backup.Engine, ids
 			ok++
 			what := "unchanged"
 			if b, err := store.GetBackup(ctx, deref(j.BackupID)); err == nil {
-				if b.Changed {
+				switch {
+				case b.First:
+					what = "first backup"
+				case b.Changed:
 					what = "changed"
 					changed++
 				}

@@ -90,14 +90,14 @@ func TestBackupRunPrintsOneLinePerDevice(t *testing.T) {
 	ok, failed := 0, 0
 	for _, l := range lines {
 		switch {
-		case strings.HasPrefix(l, "ok ") && strings.Contains(l, "changed"):
+		case strings.HasPrefix(l, "ok ") && strings.Contains(l, "first backup"):
 			ok++
 		case strings.HasPrefix(l, "FAILED ") && strings.Contains(l, "authentication failed") && strings.Contains(l, "sw-03"):
 			failed++
 		}
 	}
-	if ok != 3 || failed != 1 {
-		t.Fatalf("want 3 ok lines and 1 authentication failure:\n%s", r)
+	if ok != 3 || failed != 1 || !strings.Contains(r.stderr, "(0 changed)") {
+		t.Fatalf("want 3 ok lines (first backups, not changes) and 1 authentication failure:\n%s", r)
 	}
 	if strings.Contains(r.stdout+r.stderr, simPassword) {
 		t.Fatal("the output holds the device password")
