@@ -102,9 +102,11 @@ type deviceDetailPage struct {
 	Remarks string
 	// LastChecked and LastBackup are zero when never; LastBackupKnown
 	// says whether LastBackupOK tells how the last backup ended.
-	LastChecked, LastBackup       time.Time
-	LastBackupKnown, LastBackupOK bool
-	HostKey                       detailHostKey
+	// LastChanged is when the configuration last changed, zero when it
+	// has not since the first backup.
+	LastChecked, LastBackup, LastChanged time.Time
+	LastBackupKnown, LastBackupOK        bool
+	HostKey                              detailHostKey
 	// History is nil for users without backups.view.
 	History *detailHistory
 	// Notice and Error are message keys (Error with ErrorArgs).
@@ -155,9 +157,11 @@ type detailHistoryRow struct {
 	Success      bool
 	Error        string
 	Changed      bool
-	Size         string
-	HasText      bool
-	VersionURL   string
+	// First marks the device's first version (not a change).
+	First      bool
+	Size       string
+	HasText    bool
+	VersionURL string
 	// DiffURL compares a changed version with the one before it.
 	DiffURL string
 }
@@ -196,6 +200,9 @@ func (u *UI) renderDeviceDetail(w http.ResponseWriter, r *http.Request, status i
 	}
 	if d.LastBackupSuccess != nil {
 		p.LastBackupKnown, p.LastBackupOK = true, *d.LastBackupSuccess
+	}
+	if d.LastChangedAt != nil {
+		p.LastChanged, _ = db.ParseTime(*d.LastChangedAt)
 	}
 	if d.Remarks != nil {
 		p.Remarks = *d.Remarks
@@ -347,7 +354,7 @@ func (u *UI) detailRow(d db.Device, b db.Backup) detailHistoryRow {
 	row := detailHistoryRow{
 		ID: b.ID, StartedAt: b.StartedAt, When: b.StartedAt.In(u.loc).Format("2006-01-02 15:04:05"),
 		TriggerKey: detailTriggers[b.Trigger], Running: b.FinishedAt == nil && !b.Success, Success: b.Success,
-		Changed: b.Changed && b.Success, HasText: b.SnapshotHash != nil,
+		Changed: b.Changed && b.Success, First: b.First && b.Success, HasText: b.SnapshotHash != nil,
 	}
 	if row.TriggerKey == "" {
 		row.TriggerKey = keyDetailTriggerOther

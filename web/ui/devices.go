@@ -40,6 +40,8 @@ const (
 	// lists; it counts the rest.
 	devicesImportShown = 100
 	devicesExportPage  = 1000
+	// devicesMaxChangedDays bounds "changed in the last N days": ten years.
+	devicesMaxChangedDays = 3650
 )
 
 // mountDevices registers the devices list: filters, paging, create / edit / delete, back up now, CSV import and export.
@@ -70,13 +72,43 @@ type devicesFilter struct {
 	Status   string
 	// Enabled is "", "true" or "false".
 	Enabled string
-	Page    int
+	// ChangedDays is "changed in the last N days" as typed (shown again
+	// when refused); changedDays is N, 0 for no such filter.
+	ChangedDays string
+	changedDays int
+	// Sort is "" (by id) or one of devicesSorts.
+	Sort string
+	Page int
+	// Error is the message key of a refused value (ChangedDays).
+	Error string
+}
+
+// devicesSorts are the orders the list offers, by their query value.
+var devicesSorts = map[string]db.DeviceSort{
+	string(db.DeviceSortLastChanged):    db.DeviceSortLastChanged,
+	string(db.DeviceSortLastChangedAsc): db.DeviceSortLastChangedAsc,
 }
 
 // devicesParseFilter reads the filters; a value that cannot match
-// anything (an unknown status, say) is dropped rather than refused.
+// anything (an unknown status, say) is dropped rather than refused. A
+// number of days that is not one is refused: f.Error says why.
 func devicesParseFilter(q url.Values) devicesFilter {
 	f := devicesFilter{Query: strings.TrimSpace(q.Get("q")), Page: 1}
+	if raw := strings.TrimSpace(q.Get("changed_days")); raw != "" {
+		f.ChangedDays = raw
+		if utf8.RuneCountInString(raw) > 16 {
+			f.ChangedDays = string([]rune(raw)[:16])
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > devicesMaxChangedDays {
+			f.Error = keyDevicesBadChangedDays
+		} else {
+			f.changedDays = n
+		}
+	}
+	if _, ok := devicesSorts[q.Get("sort")]; ok {
+		f.Sort = q.Get("sort")
+	}
 	if utf8.RuneCountInString(f.Query) > devicesMaxQuery {
 		f.Query = string([]rune(f.Query)[:devicesMaxQuery])
 	}
@@ -102,8 +134,13 @@ func devicesParseFilter(q url.Values) devicesFilter {
 	return f
 }
 
-func (f devicesFilter) store() db.DeviceFilter {
-	out := db.DeviceFilter{Query: f.Query, Platform: f.Platform, Status: f.Status}
+// store is the filter for the store as of now.
+func (f devicesFilter) store(now time.Time) db.DeviceFilter {
+	out := db.DeviceFilter{Query: f.Query, Platform: f.Platform, Status: f.Status, Sort: devicesSorts[f.Sort]}
+	if f.changedDays > 0 {
+		since := now.AddDate(0, 0, -f.changedDays)
+		out.ChangedSince = &since
+	}
 	if f.GroupID > 0 {
 		out.GroupID = &f.GroupID
 	}
@@ -116,7 +153,7 @@ func (f devicesFilter) store() db.DeviceFilter {
 
 // Active reports whether any filter is set.
 func (f devicesFilter) Active() bool {
-	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.Enabled != ""
+	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.Enabled != "" || f.ChangedDays != ""
 }
 
 func (f devicesFilter) values() url.Values {
@@ -133,7 +170,31 @@ func (f devicesFilter) values() url.Values {
 	set("platform", f.Platform)
 	set("status", f.Status)
 	set("enabled", f.Enabled)
+	set("changed_days", f.ChangedDays)
+	set("sort", f.Sort)
 	return v
+}
+
+// SortURL is the first page of the list in the other order by last
+// change: newest first, then oldest first.
+func (f devicesFilter) SortURL() string {
+	g := f
+	g.Sort = string(db.DeviceSortLastChanged)
+	if f.Sort == string(db.DeviceSortLastChanged) {
+		g.Sort = string(db.DeviceSortLastChangedAsc)
+	}
+	return g.url(devicesListPath, 1)
+}
+
+// SortState is the aria-sort value of the "Last changed" column.
+func (f devicesFilter) SortState() string {
+	switch f.Sort {
+	case string(db.DeviceSortLastChanged):
+		return "descending"
+	case string(db.DeviceSortLastChangedAsc):
+		return "ascending"
+	}
+	return ""
 }
 
 // url is path with the filters and, past the first, the page.
@@ -156,6 +217,9 @@ type devicesRow struct {
 	GroupName    string
 	GroupPath    string
 	LastBackup   time.Time
+	// LastChanged is when the configuration last changed (zero: not
+	// since the first backup).
+	LastChanged time.Time
 	// LastOK and LastFailed tell how the last backup ended (neither
 	// before the first).
 	LastOK, LastFailed bool
@@ -189,8 +253,16 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := devicesPage{Filter: f, Groups: devicesGroupOptions(groups, scope), Platforms: devicesPlatforms()}
+	if f.Error != "" {
+		// A refused filter: the form shows it again with the reason,
+		// and no list that would look filtered when it is not.
+		p.Pager = pagerAt(devicesListPath, f.values(), 1, devicesPerPage, 0)
+		p.ListURL, p.ExportURL = devicesListPath, "/devices/export"
+		return u.render(w, r, http.StatusBadRequest, "devices.html", keyTitleDevices, p)
+	}
+	now := u.now()
 	offset := (f.Page - 1) * devicesPerPage
-	list, total, err := u.deps.Store.ListDevices(ctx, scope, f.store(), devicesPerPage, offset)
+	list, total, err := u.deps.Store.ListDevices(ctx, scope, f.store(now), devicesPerPage, offset)
 	if err != nil {
 		return err
 	}
@@ -200,7 +272,7 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 		f.Page = pages
 		p.Filter.Page = f.Page
 		offset = (f.Page - 1) * devicesPerPage
-		if list, _, err = u.deps.Store.ListDevices(ctx, scope, f.store(), devicesPerPage, offset); err != nil {
+		if list, _, err = u.deps.Store.ListDevices(ctx, scope, f.store(now), devicesPerPage, offset); err != nil {
 			return err
 		}
 	}
@@ -233,6 +305,11 @@ func devicesNewRow(d db.Device, groups map[int64]devicesGroup) devicesRow {
 	if d.LastBackupAt != nil {
 		if t, err := db.ParseTime(*d.LastBackupAt); err == nil {
 			row.LastBackup = t
+		}
+	}
+	if d.LastChangedAt != nil {
+		if t, err := db.ParseTime(*d.LastChangedAt); err == nil {
+			row.LastChanged = t
 		}
 	}
 	if d.LastBackupSuccess != nil {
@@ -1352,7 +1429,11 @@ func devicesUnguard(s string) string {
 func (u *UI) devicesExport(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	scope := sessionOf(r).Scope()
-	filter := devicesParseFilter(r.URL.Query()).store()
+	f := devicesParseFilter(r.URL.Query())
+	if f.Error != "" {
+		return &pageError{status: http.StatusBadRequest, message: f.Error}
+	}
+	filter := f.store(u.now())
 	groups, err := u.deps.Store.AllGroups(ctx)
 	if err != nil {
 		return err

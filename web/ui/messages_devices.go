@@ -42,6 +42,7 @@ const (
 	keyDevicesImportTooLarge          = "devices.import.error.too_large"
 	keyDevicesImportNoFile            = "devices.import.error.no_file"
 	keyDevicesImportChanged           = "devices.import.error.changed"
+	keyDevicesBadChangedDays          = "devices.error.changed_days"
 	keyDevicesImportNotUTF8           = "devices.import.error.not_utf8"
 	keyDevicesImportEmpty             = "devices.import.error.empty"
 	keyDevicesImportNoRows            = "devices.import.error.no_rows"
