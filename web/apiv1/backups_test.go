@@ -213,6 +213,15 @@ func TestStats(t *testing.T) {
 	if storage["stored_bytes"].(float64) <= 0 {
 		t.Error("stored_bytes not counted")
 	}
+	// The device resource says when the configuration last changed (UTC,
+	// whatever X-Timezone says); null when it never has.
+	for id, want := range map[int64]any{d1: newest.Format(db.TimeFormat), d2: nil} {
+		r := e.do(http.MethodGet, fmt.Sprintf("/api/v1/devices/%d", id), e.adminKey, nil, "X-Timezone", "Asia/Shanghai")
+		e.expect(r, 200, "")
+		if got := r.JSON["last_changed_at"]; got != want {
+			t.Errorf("device %d: last_changed_at %v, want %v", id, got, want)
+		}
+	}
 	e.expect(e.do(http.MethodGet, "/api/v1/stats", e.keyFor("admin", "devices.view"), nil), 403, "PERMISSION_DENIED")
 	// Counters follow deletes.
 	e.expect(e.do(http.MethodDelete, fmt.Sprintf("/api/v1/devices/%d", d2), e.adminKey, nil), 200, "")

@@ -31,6 +31,7 @@ type Device struct {
 	LastCheckedAt     *string `json:"last_checked_at" doc:"Time of the last reachability check, UTC; null before the first."`
 	LastBackupAt      *string `json:"last_backup_at" doc:"Start time of the last backup attempt, UTC; null before the first."`
 	LastBackupSuccess *bool   `json:"last_backup_success" doc:"Whether the last backup attempt succeeded; null before the first."`
+	LastChangedAt     *string `json:"last_changed_at" doc:"When the configuration last changed: start time of the newest backup that found it different from the previous version, noise ignored, UTC. A device's first backup is not a change: null until a later backup finds one."`
 	CreatedAt         string  `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
 	UpdatedAt         string  `json:"updated_at" doc:"Time of the last change, UTC, ISO 8601 without zone designator."`
 }
@@ -40,7 +41,7 @@ func toDevice(d db.Device) Device {
 		ID: d.ID, Name: d.Name, Host: d.Host, Port: d.Port, Platform: d.Platform, LoginMethod: d.LoginMethod,
 		GroupID: d.GroupID, CredentialID: d.CredentialID, TemplateID: d.TemplateID, Encoding: d.Encoding,
 		Enabled: d.Enabled, Remarks: d.Remarks, Status: d.Status, LastCheckedAt: d.LastCheckedAt,
-		LastBackupAt: d.LastBackupAt, LastBackupSuccess: d.LastBackupSuccess, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+		LastBackupAt: d.LastBackupAt, LastBackupSuccess: d.LastBackupSuccess, LastChangedAt: d.LastChangedAt, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 	}
 }
 

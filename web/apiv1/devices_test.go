@@ -30,7 +30,7 @@ func TestDevicesCreateDefaultsAndFields(t *testing.T) {
 	e := newEnv(t)
 	r := e.newDevice(map[string]any{"name": " core-1 ", "host": "10.0.0.1", "platform": "cisco_ios"})
 	want := []string{"created_at", "credential_id", "enabled", "encoding", "group_id", "host", "id", "last_backup_at", "last_backup_success",
-		"last_checked_at", "login_method", "name", "platform", "port", "remarks", "status", "template_id", "updated_at"}
+		"last_changed_at", "last_checked_at", "login_method", "name", "platform", "port", "remarks", "status", "template_id", "updated_at"}
 	var got []string
 	for k := range r.JSON {
 		got = append(got, k)
@@ -39,7 +39,8 @@ func TestDevicesCreateDefaultsAndFields(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("device fields %v, want %v", got, want)
 	}
-	for k, v := range map[string]any{"name": "core-1", "port": 22.0, "login_method": "ssh", "encoding": "utf-8", "enabled": true, "status": "unknown"} {
+	for k, v := range map[string]any{"name": "core-1", "port": 22.0, "login_method": "ssh", "encoding": "utf-8", "enabled": true, "status": "unknown",
+		"last_changed_at": nil} {
 		if r.JSON[k] != v {
 			t.Errorf("%s = %v, want %v", k, r.JSON[k], v)
 		}

@@ -23,7 +23,7 @@ type RecentBackups struct {
 	Total     int `json:"total" doc:"Backups started in the last 24 hours."`
 	Succeeded int `json:"succeeded" doc:"Of those, succeeded."`
 	Failed    int `json:"failed" doc:"Of those, failed."`
-	Changed   int `json:"changed" doc:"Of those, captured a changed configuration."`
+	Changed   int `json:"changed" doc:"Of those, found the configuration changed since the previous version, noise ignored; a device's first backup is not a change."`
 }
 
 // BackupCounts counts backup records.
