@@ -31,8 +31,9 @@ var families = map[string]family{
 		"A device never backed up successfully counts from when it was added. 0 when no device is enabled."},
 	"backupd_backups_total": {counter, "Backup attempts finished, by result (success, failure), as recorded in the " +
 		"database by any process (the server or backupd backup run); deleting old records does not lower it."},
-	"backupd_config_changes_total": {counter, "Backups that found the device's configuration changed, as recorded " +
-		"in the database by any process; deleting old records does not lower it."},
+	"backupd_config_changes_total": {counter, "Backups that found the device's configuration changed since its previous " +
+		"version, noise ignored (a device's first backup is not a change), as recorded in the database by any process; " +
+		"deleting old records does not lower it."},
 	"backupd_jobs": {gauge, "Backup jobs queued and running (state), in every process sharing the database."},
 	"backupd_jobs_oldest_queued_age_seconds": {gauge, "Seconds the longest-waiting queued backup job has been due " +
 		"(since its not-before time); 0 when no queued job is due. It keeps growing when nothing works the queue."},
