@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -299,4 +300,55 @@ func derefString(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// The devices list by last change reads each order off its index, so a
+// page of 20,000 devices never sorts them all (only the page's own rows
+// are put in order); "changed since" reads a range of devices_last_changed.
+func TestDevicesByLastChangeUsesIndexes(t *testing.T) {
+	s := openStore(t)
+	since := time.Now()
+	for _, c := range []struct {
+		f          db.DeviceFilter
+		countIndex string
+		listIndex  string
+	}{
+		{db.DeviceFilter{Sort: db.DeviceSortLastChanged}, "", "devices_last_changed_newest"},
+		{db.DeviceFilter{Sort: db.DeviceSortLastChangedAsc}, "", "devices_last_changed_oldest"},
+		{db.DeviceFilter{ChangedSince: &since}, "devices_last_changed", ""},
+		{db.DeviceFilter{ChangedSince: &since, Sort: db.DeviceSortLastChanged}, "devices_last_changed", "devices_last_changed_newest"},
+	} {
+		count, list, args, err := db.ListDevicesQueries(db.Scope{All: true}, c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []struct{ sql, index string }{{count, c.countIndex}, {list, c.listIndex}} {
+			plan := queryPlan(t, s, q.sql, append(args, 50, 0)[:strings.Count(q.sql, "?")]...)
+			if strings.Count(plan, "TEMP B-TREE") > strings.Count(plan, "LIST SUBQUERY") {
+				t.Errorf("%+v: %s\nsorts more than the page's rows in a temporary b-tree:\n%s", c.f, q.sql, plan)
+			}
+			if q.index != "" && !strings.Contains(plan, q.index) {
+				t.Errorf("%+v: %s\ndoes not use %s:\n%s", c.f, q.sql, q.index, plan)
+			}
+		}
+	}
+}
+
+func queryPlan(t *testing.T, s *db.Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.Reader().Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, detail)
+	}
+	return strings.Join(out, "\n")
 }

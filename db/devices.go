@@ -99,7 +99,9 @@ type DeviceFilter struct {
 type DeviceSort string
 
 // The orders of the device list. By last change, devices whose
-// configuration never changed come last either way; ties go by id.
+// configuration never changed come last either way; ties go by id. Each
+// order is an index of 00013 (devices_last_changed_newest, _oldest):
+// orderBy must keep their terms.
 const (
 	DeviceSortID             DeviceSort = ""
 	DeviceSortLastChanged    DeviceSort = "last_changed"     // newest change first
@@ -166,24 +168,35 @@ func escapeLike(s string) string {
 // the filter, in the filter's order (by id unless it says otherwise), and
 // their total count.
 func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, limit, offset int) ([]Device, int, error) {
-	order, ok := f.Sort.orderBy()
-	if !ok {
-		return nil, 0, fmt.Errorf("list devices: unknown order %q", f.Sort)
+	count, list, args, err := listDevicesQueries(scope, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	where, args := f.where(scope)
 	var total int
-	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM devices d WHERE `+where, args...).Scan(&total); err != nil {
+	if err := s.reader.QueryRowContext(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count devices: %w", err)
 	}
-	// The page's ids first, from the indexes where the filter allows, then
-	// only those rows: sorting whole rows of a large scope costs more.
-	items, err := queryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d WHERE d.id IN (
-		SELECT d.id FROM devices d WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?) ORDER BY `+order,
-		append(args, limit, offset)...)
+	items, err := queryAll(ctx, s.reader, scanDevice, list, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list devices: %w", err)
 	}
 	return items, total, nil
+}
+
+// listDevicesQueries are ListDevices' count and page queries, with their
+// arguments (the page query takes limit and offset after them).
+func listDevicesQueries(scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
+	order, ok := f.Sort.orderBy()
+	if !ok {
+		return "", "", nil, fmt.Errorf("list devices: unknown order %q", f.Sort)
+	}
+	where, args := f.where(scope)
+	// The page's ids first, from the indexes where the filter allows, then
+	// only those rows: sorting whole rows of a large scope costs more.
+	return `SELECT COUNT(*) FROM devices d WHERE ` + where,
+		`SELECT ` + deviceColumns + ` FROM devices d WHERE d.id IN (
+		SELECT d.id FROM devices d WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order,
+		args, nil
 }
 
 // GetDevice returns a device regardless of scope, or ErrNotFound. Callers

@@ -28,8 +28,12 @@ UPDATE backups SET first_backup = 1, changed = 0
 ALTER TABLE devices ADD COLUMN last_changed_at TEXT;
 UPDATE devices SET last_changed_at =
     (SELECT substr(MAX(started_at), 1, 19) FROM backups WHERE device_id = devices.id AND changed = 1);
--- The devices list sorts and filters by it.
+-- The devices list filters by it ("changed in the last N days") and sorts
+-- by it both ways, devices that never changed last: each order read off
+-- its own index rather than sorting the whole inventory for every page.
 CREATE INDEX devices_last_changed ON devices(last_changed_at);
+CREATE INDEX devices_last_changed_newest ON devices(last_changed_at IS NULL, last_changed_at DESC, id);
+CREATE INDEX devices_last_changed_oldest ON devices(last_changed_at IS NULL, last_changed_at, id);
 
 -- With one more column on devices, SQLite's planner (no statistics) took
 -- devices_enabled_last_good, every enabled device, to count the enabled
@@ -59,6 +63,8 @@ DROP TRIGGER backups_last_changed_update;
 DROP TRIGGER backups_last_changed_insert;
 DROP INDEX devices_last_failed;
 CREATE INDEX devices_last_failed ON devices(last_backup_at) WHERE last_backup_success = 0;
+DROP INDEX devices_last_changed_oldest;
+DROP INDEX devices_last_changed_newest;
 DROP INDEX devices_last_changed;
 ALTER TABLE devices DROP COLUMN last_changed_at;
 UPDATE backups SET changed = 1 WHERE first_backup = 1;

@@ -755,11 +755,14 @@ func TestDevicesRefuseCrossSiteForms(t *testing.T) {
 }
 
 // BenchmarkDevicesPage renders GET /devices through the real server
-// (middleware, session, store) over 20,000 devices:
+// (middleware, session, store) over 20,000 devices with ten backups each
+// (about a quarter of them changed since their first backup):
 //
 //	go test ./web/ui -run '^$' -bench DevicesPage -benchtime 200x
 //
-// It reports the size of each page (bytes/page) besides ns/op.
+// It reports the size of each page (bytes/page) besides ns/op. The
+// orders by last change and the "changed in the last N days" filter are
+// measured beside the list by id.
 func BenchmarkDevicesPage(b *testing.B) {
 	ctx := context.Background()
 	store, err := db.Open(ctx, b.TempDir())
@@ -770,7 +773,7 @@ func BenchmarkDevicesPage(b *testing.B) {
 	if _, err := auth.Bootstrap(ctx, store); err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Seed(ctx, db.SeedOptions{Devices: 20_000, BackupsPerDevice: 1, Snapshots: 5, RandomSeed: 1}); err != nil {
+	if err := store.Seed(ctx, db.SeedOptions{Devices: 20_000, BackupsPerDevice: 10, Snapshots: 5, RandomSeed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	role, err := store.RoleByName(ctx, auth.RoleAdministrator)
@@ -820,6 +823,11 @@ func BenchmarkDevicesPage(b *testing.B) {
 		{"first", "/devices"},
 		{"middle", "/devices?page=200"},
 		{"filtered", "/devices?status=reachable&platform=cisco_ios&q=sw"},
+		{"changed_first", "/devices?sort=last_changed"},
+		{"changed_middle", "/devices?sort=last_changed&page=200"},
+		{"changed_oldest_first", "/devices?sort=last_changed_asc"},
+		{"changed_30d", "/devices?changed_days=30&sort=last_changed"},
+		{"changed_30d_filtered", "/devices?changed_days=30&status=reachable&platform=cisco_ios&q=sw"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var size int

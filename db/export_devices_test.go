@@ -1,0 +1,4 @@
+package db
+
+// ListDevicesQueries lets the tests check the plans of ListDevices.
+var ListDevicesQueries = listDevicesQueries
