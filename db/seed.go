@@ -168,7 +168,17 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 	devices := newBatchInsert(tx, `INSERT INTO devices (id, name, host, port, platform, login_method, group_id,
 		credential_id, enabled, status, last_checked_at, last_backup_at, last_backup_success, created_at, updated_at) VALUES `, 15, 100)
 	defer devices.close()
-	backups := newBatchInsert(tx, `INSERT INTO backups (`+backupColumns+`) VALUES `, 12, 200)
+	// A schema from before 00013 (the tests seed old versions) has no
+	// first_backup: there a first backup was recorded as changed.
+	var firstColumn bool
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('backups') WHERE name = 'first_backup'`).Scan(&firstColumn); err != nil {
+		return fmt.Errorf("read the backups columns: %w", err)
+	}
+	columns, perRow := backupColumns, 12
+	if !firstColumn {
+		columns, perRow = strings.Replace(backupColumns, "changed, first_backup,", "changed,", 1), 11
+	}
+	backups := newBatchInsert(tx, `INSERT INTO backups (`+columns+`) VALUES `, perRow, 200)
 	defer backups.close()
 
 	var firstID int64
@@ -238,7 +248,13 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 				duration = finished.Sub(started)
 			}
 			pending = append(pending, backupID.String(), id, backupTime(started), backupTime(finished), success, errMsg,
-				hash, TriggerSchedule, changed, first, duration.Milliseconds(), size)
+				hash, TriggerSchedule)
+			if firstColumn {
+				pending = append(pending, changed, first)
+			} else {
+				pending = append(pending, changed || first)
+			}
+			pending = append(pending, duration.Milliseconds(), size)
 			last.started, last.finished, last.success = started, finished, success
 		}
 
@@ -262,8 +278,8 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 			if err := devices.flush(ctx); err != nil {
 				return err
 			}
-			for j := 0; j < len(pending); j += 12 {
-				if err := backups.add(ctx, pending[j:j+12]...); err != nil {
+			for j := 0; j < len(pending); j += perRow {
+				if err := backups.add(ctx, pending[j:j+perRow]...); err != nil {
 					return err
 				}
 			}

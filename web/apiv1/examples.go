@@ -25,7 +25,7 @@ var (
 	exampleDevice = Device{ID: 12, Name: "core-sw-01", Host: "10.0.0.2", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh",
 		GroupID: ptr(int64(7)), CredentialID: ptr(int64(4)), TemplateID: ptr(int64(2)), Encoding: "utf-8", Enabled: true,
 		Remarks: ptr("Rack B4"), Status: "reachable", LastCheckedAt: ptr("2026-03-15T02:00:04"),
-		LastBackupAt: ptr("2026-03-15T02:00:05"), LastBackupSuccess: ptr(true),
+		LastBackupAt: ptr("2026-03-15T02:00:05"), LastBackupSuccess: ptr(true), LastChangedAt: ptr("2026-03-12T02:00:03"),
 		CreatedAt: "2026-03-14T09:40:17", UpdatedAt: "2026-03-15T02:00:09"}
 
 	exampleBackups = []Backup{
