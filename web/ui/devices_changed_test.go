@@ -3,13 +3,17 @@ package ui_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/devsim"
+	"backupd/app/secret"
 	"backupd/db"
 )
 
@@ -200,4 +204,112 @@ func TestDeviceDetailLastChangedAndFirstBackup(t *testing.T) {
 	p = b.get(devicePath(f.firstOnly))
 	b.header.Del("Accept-Language")
 	expectBody(t, "firstonly zh", p, "上次变更", "自首次备份以来无变更", ">首次备份</span>")
+}
+
+// End to end with the backup engine and two simulated devices over real
+// SSH: their first backups are not changes on the dashboard, the list or
+// the history; a real change on one device is, there only; a second
+// backup with only noise moved is not.
+func TestFirstBackupsAreNotChangesEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real backups")
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	g, err := e.store.CreateGroup(ctx, "Lab", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sims := map[string]*devsim.Device{}
+	ids := map[string]int64{}
+	for i, name := range []string{"sim-a", "sim-b"} {
+		sim, err := devsim.NewDevice(devsim.Options{Platform: "cisco_ios", Hostname: name, Username: "admin",
+			Password: "sim-password-1", SSHAddr: "127.0.0.1:0", ConfigSize: devsim.MinConfigSize, Seed: int64(i + 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sim.Close() })
+		cred, err := e.store.CreateCredential(ctx, db.Credential{Name: "login of " + name, Username: "admin",
+			Password: e.sealer.Seal("sim-password-1", secret.PurposePassword)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(sim.SSHAddr())
+		p, _ := strconv.Atoi(port)
+		d, err := e.store.CreateDevice(ctx, db.Device{Name: name, Host: "127.0.0.1", Port: p, Platform: "cisco_ios",
+			LoginMethod: "ssh", GroupID: &g.ID, CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sims[name], ids[name] = sim, d.ID
+	}
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	b := e.browser()
+	b.mustLogin("root", "root-password-1")
+	backUpAll := func(round int) {
+		t.Helper()
+		b.get("/devices")
+		p := b.post("/devices/backup", url.Values{"id": {strconv.FormatInt(ids["sim-a"], 10), strconv.FormatInt(ids["sim-b"], 10)}})
+		expect(t, "back up", p, http.StatusSeeOther, "")
+		deadline := time.Now().Add(30 * time.Second)
+		for _, id := range ids {
+			for {
+				jobs := devicesJobs(t, e, id)
+				if len(jobs) == round && jobs[0].FinishedAt != nil && jobs[len(jobs)-1].FinishedAt != nil {
+					for _, j := range jobs {
+						if j.State != db.JobSucceeded {
+							t.Fatalf("device %d: job %s: %v", id, j.State, j.Error)
+						}
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("device %d: backups of round %d not finished after 30 s: %+v", id, round, jobs)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	changed24h := func() string {
+		t.Helper()
+		p := b.get("/dashboard")
+		expect(t, "dashboard", p, http.StatusOK, "")
+		i := strings.Index(p.body, `data-count="changed">`)
+		if i < 0 {
+			t.Fatalf("no changed count on the dashboard:\n%s", p.body)
+		}
+		rest := p.body[i+len(`data-count="changed">`):]
+		return rest[:strings.Index(rest, "<")]
+	}
+
+	backUpAll(1)
+	if n := changed24h(); n != "0" {
+		t.Errorf("after the first backups, changed in 24 h = %s, want 0", n)
+	}
+	p := b.get("/devices")
+	for _, name := range []string{"sim-a", "sim-b"} {
+		if c := changedCell(t, p.body, name); !strings.Contains(c, "No change") {
+			t.Errorf("%s after its first backup: last changed %q", name, c)
+		}
+	}
+	expectBody(t, "history", b.get(fmt.Sprintf("/devices/%d", ids["sim-a"])), ">First backup</span>")
+
+	// Nothing but timestamps moved: still no change.
+	backUpAll(2)
+	if n := changed24h(); n != "0" {
+		t.Errorf("after a backup with only noise moved, changed in 24 h = %s, want 0", n)
+	}
+
+	sims["sim-b"].Mutate(42)
+	backUpAll(3)
+	if n := changed24h(); n != "1" {
+		t.Errorf("after one real change, changed in 24 h = %s, want 1", n)
+	}
+	if got := fmt.Sprint(devicesListed(b.get("/devices?changed_days=1").body)); got != "[sim-b]" {
+		t.Errorf("changed in the last day: %s, want [sim-b]", got)
+	}
+	d, err := e.store.GetDevice(ctx, ids["sim-b"])
+	if err != nil || d.LastChangedAt == nil {
+		t.Fatalf("sim-b: last changed %v, %v", d.LastChangedAt, err)
+	}
 }
