@@ -3,7 +3,9 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,7 +16,37 @@ import (
 // Wrap puts the middleware every request passes through around h: request
 // id, panic recovery, access log.
 func Wrap(h http.Handler, log *slog.Logger) http.Handler {
-	return requestID(accessLog(recoverer(h, log), log))
+	return requestID(accessLog(recoverer(apiPaths(h), log), log))
+}
+
+// apiPaths answers a request under /api whose path is not in canonical
+// form ("//", "/./", "/../") with a JSON 404 in the error envelope. The
+// ServeMux would otherwise redirect it to the cleaned path with an HTML
+// body, and an API client must get JSON from every /api reply. Serving
+// the cleaned path instead would let "/api/v1/x/../y" slip past a proxy
+// rule on /api/v1/y.
+func apiPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if r.Method != http.MethodConnect && (p == "/api" || strings.HasPrefix(p, "/api/")) {
+			if clean := muxCleanPath(p); clean != p {
+				WriteError(w, r, NewError(http.StatusNotFound, CodeNotFound,
+					"no such resource: the path is not in canonical form; did you mean "+clean+"?"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// muxCleanPath is the path http.ServeMux redirects to: path.Clean, with a
+// trailing slash kept.
+func muxCleanPath(p string) string {
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // validRequestID accepts a client's id when it is short printable ASCII.

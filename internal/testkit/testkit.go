@@ -68,7 +68,7 @@ func Chromium(t *testing.T, ctx context.Context, width, height int, extra ...chr
 // OpenData opens a fresh data directory the way `serve` does: a migrated
 // store, the secret key, the built-in roles and the admin user, whose
 // initial password it returns.
-func OpenData(t *testing.T) (*db.Store, *secret.Sealer, string) {
+func OpenData(t testing.TB) (*db.Store, *secret.Sealer, string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -99,9 +99,14 @@ func Mount(mux *http.ServeMux, deps Deps) *API {
 	a.registerStats()
 	mux.HandleFunc(Prefix+"/", a.fallback)
 	// Other API paths (an unknown version, say) still answer in JSON.
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+	// "/api" and "/api/v1" are registered too: the mux would redirect them
+	// to their subtree with an HTML body.
+	noSuchAPI := func(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, web.NewError(http.StatusNotFound, web.CodeNotFound, "no such API: "+r.URL.Path+"; the public API is under "+Prefix+"/"))
-	})
+	}
+	mux.HandleFunc("/api/", noSuchAPI)
+	mux.HandleFunc("/api", noSuchAPI)
+	mux.HandleFunc(Prefix, a.fallback)
 	return a
 }
 

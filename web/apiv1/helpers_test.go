@@ -29,7 +29,7 @@ import (
 // env is a real server over a real SQLite file, with the served OpenAPI
 // document loaded to check every exchange against.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *httptest.Server
 	store    *db.Store
 	sealer   *secret.Sealer
@@ -41,7 +41,7 @@ type env struct {
 	bodies *testkit.LockedBuffer
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	store, sealer, _ := testkit.OpenData(t)
 	logs := &testkit.LockedBuffer{}
