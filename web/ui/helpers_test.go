@@ -47,7 +47,7 @@ func (c *clock) Advance(d time.Duration) {
 // shared middleware, as serve mounts them — over a real SQLite file, with
 // a running backup engine.
 type env struct {
-	t             *testing.T
+	t             testing.TB
 	srv           *httptest.Server
 	store         *db.Store
 	sealer        *secret.Sealer
@@ -57,7 +57,7 @@ type env struct {
 	adminPassword string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	store, sealer, pw := testkit.OpenData(t)
 	logs := &testkit.LockedBuffer{}
