@@ -225,7 +225,7 @@ func (a *API) fallback(w http.ResponseWriter, r *http.Request) {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := a.mux.Handler(probe); pattern != "" && pattern != Prefix+"/" {
+		if _, pattern := a.mux.Handler(probe); pattern != "" && pattern != Prefix+"/" && pattern != Prefix {
 			allowed = append(allowed, m)
 		}
 	}

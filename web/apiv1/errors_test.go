@@ -1,6 +1,7 @@
 package apiv1_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -131,5 +132,27 @@ func TestErrorsMessagesLeakNoInternals(t *testing.T) {
 		if r.Status >= 500 {
 			t.Errorf("status %d for hostile input", r.Status)
 		}
+	}
+}
+
+// Found by FuzzAPI: the mux redirected non-canonical paths with an HTML
+// body. Every /api reply is JSON: such paths are a 404 in the envelope.
+func TestErrorsNonCanonicalPathIsJSON404(t *testing.T) {
+	e := newEnv(t)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api/v1//groups", "/api/v1/groups//", "/api/v1/./groups", "/api/v1/groups/../credentials", "/api", "/api/v1", "/api//v1/groups"} {
+		req, _ := http.NewRequest(http.MethodGet, e.srv.URL+p, nil)
+		req.Header.Set("X-API-Key", e.adminKey)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Content-Type") != "application/json" || res.Header.Get("Location") != "" {
+			t.Errorf("%s: %d %s Location %q: %s", p, res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Location"), raw)
+			continue
+		}
+		e.checkEnvelope(http.MethodGet, p, &response{Status: res.StatusCode, Header: res.Header, Raw: raw, JSON: toAny(raw).(map[string]any)})
 	}
 }
