@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 //   - an X-Request-ID header, and on errors the documented envelope
 //     (error.code, .message, .request_id equal to the header, .details);
 //   - a documented status and body shape for documented routes;
+//   - a 405 names, in Allow, other methods than the one sent;
 //   - the fixture credential's password never appears;
 //   - the reply comes back within fuzzHang (a hang detector, not a
 //     performance assertion).
@@ -227,6 +229,12 @@ func (e *env) checkFuzzReply(req *http.Request, m, target string, body []byte, r
 	}
 	if bytes.Contains(raw, []byte(fuzzSecret)) {
 		t.Fatalf("%s %s: the reply holds a stored password: %s", m, target, raw)
+	}
+	if res.StatusCode == http.StatusMethodNotAllowed {
+		allow := strings.Split(res.Header.Get("Allow"), ", ")
+		if slices.Contains(allow, m) || allow[0] == "" {
+			t.Fatalf("%s %s: 405 with Allow %q", m, target, res.Header.Get("Allow"))
+		}
 	}
 	if m == http.MethodHead {
 		return // no body to check
