@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,7 +183,45 @@ func (a *API) authenticate(ctx huma.Context, next func(huma.Context)) {
 		writeErr(a.huma, ctx, web.NewError(http.StatusForbidden, web.CodePermissionDenied, "permission "+perm+" is required"))
 		return
 	}
+	if errs := a.nullFields(ctx.Operation(), ctx.Context()); len(errs) > 0 {
+		writeErr(a.huma, ctx, web.Validation("request validation failed", errs...))
+		return
+	}
 	next(huma.WithValue(ctx, principalKey, caller{Principal: p, remote: ctx.RemoteAddr()}))
+}
+
+// nullFields lists the top-level body fields sent as null that the
+// document does not mark nullable. Huma's validator lets null through for
+// any optional field, as if the field were absent; the document (and the
+// contract: "port (integer, optional)") allows only the type itself, so
+// such a request is refused rather than quietly read as "not sent".
+func (a *API) nullFields(op *huma.Operation, ctx context.Context) []web.FieldError {
+	raw, _ := ctx.Value(rawBodyKey{}).([]byte)
+	if op.RequestBody == nil || len(raw) == 0 {
+		return nil
+	}
+	media := op.RequestBody.Content["application/json"]
+	if media == nil || media.Schema == nil {
+		return nil
+	}
+	schema := media.Schema
+	if schema.Ref != "" {
+		schema = a.huma.OpenAPI().Components.Schemas.SchemaFromRef(schema.Ref)
+	}
+	var fields map[string]json.RawMessage
+	if schema == nil || json.Unmarshal(raw, &fields) != nil {
+		return nil // not an object: Huma says so
+	}
+	var errs []web.FieldError
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		prop := schema.Properties[k]
+		if prop == nil || prop.Nullable || string(bytes.TrimSpace(fields[k])) != "null" {
+			continue // unknown fields are Huma's to refuse
+		}
+		errs = append(errs, web.FieldError{Location: "body", Field: k,
+			Message: "must not be null; leave the field out to keep its default or stored value"})
+	}
+	return errs
 }
 
 // check resolves the key; status is 0 when it is good.
