@@ -183,6 +183,9 @@ func FuzzAPI(f *testing.F) {
 		if err != nil {
 			return // not a request a client can send (bad URL)
 		}
+		if p := req.URL.Path; p != "/api" && !strings.HasPrefix(p, "/api/") {
+			return // "/api" + "0": not the API's path, the web interface's
+		}
 		req.Header.Set("X-API-Key", e.adminKey)
 		if len(body) > 0 {
 			req.Header.Set("Content-Type", "application/json")
