@@ -149,3 +149,57 @@ func (s *Store) TouchAPIKeys(ctx context.Context, used map[int64]time.Time) erro
 		return nil
 	})
 }
+
+// APIKeyPage returns one page of API keys, newest first: the keys of
+// userID, or everyone's when userID is 0; each with its narrowed
+// permissions. The total comes with it.
+func (s *Store) APIKeyPage(ctx context.Context, userID int64, limit, offset int) ([]APIKey, int, error) {
+	where, args := "1=1", []any{}
+	if userID != 0 {
+		where, args = "k.user_id = ?", []any{userID}
+	}
+	keys, total, err := page(ctx, s.reader, func(row scanner) (APIKey, error) { return scanAPIKey(row) },
+		`SELECT COUNT(*) FROM api_keys k WHERE `+where, apiKeySelect+` WHERE `+where+` ORDER BY k.id DESC`,
+		limit, offset, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list api keys: %w", err)
+	}
+	var narrowed []any
+	byID := map[int64]*APIKey{}
+	for i := range keys {
+		if keys[i].Narrowed {
+			narrowed = append(narrowed, keys[i].ID)
+			byID[keys[i].ID] = &keys[i]
+		}
+	}
+	if len(narrowed) == 0 {
+		return keys, total, nil
+	}
+	err = eachRow(ctx, s.reader, `SELECT key_id, permission FROM api_key_permissions WHERE key_id IN (`+
+		placeholders(len(narrowed))+`) ORDER BY permission`, narrowed, func(row scanner) error {
+		var id int64
+		var p string
+		if err := row.Scan(&id, &p); err != nil {
+			return err
+		}
+		byID[id].Permissions = append(byID[id].Permissions, p)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("api key permissions: %w", err)
+	}
+	return keys, total, nil
+}
+
+// APIKeyByID returns a key (without its narrowed permissions) or
+// ErrNotFound.
+func (s *Store) APIKeyByID(ctx context.Context, id int64) (APIKey, error) {
+	k, err := scanAPIKey(s.reader.QueryRowContext(ctx, apiKeySelect+` WHERE k.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return k, ErrNotFound
+	}
+	if err != nil {
+		return k, fmt.Errorf("get api key: %w", err)
+	}
+	return k, nil
+}

@@ -131,3 +131,13 @@ func (s *Store) DeleteCredential(ctx context.Context, id int64) error {
 		return nil
 	})
 }
+
+// DevicesUsingCredentials counts, for each of ids, the devices of scope
+// that log in with that credential. Ids nobody uses are absent.
+func (s *Store) DevicesUsingCredentials(ctx context.Context, scope Scope, ids []int64) (map[int64]int, error) {
+	out, err := s.devicesUsing(ctx, "credential_id", scope, ids)
+	if err != nil {
+		return nil, fmt.Errorf("devices using credentials: %w", err)
+	}
+	return out, nil
+}

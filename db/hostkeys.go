@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -72,4 +73,33 @@ func (s *Store) SetReachability(ctx context.Context, deviceID int64, reachable b
 		return fmt.Errorf("set reachability of device %d: %w", deviceID, err)
 	}
 	return nil
+}
+
+// ErrPendingHostKeyChanged is returned when the changed key a device
+// presented is no longer the one the operator was shown.
+var ErrPendingHostKeyChanged = errors.New("the device presented another host key since this one was shown")
+
+// AcceptSeenHostKey pins the changed key a device presented, provided it
+// is still seen, the key the operator checked. Unlike AcceptHostKey (the
+// CLI's, which shows the key it accepted afterwards), a page shows the key
+// first and accepts later: in between the device, or someone between it
+// and us, may present yet another key, which must not be pinned unseen.
+func (s *Store) AcceptSeenHostKey(ctx context.Context, deviceID int64, seen []byte) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		var pending []byte
+		err := tx.QueryRowContext(ctx, `SELECT pending_host_key FROM devices WHERE id = ?`, deviceID).Scan(&pending)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return fmt.Errorf("accept host key of device %d: %w", deviceID, err)
+		case pending == nil:
+			return ErrNoPendingHostKey
+		case !bytes.Equal(pending, seen):
+			return ErrPendingHostKeyChanged
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE devices SET host_key = pending_host_key, pending_host_key = NULL, updated_at = ? WHERE id = ?`,
+			Now(), deviceID)
+		return err
+	})
 }

@@ -87,3 +87,186 @@ func (s *Store) ListRoleNames(ctx context.Context) ([]string, error) {
 	}
 	return names, rows.Err()
 }
+
+// MaxRoles bounds how many roles (built-in ones included) may exist, so
+// that every form that offers them all stays short.
+const MaxRoles = 100
+
+// RoleSummary is a role with its permissions and how many users hold it.
+type RoleSummary struct {
+	Role
+	Users int
+}
+
+// ListRoles returns every role (at most MaxRoles): built-in ones first,
+// in the order they were made, then custom ones by name; each with its permissions and number of holders.
+func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
+	roles, err := queryAll(ctx, s.reader, func(row scanner) (RoleSummary, error) {
+		var r RoleSummary
+		err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt, &r.Users)
+		return r, err
+	}, `SELECT r.id, r.name, r.description, r.builtin, r.all_permissions, r.created_at,
+		(SELECT COUNT(*) FROM user_roles ur WHERE ur.role_id = r.id)
+		FROM roles r ORDER BY r.builtin DESC, CASE WHEN r.builtin = 1 THEN r.id END, r.name COLLATE NOCASE, r.id LIMIT ?`, MaxRoles)
+	if err != nil {
+		return nil, fmt.Errorf("list roles: %w", err)
+	}
+	byID := map[int64]*RoleSummary{}
+	for i := range roles {
+		byID[roles[i].ID] = &roles[i]
+	}
+	err = eachRow(ctx, s.reader, `SELECT role_id, permission FROM role_permissions`, nil, func(row scanner) error {
+		var id int64
+		var p string
+		if err := row.Scan(&id, &p); err != nil {
+			return err
+		}
+		if r := byID[id]; r != nil {
+			r.Permissions = append(r.Permissions, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("role permissions: %w", err)
+	}
+	return roles, nil
+}
+
+// RoleByID returns a role with its permissions, or ErrNotFound.
+func (s *Store) RoleByID(ctx context.Context, id int64) (Role, error) {
+	var r Role
+	err := s.reader.QueryRowContext(ctx,
+		`SELECT id, name, description, builtin, all_permissions, created_at FROM roles WHERE id = ?`, id).
+		Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, ErrNotFound
+	}
+	if err != nil {
+		return r, fmt.Errorf("get role: %w", err)
+	}
+	err = eachRow(ctx, s.reader, `SELECT permission FROM role_permissions WHERE role_id = ? ORDER BY permission`, []any{id},
+		func(row scanner) error {
+			var p string
+			if err := row.Scan(&p); err != nil {
+				return err
+			}
+			r.Permissions = append(r.Permissions, p)
+			return nil
+		})
+	if err != nil {
+		return r, fmt.Errorf("role permissions: %w", err)
+	}
+	return r, nil
+}
+
+// RoleHolders returns up to limit usernames of the users holding role id,
+// by name.
+func (s *Store) RoleHolders(ctx context.Context, id int64, limit int) ([]string, error) {
+	names, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
+		var n string
+		return n, row.Scan(&n)
+	}, `SELECT u.username FROM user_roles ur JOIN users u ON u.id = ur.user_id WHERE ur.role_id = ?
+		ORDER BY u.username COLLATE NOCASE LIMIT ?`, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("role holders: %w", err)
+	}
+	return names, nil
+}
+
+// CreateRole adds a custom role. A taken name (in any letter case) is
+// ErrNameExists; a role beyond MaxRoles is ErrTooManyRoles.
+func (s *Store) CreateRole(ctx context.Context, name, description string, perms []string) (int64, error) {
+	var id int64
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM roles`).Scan(&n); err != nil {
+			return fmt.Errorf("count roles: %w", err)
+		}
+		if n >= MaxRoles {
+			return ErrTooManyRoles
+		}
+		if taken, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ?`, name); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO roles (name, description, builtin, all_permissions, created_at)
+			VALUES (?, ?, 0, 0, ?)`, name, description, Now())
+		if err != nil {
+			return fmt.Errorf("insert role: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return setRolePermissions(ctx, tx, id, perms)
+	})
+	return id, err
+}
+
+// UpdateRole renames a custom role and replaces its description and
+// permissions. Sessions and keys of its holders see the change on their
+// next request (permissions are read per request). Built-in roles are
+// ErrBuiltinRole.
+func (s *Store) UpdateRole(ctx context.Context, id int64, name, description string, perms []string) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		var builtin bool
+		err := tx.QueryRowContext(ctx, `SELECT builtin FROM roles WHERE id = ?`, id).Scan(&builtin)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("get role: %w", err)
+		}
+		if builtin {
+			return ErrBuiltinRole
+		}
+		if taken, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ? AND id <> ?`, name, id); err != nil {
+			return err
+		} else if taken {
+			return ErrNameExists
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE roles SET name = ?, description = ? WHERE id = ?`, name, description, id); err != nil {
+			return fmt.Errorf("update role: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM role_permissions WHERE role_id = ?`, id); err != nil {
+			return fmt.Errorf("reset role permissions: %w", err)
+		}
+		return setRolePermissions(ctx, tx, id, perms)
+	})
+}
+
+func setRolePermissions(ctx context.Context, tx *sql.Tx, id int64, perms []string) error {
+	for _, p := range perms {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO role_permissions (role_id, permission) VALUES (?, ?)`, id, p); err != nil {
+			return fmt.Errorf("grant %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// DeleteRole deletes a custom role nobody holds: ErrBuiltinRole for a
+// built-in one, ErrRoleInUse while a user holds it.
+func (s *Store) DeleteRole(ctx context.Context, id int64) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		var builtin bool
+		err := tx.QueryRowContext(ctx, `SELECT builtin FROM roles WHERE id = ?`, id).Scan(&builtin)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("get role: %w", err)
+		}
+		if builtin {
+			return ErrBuiltinRole
+		}
+		if held, err := exists(ctx, tx, `SELECT 1 FROM user_roles WHERE role_id = ? LIMIT 1`, id); err != nil {
+			return err
+		} else if held {
+			return ErrRoleInUse
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM roles WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete role: %w", err)
+		}
+		return nil
+	})
+}

@@ -382,3 +382,126 @@ func (s *Store) EnabledDeviceAddresses(ctx context.Context, afterID int64, limit
 	}
 	return out, nil
 }
+
+// ScheduleGroups returns the groups visible in scope, in tree order (a
+// parent before its children): the groups a schedule editor may target.
+func (s *Store) ScheduleGroups(ctx context.Context, scope Scope) ([]Group, error) {
+	if scope.All {
+		return s.AllGroups(ctx)
+	}
+	if len(scope.GroupIDs) == 0 {
+		return []Group{}, nil
+	}
+	groups, err := queryAll(ctx, s.reader, scanGroup, `SELECT `+groupColumns+` FROM device_groups
+		WHERE id IN (`+scopeGroupsQuery(len(scope.GroupIDs))+`) ORDER BY depth, sort_order, name, id`, scopeArgs(scope)...)
+	if err != nil {
+		return nil, fmt.Errorf("groups in scope: %w", err)
+	}
+	return groups, nil
+}
+
+// DeviceRef names a device: enough to show and to check a schedule's
+// target.
+type DeviceRef struct {
+	ID      int64
+	Name    string
+	GroupID *int64
+}
+
+func scanDeviceRef(row scanner) (DeviceRef, error) {
+	var d DeviceRef
+	var group sql.NullInt64
+	if err := row.Scan(&d.ID, &d.Name, &group); err != nil {
+		return d, err
+	}
+	if group.Valid {
+		d.GroupID = &group.Int64
+	}
+	return d, nil
+}
+
+// ScheduleDevicesByName returns the devices visible in scope whose names
+// (ignoring case, as names are unique) are among names, by name. A name
+// that matches nothing is simply absent: the caller reports it.
+func (s *Store) ScheduleDevicesByName(ctx context.Context, scope Scope, names []string) ([]DeviceRef, error) {
+	if len(names) == 0 {
+		return []DeviceRef{}, nil
+	}
+	raw, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	cond, args := scope.clause()
+	// One JSON argument rather than a placeholder per name: a target may
+	// list thousands of devices.
+	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
+		WHERE d.name IN (SELECT value FROM json_each(?)) AND `+cond+` ORDER BY d.name`,
+		append([]any{string(raw)}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("devices by name: %w", err)
+	}
+	return out, nil
+}
+
+// ScheduleDeviceNames returns the devices of ids that still exist, by
+// name.
+func (s *Store) ScheduleDeviceNames(ctx context.Context, ids []int64) ([]DeviceRef, error) {
+	if len(ids) == 0 {
+		return []DeviceRef{}, nil
+	}
+	raw, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
+		WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.name`, string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("device names: %w", err)
+	}
+	return out, nil
+}
+
+// ScheduleTargetInScope reports whether a schedule's target lies wholly
+// in scope, which a user needs to change or delete the schedule: "all"
+// only for a user who sees every group; groups that are in scope; devices
+// in groups that are in scope. Targets deleted since the schedule was
+// saved are skipped, as the scheduler skips them.
+func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target string, ids []int64) (bool, error) {
+	if scope.All {
+		return true, nil
+	}
+	if target == ScheduleTargetAll {
+		return false, nil
+	}
+	if len(ids) == 0 {
+		return true, nil
+	}
+	raw, err := json.Marshal(ids)
+	if err != nil {
+		return false, err
+	}
+	var query string
+	args := []any{string(raw)}
+	switch target {
+	case ScheduleTargetGroups:
+		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT value FROM json_each(?))`
+		if len(scope.GroupIDs) > 0 {
+			query += ` AND x.id NOT IN (` + scopeGroupsQuery(len(scope.GroupIDs)) + `)`
+			args = append(args, scopeArgs(scope)...)
+		}
+	case ScheduleTargetDevices:
+		cond, cargs := scope.clause()
+		// A device outside any group is in no scope but All; COALESCE
+		// turns its NULL comparison into "outside".
+		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT value FROM json_each(?))
+			AND NOT COALESCE((` + cond + `), 0)`
+		args = append(args, cargs...)
+	default:
+		return false, fmt.Errorf("schedule target in scope: unknown target %q", target)
+	}
+	var outside int
+	if err := s.reader.QueryRowContext(ctx, query, args...).Scan(&outside); err != nil {
+		return false, fmt.Errorf("schedule target in scope: %w", err)
+	}
+	return outside == 0, nil
+}

@@ -54,3 +54,18 @@ func (s *Store) GroupInScope(ctx context.Context, scope Scope, groupID int64) (b
 		ON substr(g.path, 1, length(s.path)) = s.path
 		WHERE g.id = ? AND s.id IN (`+placeholders(len(scope.GroupIDs))+`) LIMIT 1`, args...)
 }
+
+// scopeGroupsQuery selects the ids of the groups a scope of n listed
+// groups covers: those groups and all their descendants.
+func scopeGroupsQuery(n int) string {
+	return `SELECT g.id FROM device_groups g JOIN device_groups s
+		ON substr(g.path, 1, length(s.path)) = s.path WHERE s.id IN (` + placeholders(n) + `)`
+}
+
+func scopeArgs(scope Scope) []any {
+	args := make([]any, len(scope.GroupIDs))
+	for i, id := range scope.GroupIDs {
+		args[i] = id
+	}
+	return args
+}

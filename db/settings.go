@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Setting keys.
@@ -84,4 +85,57 @@ func (s *Store) RetentionPolicy(ctx context.Context) (Retention, error) {
 	r := DefaultRetention
 	_, err := s.GetSetting(ctx, SettingRetention, &r)
 	return r, err
+}
+
+// UpdateSetting reads the JSON stored under key into v (found reports
+// whether it was set; v is left alone when not), lets change modify v,
+// and stores v back, all in one write transaction: two people editing a
+// list setting at once cannot lose each other's change. An error from
+// change stores nothing and is returned as is.
+func (s *Store) UpdateSetting(ctx context.Context, key string, v any, change func(found bool) error) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		var raw string
+		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&raw)
+		found := err == nil
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("get setting %s: %w", key, err)
+		default:
+			if err := json.Unmarshal([]byte(raw), v); err != nil {
+				return fmt.Errorf("setting %s: %w", key, err)
+			}
+		}
+		if err := change(found); err != nil {
+			return err
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("setting %s: %w", key, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+			key, string(out), Now()); err != nil {
+			return fmt.Errorf("put setting %s: %w", key, err)
+		}
+		return nil
+	})
+}
+
+// SettingUpdatedAt is when the setting under key was last stored; false
+// when it never was.
+func (s *Store) SettingUpdatedAt(ctx context.Context, key string) (time.Time, bool, error) {
+	var at string
+	err := s.reader.QueryRowContext(ctx, `SELECT updated_at FROM settings WHERE key = ?`, key).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("setting %s updated_at: %w", key, err)
+	}
+	t, err := ParseTime(at)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("setting %s updated_at: %w", key, err)
+	}
+	return t, true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -190,4 +191,203 @@ func (s *Store) FleetHealth(ctx context.Context) (FleetHealth, error) {
 		}
 	}
 	return h, rows.Err()
+}
+
+// The web dashboard's figures. Unlike Stats (the public /stats, which is
+// system-wide), each of these sees only the caller's device-group scope,
+// and each is bounded: by an index, a time window or a LIMIT.
+
+// DeviceCounts are the devices of a scope by status, with how many are
+// enabled and how many enabled ones failed their last backup.
+type DeviceCounts struct {
+	Total       int
+	Enabled     int
+	Reachable   int
+	Unreachable int
+	Unknown     int
+	Failing     int
+}
+
+// DeviceCountsInScope counts the devices visible in scope.
+func (s *Store) DeviceCountsInScope(ctx context.Context, scope Scope) (DeviceCounts, error) {
+	var c DeviceCounts
+	cond, args := scope.clause()
+	rows, err := s.reader.QueryContext(ctx, `SELECT d.status, d.enabled, COUNT(*) FROM devices d WHERE `+cond+`
+		GROUP BY d.status, d.enabled`, args...)
+	if err != nil {
+		return c, fmt.Errorf("device counts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var status string
+		var enabled bool
+		var n int
+		if err := rows.Scan(&status, &enabled, &n); err != nil {
+			return c, err
+		}
+		c.Total += n
+		if enabled {
+			c.Enabled += n
+		}
+		switch status {
+		case StatusReachable:
+			c.Reachable += n
+		case StatusUnreachable:
+			c.Unreachable += n
+		default:
+			c.Unknown += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return c, err
+	}
+	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM devices d
+		WHERE d.last_backup_success = 0 AND d.enabled = 1 AND `+cond, args...).Scan(&c.Failing); err != nil {
+		return c, fmt.Errorf("failing devices count: %w", err)
+	}
+	return c, nil
+}
+
+// FailingDevice is an enabled device whose last backup failed.
+type FailingDevice struct {
+	ID   int64
+	Name string
+	// At is when the failed attempt ended.
+	At time.Time
+	// Error is the failed attempt's message; empty when none was kept.
+	Error string
+}
+
+// FailingDevices returns up to limit enabled devices of scope whose last
+// backup failed, the most recent failure first.
+func (s *Store) FailingDevices(ctx context.Context, scope Scope, limit int) ([]FailingDevice, error) {
+	cond, args := scope.clause()
+	// The message comes from the device's newest finished failure, found
+	// through backups_device_success.
+	out, err := queryAll(ctx, s.reader, func(r scanner) (FailingDevice, error) {
+		var f FailingDevice
+		var at, msg sql.NullString
+		if err := r.Scan(&f.ID, &f.Name, &at, &msg); err != nil {
+			return f, err
+		}
+		if at.Valid {
+			t, err := ParseTime(at.String)
+			if err != nil {
+				return f, fmt.Errorf("device %d last_backup_at: %w", f.ID, err)
+			}
+			f.At = t
+		}
+		f.Error = msg.String
+		return f, nil
+	}, `SELECT d.id, d.name, d.last_backup_at,
+		(SELECT b.error_message FROM backups b WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL
+		 ORDER BY b.started_at DESC LIMIT 1)
+		FROM devices d WHERE d.last_backup_success = 0 AND d.enabled = 1 AND `+cond+`
+		ORDER BY d.last_backup_at DESC, d.id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("failing devices: %w", err)
+	}
+	return out, nil
+}
+
+// ChangedConfig is a backup whose configuration differed from the
+// device's previous one.
+type ChangedConfig struct {
+	BackupID   string
+	DeviceID   int64
+	DeviceName string
+	At         time.Time
+}
+
+// ChangedConfigsSince returns how many backups of scope's devices started
+// at or after since saw a changed configuration, and the newest limit of
+// them.
+func (s *Store) ChangedConfigsSince(ctx context.Context, scope Scope, since time.Time, limit int) ([]ChangedConfig, int, error) {
+	cond, args := scope.clause()
+	args = append([]any{backupTime(since)}, args...)
+	var total int
+	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups b JOIN devices d ON d.id = b.device_id
+		WHERE b.started_at >= ? AND b.changed = 1 AND `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count changed configs: %w", err)
+	}
+	items, err := queryAll(ctx, s.reader, func(r scanner) (ChangedConfig, error) {
+		var c ChangedConfig
+		var at string
+		if err := r.Scan(&c.BackupID, &c.DeviceID, &c.DeviceName, &at); err != nil {
+			return c, err
+		}
+		t, err := time.ParseInLocation(BackupTimeFormat, at, time.UTC)
+		if err != nil {
+			return c, fmt.Errorf("backup %s started_at: %w", c.BackupID, err)
+		}
+		c.At = t
+		return c, nil
+	}, `SELECT b.id, d.id, d.name, b.started_at FROM backups b JOIN devices d ON d.id = b.device_id
+		WHERE b.started_at >= ? AND b.changed = 1 AND `+cond+`
+		ORDER BY b.started_at DESC, b.id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("changed configs: %w", err)
+	}
+	return items, total, nil
+}
+
+// DayOutcome is what the backups started in one period ended as.
+// Changed ones are also counted in Succeeded; attempts still running are
+// in neither.
+type DayOutcome struct {
+	Start     time.Time
+	Succeeded int
+	Changed   int
+	Failed    int
+}
+
+// maxOutcomePeriods bounds DailyBackupOutcomes (and its SQL parameters).
+const maxOutcomePeriods = 366
+
+// DailyBackupOutcomes counts the outcomes of the backups of scope's
+// devices started in each period [bounds[i], bounds[i+1]). The caller
+// picks the bounds (local midnights, say), so that days follow its time
+// zone, daylight saving included. Each period is one range of the
+// started_at index.
+func (s *Store) DailyBackupOutcomes(ctx context.Context, scope Scope, bounds []time.Time) ([]DayOutcome, error) {
+	n := len(bounds) - 1
+	if n < 1 || n > maxOutcomePeriods {
+		return nil, fmt.Errorf("daily backup outcomes: %d periods, want 1 to %d", n, maxOutcomePeriods)
+	}
+	out := make([]DayOutcome, n)
+	values := make([]string, n)
+	args := make([]any, 0, 3*n)
+	for i := range n {
+		if !bounds[i+1].After(bounds[i]) {
+			return nil, fmt.Errorf("daily backup outcomes: bounds must increase")
+		}
+		out[i].Start = bounds[i]
+		values[i] = "(?, ?, ?)"
+		args = append(args, i, backupTime(bounds[i]), backupTime(bounds[i+1]))
+	}
+	query := `WITH periods(i, lo, hi) AS (VALUES ` + strings.Join(values, ", ") + `)
+		SELECT p.i, SUM(b.success = 1), SUM(b.changed = 1), SUM(b.success = 0 AND b.finished_at IS NOT NULL)
+		FROM periods p JOIN backups b ON b.started_at >= p.lo AND b.started_at < p.hi`
+	if !scope.All {
+		cond, sargs := scope.clause()
+		query += ` JOIN devices d ON d.id = b.device_id WHERE ` + cond
+		args = append(args, sargs...)
+	}
+	query += ` GROUP BY p.i`
+	rows, err := s.reader.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("daily backup outcomes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int
+		var ok, changed, failed sql.NullInt64
+		if err := rows.Scan(&i, &ok, &changed, &failed); err != nil {
+			return nil, err
+		}
+		if i >= 0 && i < n {
+			out[i].Succeeded, out[i].Changed, out[i].Failed = int(ok.Int64), int(changed.Int64), int(failed.Int64)
+		}
+	}
+	return out, rows.Err()
 }

@@ -215,3 +215,18 @@ func exists(ctx context.Context, q querier, query string, args ...any) (bool, er
 	}
 	return true, nil
 }
+
+// eachRow runs query and hands every row to fn.
+func eachRow(ctx context.Context, q querier, query string, args []any, fn func(scanner) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -102,3 +102,23 @@ func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// DevicesUsingTemplates counts, for each of ids, the devices of scope
+// that back up with that template. Ids nobody uses are absent.
+func (s *Store) DevicesUsingTemplates(ctx context.Context, scope Scope, ids []int64) (map[int64]int, error) {
+	out, err := s.devicesUsing(ctx, "template_id", scope, ids)
+	if err != nil {
+		return nil, fmt.Errorf("devices using templates: %w", err)
+	}
+	return out, nil
+}
+
+// TemplateInUse reports whether any device (in any group) backs up with
+// template id.
+func (s *Store) TemplateInUse(ctx context.Context, id int64) (bool, error) {
+	used, err := exists(ctx, s.reader, `SELECT 1 FROM devices WHERE template_id = ? LIMIT 1`, id)
+	if err != nil {
+		return false, fmt.Errorf("template %d in use: %w", id, err)
+	}
+	return used, nil
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // User is a person (or robot) who logs in and owns API keys.
@@ -219,4 +220,245 @@ func (s *Store) UserGrants(ctx context.Context, userID int64) (Grants, error) {
 		g.Permissions[p] = true
 	}
 	return g, rows.Err()
+}
+
+// The users list is one page (LIMIT/OFFSET) plus what that page needs,
+// fetched for the page's rows at once rather than row by row.
+
+// GroupRef names a device group.
+type GroupRef struct {
+	ID   int64
+	Name string
+}
+
+// UserSummary is a user as the users page lists it.
+type UserSummary struct {
+	ID                 int64
+	Username           string
+	Active             bool
+	AllGroups          bool
+	MustChangePassword bool
+	CreatedAt          string
+	Roles              []string
+	Groups             []GroupRef
+	// LastLoginAt is the last sign-in to the web interface the audit log
+	// records; nil when there is none.
+	LastLoginAt *time.Time
+}
+
+// UserPage returns one page of users ordered by username, those whose
+// username contains q (case-insensitive) when q is set, and the total.
+func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]UserSummary, int, error) {
+	where, args := "1=1", []any{}
+	if q != "" {
+		where, args = `instr(lower(username), lower(?)) > 0`, []any{q}
+	}
+	items, total, err := page(ctx, s.reader, func(row scanner) (UserSummary, error) {
+		var u UserSummary
+		err := row.Scan(&u.ID, &u.Username, &u.Active, &u.AllGroups, &u.MustChangePassword, &u.CreatedAt)
+		return u, err
+	}, `SELECT COUNT(*) FROM users WHERE `+where,
+		`SELECT id, username, active, all_groups, must_change_password, created_at FROM users WHERE `+where+
+			` ORDER BY username COLLATE NOCASE, id`, limit, offset, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list users: %w", err)
+	}
+	if len(items) == 0 {
+		return items, total, nil
+	}
+	ids := make([]any, len(items))
+	byID := map[int64]*UserSummary{}
+	for i := range items {
+		ids[i] = items[i].ID
+		byID[items[i].ID] = &items[i]
+	}
+	in := placeholders(len(ids))
+	err = eachRow(ctx, s.reader, `SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+		WHERE ur.user_id IN (`+in+`) ORDER BY r.id`, ids, func(row scanner) error {
+		var id int64
+		var name string
+		if err := row.Scan(&id, &name); err != nil {
+			return err
+		}
+		byID[id].Roles = append(byID[id].Roles, name)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("user roles: %w", err)
+	}
+	err = eachRow(ctx, s.reader, `SELECT ug.user_id, g.id, g.name FROM user_groups ug JOIN device_groups g ON g.id = ug.group_id
+		WHERE ug.user_id IN (`+in+`) ORDER BY g.name COLLATE NOCASE, g.id`, ids, func(row scanner) error {
+		var id int64
+		var g GroupRef
+		if err := row.Scan(&id, &g.ID, &g.Name); err != nil {
+			return err
+		}
+		byID[id].Groups = append(byID[id].Groups, g)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("user groups: %w", err)
+	}
+	// One look-up per user in audit_log_user_action serves the page.
+	err = eachRow(ctx, s.reader, `SELECT user_id, MAX(at) FROM audit_log
+		WHERE action = 'session.login' AND user_id IN (`+in+`) GROUP BY user_id`, ids, func(row scanner) error {
+		var id int64
+		var at string
+		if err := row.Scan(&id, &at); err != nil {
+			return err
+		}
+		if t, err := ParseTime(at); err == nil {
+			byID[id].LastLoginAt = &t
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("last sign-ins: %w", err)
+	}
+	return items, total, nil
+}
+
+// LastSignIn is the time of the user's last web sign-in the audit log
+// records, nil when none.
+func (s *Store) LastSignIn(ctx context.Context, userID int64) (*time.Time, error) {
+	var at string
+	err := s.reader.QueryRowContext(ctx, `SELECT at FROM audit_log WHERE action = 'session.login' AND user_id = ?
+		ORDER BY at DESC, id DESC LIMIT 1`, userID).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("last sign-in: %w", err)
+	}
+	t, err := ParseTime(at)
+	if err != nil {
+		return nil, nil
+	}
+	return &t, nil
+}
+
+// UserByID returns the user (with role names and group ids) or
+// ErrNotFound.
+func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+	u, err := scanUser(s.reader.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, ErrNotFound
+	}
+	if err != nil {
+		return u, fmt.Errorf("get user: %w", err)
+	}
+	return u, s.fillUser(ctx, &u)
+}
+
+// UserAccess is what an administrator sets on an existing user.
+type UserAccess struct {
+	RoleIDs   []int64
+	AllGroups bool
+	GroupIDs  []int64
+	Active    bool
+}
+
+// UpdateUserAccess replaces a user's roles and group scope and sets it
+// active or not, in one transaction. Deactivating a user ends its web
+// sessions with it (its API keys are refused from then on because their
+// owner is inactive). A missing role or group is ErrNotFound, wrapped
+// naming it; a change that leaves no active administrator is
+// ErrLastAdmin and changes nothing.
+func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		before, err := activeAdmins(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE users SET active = ?, all_groups = ?, updated_at = ? WHERE id = ?`,
+			a.Active, a.AllGroups, Now(), id)
+		if err != nil {
+			return fmt.Errorf("update user: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_roles WHERE user_id = ?`, id); err != nil {
+			return fmt.Errorf("reset user roles: %w", err)
+		}
+		for _, r := range a.RoleIDs {
+			if ok, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE id = ?`, r); err != nil {
+				return err
+			} else if !ok {
+				return fmt.Errorf("role %d: %w", r, ErrNotFound)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_roles (user_id, role_id) VALUES (?, ?)`, id, r); err != nil {
+				return fmt.Errorf("grant role: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE user_id = ?`, id); err != nil {
+			return fmt.Errorf("reset user groups: %w", err)
+		}
+		if !a.AllGroups {
+			for _, g := range a.GroupIDs {
+				if _, err := getGroup(ctx, tx, g); err != nil {
+					return fmt.Errorf("group %d: %w", g, err)
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)`, id, g); err != nil {
+					return fmt.Errorf("scope user: %w", err)
+				}
+			}
+		}
+		if !a.Active {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE user_id = ?`, id); err != nil {
+				return fmt.Errorf("end web sessions: %w", err)
+			}
+		}
+		return keepAnAdmin(ctx, tx, before)
+	})
+}
+
+// DeleteUser deletes a user; its roles, group scope, API keys and web
+// sessions go with it (the audit log keeps its name). Deleting the last
+// active administrator is ErrLastAdmin.
+func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		before, err := activeAdmins(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("delete user: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		return keepAnAdmin(ctx, tx, before)
+	})
+}
+
+// activeAdmins counts the active users holding a role with every
+// permission.
+func activeAdmins(ctx context.Context, q querier) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(DISTINCT u.id) FROM users u
+		JOIN user_roles ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
+		WHERE u.active = 1 AND r.all_permissions = 1`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count administrators: %w", err)
+	}
+	return n, nil
+}
+
+// keepAnAdmin refuses a change that took the count of active
+// administrators from some to none. (A system that already had none, set
+// up that way from the command line, is not blocked by it.)
+func keepAnAdmin(ctx context.Context, q querier, before int) error {
+	if before == 0 {
+		return nil
+	}
+	after, err := activeAdmins(ctx, q)
+	if err != nil {
+		return err
+	}
+	if after == 0 {
+		return ErrLastAdmin
+	}
+	return nil
 }

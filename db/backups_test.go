@@ -1,14 +1,12 @@
 package db_test
 
 import (
+	"backupd/db"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"backupd/db"
 )
 
 // historyFixture inserts n attempts of a device one minute apart, ids
@@ -198,66 +196,5 @@ func TestNeighbourVersionsSkipFailures(t *testing.T) {
 	}
 	if _, ok, err := s.NextVersion(ctx, dev, db.CursorOf(all[11])); ok || err != nil {
 		t.Errorf("b011 has a next version: %v %v", ok, err)
-	}
-}
-
-func TestDeviceLabels(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	core := createGroup(t, s, "Core", nil)
-	access := createGroup(t, s, "Access", &core.ID)
-	cred, err := s.CreateCredential(ctx, db.Credential{Name: "lab login", Username: "admin", Password: []byte("sealed")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := s.CreateTemplate(ctx, db.Template{Name: "ios full", Platform: "cisco_ios", Commands: "show run"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := insertDevice(t, s, "r1", &access.ID, &cred.ID, &tpl.ID)
-	d, err := s.GetDevice(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := s.DeviceLabelsOf(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(l.GroupPath, "/") != "Core/Access" || l.Credential != "lab login" || l.Template != "ios full" {
-		t.Errorf("labels %+v", l)
-	}
-	bare, err := s.GetDevice(ctx, insertDevice(t, s, "r2", nil, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l, err := s.DeviceLabelsOf(ctx, bare); err != nil || len(l.GroupPath) != 0 || l.Credential != "" || l.Template != "" {
-		t.Errorf("labels of a bare device %+v, %v", l, err)
-	}
-}
-
-func TestAcceptSeenHostKey(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	id := insertDevice(t, s, "r1", nil, nil, nil)
-	if err := s.AcceptSeenHostKey(ctx, id, []byte("new")); !errors.Is(err, db.ErrNoPendingHostKey) {
-		t.Fatalf("nothing pending: %v", err)
-	}
-	if _, err := s.Exec(ctx, `UPDATE devices SET host_key = ?, pending_host_key = ? WHERE id = ?`, []byte("old"), []byte("new"), id); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AcceptSeenHostKey(ctx, id, []byte("other")); !errors.Is(err, db.ErrPendingHostKeyChanged) {
-		t.Fatalf("another key seen: %v", err)
-	}
-	if pinned, pending, _ := s.HostKeys(ctx, id); string(pinned) != "old" || string(pending) != "new" {
-		t.Fatalf("a refused accept changed the keys: %q %q", pinned, pending)
-	}
-	if err := s.AcceptSeenHostKey(ctx, id, []byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	if pinned, pending, _ := s.HostKeys(ctx, id); string(pinned) != "new" || pending != nil {
-		t.Fatalf("after accepting: %q %q", pinned, pending)
-	}
-	if err := s.AcceptSeenHostKey(ctx, 9999, []byte("new")); !errors.Is(err, db.ErrNotFound) {
-		t.Fatalf("missing device: %v", err)
 	}
 }

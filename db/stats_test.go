@@ -1,13 +1,12 @@
 package db_test
 
 import (
+	"backupd/db"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"backupd/db"
 )
 
 func TestDashboardQueriesFollowScope(t *testing.T) {

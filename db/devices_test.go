@@ -1,14 +1,48 @@
 package db_test
 
 import (
+	"backupd/db"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
-
-	"backupd/db"
 )
+
+func TestDeviceLabels(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	core := createGroup(t, s, "Core", nil)
+	access := createGroup(t, s, "Access", &core.ID)
+	cred, err := s.CreateCredential(ctx, db.Credential{Name: "lab login", Username: "admin", Password: []byte("sealed")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := s.CreateTemplate(ctx, db.Template{Name: "ios full", Platform: "cisco_ios", Commands: "show run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := insertDevice(t, s, "r1", &access.ID, &cred.ID, &tpl.ID)
+	d, err := s.GetDevice(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.DeviceLabelsOf(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(l.GroupPath, "/") != "Core/Access" || l.Credential != "lab login" || l.Template != "ios full" {
+		t.Errorf("labels %+v", l)
+	}
+	bare, err := s.GetDevice(ctx, insertDevice(t, s, "r2", nil, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := s.DeviceLabelsOf(ctx, bare); err != nil || len(l.GroupPath) != 0 || l.Credential != "" || l.Template != "" {
+		t.Errorf("labels of a bare device %+v, %v", l, err)
+	}
+}
 
 func TestDevicesPageQueriesFollowScope(t *testing.T) {
 	s := openStore(t)
@@ -138,5 +172,83 @@ func TestImportDevicesIsAllOrNothing(t *testing.T) {
 	// The search index follows the imported rows.
 	if _, n, _ := s.ListDevices(ctx, db.Scope{All: true}, db.DeviceFilter{Query: "sw-42"}, 50, 0); n != 10 {
 		t.Errorf("search finds %d imported devices for sw-42, want sw-420 to sw-429", n)
+	}
+}
+
+func TestInventoryDeviceCounts(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	core := createGroup(t, s, "Core", nil)
+	access := createGroup(t, s, "Access", &core.ID)
+	branch := createGroup(t, s, "Branch", nil)
+	cred1, err := s.CreateCredential(ctx, db.Credential{Name: "one", Username: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred2, err := s.CreateCredential(ctx, db.Credential{Name: "two", Username: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := s.CreateTemplate(ctx, db.Template{Name: "t", Platform: "cisco_ios", Commands: "show run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unused, err := s.CreateTemplate(ctx, db.Template{Name: "u", Platform: "cisco_ios", Commands: "show run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insertDevice(t, s, "c1", &core.ID, &cred1.ID, &tpl.ID)
+	insertDevice(t, s, "c2", &core.ID, &cred1.ID, nil)
+	insertDevice(t, s, "a1", &access.ID, &cred2.ID, &tpl.ID)
+	insertDevice(t, s, "b1", &branch.ID, &cred1.ID, nil)
+	insertDevice(t, s, "loose", nil, &cred2.ID, &tpl.ID)
+
+	counts, err := s.GroupDeviceCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]int{core.ID: 2, access.ID: 1, branch.ID: 1, 0: 1}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("GroupDeviceCounts = %v, want %v", counts, want)
+	}
+	if n, err := s.DevicesInGroup(ctx, core.ID); err != nil || n != 2 {
+		t.Errorf("DevicesInGroup(core) = %d, %v; want 2 (not counting Access)", n, err)
+	}
+
+	ids := []int64{cred1.ID, cred2.ID}
+	for _, c := range []struct {
+		name  string
+		scope db.Scope
+		want  map[int64]int
+	}{
+		{"all", db.Scope{All: true}, map[int64]int{cred1.ID: 3, cred2.ID: 2}},
+		{"core and below", db.Scope{GroupIDs: []int64{core.ID}}, map[int64]int{cred1.ID: 2, cred2.ID: 1}},
+		{"branch", db.Scope{GroupIDs: []int64{branch.ID}}, map[int64]int{cred1.ID: 1}},
+		{"none", db.Scope{}, map[int64]int{}},
+	} {
+		got, err := s.DevicesUsingCredentials(ctx, c.scope, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("DevicesUsingCredentials(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+	got, err := s.DevicesUsingTemplates(ctx, db.Scope{GroupIDs: []int64{core.ID}}, []int64{tpl.ID, unused.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(map[int64]int{tpl.ID: 2}) {
+		t.Errorf("DevicesUsingTemplates(core) = %v", got)
+	}
+	if got, err := s.DevicesUsingTemplates(ctx, db.Scope{All: true}, nil); err != nil || len(got) != 0 {
+		t.Errorf("no ids: %v %v", got, err)
+	}
+
+	if used, err := s.TemplateInUse(ctx, tpl.ID); err != nil || !used {
+		t.Errorf("TemplateInUse(used) = %v, %v", used, err)
+	}
+	if used, err := s.TemplateInUse(ctx, unused.ID); err != nil || used {
+		t.Errorf("TemplateInUse(unused) = %v, %v", used, err)
 	}
 }
