@@ -29,7 +29,7 @@ type Device struct {
 	Remarks           *string `json:"remarks" doc:"Free-text remarks."`
 	Status            string  `json:"status" enum:"unknown,reachable,unreachable" doc:"Result of the last reachability check or backup connection."`
 	LastCheckedAt     *string `json:"last_checked_at" doc:"Time of the last reachability check, UTC; null before the first."`
-	LastBackupAt      *string `json:"last_backup_at" doc:"Start time of the last backup attempt, UTC; null before the first."`
+	LastBackupAt      *string `json:"last_backup_at" doc:"End time of the last backup attempt, UTC; null before the first."`
 	LastBackupSuccess *bool   `json:"last_backup_success" doc:"Whether the last backup attempt succeeded; null before the first."`
 	LastChangedAt     *string `json:"last_changed_at" doc:"When the configuration last changed: start time of the newest backup that found it different from the previous version, noise ignored, UTC. A device's first backup is not a change: null until a later backup finds one."`
 	CreatedAt         string  `json:"created_at" doc:"Creation time, UTC, ISO 8601 without zone designator."`
