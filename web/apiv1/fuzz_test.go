@@ -260,7 +260,17 @@ func (e *env) checkFuzzReply(req *http.Request, m, target string, body []byte, r
 		// clean it, or drop the trailing slash, and find an operation.
 		return
 	}
-	for _, p := range e.documentProblems(req, body, r) {
+	// The server reads an empty query value ("status=") as not given, as
+	// HTML forms send it; the document's validator would take it as "".
+	vreq := req.Clone(context.Background())
+	q := vreq.URL.Query()
+	for k, v := range q {
+		if len(v) == 1 && v[0] == "" {
+			q.Del(k)
+		}
+	}
+	vreq.URL.RawQuery = q.Encode()
+	for _, p := range e.documentProblems(vreq, body, r) {
 		t.Errorf("%s %s → %d: %s\n%s", m, target, r.Status, p, raw)
 	}
 }
