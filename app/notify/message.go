@@ -1,0 +1,196 @@
+package notify
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"backupd/embed"
+)
+
+// Languages of the messages; the first is the default. Their texts are in
+// embed/i18n/notify.<lang>.json, one flat object each, fmt verbs for
+// arguments (%[2]d to reorder), as the web interface's catalogs are.
+var Languages = []string{"en", "zh"}
+
+var catalogs = sync.OnceValues(loadCatalogs)
+
+func loadCatalogs() (map[string]map[string]string, error) {
+	c := map[string]map[string]string{}
+	for _, lang := range Languages {
+		raw, err := embed.I18n.ReadFile("i18n/notify." + lang + ".json")
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("i18n/notify.%s.json: %w", lang, err)
+		}
+		c[lang] = m
+	}
+	return c, nil
+}
+
+// tr returns key's text in lang, formatted with args; English when lang
+// has none, the key itself when no catalog has it (a test catches that).
+func tr(lang, key string, args ...any) string {
+	c, err := catalogs()
+	s := key
+	if err == nil {
+		if t, ok := c[lang][key]; ok {
+			s = t
+		} else if t, ok := c[Languages[0]][key]; ok {
+			s = t
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+func language(l string) string {
+	for _, x := range Languages {
+		if x == l {
+			return l
+		}
+	}
+	return Languages[0]
+}
+
+// what says in a few words what happened.
+func what(lang string, e Event) string {
+	key := "kind." + e.Kind
+	if c, err := catalogs(); err == nil {
+		if _, ok := c[Languages[0]][key]; ok {
+			return tr(lang, key)
+		}
+	}
+	return tr(lang, "kind.other", e.Kind)
+}
+
+// details are the event's particulars: counts, the failure, the age.
+func details(lang string, e Event) []string {
+	var out []string
+	if e.Backup != nil && (e.Backup.LinesAdded > 0 || e.Backup.LinesRemoved > 0) {
+		out = append(out, tr(lang, "detail.lines", e.Backup.LinesAdded, e.Backup.LinesRemoved))
+	}
+	if f := e.Failure; f != nil {
+		if f.Stage != "" || f.Reason != "" {
+			out = append(out, tr(lang, "detail.failure", oneLine(f.Stage, 40), oneLine(f.Reason, 300)))
+		}
+		if f.Consecutive > 1 {
+			out = append(out, tr(lang, "detail.consecutive", f.Consecutive))
+		}
+	}
+	if s := e.Stale; s != nil {
+		th := threshold(lang, s.ThresholdSeconds)
+		if s.LastGoodAt == nil {
+			out = append(out, tr(lang, "detail.stale_never", th))
+		} else {
+			out = append(out, tr(lang, "detail.stale", when(*s.LastGoodAt), th))
+		}
+	}
+	return out
+}
+
+func threshold(lang string, seconds int64) string {
+	if seconds%3600 == 0 {
+		return tr(lang, "unit.hours", seconds/3600)
+	}
+	return tr(lang, "unit.minutes", (seconds+59)/60)
+}
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+func triggerName(lang, trigger string) string {
+	if c, err := catalogs(); err == nil {
+		if _, ok := c[Languages[0]]["trigger."+trigger]; ok {
+			return tr(lang, "trigger."+trigger)
+		}
+	}
+	return oneLine(trigger, 40)
+}
+
+// deviceLabel is "name (host)", on one line.
+func deviceLabel(d Device) string {
+	name := oneLine(d.Name, 100)
+	if name == "" {
+		name = fmt.Sprintf("#%d", d.ID)
+	}
+	if h := oneLine(d.Host, 100); h != "" && h != name {
+		return name + " (" + h + ")"
+	}
+	return name
+}
+
+// title is the headline of a delivery: the one event, or the digest's
+// counts.
+func title(lang string, events []Event) string {
+	if len(events) == 1 {
+		return tr(lang, "subject.single", deviceLabel(events[0].Device), what(lang, events[0]))
+	}
+	return tr(lang, "digest.title", len(events), countDevices(events))
+}
+
+func countDevices(events []Event) int {
+	seen := map[int64]bool{}
+	for _, e := range events {
+		seen[e.Device.ID] = true
+	}
+	return len(seen)
+}
+
+// summary is one event on one line: "name (host): what, details".
+func summary(lang string, e Event) string {
+	s := deviceLabel(e.Device) + ": " + what(lang, e)
+	if d := details(lang, e); len(d) > 0 {
+		s += " — " + strings.Join(d, "; ")
+	}
+	return s
+}
+
+// ordered returns the events most urgent first (failures, then changes,
+// then the rest), each kind by device name, so that a cut digest keeps
+// what matters.
+func ordered(events []Event) []Event {
+	rank := func(kind string) int {
+		switch kind {
+		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale":
+			return 0
+		case "config.changed":
+			return 1
+		}
+		return 2
+	}
+	out := append([]Event(nil), events...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := rank(out[i].Kind), rank(out[j].Kind)
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].Device.Name < out[j].Device.Name
+	})
+	return out
+}
+
+// oneLine makes untrusted text (a device name, a failure reason) safe
+// for one line of any message: control characters and line breaks become
+// spaces, runs of space one, and it is cut to max runes.
+func oneLine(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}

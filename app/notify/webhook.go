@@ -1,0 +1,287 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Webhook headers. The signature is "sha256=" and the hex HMAC-SHA256 of
+// the raw body with the channel's secret as key; a receiver recomputes it
+// over the bytes it received and compares in constant time.
+const (
+	HeaderSignature = "X-Backupd-Signature"
+	HeaderEvent     = "X-Backupd-Event" // the event kind, or "digest" for several
+	HeaderDelivery  = "X-Backupd-Delivery"
+	EventDigest     = "digest"
+)
+
+// WebhookConfig is a webhook channel's non-secret settings (its secret is
+// the signing key).
+type WebhookConfig struct {
+	URL string `json:"url"`
+	// Headers are sent with every delivery (an API token a receiver
+	// wants, say); they cannot replace backupd's own.
+	Headers map[string]string `json:"headers,omitempty"`
+	// SkipVerify accepts any TLS certificate: only for a receiver on a
+	// trusted network with a self-signed certificate.
+	SkipVerify bool `json:"skip_verify,omitempty"`
+}
+
+// ChatConfig is a chat channel's non-secret settings; its incoming-webhook
+// URL is the channel's secret.
+type ChatConfig struct {
+	SkipVerify bool `json:"skip_verify,omitempty"`
+}
+
+// Bounds of a webhook's settings and of what is read of an answer.
+const (
+	maxHeaders       = 20
+	maxHeaderValue   = 1024
+	maxURL           = 2048
+	answerExcerpt    = 200      // bytes of a refusal's body quoted in the error
+	answerDrainLimit = 64 << 10 // bytes read of any answer at most
+)
+
+// reservedHeaders are set by backupd or by HTTP itself.
+var reservedHeaders = map[string]bool{
+	"Content-Type": true, "Content-Length": true, "Content-Encoding": true,
+	"Host": true, "Transfer-Encoding": true, "Connection": true,
+	"Te": true, "Trailer": true, "Upgrade": true, "Expect": true,
+}
+
+// Validate checks the URL and the custom headers.
+func (c WebhookConfig) Validate() error {
+	if err := validateHTTPURL(c.URL); err != nil {
+		return err
+	}
+	if len(c.Headers) > maxHeaders {
+		return fmt.Errorf("headers: at most %d", maxHeaders)
+	}
+	for name, value := range c.Headers {
+		canon := http.CanonicalHeaderKey(name)
+		switch {
+		case !isToken(name):
+			return fmt.Errorf("header %q: not a valid header name", name)
+		case reservedHeaders[canon] || strings.HasPrefix(canon, "X-Backupd-"):
+			return fmt.Errorf("header %s: set by backupd, it cannot be replaced", canon)
+		case len(value) > maxHeaderValue:
+			return fmt.Errorf("header %s: value longer than %d bytes", canon, maxHeaderValue)
+		case !validHeaderValue(value):
+			return fmt.Errorf("header %s: value holds a line break or control character", canon)
+		}
+	}
+	return nil
+}
+
+// validateHTTPURL checks a URL without ever quoting it: it may hold
+// credentials.
+func validateHTTPURL(raw string) error {
+	if raw == "" {
+		return errors.New("url: required")
+	}
+	if len(raw) > maxURL {
+		return fmt.Errorf("url: longer than %d characters", maxURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return errors.New("url: must start with https:// (or http://)")
+	}
+	if u.Hostname() == "" {
+		return errors.New("url: names no host")
+	}
+	return nil
+}
+
+func validateChatURL(raw string) error {
+	if err := validateHTTPURL(raw); err != nil {
+		return fmt.Errorf("incoming-webhook %w", err)
+	}
+	return nil
+}
+
+// RedactURL is what may be shown of a URL that can hold a credential (in
+// its user part, path or query): its scheme and host only.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(invalid URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x7f || c <= ' ' || strings.IndexByte(`()<>@,;:\"/[]?={}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func validHeaderValue(s string) bool {
+	for _, r := range s {
+		if (r < ' ' && r != '\t') || r == 0x7f {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
+// Sign returns the X-Backupd-Signature value of body.
+func Sign(secret, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// WebhookBody is the JSON a webhook delivery posts.
+func WebhookBody(deliveryID string, events []Event) ([]byte, error) {
+	env := Envelope{Schema: Schema, DeliveryID: deliveryID, Events: make([]Event, len(events))}
+	for i, e := range events {
+		e.Schema = Schema
+		e.At = e.At.UTC()
+		env.Events[i] = e
+	}
+	return json.Marshal(env)
+}
+
+func sendWebhook(ctx context.Context, ch Channel, events []Event, opts Options) Result {
+	body, err := WebhookBody(opts.DeliveryID, events)
+	if err != nil {
+		return Result{Permanent: true, Err: fmt.Errorf("webhook payload: %w", err)}
+	}
+	h := http.Header{}
+	for name, value := range ch.Webhook.Headers {
+		h.Set(name, value)
+	}
+	h.Set("Content-Type", "application/json")
+	kind := EventDigest
+	if len(events) == 1 {
+		kind = events[0].Kind
+	}
+	h.Set(HeaderEvent, kind)
+	h.Set(HeaderDelivery, opts.DeliveryID)
+	if len(ch.Secret) > 0 {
+		h.Set(HeaderSignature, Sign(ch.Secret, body))
+	}
+	return post(ctx, ch.Webhook.URL, body, h, ch.Webhook.SkipVerify, opts)
+}
+
+// post sends one request and classifies the answer: 2xx is delivered; a
+// redirect (not followed: the receiver's URL should be the final one) and
+// 4xx other than 408 and 429 are permanent; 5xx, 408, 429 and failures
+// to connect or to get an answer in time are worth retrying. Errors name
+// the URL by scheme and host only.
+func post(ctx context.Context, rawURL string, body []byte, h http.Header, skipVerify bool, opts Options) Result {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	where := RedactURL(rawURL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return Result{Permanent: true, Err: fmt.Errorf("POST %s: %w", where, innerURLError(err))}
+	}
+	req.Header = h
+	if opts.UserAgent != "" && h.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", opts.UserAgent)
+	}
+	tr := &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: timeout}).DialContext,
+		TLSClientConfig:        &tls.Config{RootCAs: opts.RootCAs, InsecureSkipVerify: skipVerify, MinVersion: tls.VersionTLS12}, //nolint:gosec // the channel's own choice, off by default
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		err = innerURLError(err)
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			err = fmt.Errorf("no answer within %s", timeout)
+		}
+		return Result{Err: fmt.Errorf("POST %s: %w", where, err)}
+	}
+	defer resp.Body.Close()
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, answerExcerpt))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, answerDrainLimit))
+	res := Result{Status: strconv.Itoa(resp.StatusCode)}
+	code := resp.StatusCode
+	if code >= 200 && code < 300 {
+		return res
+	}
+	msg := fmt.Sprintf("POST %s: answered %d %s", where, code, http.StatusText(code))
+	if q := printable(excerpt); q != "" {
+		msg += ": " + q
+	}
+	switch {
+	case code >= 300 && code < 400:
+		msg += " (redirects are not followed: use the final URL)"
+		res.Permanent = true
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
+	default:
+		res.Permanent = true
+	}
+	res.Err = errors.New(msg)
+	return res
+}
+
+// innerURLError drops net/http's *url.Error wrapper, which quotes the URL.
+func innerURLError(err error) error {
+	var ue *url.Error
+	for errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// printable is an answer's excerpt fit to quote on one line.
+func printable(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "")
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(strings.Join(strings.Fields(s), " "))
+}
