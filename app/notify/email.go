@@ -610,7 +610,7 @@ var htmlTemplate = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 {{range .Details}}<p style="margin:0;color:#444">{{.}}</p>
 {{end}}<p style="margin:0;color:#666;font-size:12px">{{if .Group}}{{$.GroupLabel}}: {{.Group}} · {{end}}{{$.AtLabel}}: {{.At}} · {{$.TriggerLabel}}: {{.Trigger}}</p>
 {{if .URL}}<p style="margin:4px 0"><a href="{{.URL}}">{{$.ViewLabel}}</a></p>
-{{end}}{{if .Diff}}<pre style="font-family:monospace;font-size:12px;background:#f6f6f6;padding:8px;overflow:auto">{{range .Diff}}<span class="{{.Class}}{{if .Noise}} noise{{end}}" style="{{if .Noise}}color:#999{{else if eq .Class "add"}}color:#116611{{else if eq .Class "del"}}color:#aa1111{{else if eq .Class "hunk"}}color:#555{{end}}">{{.Text}}</span>
+{{end}}{{if .Diff}}<pre style="font-family:monospace;font-size:12px;background:#f6f6f6;padding:8px;overflow:auto">{{range .Diff}}{{if .Noise}}<span class="{{.Class}} noise" style="color:#999">{{else if eq .Class "add"}}<span class="add" style="color:#116611">{{else if eq .Class "del"}}<span class="del" style="color:#aa1111">{{else if eq .Class "hunk"}}<span class="hunk" style="color:#555">{{else}}<span>{{end}}{{.Text}}</span>
 {{end}}</pre>
 {{if .DiffNote}}<p style="margin:0;font-size:12px">{{.DiffNote}}</p>
 {{end}}{{if .HasNoise}}<p style="margin:0;font-size:12px;color:#999">{{$.NoiseHTML}}</p>
