@@ -1,0 +1,583 @@
+package syslog
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is the listener's clock in tests: it moves only when told.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// rig is a listener on 127.0.0.1 with a device table and a trigger log.
+type rig struct {
+	t     *testing.T
+	l     *Listener
+	clock *fakeClock
+
+	mu        sync.Mutex
+	byAddr    map[netip.Addr]int64
+	byHost    map[string]int64
+	triggered []int64
+}
+
+func newRig(t *testing.T, tweak func(*Config)) *rig {
+	t.Helper()
+	r := &rig{t: t, clock: newFakeClock(), byAddr: map[netip.Addr]int64{}, byHost: map[string]int64{}}
+	cfg := Config{
+		Addr: "127.0.0.1:0",
+		Resolve: func(addr netip.Addr, hostname string) (int64, bool) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if id, ok := r.byHost[hostname]; ok && hostname != "" {
+				return id, true
+			}
+			id, ok := r.byAddr[addr]
+			return id, ok
+		},
+		Trigger: func(ctx context.Context, id int64) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.triggered = append(r.triggered, id)
+		},
+		Now:    r.clock.Now,
+		Tick:   time.Hour, // tests flush by hand
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.l = l
+	t.Cleanup(func() { l.Close() })
+	return r
+}
+
+func (r *rig) device(addr string, id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byAddr[netip.MustParseAddr(addr)] = id
+}
+
+func (r *rig) triggers() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.triggered)
+}
+
+// waitStats waits (bounded) until the listener's counters satisfy ok:
+// messages travel through sockets and goroutines, so the test
+// synchronises on the counters rather than on time.
+func (r *rig) waitStats(what string, ok func(Stats) bool) Stats {
+	r.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := r.l.Stats()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("waiting for %s: stats %+v", what, s)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (r *rig) udp(t *testing.T, local string) net.Conn {
+	t.Helper()
+	d := net.Dialer{}
+	if local != "" {
+		d.LocalAddr = &net.UDPAddr{IP: net.ParseIP(local)}
+	}
+	c, err := d.Dial("udp", r.l.UDPAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (r *rig) tcp(t *testing.T, local string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if local != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
+	}
+	c, err := d.Dial("tcp", r.l.TCPAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func send(t *testing.T, c net.Conn, s string) {
+	t.Helper()
+	if _, err := io.WriteString(c, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func octet(msg string) string { return fmt.Sprintf("%d %s", len(msg), msg) }
+
+const (
+	iosChange  = "<189>82: *Mar 1 18:46:11: %SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)"
+	iosLink    = "<187>00:00:46: %LINK-3-UPDOWN: Interface Port-channel1, changed state to up"
+	junosRFC   = `<165>1 2007-02-15T09:18:02.101Z router1 mgd 3046 UI_COMMIT [junos@2636.1.1.1.2.18 username="user"] User 'user' requested 'commit' operation (comment: none)`
+	nxosChange = "<189>2014 Jun 29 19:20:57 Nexus-7000 %VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0"
+)
+
+// A burst of changes over UDP is one trigger, 60 s after the last one.
+func TestUDPBurstIsOneTriggerAfterDebounce(t *testing.T) {
+	r := newRig(t, nil)
+	r.device("127.0.0.1", 7)
+	c := r.udp(t, "")
+	for i := range 3 {
+		send(t, c, iosChange)
+		send(t, c, iosLink)
+		if i < 2 {
+			r.waitStats("the change", func(s Stats) bool { return s.Matched == uint64(i+1) })
+			r.clock.Advance(20 * time.Second) // commits 20 s apart: one burst
+		}
+	}
+	s := r.waitStats("six messages", func(s Stats) bool { return s.Received == 6 && s.Matched == 3 })
+	if s.PendingDevices != 1 || s.UnknownSender != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	r.clock.Advance(59 * time.Second)
+	if n := r.l.flush(); n != 0 || len(r.triggers()) != 0 {
+		t.Fatalf("triggered %v 59 s after the last change", r.triggers())
+	}
+	r.clock.Advance(time.Second)
+	if n := r.l.flush(); n != 1 {
+		t.Fatalf("flush at 60 s triggered %d", n)
+	}
+	if got := r.triggers(); !slices.Equal(got, []int64{7}) {
+		t.Fatalf("triggers %v, want [7]", got)
+	}
+	r.clock.Advance(time.Hour)
+	r.l.flush()
+	if s := r.l.Stats(); len(r.triggers()) != 1 || s.Triggered != 1 || s.PendingDevices != 0 {
+		t.Fatalf("after the trigger: %v, %+v", r.triggers(), s)
+	}
+}
+
+// TCP with both framings, chosen frame by frame, on one connection and
+// another; the device is found by the hostname in the message too.
+func TestTCPBothFramings(t *testing.T) {
+	r := newRig(t, nil)
+	r.device("127.0.0.1", 1)
+	r.mu.Lock()
+	r.byHost["Nexus-7000"] = 2
+	r.mu.Unlock()
+
+	c := r.tcp(t, "")
+	// octet-counted, newline, octet-counted holding a newline, a blank line,
+	// and a last line without its trailer before the close.
+	send(t, c, octet(junosRFC)+iosLink+"\n"+octet(iosLink+"\n"+iosLink)+"\n"+nxosChange+"\n"+octet(iosChange))
+	r.waitStats("4 frames", func(s Stats) bool { return s.Received == 5 && s.Matched == 3 })
+
+	c2 := r.tcp(t, "")
+	send(t, c2, iosLink+"\n"+iosChange)
+	c2.Close() // the unterminated last line still counts
+	s := r.waitStats("the unterminated line", func(s Stats) bool { return s.Received == 7 && s.Matched == 4 })
+	if s.PendingDevices != 2 || s.Truncated != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	r.clock.Advance(DefaultDebounce)
+	r.l.flush()
+	if got := r.triggers(); !slices.Equal(got, []int64{1, 2}) {
+		t.Fatalf("triggers %v, want [1 2] (by address and by hostname)", got)
+	}
+}
+
+// Unknown senders are counted and forgotten.
+func TestUnknownSenderCountedNotStored(t *testing.T) {
+	r := newRig(t, nil)
+	c := r.udp(t, "")
+	send(t, c, iosChange)
+	send(t, c, iosLink)
+	s := r.waitStats("two messages", func(s Stats) bool { return s.Received == 2 })
+	if s.Matched != 1 || s.UnknownSender != 1 || s.PendingDevices != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	r.clock.Advance(time.Hour)
+	if r.l.flush(); len(r.triggers()) != 0 {
+		t.Fatalf("an unknown sender triggered %v", r.triggers())
+	}
+}
+
+// Messages over the size cap are cut (and still matched on their start);
+// the TCP connection goes on with the next frame; a frame over the hard
+// cap ends the connection.
+func TestOversizedMessages(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxMessage = 1024 })
+	r.device("127.0.0.1", 3)
+	big := iosChange + " " + strings.Repeat("x", 20000)
+
+	u := r.udp(t, "")
+	send(t, u, big)
+	r.waitStats("the big datagram", func(s Stats) bool { return s.Received == 1 && s.Truncated == 1 && s.Matched == 1 })
+
+	c := r.tcp(t, "")
+	send(t, c, octet(big)+big+"\n"+octet(iosLink)+iosLink+"\n")
+	s := r.waitStats("frames after the big ones", func(s Stats) bool { return s.Received == 5 })
+	if s.Truncated != 3 || s.Matched != 3 || s.Dropped[DropFraming] != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+
+	c2 := r.tcp(t, "")
+	send(t, c2, fmt.Sprintf("%d ", maxFrame+1))
+	c2.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := c2.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a frame over the hard cap: read %v, want the listener to close the connection", err)
+	}
+	c3 := r.tcp(t, "")
+	go func() { // a line without end: stop writing once the listener hangs up
+		chunk := []byte(strings.Repeat("y", 64<<10))
+		for range (maxFrame / len(chunk)) + 4 {
+			if _, err := c3.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	c3.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := c3.Read(make([]byte, 1)); err == nil || err == io.ErrNoProgress {
+		t.Fatalf("a line over the hard cap: read %v, want the connection closed", err)
+	}
+	r.waitStats("two framing drops", func(s Stats) bool { return s.Dropped[DropFraming] == 2 })
+}
+
+// A flood of garbage (random bytes over UDP and TCP) hurts nothing: no
+// panic, the counters add up, and a real change after it still counts.
+func TestGarbageFlood(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Rate = 1e9; c.Burst = 1 << 30 })
+	r.device("127.0.0.1", 4)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	u := r.udp(t, "")
+	sent := 0
+	for range 2000 {
+		b := make([]byte, 1+rnd.IntN(1500))
+		for i := range b {
+			b[i] = byte(rnd.IntN(256))
+		}
+		b[0] = 'x' // never an all-blank datagram, which is not counted
+		if _, err := u.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+		if sent%200 == 0 { // let the reader keep up: loopback UDP may drop under a burst
+			r.waitStats("garbage", func(s Stats) bool { return s.Received >= uint64(sent)*9/10 })
+		}
+	}
+	c := r.tcp(t, "")
+	var tcpGarbage strings.Builder
+	for range 500 {
+		b := make([]byte, rnd.IntN(300))
+		for i := range b {
+			b[i] = byte(' ' + rnd.IntN(95)) // no digits-space start guaranteed: both framings get exercised
+		}
+		tcpGarbage.Write(b)
+		tcpGarbage.WriteByte('\n')
+	}
+	send(t, c, tcpGarbage.String())
+	send(t, c, iosChange+"\n")
+	s := r.waitStats("the change after the garbage", func(s Stats) bool { return s.PendingDevices == 1 })
+	if s.Dropped[DropFraming] != 0 || s.Matched < 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	send(t, u, iosChange) // UDP still serves
+	r.waitStats("UDP after the flood", func(s Stats) bool { return s.Matched >= 2 })
+}
+
+// The per-sender token bucket drops what is over the rate, by sender.
+func TestRateCapPerSender(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Rate = 1; c.Burst = 5 })
+	r.device("127.0.0.1", 5)
+	r.device("127.0.0.2", 6)
+	a, b := r.udp(t, ""), r.udp(t, "127.0.0.2")
+	for i := range 20 {
+		send(t, a, iosLink)
+		r.waitStats("a's message", func(s Stats) bool { return s.Received == uint64(i+1) })
+	}
+	s := r.waitStats("20 from a", func(s Stats) bool { return s.Received == 20 })
+	if s.Dropped[DropRate] != 15 {
+		t.Fatalf("dropped %d of 20 at burst 5, want 15", s.Dropped[DropRate])
+	}
+	// Another sender has its own bucket; a's change is dropped while its
+	// bucket is empty, then passes once the clock refills it.
+	send(t, b, iosChange)
+	send(t, a, iosChange)
+	s = r.waitStats("b's change and a's", func(s Stats) bool { return s.Received == 22 })
+	if s.Matched != 1 || s.Dropped[DropRate] != 16 {
+		t.Fatalf("stats %+v", s)
+	}
+	r.clock.Advance(3 * time.Second)
+	send(t, a, iosChange)
+	s = r.waitStats("a after refill", func(s Stats) bool { return s.Received == 23 })
+	if s.Matched != 2 || s.Dropped[DropRate] != 16 || s.TrackedSenders != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// Connections over the total or per-sender cap are closed at once.
+func TestConnectionCaps(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxConns = 3; c.MaxConnsPerSender = 2 })
+	var open []net.Conn
+	for _, local := range []string{"127.0.0.1", "127.0.0.1", "127.0.0.2"} {
+		c := r.tcp(t, local)
+		send(t, c, iosLink+"\n")
+		open = append(open, c)
+	}
+	r.waitStats("three connections", func(s Stats) bool { return s.Received == 3 && s.OpenConns == 3 })
+	for _, local := range []string{"127.0.0.1", "127.0.0.3"} { // per-sender cap, then total cap
+		c := r.tcp(t, local)
+		c.SetReadDeadline(time.Now().Add(15 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatalf("connection from %s over the cap was served", local)
+		}
+	}
+	s := r.waitStats("two refusals", func(s Stats) bool { return s.Dropped[DropConnLimit] == 2 })
+	if s.OpenConns != 3 {
+		t.Fatalf("open connections %d, want 3", s.OpenConns)
+	}
+	open[0].Close()
+	r.waitStats("a slot freed", func(s Stats) bool { return s.OpenConns == 2 })
+	c := r.tcp(t, "127.0.0.1")
+	send(t, c, iosLink+"\n")
+	r.waitStats("a new connection in the freed slot", func(s Stats) bool { return s.Received == 4 })
+}
+
+// A connection that sends nothing is closed after the idle timeout.
+func TestIdleConnectionTimesOut(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.IdleTimeout = 100 * time.Millisecond })
+	c := r.tcp(t, "")
+	send(t, c, "5 <13>x") // half a frame, then silence
+	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("idle connection: read %v, want EOF from the listener", err)
+	}
+	r.waitStats("no open connection", func(s Stats) bool { return s.OpenConns == 0 })
+}
+
+// Close ends every goroutine, closes connections, frees the port, and no
+// trigger fires afterwards.
+func TestCloseEndsEverything(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Tick = time.Millisecond })
+	r.device("127.0.0.1", 8)
+	conns := []net.Conn{r.tcp(t, ""), r.tcp(t, "")}
+	send(t, conns[0], iosChange+"\n")
+	r.waitStats("a pending device", func(s Stats) bool { return s.PendingDevices == 1 && s.OpenConns == 2 })
+
+	done := make(chan error, 1)
+	go func() { done <- r.l.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if strings.Contains(stacks, "syslog.(*Listener)") {
+		t.Fatalf("listener goroutines left after Close:\n%s", stacks)
+	}
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(15 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("connection after Close: read %v, want EOF", err)
+		}
+	}
+	r.clock.Advance(time.Hour)
+	if r.l.flush(); len(r.triggers()) != 0 {
+		t.Fatalf("triggered %v after Close", r.triggers())
+	}
+	for _, network := range []string{"udp", "tcp"} {
+		addr := r.l.UDPAddr().String()
+		var err error
+		if network == "udp" {
+			var pc net.PacketConn
+			if pc, err = net.ListenPacket("udp", addr); err == nil {
+				pc.Close()
+			}
+		} else {
+			var ln net.Listener
+			if ln, err = net.Listen("tcp", r.l.TCPAddr().String()); err == nil {
+				ln.Close()
+			}
+		}
+		if err != nil {
+			t.Errorf("%s port not freed by Close: %v", network, err)
+		}
+	}
+	if err := r.l.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// A Trigger that panics costs that trigger only.
+func TestTriggerPanicIsContained(t *testing.T) {
+	var calls atomic.Int32
+	r := newRig(t, func(c *Config) {
+		c.Trigger = func(ctx context.Context, id int64) {
+			calls.Add(1)
+			if id == 1 {
+				panic("boom")
+			}
+		}
+	})
+	r.mu.Lock()
+	r.byHost["a"], r.byHost["b"] = 1, 2
+	r.mu.Unlock()
+	u := r.udp(t, "")
+	send(t, u, "<189>Mar  1 18:46:11 a %SYS-5-CONFIG_I: Configured from console by vty2")
+	send(t, u, "<189>Mar  1 18:46:11 b %SYS-5-CONFIG_I: Configured from console by vty2")
+	r.waitStats("two devices", func(s Stats) bool { return s.PendingDevices == 2 })
+	r.clock.Advance(time.Hour)
+	if n := r.l.flush(); n != 2 || calls.Load() != 2 {
+		t.Fatalf("flushed %d, Trigger called %d times, want 2 and 2", n, calls.Load())
+	}
+}
+
+// At most MaxPending devices wait; more are counted as dropped.
+func TestPendingDevicesBounded(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxPending = 2 })
+	r.mu.Lock()
+	r.byHost["a"], r.byHost["b"], r.byHost["c"] = 1, 2, 3
+	r.mu.Unlock()
+	u := r.udp(t, "")
+	for _, h := range []string{"a", "b", "c", "a"} {
+		send(t, u, "<189>Mar  1 18:46:11 "+h+" %SYS-5-CONFIG_I: Configured from console by vty2")
+	}
+	s := r.waitStats("four changes", func(s Stats) bool { return s.Matched == 4 })
+	if s.PendingDevices != 2 || s.Dropped[DropPendingFull] != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestListenRejectsBadConfig(t *testing.T) {
+	ok := func(netip.Addr, string) (int64, bool) { return 0, false }
+	trig := func(context.Context, int64) {}
+	for _, c := range []Config{
+		{Resolve: ok, Trigger: trig},
+		{Addr: "127.0.0.1:0", Trigger: trig},
+		{Addr: "127.0.0.1:0", Resolve: ok},
+		{Addr: "no-port", Resolve: ok, Trigger: trig},
+		{Addr: "127.0.0.1:0", Resolve: ok, Trigger: trig, Patterns: []Pattern{{Name: "x"}}},
+	} {
+		if l, err := Listen(c); err == nil {
+			l.Close()
+			t.Errorf("Listen(%+v) accepted", c)
+		}
+	}
+}
+
+// The util-linux logger, a real syslog client, over UDP (RFC 3164), TCP
+// with newline framing, and TCP with octet counting (RFC 5424, Junos's
+// UI_COMMIT as the MSGID).
+func TestRealLoggerClient(t *testing.T) {
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Skip("logger (util-linux) not installed")
+	}
+	r := newRig(t, nil)
+	r.device("127.0.0.1", 11)
+	port := fmt.Sprint(r.l.UDPAddr().(*net.UDPAddr).Port)
+	runs := [][]string{
+		{"--udp", "--rfc3164", "-t", "ios", "%SYS-5-CONFIG_I: Configured from console by admin on vty0 (192.0.2.1)"},
+		{"--tcp", "--rfc3164", "-t", "ios", "%LINK-3-UPDOWN: Interface Gi0/1, changed state to up"},
+		{"--tcp", "--octet-count", "--rfc5424", "--msgid", "UI_COMMIT", "-t", "mgd", "User 'netops' requested 'commit' operation (comment: none)"},
+	}
+	for i, args := range runs {
+		cmd := exec.Command("logger", append([]string{"--server", "127.0.0.1", "--port", port}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		r.waitStats("logger message", func(s Stats) bool { return s.Received == uint64(i+1) })
+	}
+	s := r.l.Stats()
+	if s.Matched != 2 || s.PendingDevices != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	r.clock.Advance(DefaultDebounce)
+	r.l.flush()
+	if got := r.triggers(); !slices.Equal(got, []int64{11}) {
+		t.Fatalf("triggers %v, want [11]", got)
+	}
+}
+
+func TestDebouncer(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := newDebouncer(time.Minute, 10*time.Minute, 100)
+	// A device that logs a change every 50 s never goes quiet for a
+	// minute; MaxWait still triggers it 10 minutes after its first.
+	for i := range 12 { // 0 s .. 550 s
+		now := t0.Add(time.Duration(i) * 50 * time.Second)
+		if due := d.due(now); len(due) != 0 {
+			t.Fatalf("due %v at %v", due, now.Sub(t0))
+		}
+		d.note(1, now)
+	}
+	if due := d.due(t0.Add(10 * time.Minute)); !slices.Equal(due, []int64{1}) {
+		t.Fatalf("due at 10 min: %v", due)
+	}
+	if d.size() != 0 {
+		t.Fatal("a triggered device stays pending")
+	}
+	// A message with an older time (clock skew) does not pull the wait in.
+	d.note(2, t0.Add(time.Minute))
+	d.note(2, t0)
+	if due := d.due(t0.Add(time.Minute + 59*time.Second)); len(due) != 0 {
+		t.Fatalf("due early: %v", due)
+	}
+}
+
+func TestRateLimiterMapIsBounded(t *testing.T) {
+	rl := newRateLimiter(1, 1, 4)
+	t0 := time.Unix(0, 0)
+	for i := range 1000 {
+		a := netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
+		if !rl.allow(a, t0.Add(time.Duration(i)*time.Millisecond)) {
+			t.Fatalf("a new sender's first message was dropped")
+		}
+		if rl.size() > 4 {
+			t.Fatalf("%d senders tracked, cap 4", rl.size())
+		}
+	}
+}
+
+// A frame is octet-counted only when it starts with a count (no leading
+// zero, at most 9 digits) and a space; anything else is a line.
+func TestOctetCountDetection(t *testing.T) {
+	for in, want := range map[string]int{"12 <13>": 12, "0 x": -1, "82: x": -1, "<13>x": -1, "1234567890 x": -1, "7 ": 7} {
+		n, ok, _ := octetCount(bufio.NewReader(strings.NewReader(in)))
+		if (want < 0 && ok) || (want >= 0 && (!ok || n != want)) {
+			t.Errorf("octetCount(%q) = %d %v, want %d", in, n, ok, want)
+		}
+	}
+}
