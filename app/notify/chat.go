@@ -90,7 +90,12 @@ func fitLines(lang string, lines []string, budget int) []string {
 	return lines
 }
 
-// Chat payloads, as each tool's incoming webhook accepts them:
+type textPayload struct {
+	Text string `json:"text"`
+}
+
+// ChatBody is the JSON posted to a chat channel of type typ, in the form
+// each tool's incoming webhook accepts:
 //   - Slack: {"text": mrkdwn} — the plain incoming-webhook message
 //     (https://api.slack.com/messaging/webhooks); Slack answers 200 "ok".
 //   - Mattermost: {"text": Markdown} — its Slack-compatible incoming
@@ -102,12 +107,6 @@ func fitLines(lang string, lines []string, budget int) []string {
 //     received" trigger and the older connectors both take.
 //   - generic chat: {"text": plain text}, which Rocket.Chat, Zulip's
 //     Slack-compatible hook, Google Chat and most others accept.
-
-type textPayload struct {
-	Text string `json:"text"`
-}
-
-// ChatBody is the JSON posted to a chat channel of type typ.
 func ChatBody(typ, lang string, events []Event) ([]byte, error) {
 	lang = language(lang)
 	switch typ {

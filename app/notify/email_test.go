@@ -388,7 +388,7 @@ func TestEmailFailures(t *testing.T) {
 	// STARTTLS asked of a server that has none: permanent, not silently plain.
 	plain := startMailbox(t, notify.SecurityNone, cert)
 	ch = emailChannel(plain, notify.SecuritySTARTTLS, "en")
-	if res := notify.Send(context.Background(), ch, ev, opts); res.OK() || !res.Permanent || !strings.Contains(res.Err.Error(), "STARTTLS") {
+	if res := notify.Send(context.Background(), ch, ev, opts); res.OK() || !res.Permanent || !strings.Contains(res.Err.Error(), "does not offer STARTTLS") {
 		t.Errorf("no STARTTLS: %+v", res)
 	}
 	if len(plain.messages) != 0 {

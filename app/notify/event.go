@@ -1,11 +1,3 @@
-// Package notify tells people outside backupd what happened: it renders
-// events (a configuration changed, a backup failed, a device went
-// unreachable, …) in the documented "backupd.event/v1" form and delivers
-// one batch of them to one channel — a signed webhook, a chat incoming
-// webhook (Slack, Mattermost, Microsoft Teams, generic) or an e-mail over
-// SMTP. It keeps no state: what to send, when, and how often to retry is
-// the caller's (the outbox and its delivery worker); Send only delivers
-// and classifies the result as sent, worth retrying, or permanent.
 package notify
 
 import "time"

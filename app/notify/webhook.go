@@ -182,10 +182,10 @@ func sendWebhook(ctx context.Context, ch Channel, events []Event, opts Options) 
 	h.Set("Content-Type", "application/json")
 	kind := EventDigest
 	if len(events) == 1 {
-		kind = events[0].Kind
+		kind = oneLine(events[0].Kind, 64)
 	}
 	h.Set(HeaderEvent, kind)
-	h.Set(HeaderDelivery, opts.DeliveryID)
+	h.Set(HeaderDelivery, oneLine(opts.DeliveryID, 128))
 	if len(ch.Secret) > 0 {
 		h.Set(HeaderSignature, Sign(ch.Secret, body))
 	}
