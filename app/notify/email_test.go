@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
@@ -431,5 +432,39 @@ func TestEmailValidate(t *testing.T) {
 		if err := c.Validate(mut(&c)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// A server that accepts the connection and then says nothing costs the
+// timeout, not a worker forever.
+func TestEmailSilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held <- c
+		}
+	}()
+	defer func() {
+		l.Close()
+		close(held)
+		for c := range held {
+			c.Close()
+		}
+	}()
+	ch := notify.Channel{Type: notify.TypeEmail, Name: "mute", Email: &notify.EmailConfig{
+		Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, Security: notify.SecurityNone,
+		From: "a@example.net", To: []string{"b@example.net"},
+	}}
+	res := notify.Send(context.Background(), ch, []notify.Event{changedEvent(1, "a")}, notify.Options{Timeout: 300 * time.Millisecond})
+	if res.OK() || res.Permanent || !strings.Contains(res.Err.Error(), "greeting") {
+		t.Errorf("silent server: %+v", res)
 	}
 }

@@ -159,6 +159,23 @@ func Sign(secret, body []byte) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
+// VerifySignature is the receiver's check of a delivery: signature is
+// the X-Backupd-Signature header, body the raw bytes received. It
+// compares in constant time.
+func VerifySignature(secret, body []byte, signature string) bool {
+	hexSum, ok := strings.CutPrefix(signature, "sha256=")
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(hexSum)
+	if err != nil {
+		return false
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return hmac.Equal(got, m.Sum(nil))
+}
+
 // WebhookBody is the JSON a webhook delivery posts.
 func WebhookBody(deliveryID string, events []Event) ([]byte, error) {
 	env := Envelope{Schema: Schema, DeliveryID: deliveryID, Events: make([]Event, len(events))}

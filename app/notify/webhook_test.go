@@ -98,6 +98,11 @@ func TestWebhookSignedDelivery(t *testing.T) {
 	if verify([]byte("another secret"), r) {
 		t.Error("signature verifies with a wrong secret")
 	}
+	sig := r.header.Get(notify.HeaderSignature)
+	if !notify.VerifySignature(ch.Secret, r.body, sig) || notify.VerifySignature(ch.Secret, append(r.body, ' '), sig) ||
+		notify.VerifySignature([]byte("x"), r.body, sig) || notify.VerifySignature(ch.Secret, r.body, strings.TrimPrefix(sig, "sha256=")) {
+		t.Error("VerifySignature disagrees with the receiver's own check")
+	}
 	for k, want := range map[string]string{
 		"Content-Type": "application/json", notify.HeaderEvent: "config.changed", notify.HeaderDelivery: "42-3",
 		"Authorization": "Bearer rcv-token", "X-Team": "netops", "User-Agent": "backupd/test",
