@@ -108,7 +108,7 @@ type textPayload struct {
 //   - generic chat: {"text": plain text}, which Rocket.Chat, Zulip's
 //     Slack-compatible hook, Google Chat and most others accept.
 func ChatBody(typ, lang string, events []Event) ([]byte, error) {
-	lang = language(lang)
+	lang = pickLanguage(lang)
 	switch typ {
 	case TypeSlack:
 		h, lines := chatLines(lang, events, slackFlavour)

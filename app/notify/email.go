@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
@@ -140,6 +141,7 @@ func isLocalhost(h string) bool {
 type smtpError struct {
 	step      string
 	code      int
+	reply     string // the server's reply, on one line and short
 	permanent bool
 	err       error
 }
@@ -159,8 +161,8 @@ func sendEmail(ctx context.Context, ch Channel, events []Event, opts Options) Re
 		var se *smtpError
 		if errors.As(err, &se) {
 			res.Permanent = se.permanent
-			if se.code != 0 && res.Status == "" {
-				res.Status = strconv.Itoa(se.code)
+			if res.Status == "" {
+				res.Status = se.reply
 			}
 		}
 		res.Err = scrub(err, string(ch.Secret))
@@ -233,7 +235,8 @@ func deliverSMTP(ctx context.Context, cfg EmailConfig, password string, msg []by
 		}
 		if err := c.Auth(a); err != nil {
 			se := replyError("AUTH", err)
-			if se.code == 0 {
+			var ne net.Error
+			if se.code == 0 && !errors.As(err, &ne) && !errors.Is(err, io.EOF) {
 				se.permanent = true // refused on our side: no TLS
 			}
 			return "", se
@@ -293,7 +296,8 @@ func replyError(step string, err error) *smtpError {
 	if errors.As(err, &te) {
 		se.code = te.Code
 		se.permanent = te.Code >= 500
-		se.err = fmt.Errorf("server replied %d %s", te.Code, oneLine(te.Msg, maxSMTPReplyQuoted))
+		se.reply = oneLine(strconv.Itoa(te.Code)+" "+te.Msg, maxSMTPReplyQuoted)
+		se.err = errors.New("server replied " + se.reply)
 	}
 	return se
 }
@@ -361,7 +365,7 @@ func (a *loginAuth) Next(_ []byte, more bool) ([]byte, error) {
 // EmailMessage renders the whole message (headers, text and HTML parts)
 // with CRLF line ends, ready for DATA.
 func EmailMessage(ch Channel, events []Event, opts Options) ([]byte, error) {
-	lang := language(ch.Language)
+	lang := pickLanguage(ch.Language)
 	cfg := ch.Email
 	from, err := parseAddress(cfg.From)
 	if err != nil {

@@ -363,7 +363,7 @@ func TestEmailFailures(t *testing.T) {
 	ch := emailChannel(starttls, notify.SecuritySTARTTLS, "en")
 	ch.Secret = []byte("wrong-Pa55")
 	res := notify.Send(context.Background(), ch, ev, opts)
-	if res.OK() || !res.Permanent || res.Status != "535" || strings.Contains(res.Err.Error(), "wrong-Pa55") {
+	if res.OK() || !res.Permanent || !strings.HasPrefix(res.Status, "535 5.7.8 ") || strings.Contains(res.Err.Error(), "wrong-Pa55") {
 		t.Errorf("wrong password: %+v", res)
 	}
 	// Self-signed certificate, not trusted: refused, worth retrying.
@@ -378,11 +378,11 @@ func TestEmailFailures(t *testing.T) {
 	// A recipient refused for now (4xx) or for good (5xx).
 	ch = emailChannel(starttls, notify.SecuritySTARTTLS, "en")
 	ch.Email.To = []string{"full@example.net"}
-	if res := notify.Send(context.Background(), ch, ev, opts); res.OK() || res.Permanent || res.Status != "452" {
+	if res := notify.Send(context.Background(), ch, ev, opts); res.OK() || res.Permanent || res.Status != "452 4.2.2 Mailbox full" {
 		t.Errorf("mailbox full: %+v", res)
 	}
 	ch.Email.To = []string{"nobody@example.net"}
-	if res := notify.Send(context.Background(), ch, ev, opts); res.OK() || !res.Permanent || res.Status != "550" {
+	if res := notify.Send(context.Background(), ch, ev, opts); res.OK() || !res.Permanent || res.Status != "550 5.1.1 No such user" {
 		t.Errorf("no such user: %+v", res)
 	}
 

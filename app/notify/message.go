@@ -52,7 +52,7 @@ func tr(lang, key string, args ...any) string {
 	return s
 }
 
-func language(l string) string {
+func pickLanguage(l string) string {
 	for _, x := range Languages {
 		if x == l {
 			return l
