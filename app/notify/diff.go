@@ -19,7 +19,8 @@ const (
 // NoiseLines numbers (from 1) those that are noise — a line the device
 // rewrites without any change of configuration (a timestamp, a
 // re-encrypted secret) — which a view may dim. TotalLines is the length
-// of the whole diff, so Truncated is TotalLines > the lines in Unified.
+// of the whole diff, so Truncated is TotalLines > the lines in Unified
+// (a webhook digest over its diff budget carries Unified "" this way).
 type Diff struct {
 	Unified    string `json:"unified"`
 	Truncated  bool   `json:"truncated"`

@@ -176,12 +176,27 @@ func VerifySignature(secret, body []byte, signature string) bool {
 	return hmac.Equal(got, m.Sum(nil))
 }
 
+// WebhookDiffBytes bounds the diff text of one webhook delivery, all its
+// events together: a digest of a whole fleet's changes stays a body a
+// receiver takes. Events past it carry their diff cut to nothing
+// (truncated, with its total_lines), for the receiver to fetch it from
+// the API if it wants it.
+const WebhookDiffBytes = 1 << 20
+
 // WebhookBody is the JSON a webhook delivery posts.
 func WebhookBody(deliveryID string, events []Event) ([]byte, error) {
 	env := Envelope{Schema: Schema, DeliveryID: deliveryID, Events: make([]Event, len(events))}
+	budget := WebhookDiffBytes
 	for i, e := range events {
 		e.Schema = Schema
 		e.At = e.At.UTC()
+		if d := e.Diff; d != nil {
+			if len(d.Unified) > budget {
+				e.Diff = &Diff{Truncated: true, TotalLines: d.TotalLines}
+			} else {
+				budget -= len(d.Unified)
+			}
+		}
 		env.Events[i] = e
 	}
 	return json.Marshal(env)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -299,5 +300,48 @@ func TestWebhookErrorsLeakNothing(t *testing.T) {
 	ch := webhookChannel("http://alice:pa55word@127.0.0.1:99999999/T0K3NPATH\x7f")
 	if err := ch.Validate(); err == nil || strings.Contains(err.Error(), "pa55word") || strings.Contains(err.Error(), "T0K3NPATH") {
 		t.Errorf("bad URL: %v", err)
+	}
+}
+
+// A digest of many diffs stays within the webhook's diff budget; the
+// diffs past it say they were cut.
+func TestWebhookDiffBudget(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&a, "interface Gi0/%d\n description %s\n", i, strings.Repeat("a", 60))
+		fmt.Fprintf(&b, "interface Gi0/%d\n description %s\n", i, strings.Repeat("b", 60))
+	}
+	d := notify.NewDiff(a.String(), b.String(), nil, 0)
+	var events []notify.Event
+	for i := range 200 {
+		e := changedEvent(int64(i), "sw")
+		e.Diff = d
+		events = append(events, e)
+	}
+	body, err := notify.WebhookBody("1", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env notify.Envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	total, full, cut := 0, 0, 0
+	for _, e := range env.Events {
+		total += len(e.Diff.Unified)
+		switch {
+		case e.Diff.Unified == d.Unified:
+			full++
+		case e.Diff.Unified == "" && e.Diff.Truncated && e.Diff.TotalLines == d.TotalLines:
+			cut++
+		default:
+			t.Fatalf("diff neither whole nor cut: %+v", e.Diff)
+		}
+	}
+	if total > notify.WebhookDiffBytes || full == 0 || cut == 0 || full+cut != 200 {
+		t.Errorf("%d bytes of diff, %d whole, %d cut", total, full, cut)
+	}
+	if events[199].Diff.Unified == "" {
+		t.Error("the caller's events were changed")
 	}
 }
