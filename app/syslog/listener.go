@@ -149,7 +149,12 @@ func (c Config) withDefaults() Config {
 }
 
 // Stats is a snapshot of a listener's counters, for metrics. Counters
-// only grow; the last three are current sizes.
+// only grow; the last three are current sizes. Suggested families (for
+// the wiring in serve): backupd_syslog_messages_total (Received),
+// backupd_syslog_truncated_total, backupd_syslog_matched_total,
+// backupd_syslog_unknown_sender_total, backupd_syslog_triggers_total,
+// backupd_syslog_dropped_total{reason} over DropReasons, and gauges
+// backupd_syslog_pending_devices and backupd_syslog_connections.
 type Stats struct {
 	Received      uint64            // messages read (UDP datagrams, TCP frames), empty ones not counted
 	Truncated     uint64            // messages longer than MaxMessage, cut off
@@ -331,7 +336,9 @@ func (l *Listener) handle(msg []byte, from netip.Addr) {
 	if len(trimMessage(msg)) == 0 {
 		return
 	}
-	l.received.Add(1)
+	// Counted last, so a reader of Stats that sees a message received
+	// also sees everything else it caused.
+	defer l.received.Add(1)
 	now := l.cfg.Now()
 	if !l.limiter.allow(from, now) {
 		l.drop(DropRate)
@@ -390,8 +397,8 @@ func (l *Listener) acceptTCP() {
 			continue
 		}
 		from := netip.Addr{}
-		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-			from = ap.Addr().Unmap()
+		if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			from = ta.AddrPort().Addr().Unmap()
 		}
 		if !l.admit(c, from) {
 			l.drop(DropConnLimit)
