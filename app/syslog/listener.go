@@ -96,8 +96,9 @@ type Config struct {
 	MaxSenders        int           // sender addresses tracked by the rate limiter
 	MaxPending        int           // devices waiting for their trigger at once
 
-	// UDPReaders is how many goroutines read the UDP socket; default
-	// GOMAXPROCS, at most 4.
+	// UDPReaders is how many goroutines read the UDP socket; default half
+	// of GOMAXPROCS (at least 1, at most 4), so that a flood can keep at
+	// most half the cores busy and the backups keep the rest.
 	UDPReaders int
 
 	// Now and Tick drive the debounce: tests pass a fake clock. Tick
@@ -136,7 +137,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxSenders, DefaultMaxSenders)
 	def(&c.MaxPending, DefaultMaxPending)
 	if c.UDPReaders <= 0 {
-		c.UDPReaders = min(runtime.GOMAXPROCS(0), 4)
+		c.UDPReaders = min(max(runtime.GOMAXPROCS(0)/2, 1), 4)
 	}
 	if c.Now == nil {
 		c.Now = time.Now
