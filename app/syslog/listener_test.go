@@ -597,3 +597,43 @@ func TestOctetCountDetection(t *testing.T) {
 		}
 	}
 }
+
+// A line of exactly the cap is whole; one byte more is cut; the trailer
+// does not count.
+func TestReadLineCutAtCap(t *testing.T) {
+	const max = 16
+	for _, tt := range []struct {
+		in      string
+		wantLen int
+		cut     bool
+	}{
+		{strings.Repeat("a", 16) + "\n", 16, false},
+		{strings.Repeat("a", 15) + "\n", 16, false}, // the trailer is kept; Parse trims it
+		{strings.Repeat("a", 17) + "\n", 16, true},
+		{strings.Repeat("a", 40) + "\n", 16, true},
+		{strings.Repeat("a", 16), 16, false}, // last line without trailer
+	} {
+		br := bufio.NewReaderSize(strings.NewReader(tt.in), max)
+		got, cut, _ := readLine(br, make([]byte, 0, max), max)
+		if len(got) != tt.wantLen || cut != tt.cut {
+			t.Errorf("readLine(%d bytes) = %d bytes, cut %v; want %d, %v", len(tt.in), len(got), cut, tt.wantLen, tt.cut)
+		}
+	}
+}
+
+// Over IPv6 the sender's address reaches Resolve as it is.
+func TestIPv6Sender(t *testing.T) {
+	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	} else {
+		ln.Close()
+	}
+	r := newRig(t, func(c *Config) { c.Addr = "[::1]:0" })
+	r.device("::1", 12)
+	send(t, r.udp(t, ""), iosChange)
+	send(t, r.tcp(t, ""), octet(nxosChange))
+	s := r.waitStats("two changes", func(s Stats) bool { return s.Received == 2 })
+	if s.Matched != 2 || s.UnknownSender != 0 || s.PendingDevices != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
