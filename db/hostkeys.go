@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrNoPendingHostKey is returned when accepting a host key for a device
@@ -62,17 +63,10 @@ func (s *Store) ForgetHostKey(ctx context.Context, deviceID int64) error {
 	return nil
 }
 
-// SetReachability records the result of a reachability check.
+// SetReachability records the result of a reachability check made now,
+// with the events it causes (RecordReachability).
 func (s *Store) SetReachability(ctx context.Context, deviceID int64, reachable bool) error {
-	status := StatusUnreachable
-	if reachable {
-		status = StatusReachable
-	}
-	_, err := s.writer.ExecContext(ctx, `UPDATE devices SET status = ?, last_checked_at = ? WHERE id = ?`, status, Now(), deviceID)
-	if err != nil {
-		return fmt.Errorf("set reachability of device %d: %w", deviceID, err)
-	}
-	return nil
+	return s.RecordReachability(ctx, deviceID, reachable, time.Now())
 }
 
 // ErrPendingHostKeyChanged is returned when the changed key a device

@@ -242,7 +242,8 @@ type Outcome struct {
 }
 
 // FinishJob records the end of a claimed attempt: the backups row, the
-// job, and the device's status fields, in one transaction.
+// job, the device's status fields and the notification events the end
+// causes (see recordOutcomeEvents), in one transaction.
 func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	finished := o.FinishedAt.UTC()
 	dur := finished.Sub(c.StartedAt).Milliseconds()
@@ -288,6 +289,14 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 			if err != nil {
 				return err
 			}
+		}
+		// The notifications this end causes commit or roll back with it.
+		trigger := c.Trigger
+		if c.Attempt > 1 {
+			trigger = TriggerRetry
+		}
+		if err := recordOutcomeEvents(ctx, tx, c, o, finished, trigger); err != nil {
+			return err
 		}
 		at := finished.Format(TimeFormat)
 		set := `last_backup_at = ?, last_backup_success = ?`
