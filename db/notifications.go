@@ -535,6 +535,9 @@ func writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRule) error {
 		if err != nil {
 			return err
 		}
+		if string(raw) == "null" || string(raw) == "[]" {
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, value FROM json_each(?)`,
 			r.ID, string(raw)); err != nil {
 			return err
