@@ -359,7 +359,7 @@ func TestRuleScopes(t *testing.T) {
 	cg, cd, cx := mkChannel(t, s, "groups"), mkChannel(t, s, "devices"), mkChannel(t, s, "disabled channel")
 	ev := []db.EventKind{db.EventFirstBackup}
 	mkRule(t, s, db.NotificationRule{Name: "core and below", Events: ev, Scope: db.RuleScopeGroups, GroupIDs: []int64{child.ID}, ChannelIDs: []int64{cg}})
-	mkRule(t, s, db.NotificationRule{Name: "two devices", Events: ev, Scope: db.RuleScopeDevices, DeviceIDs: []int64{loose, inGrand}, ChannelIDs: []int64{cd, cg}, IncludeDiff: true})
+	mkRule(t, s, db.NotificationRule{Name: "two devices", Events: ev, Scope: db.RuleScopeDevices, DeviceIDs: []int64{loose, inChild}, ChannelIDs: []int64{cd, cg}, IncludeDiff: true})
 	mkRule(t, s, db.NotificationRule{Name: "to a disabled channel", Events: ev, ChannelIDs: []int64{cx}})
 	if _, err := s.UpdateNotificationChannel(ctx, cx, func(c *db.NotificationChannel) error { c.Enabled = false; return nil }); err != nil {
 		t.Fatal(err)
@@ -374,8 +374,8 @@ func TestRuleScopes(t *testing.T) {
 		dev  int64
 		want string
 	}{
-		{inGrand, fmt.Sprintf("[%d+diff %d+diff]", cg, cd)},
-		{inChild, fmt.Sprintf("[%d]", cg)},
+		{inGrand, fmt.Sprintf("[%d]", cg)}, // through its grandparent
+		{inChild, fmt.Sprintf("[%d+diff %d+diff]", cg, cd)},
 		{inRoot, "[]"},
 		{inOther, "[]"},
 		{loose, fmt.Sprintf("[%d+diff %d+diff]", cg, cd)},
