@@ -742,16 +742,21 @@ func recordEvent(ctx context.Context, tx *sql.Tx, p EventPayload, test threshold
 	if err != nil {
 		return false, err
 	}
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
-		VALUES (?, ?, ?, 'pending', ?, ?, ?)`)
+	// One statement for every channel: [[channel, diff], ...].
+	rows := make([][2]int64, len(targets))
+	for i, t := range targets {
+		rows[i][0] = t.channel
+		if t.diff {
+			rows[i][1] = 1
+		}
+	}
+	raw, err := json.Marshal(rows)
 	if err != nil {
 		return false, err
 	}
-	defer insert.Close()
-	for _, t := range targets {
-		if _, err := insert.ExecContext(ctx, outboxID, t.channel, t.diff, now, now, now); err != nil {
-			return false, fmt.Errorf("record %s delivery: %w", p.Kind, err)
-		}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
+		SELECT ?, value ->> 0, value ->> 1, 'pending', ?, ?, ? FROM json_each(?)`, outboxID, now, now, now, string(raw)); err != nil {
+		return false, fmt.Errorf("record %s deliveries: %w", p.Kind, err)
 	}
 	return true, nil
 }

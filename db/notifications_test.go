@@ -712,3 +712,67 @@ func TestNotificationsMigrationUpAndDown(t *testing.T) {
 		t.Fatalf("up again after down: %v", err)
 	}
 }
+
+// BenchmarkFinishJobNotifications measures the completion path (FinishJob
+// of a changed version) with no rule, with a rule that does not cover the
+// device, and with a matching rule (one event and one delivery each time).
+func BenchmarkFinishJobNotifications(b *testing.B) {
+	for _, mode := range []string{"no_rule", "other_scope", "matching_rule"} {
+		b.Run(mode, func(b *testing.B) {
+			s, err := db.Open(context.Background(), b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			g, err := s.CreateGroup(ctx, "bench", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			devs := make([]int64, 100)
+			for i := range devs {
+				res, err := s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+					VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?)`, fmt.Sprintf("d%d", i), db.Now(), db.Now())
+				if err != nil {
+					b.Fatal(err)
+				}
+				devs[i], _ = res.LastInsertId()
+				runAttempt(b, s, devs[i], db.Outcome{Success: true, First: true, Text: fmt.Sprintf("hostname d%d\n", i)})
+			}
+			switch mode {
+			case "other_scope":
+				ch := mkChannel(b, s, "hook")
+				mkRule(b, s, db.NotificationRule{Name: "other", Events: db.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
+			case "matching_rule":
+				ch := mkChannel(b, s, "hook")
+				mkRule(b, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				dev := devs[i%len(devs)]
+				jobs, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				claims, err := s.ClaimJobs(ctx, "bench", 1, jobs)
+				if err != nil || len(claims) != 1 {
+					b.Fatal(len(claims), err)
+				}
+				text := fmt.Sprintf("hostname d%d\ninterface x\n description change %d\n", dev, i)
+				b.StartTimer()
+				if err := s.FinishJob(ctx, claims[0], db.Outcome{Success: true, Changed: true, Text: text, FinishedAt: time.Now()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			want := 0
+			if mode == "matching_rule" {
+				want = b.N
+			}
+			if n := countRows(b, s, "deliveries"); n != want {
+				b.Fatalf("%d deliveries, want %d", n, want)
+			}
+		})
+	}
+}
