@@ -686,13 +686,23 @@ type deviceFacts struct {
 	consecutive, unreached int
 	staleFor               sql.NullString
 	hasState               bool
+	// wanted is ",kind,kind," of the kinds some enabled rule names: the
+	// rest need no matching at all.
+	wanted sql.NullString
+}
+
+func (f *deviceFacts) wants(k EventKind) bool {
+	return f.wanted.Valid && strings.Contains(f.wanted.String, ","+string(k)+",")
 }
 
 // recordEvent matches the enabled rules of p.Kind whose scope holds the
 // device, and when any does, writes the event and one delivery per channel
 // of those rules (with the diff when any of the rules allows it). With no
 // rule matching nothing is written. It reports whether it recorded.
-func recordEvent(ctx context.Context, tx *sql.Tx, p EventPayload, test thresholdTest, count int) (bool, error) {
+func recordEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, p EventPayload, test thresholdTest, count int) (bool, error) {
+	if !f.wants(p.Kind) {
+		return false, nil
+	}
 	cond := `1=1`
 	args := []any{string(p.Kind)}
 	switch test {
@@ -768,9 +778,11 @@ func loadDeviceFacts(ctx context.Context, q querier, deviceID int64) (deviceFact
 	var group sql.NullInt64
 	var consecutive, unreached sql.NullInt64
 	err := q.QueryRowContext(ctx, `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
-			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for
+			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for,
+			(SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
+				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)
 		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`, deviceID).Scan(
-		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.staleFor)
+		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.staleFor, &f.wanted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, ErrNotFound
 	}
@@ -814,7 +826,7 @@ func reachabilityEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, deviceID
 		if f.unreached > 0 {
 			p := f.payload(EventDeviceReachable, deviceID, at, trigger)
 			p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: f.unreached}
-			if _, err := recordEvent(ctx, tx, p, thresholdAtMost, f.unreached); err != nil {
+			if _, err := recordEvent(ctx, tx, f, p, thresholdAtMost, f.unreached); err != nil {
 				return 0, err
 			}
 		}
@@ -823,7 +835,7 @@ func reachabilityEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, deviceID
 	n := f.unreached + 1
 	p := f.payload(EventDeviceUnreachable, deviceID, at, trigger)
 	p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: n}
-	_, err := recordEvent(ctx, tx, p, thresholdEquals, n)
+	_, err := recordEvent(ctx, tx, f, p, thresholdEquals, n)
 	return n, err
 }
 
@@ -849,24 +861,24 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 	case o.Success:
 		switch {
 		case o.First:
-			if _, err := recordEvent(ctx, tx, base(EventFirstBackup), anyThreshold, 0); err != nil {
+			if _, err := recordEvent(ctx, tx, &f, base(EventFirstBackup), anyThreshold, 0); err != nil {
 				return err
 			}
-		case o.Changed:
+		case o.Changed && f.wants(EventConfigChanged):
 			p := base(EventConfigChanged)
 			err := tx.QueryRowContext(ctx, `SELECT id FROM backups WHERE device_id = ? AND success = 1 AND id <> ?
 				ORDER BY started_at DESC LIMIT 1`, c.DeviceID, c.BackupID).Scan(&p.PreviousBackupID)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if _, err := recordEvent(ctx, tx, p, anyThreshold, 0); err != nil {
+			if _, err := recordEvent(ctx, tx, &f, p, anyThreshold, 0); err != nil {
 				return err
 			}
 		}
 		if consecutive > 0 {
 			p := base(EventBackupRecovered)
 			p.Failure = &EventFailure{Consecutive: consecutive}
-			if _, err := recordEvent(ctx, tx, p, thresholdAtMost, consecutive); err != nil {
+			if _, err := recordEvent(ctx, tx, &f, p, thresholdAtMost, consecutive); err != nil {
 				return err
 			}
 		}
@@ -875,7 +887,7 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 		consecutive++
 		p := base(EventBackupFailed)
 		p.Failure = &EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: consecutive}
-		if _, err := recordEvent(ctx, tx, p, thresholdEquals, consecutive); err != nil {
+		if _, err := recordEvent(ctx, tx, &f, p, thresholdEquals, consecutive); err != nil {
 			return err
 		}
 	}
@@ -889,7 +901,7 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 		}
 	}
 	if o.PendingHostKey != nil && !bytes.Equal(o.PendingHostKey, f.pendingHostKey) {
-		if _, err := recordEvent(ctx, tx, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
+		if _, err := recordEvent(ctx, tx, &f, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
 			return err
 		}
 	}
@@ -983,7 +995,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 						p.Stale.LastGoodAt = &t
 					}
 				}
-				ok, err := recordEvent(ctx, tx, p, anyThreshold, 0)
+				ok, err := recordEvent(ctx, tx, &f, p, anyThreshold, 0)
 				if err != nil {
 					return err
 				}
