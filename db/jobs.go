@@ -370,20 +370,31 @@ func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruption
 		affected, _ := res.RowsAffected()
 		out.Attempts = int(affected)
 		// The claim counted the attempt; take it back.
-		gaveUp, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
-			var id int64
-			return id, r.Scan(&id)
+		gaveUp, err := queryAll(ctx, tx, func(r scanner) (Claim, error) {
+			var c Claim
+			var backupID sql.NullString
+			err := r.Scan(&c.DeviceID, &backupID, &c.Trigger, &c.Attempt)
+			c.BackupID = backupID.String
+			return c, err
 		}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
 				attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
 			WHERE state = 'running' AND owner = ? AND interruptions + 1 >= ?
-			RETURNING device_id`, stamp, ErrorInterruptedTooOften, owner, max(maxInterruptions, 1))
+			RETURNING device_id, backup_id, trigger, attempt`, stamp, ErrorInterruptedTooOften, owner, max(maxInterruptions, 1))
 		if err != nil {
 			return err
 		}
-		out.GaveUp = gaveUp
-		for _, id := range gaveUp {
+		for _, c := range gaveUp {
+			out.GaveUp = append(out.GaveUp, c.DeviceID)
+			// The device's backup failed: notified as any failure is.
+			trigger := c.Trigger
+			if c.Attempt > 1 {
+				trigger = TriggerRetry
+			}
+			if err := recordOutcomeEvents(ctx, tx, c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,
-				now.UTC().Format(TimeFormat), id); err != nil {
+				now.UTC().Format(TimeFormat), c.DeviceID); err != nil {
 				return err
 			}
 		}

@@ -400,6 +400,39 @@ func TestRuleScopes(t *testing.T) {
 	}
 }
 
+// A job given up after too many interruptions of the process is a failed
+// backup of its device, notified in the same transaction; plain
+// interruptions (queued again) are not.
+func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	ch := mkChannel(t, s, "hook")
+	mkRule(t, s, db.NotificationRule{Name: "failures", Events: []db.EventKind{db.EventBackupFailed}, ChannelIDs: []int64{ch}})
+	dev := insertDevice(t, s, "r1", nil, nil, nil)
+	enqueueNow(t, s, db.TriggerSchedule, dev)
+	for i := range 2 {
+		claims, err := s.ClaimJobs(ctx, "dead", 1, nil)
+		if err != nil || len(claims) != 1 {
+			t.Fatal(claims, err)
+		}
+		res, err := s.InterruptJobs(ctx, "dead", 2)
+		if err != nil || res.Attempts != 1 {
+			t.Fatal(res, err)
+		}
+		evs, _ := eventsAfter(t, s, 0)
+		if want := i; len(evs) != want {
+			t.Fatalf("after interruption %d: %d events, want %d", i+1, len(evs), want)
+		}
+		if i == 1 {
+			f := evs[0].payload.Failure
+			if evs[0].kind != db.EventBackupFailed || f == nil || f.Stage != "interrupted" || f.Reason != db.ErrorInterruptedTooOften ||
+				f.Consecutive != 1 || evs[0].payload.BackupID != claims[0].BackupID {
+				t.Fatalf("given-up event = %+v %+v", evs[0], f)
+			}
+		}
+	}
+}
+
 // With no rule wanting them, events leave no rows.
 func TestNoMatchingRuleRecordsNothing(t *testing.T) {
 	s := openStore(t)
