@@ -1084,6 +1084,14 @@ func scanDelivery(row scanner) (Delivery, error) {
 	return d, err
 }
 
+// claimPicks choose what ClaimDeliveries leases: expired leases, then due
+// deliveries. Each must read its partial index (deliveries_leased,
+// deliveries_due).
+var claimPicks = []string{
+	`SELECT id FROM deliveries WHERE state = 'sending' AND lease_until <= ? ORDER BY lease_until, id LIMIT ?`,
+	`SELECT id FROM deliveries WHERE state IN ('pending', 'failed') AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
+}
+
 // ClaimDeliveries leases up to limit deliveries due at now to owner, for
 // DeliveryLease: those not tried yet or waiting for a retry, and those
 // whose lease ran out (their worker died). Sent and given-up deliveries
@@ -1099,16 +1107,23 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 	stamp := backupTime(now)
 	var out []Delivery
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		ids, err := queryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
-				attempts = attempts + 1, updated_at = ?
-			WHERE id IN (SELECT id FROM (
-				SELECT id FROM deliveries WHERE state IN ('pending', 'failed') AND next_attempt_at <= ?
-				UNION ALL
-				SELECT id FROM deliveries WHERE state = 'sending' AND lease_until <= ?)
-				ORDER BY id LIMIT ?)
-			RETURNING id`, owner, backupTime(now.Add(DeliveryLease)), stamp, stamp, stamp, limit)
-		if err != nil || len(ids) == 0 {
-			return err
+		// Expired leases first, then the due deliveries oldest first: each
+		// read off its partial index, never a walk over the sent history.
+		var ids []int64
+		for _, pick := range claimPicks {
+			if len(ids) >= limit {
+				break
+			}
+			got, err := queryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
+					attempts = attempts + 1, updated_at = ?
+				WHERE id IN (`+pick+`) RETURNING id`, owner, backupTime(now.Add(DeliveryLease)), stamp, stamp, limit-len(ids))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, got...)
+		}
+		if len(ids) == 0 {
+			return nil
 		}
 		raw, err := json.Marshal(ids)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -582,6 +583,32 @@ func TestClaimDeliveries(t *testing.T) {
 	}
 	if sent := log[len(log)-1]; sent.ID == a[0].ID && (sent.SentAt == nil || *sent.LastStatus != "200") {
 		t.Fatalf("sent delivery kept status %v at %v", *sent.LastStatus, sent.SentAt)
+	}
+}
+
+// A worker's claim reads only the due and leased deliveries, never the
+// sent history (which grows until pruned).
+func TestClaimDeliveriesUsesPartialIndexes(t *testing.T) {
+	s := openStore(t)
+	for i, q := range db.ClaimPicks {
+		rows, err := s.Reader().Query("EXPLAIN QUERY PLAN "+q, "2026-01-01T00:00:00.000", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		want := []string{"deliveries_leased", "deliveries_due"}[i]
+		if len(plan) != 1 || !strings.Contains(plan[0], "INDEX "+want) {
+			t.Errorf("claim query %d plan %q, want one search of %s", i, plan, want)
+		}
 	}
 }
 
