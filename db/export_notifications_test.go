@@ -2,3 +2,7 @@ package db
 
 // ClaimPicks lets the tests check the plans of ClaimDeliveries.
 var ClaimPicks = claimPicks
+
+// PreparedEventQueries is how many of the event queries the store
+// prepared, of how many.
+func PreparedEventQueries(s *Store) (int, int) { return len(s.stmts), len(eventQueries) }

@@ -295,7 +295,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := recordOutcomeEvents(ctx, tx, c, o, finished, trigger); err != nil {
+		if err := recordOutcomeEvents(ctx, s.prepared(tx), c, o, finished, trigger); err != nil {
 			return err
 		}
 		at := finished.Format(TimeFormat)
@@ -390,7 +390,7 @@ func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruption
 			if c.Attempt > 1 {
 				trigger = TriggerRetry
 			}
-			if err := recordOutcomeEvents(ctx, tx, c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
+			if err := recordOutcomeEvents(ctx, s.prepared(tx), c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,

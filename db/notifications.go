@@ -695,35 +695,17 @@ func (f *deviceFacts) wants(k EventKind) bool {
 	return f.wanted.Valid && strings.Contains(f.wanted.String, ","+string(k)+",")
 }
 
-// recordEvent matches the enabled rules of p.Kind whose scope holds the
-// device, and when any does, writes the event and one delivery per channel
-// of those rules (with the diff when any of the rules allows it). With no
-// rule matching nothing is written. It reports whether it recorded.
-func recordEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, p EventPayload, test thresholdTest, count int) (bool, error) {
-	if !f.wants(p.Kind) {
-		return false, nil
-	}
-	cond := `1=1`
-	args := []any{string(p.Kind)}
-	switch test {
-	case thresholdEquals:
-		cond, args = `r.failure_threshold = ?`, append(args, count)
-	case thresholdAtMost:
-		cond, args = `r.failure_threshold <= ?`, append(args, count)
-	}
-	args = append(args, p.DeviceID, p.DeviceID)
-	type target struct {
-		channel int64
-		diff    bool
-	}
-	targets, err := queryAll(ctx, tx, func(row scanner) (target, error) {
-		var t target
-		return t, row.Scan(&t.channel, &t.diff)
-	}, `SELECT rc.channel_id, MAX(r.include_diff) FROM notification_rule_events e
+// The queries of recording an event. The store prepares them once on its
+// writer connection (see prepared): SQLite compiles the rule matching
+// query in more time than it takes to run.
+const (
+	matchRulesQuery = `SELECT rc.channel_id, MAX(r.include_diff) FROM notification_rule_events e
 			JOIN notification_rules r ON r.id = e.rule_id
 			JOIN notification_rule_channels rc ON rc.rule_id = r.id
 			JOIN notification_channels ch ON ch.id = rc.channel_id
-		WHERE e.event = ? AND r.enabled = 1 AND ch.enabled = 1 AND `+cond+` AND (r.scope = 'all'
+		WHERE e.event = ? AND r.enabled = 1 AND ch.enabled = 1
+			AND CASE ? WHEN 1 THEN r.failure_threshold = ? WHEN 2 THEN r.failure_threshold <= ? ELSE 1 END
+			AND (r.scope = 'all'
 			OR (r.scope = 'devices' AND EXISTS (SELECT 1 FROM notification_rule_devices rd
 				WHERE rd.rule_id = r.id AND rd.device_id = ?))
 			OR (r.scope = 'groups' AND EXISTS (SELECT 1 FROM notification_rule_groups rg
@@ -731,7 +713,86 @@ func recordEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, p EventPayload
 				JOIN devices d ON d.id = ?
 				JOIN device_groups g ON g.id = d.group_id
 				WHERE rg.rule_id = r.id AND substr(g.path, 1, length(s.path)) = s.path)))
-		GROUP BY rc.channel_id ORDER BY rc.channel_id`, args...)
+		GROUP BY rc.channel_id ORDER BY rc.channel_id`
+	deviceFactsQuery = `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
+			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for,
+			(SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
+				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)
+		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`
+	insertOutboxQuery     = `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`
+	insertDeliveriesQuery = `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
+		SELECT ?, value ->> 0, value ->> 1, 'pending', ?, ?, ? FROM json_each(?)`
+	previousGoodQuery = `SELECT id FROM backups WHERE device_id = ? AND success = 1 AND id <> ?
+				ORDER BY started_at DESC LIMIT 1`
+	saveStateQuery = `INSERT INTO notification_device_state (device_id, consecutive_failures, unreachable_count)
+		VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET consecutive_failures = excluded.consecutive_failures,
+			unreachable_count = excluded.unreachable_count`
+)
+
+// eventQueries are prepared when the store opens.
+var eventQueries = []string{matchRulesQuery, deviceFactsQuery, insertOutboxQuery, insertDeliveriesQuery, previousGoodQuery, saveStateQuery}
+
+// preparedTx runs a transaction's statements, on the store's prepared
+// statement when the query is one of them.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// prepared wraps tx so that the event queries run prepared.
+func (s *Store) prepared(tx *sql.Tx) querier { return preparedTx{tx, s.stmts} }
+
+func (p preparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return p.tx.QueryContext(ctx, query, args...)
+}
+
+func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return p.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return p.tx.ExecContext(ctx, query, args...)
+}
+
+// prepareEventQueries prepares the event queries on the writer; a query
+// that fails to prepare simply runs unprepared (and fails there, with
+// its error, if it is wrong).
+func prepareEventQueries(writer *sql.DB) map[string]*sql.Stmt {
+	out := map[string]*sql.Stmt{}
+	for _, q := range eventQueries {
+		if st, err := writer.Prepare(q); err == nil {
+			out[q] = st
+		}
+	}
+	return out
+}
+
+// recordEvent matches the enabled rules of p.Kind whose scope holds the
+// device, and when any does, writes the event and one delivery per channel
+// of those rules (with the diff when any of the rules allows it). With no
+// rule matching nothing is written. It reports whether it recorded.
+func recordEvent(ctx context.Context, q querier, f *deviceFacts, p EventPayload, test thresholdTest, count int) (bool, error) {
+	if !f.wants(p.Kind) {
+		return false, nil
+	}
+	args := []any{string(p.Kind), int(test), count, count, p.DeviceID, p.DeviceID}
+	type target struct {
+		channel int64
+		diff    bool
+	}
+	targets, err := queryAll(ctx, q, func(row scanner) (target, error) {
+		var t target
+		return t, row.Scan(&t.channel, &t.diff)
+	}, matchRulesQuery, args...)
 	if err != nil {
 		return false, fmt.Errorf("match notification rules: %w", err)
 	}
@@ -743,7 +804,7 @@ func recordEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, p EventPayload
 		return false, err
 	}
 	now := backupTime(time.Now())
-	res, err := tx.ExecContext(ctx, `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`,
+	res, err := q.ExecContext(ctx, insertOutboxQuery,
 		string(p.Kind), p.DeviceID, backupTime(p.At), string(payload))
 	if err != nil {
 		return false, fmt.Errorf("record %s event: %w", p.Kind, err)
@@ -764,8 +825,7 @@ func recordEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, p EventPayload
 	if err != nil {
 		return false, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
-		SELECT ?, value ->> 0, value ->> 1, 'pending', ?, ?, ? FROM json_each(?)`, outboxID, now, now, now, string(raw)); err != nil {
+	if _, err := q.ExecContext(ctx, insertDeliveriesQuery, outboxID, now, now, now, string(raw)); err != nil {
 		return false, fmt.Errorf("record %s deliveries: %w", p.Kind, err)
 	}
 	return true, nil
@@ -777,11 +837,7 @@ func loadDeviceFacts(ctx context.Context, q querier, deviceID int64) (deviceFact
 	var f deviceFacts
 	var group sql.NullInt64
 	var consecutive, unreached sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
-			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for,
-			(SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
-				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)
-		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`, deviceID).Scan(
+	err := q.QueryRowContext(ctx, deviceFactsQuery, deviceID).Scan(
 		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.staleFor, &f.wanted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, ErrNotFound
@@ -805,13 +861,11 @@ func (f *deviceFacts) payload(kind EventKind, deviceID int64, at time.Time, trig
 
 // saveDeviceState writes the device's hysteresis counters when they
 // changed.
-func saveDeviceState(ctx context.Context, tx *sql.Tx, deviceID int64, f deviceFacts, consecutive, unreached int) error {
+func saveDeviceState(ctx context.Context, q querier, deviceID int64, f deviceFacts, consecutive, unreached int) error {
 	if consecutive == f.consecutive && unreached == f.unreached {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO notification_device_state (device_id, consecutive_failures, unreachable_count)
-		VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET consecutive_failures = excluded.consecutive_failures,
-			unreachable_count = excluded.unreachable_count`, deviceID, consecutive, unreached)
+	_, err := q.ExecContext(ctx, saveStateQuery, deviceID, consecutive, unreached)
 	if err != nil {
 		return fmt.Errorf("notification state of device %d: %w", deviceID, err)
 	}
@@ -821,12 +875,12 @@ func saveDeviceState(ctx context.Context, tx *sql.Tx, deviceID int64, f deviceFa
 // reachabilityEvent records device.unreachable once the failed checks in
 // a row reach a rule's threshold, and device.reachable on the first good
 // check after a streak that did. It returns the new count.
-func reachabilityEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, deviceID int64, reachable bool, at time.Time, trigger, stage, reason string) (int, error) {
+func reachabilityEvent(ctx context.Context, q querier, f *deviceFacts, deviceID int64, reachable bool, at time.Time, trigger, stage, reason string) (int, error) {
 	if reachable {
 		if f.unreached > 0 {
 			p := f.payload(EventDeviceReachable, deviceID, at, trigger)
 			p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: f.unreached}
-			if _, err := recordEvent(ctx, tx, f, p, thresholdAtMost, f.unreached); err != nil {
+			if _, err := recordEvent(ctx, q, f, p, thresholdAtMost, f.unreached); err != nil {
 				return 0, err
 			}
 		}
@@ -835,15 +889,15 @@ func reachabilityEvent(ctx context.Context, tx *sql.Tx, f *deviceFacts, deviceID
 	n := f.unreached + 1
 	p := f.payload(EventDeviceUnreachable, deviceID, at, trigger)
 	p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: n}
-	_, err := recordEvent(ctx, tx, f, p, thresholdEquals, n)
+	_, err := recordEvent(ctx, q, f, p, thresholdEquals, n)
 	return n, err
 }
 
 // recordOutcomeEvents records the events an attempt's end causes, in the
 // transaction that records the attempt (FinishJob), before the device row
 // is updated. trigger is the attempt's.
-func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at time.Time, trigger string) error {
-	f, err := loadDeviceFacts(ctx, tx, c.DeviceID)
+func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at time.Time, trigger string) error {
+	f, err := loadDeviceFacts(ctx, q, c.DeviceID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the device is gone; the update below touches nothing either
 	}
@@ -861,24 +915,23 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 	case o.Success:
 		switch {
 		case o.First:
-			if _, err := recordEvent(ctx, tx, &f, base(EventFirstBackup), anyThreshold, 0); err != nil {
+			if _, err := recordEvent(ctx, q, &f, base(EventFirstBackup), anyThreshold, 0); err != nil {
 				return err
 			}
 		case o.Changed && f.wants(EventConfigChanged):
 			p := base(EventConfigChanged)
-			err := tx.QueryRowContext(ctx, `SELECT id FROM backups WHERE device_id = ? AND success = 1 AND id <> ?
-				ORDER BY started_at DESC LIMIT 1`, c.DeviceID, c.BackupID).Scan(&p.PreviousBackupID)
+			err := q.QueryRowContext(ctx, previousGoodQuery, c.DeviceID, c.BackupID).Scan(&p.PreviousBackupID)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if _, err := recordEvent(ctx, tx, &f, p, anyThreshold, 0); err != nil {
+			if _, err := recordEvent(ctx, q, &f, p, anyThreshold, 0); err != nil {
 				return err
 			}
 		}
 		if consecutive > 0 {
 			p := base(EventBackupRecovered)
 			p.Failure = &EventFailure{Consecutive: consecutive}
-			if _, err := recordEvent(ctx, tx, &f, p, thresholdAtMost, consecutive); err != nil {
+			if _, err := recordEvent(ctx, q, &f, p, thresholdAtMost, consecutive); err != nil {
 				return err
 			}
 		}
@@ -887,7 +940,7 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 		consecutive++
 		p := base(EventBackupFailed)
 		p.Failure = &EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: consecutive}
-		if _, err := recordEvent(ctx, tx, &f, p, thresholdEquals, consecutive); err != nil {
+		if _, err := recordEvent(ctx, q, &f, p, thresholdEquals, consecutive); err != nil {
 			return err
 		}
 	}
@@ -896,16 +949,16 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 		if !*o.Reachable {
 			stage, reason = o.Reason, o.Error
 		}
-		if unreached, err = reachabilityEvent(ctx, tx, &f, c.DeviceID, *o.Reachable, at, trigger, stage, reason); err != nil {
+		if unreached, err = reachabilityEvent(ctx, q, &f, c.DeviceID, *o.Reachable, at, trigger, stage, reason); err != nil {
 			return err
 		}
 	}
 	if o.PendingHostKey != nil && !bytes.Equal(o.PendingHostKey, f.pendingHostKey) {
-		if _, err := recordEvent(ctx, tx, &f, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
+		if _, err := recordEvent(ctx, q, &f, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
 			return err
 		}
 	}
-	return saveDeviceState(ctx, tx, c.DeviceID, f, consecutive, unreached)
+	return saveDeviceState(ctx, q, c.DeviceID, f, consecutive, unreached)
 }
 
 // RecordReachability records the result of a reachability check, and the
@@ -913,7 +966,8 @@ func recordOutcomeEvents(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, at
 // transaction.
 func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachable bool, at time.Time) error {
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		f, err := loadDeviceFacts(ctx, tx, deviceID)
+		q := s.prepared(tx)
+		f, err := loadDeviceFacts(ctx, q, deviceID)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -924,18 +978,18 @@ func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachabl
 		if !reachable {
 			stage, reason = "connect", "the device did not answer on its port"
 		}
-		unreached, err := reachabilityEvent(ctx, tx, &f, deviceID, reachable, at, TriggerCheck, stage, reason)
+		unreached, err := reachabilityEvent(ctx, q, &f, deviceID, reachable, at, TriggerCheck, stage, reason)
 		if err != nil {
 			return err
 		}
-		if err := saveDeviceState(ctx, tx, deviceID, f, f.consecutive, unreached); err != nil {
+		if err := saveDeviceState(ctx, q, deviceID, f, f.consecutive, unreached); err != nil {
 			return err
 		}
 		status := StatusUnreachable
 		if reachable {
 			status = StatusReachable
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE devices SET status = ?, last_checked_at = ? WHERE id = ?`,
+		_, err = q.ExecContext(ctx, `UPDATE devices SET status = ?, last_checked_at = ? WHERE id = ?`,
 			status, at.UTC().Format(TimeFormat), deviceID)
 		return err
 	})
@@ -981,8 +1035,9 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 			if err != nil {
 				return err
 			}
+			q := s.prepared(tx)
 			for _, id := range ids {
-				f, err := loadDeviceFacts(ctx, tx, id)
+				f, err := loadDeviceFacts(ctx, q, id)
 				if err != nil {
 					return err
 				}
@@ -995,7 +1050,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 						p.Stale.LastGoodAt = &t
 					}
 				}
-				ok, err := recordEvent(ctx, tx, &f, p, anyThreshold, 0)
+				ok, err := recordEvent(ctx, q, &f, p, anyThreshold, 0)
 				if err != nil {
 					return err
 				}

@@ -586,6 +586,14 @@ func TestClaimDeliveries(t *testing.T) {
 	}
 }
 
+// The event queries run prepared: none failed to compile at open.
+func TestEventQueriesArePrepared(t *testing.T) {
+	s := openStore(t)
+	if got, want := db.PreparedEventQueries(s); got != want {
+		t.Fatalf("%d of %d event queries prepared", got, want)
+	}
+}
+
 // A worker's claim reads only the due and leased deliveries, never the
 // sent history (which grows until pruned).
 func TestClaimDeliveriesUsesPartialIndexes(t *testing.T) {

@@ -29,6 +29,8 @@ type Store struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+	// stmts are statements prepared on writer (notifications.go).
+	stmts map[string]*sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite connection string with the pragmas every
@@ -107,12 +109,16 @@ func openPools(path string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{path: path, writer: writer, reader: reader}, nil
+	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer)}, nil
 }
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.reader.Close(), s.writer.Close())
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(append(errs, s.reader.Close(), s.writer.Close())...)
 }
 
 // Path is the database file's path.
