@@ -644,6 +644,8 @@ type EventPayload struct {
 	DeviceHost     string `json:"device_host"`
 	DevicePlatform string `json:"device_platform"`
 	GroupID        *int64 `json:"group_id,omitempty"`
+	// GroupPath names the device's group and its ancestors, root first.
+	GroupPath []string `json:"group_path,omitempty"`
 	// BackupID is the attempt that caused the event; PreviousBackupID the
 	// good version a change is against.
 	BackupID         string        `json:"backup_id,omitempty"`
@@ -798,6 +800,16 @@ func recordEvent(ctx context.Context, q querier, f *deviceFacts, p EventPayload,
 	}
 	if len(targets) == 0 {
 		return false, nil
+	}
+	if p.GroupID != nil {
+		p.GroupPath, err = queryAll(ctx, q, func(r scanner) (string, error) {
+			var name string
+			return name, r.Scan(&name)
+		}, `SELECT a.name FROM device_groups g JOIN device_groups a ON substr(g.path, 1, length(a.path)) = a.path
+			WHERE g.id = ? ORDER BY a.depth`, *p.GroupID)
+		if err != nil {
+			return false, fmt.Errorf("group of device %d: %w", p.DeviceID, err)
+		}
 	}
 	payload, err := json.Marshal(p)
 	if err != nil {

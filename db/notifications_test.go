@@ -396,6 +396,10 @@ func TestRuleScopes(t *testing.T) {
 			t.Errorf("device %d: deliveries to %v, want %s", tc.dev, got, tc.want)
 		}
 	}
+	evs, _ := eventsAfter(t, s, 0)
+	if p := evs[0].payload; p.DeviceID != inGrand || !slices.Equal(p.GroupPath, []string{"dc", "dc-core", "dc-core-a"}) {
+		t.Fatalf("event of device %d names group path %q", p.DeviceID, p.GroupPath)
+	}
 	if n := countRows(t, s, "outbox"); n != 3 {
 		t.Fatalf("outbox holds %d events, want 3 (none for devices no rule covers)", n)
 	}
