@@ -680,14 +680,11 @@ const (
 
 // deviceFacts is what an event names of its device.
 type deviceFacts struct {
-	loaded                 bool
 	name, host, platform   string
 	groupID                *int64
 	lastGood, createdAt    sql.NullString
 	pendingHostKey         []byte
 	consecutive, unreached int
-	staleFor               sql.NullString
-	hasState               bool
 	// wanted is ",kind,kind," of the kinds some enabled rule names: the
 	// rest need no matching at all.
 	wanted sql.NullString
@@ -717,7 +714,7 @@ const (
 				WHERE rg.rule_id = r.id AND substr(g.path, 1, length(s.path)) = s.path)))
 		GROUP BY rc.channel_id ORDER BY rc.channel_id`
 	deviceFactsQuery = `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
-			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for,
+			d.pending_host_key, n.consecutive_failures, n.unreachable_count,
 			(SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
 				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)
 		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`
@@ -850,7 +847,7 @@ func loadDeviceFacts(ctx context.Context, q querier, deviceID int64) (deviceFact
 	var group sql.NullInt64
 	var consecutive, unreached sql.NullInt64
 	err := q.QueryRowContext(ctx, deviceFactsQuery, deviceID).Scan(
-		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.staleFor, &f.wanted)
+		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.wanted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, ErrNotFound
 	}
@@ -860,9 +857,7 @@ func loadDeviceFacts(ctx context.Context, q querier, deviceID int64) (deviceFact
 	if group.Valid {
 		f.groupID = &group.Int64
 	}
-	f.hasState = consecutive.Valid
 	f.consecutive, f.unreached = int(consecutive.Int64), int(unreached.Int64)
-	f.loaded = true
 	return f, nil
 }
 
