@@ -24,6 +24,9 @@ const (
 	TriggerSchedule = "schedule"
 	TriggerRetry    = "retry"
 	TriggerCLI      = "cli"
+	// TriggerSyslog: the device logged a configuration change (serve
+	// --syslog-listen).
+	TriggerSyslog = "syslog"
 )
 
 // Backup is one backup attempt of one device.

@@ -16,6 +16,9 @@ const (
 	SettingNoiseRules = "noise_rules"
 	// SettingRetention holds a Retention.
 	SettingRetention = "retention"
+	// SettingSyslogPatterns holds []SyslogPattern: the user's own
+	// configuration-change messages, on top of the built-in ones.
+	SettingSyslogPatterns = "syslog_patterns"
 )
 
 // NoiseRule is a user rule: lines matching Pattern (a Go regular

@@ -14,14 +14,16 @@ import (
 
 // startCollection starts everything of `serve` that backs devices up: the
 // job engine, schedules, reachability checks, daily retention and, with
-// --demo, the simulated fleet. Each runs on goBG until bg ends; stop,
-// called once they all returned, stops the fleet. The engine is what the
-// web interface enqueues and cancels jobs with.
+// --demo, the simulated fleet, and with --syslog-listen (or --demo) the
+// syslog listener. Each runs on goBG until bg ends; stop, called once they
+// all returned, stops the fleet. The engine is what the web interface
+// enqueues and cancels jobs with; syslogTrigger is nil when no listener
+// runs.
 func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
-	log *slog.Logger, goBG func(func())) (engine *backup.Engine, stop func(), err error) {
+	log *slog.Logger, goBG func(func())) (engine *backup.Engine, syslogTrigger *backup.SyslogTrigger, stop func(), err error) {
 	stop = func() {}
 	if err := backup.EnsureDefaultSchedule(ctx, store, cfg.ZoneName()); err != nil {
-		return nil, stop, err
+		return nil, nil, stop, err
 	}
 	engine = backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers})
 	goBG(func() {
@@ -41,21 +43,52 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 		runDaily(bg, func() { _, _ = backup.RunRetention(bg, store, log.With("component", "retention")) })
 	})
 
+	syslogAddr, debounce := cfg.SyslogListen, cfg.SyslogDebounce
+	if cfg.Demo {
+		if syslogAddr == "" {
+			syslogAddr = "127.0.0.1:0"
+		}
+		if debounce == 0 {
+			debounce = demoSyslogDebounce
+		}
+	}
+	if syslogAddr != "" {
+		syslogTrigger, err = backup.StartSyslog(ctx, store, engine, backup.SyslogOptions{
+			Addr: syslogAddr, Debounce: debounce, Logger: log.With("component", "syslog"),
+		})
+		if err != nil {
+			return engine, nil, stop, err
+		}
+		goBG(func() {
+			<-bg.Done()
+			_ = syslogTrigger.Close()
+		})
+		log.Info("syslog listening", "addr", syslogTrigger.Addr(), "transports", "udp,tcp")
+	}
+
 	if cfg.Demo {
 		fleet, err := demo.Start(ctx, store, sealer, log.With("component", "demo"))
 		if err != nil {
-			return engine, stop, err
+			return engine, syslogTrigger, stop, err
 		}
 		// The devices outlive the engine, so that backups in flight at
 		// shutdown are not failed by devices vanishing under them.
 		stop = func() { fleet.Close() }
 		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), db.TriggerManual); err != nil {
-			return engine, stop, err
+			return engine, syslogTrigger, stop, err
+		}
+		if syslogTrigger != nil {
+			fleet.LogTo(syslogTrigger.Addr())
 		}
 		goBG(func() { fleet.Mutate(bg, 3*time.Minute, 3) })
 	}
-	return engine, stop, nil
+	return engine, syslogTrigger, stop, nil
 }
+
+// demoSyslogDebounce is the demo's quiet time after a logged change: short,
+// so that a newcomer sees the syslog-triggered backup soon after the
+// simulated change.
+const demoSyslogDebounce = 15 * time.Second
 
 // runDaily calls fn an hour after start and then once a day until ctx
 // ends.

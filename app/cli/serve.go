@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backupd/app/auth"
+	"backupd/app/backup"
 	"backupd/app/config"
 	"backupd/app/metrics"
 	"backupd/db"
@@ -48,6 +49,11 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "serve Prometheus metrics on this host:port (off when empty)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies,
 		"reverse proxies whose X-Forwarded-For is believed: IP addresses or CIDR prefixes, comma-separated")
+	f.StringVar(&cfg.SyslogListen, "syslog-listen", cfg.SyslogListen,
+		"receive device logs on this host:port (UDP and TCP, e.g. 0.0.0.0:5514); a logged configuration change queues a backup (off when empty)")
+	f.DurationVar(&cfg.SyslogDebounce, "syslog-debounce", cfg.SyslogDebounce,
+		"quiet time after a device's last configuration-change message before its backup is queued (default 60s)")
+	_ = f.MarkHidden("syslog-debounce")
 	return cmd
 }
 
@@ -97,7 +103,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		go func() { defer wg.Done(); fn() }()
 	}
 	goBG(func() { keys.Run(bg, 30*time.Second) })
-	engine, stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
+	engine, syslogTrigger, stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
 	defer stopCollection()
 	if err != nil {
 		ln.Close()
@@ -105,9 +111,13 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		wg.Wait()
 		return err
 	}
-	ui.Mount(mux, ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version})
+	uiDeps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version}
+	if syslogTrigger != nil {
+		uiDeps.Syslog = syslogTrigger
+	}
+	ui.Mount(mux, uiDeps)
 	if cfg.MetricsListen != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, log)
+		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, syslogTrigger, log)
 		if err != nil {
 			ln.Close()
 			stopBG()
@@ -149,13 +159,23 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 
 // serveMetrics serves /metrics on its own listener, so that the metrics
 // can stay on a private address while the interface faces users.
-func serveMetrics(addr, dataDir string, store *db.Store, log *slog.Logger) (stop func(), err error) {
+func serveMetrics(addr, dataDir string, store *db.Store, syslogTrigger *backup.SyslogTrigger, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	opts := metrics.Options{Version: Version, Commit: Commit, DataDir: dataDir}
+	if syslogTrigger != nil {
+		opts.Syslog = func() metrics.Syslog {
+			s := syslogTrigger.Stats()
+			return metrics.Syslog{
+				Received: s.Received, Truncated: s.Truncated, Matched: s.Matched, UnknownSender: s.UnknownSender,
+				Triggered: s.Triggered, Queued: s.Queued, Skipped: s.Skipped, Dropped: s.Dropped,
+				PendingDevices: s.PendingDevices, Connections: s.OpenConns,
+			}
+		}
+	}
 	mux.Handle("GET /metrics", metrics.Handler(opts, func(ctx context.Context) (metrics.State, error) {
 		var st metrics.State
 		var err error

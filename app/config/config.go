@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -30,6 +31,13 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (IP addresses or CIDR prefixes).
 	TrustedProxies []string
+	// SyslogListen is where device logs are received (UDP and TCP), so a
+	// configuration change a device logs queues its backup; empty is off.
+	SyslogListen string
+	// SyslogDebounce is the quiet time after a device's last change
+	// message before its backup is queued; 0 is the listener's default
+	// (60 s; 15 s in the demo).
+	SyslogDebounce time.Duration
 }
 
 // Defaults are used when neither a flag nor the environment says otherwise.
@@ -83,6 +91,14 @@ func (c Config) Validate() error {
 	}
 	if c.MetricsListen != "" && c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0") {
 		return fmt.Errorf("--metrics-listen %q is the --listen address; give metrics their own port", c.MetricsListen)
+	}
+	if c.SyslogListen != "" {
+		if _, _, err := net.SplitHostPort(c.SyslogListen); err != nil {
+			return fmt.Errorf("--syslog-listen %q: want host:port, e.g. 0.0.0.0:5514", c.SyslogListen)
+		}
+	}
+	if c.SyslogDebounce < 0 || c.SyslogDebounce > time.Hour {
+		return fmt.Errorf("--syslog-debounce %s: want 0 (the default) up to 1h", c.SyslogDebounce)
 	}
 	return nil
 }

@@ -67,7 +67,15 @@ type Fleet struct {
 	devices   []*devsim.Device
 	deviceIDs []int64
 	log       *slog.Logger
+	// logTo is the syslog listener the devices log their changes to
+	// ("" when none).
+	logTo string
 }
+
+// LogTo makes the simulated devices log each configuration change Mutate
+// makes to the syslog listener at addr, as devices whose `logging host`
+// is backupd do. Call it before Mutate.
+func (f *Fleet) LogTo(addr string) { f.logTo = addr }
 
 // DeviceIDs are the registered demo devices.
 func (f *Fleet) DeviceIDs() []int64 { return append([]int64(nil), f.deviceIDs...) }
@@ -167,12 +175,30 @@ func (f *Fleet) Mutate(ctx context.Context, interval time.Duration, perRound int
 			return
 		case <-t.C:
 		}
-		for range perRound {
-			d := f.devices[randInt(len(f.devices))]
-			d.Mutate(time.Now().UnixNano())
-		}
-		f.log.Info("demo: changed some device configurations", "devices", perRound)
+		f.MutateOnce(perRound)
 	}
+}
+
+// MutateOnce changes the configuration of n healthy devices picked at
+// random (a device may be picked twice) and, when LogTo was called, has
+// each log the change.
+func (f *Fleet) MutateOnce(n int) {
+	logged := 0
+	for range n {
+		d := f.devices[randInt(len(f.devices))]
+		d.Mutate(time.Now().UnixNano())
+		if f.logTo == "" {
+			continue
+		}
+		ok, err := d.LogChange(f.logTo)
+		if err != nil {
+			f.log.Warn("demo: a device could not log its change", "device", d.Hostname(), "err", err)
+		}
+		if ok {
+			logged++
+		}
+	}
+	f.log.Info("demo: changed some device configurations", "devices", n, "logged_to_syslog", logged)
 }
 
 func randInt(n int) int {

@@ -50,6 +50,24 @@ var families = map[string]family{
 	"backupd_backup_failures_total": {counter, "Failed backup attempts this server process ran, by reason " +
 		"(connect, auth, timeout, host_key_changed, ...)."},
 
+	// The syslog listener of serve --syslog-listen (left out when it is off).
+	"backupd_syslog_received_total":  {counter, "Syslog messages the listener read (UDP datagrams, TCP frames)."},
+	"backupd_syslog_truncated_total": {counter, "Syslog messages longer than the size cap, cut off before matching."},
+	"backupd_syslog_matched_total": {counter, "Syslog messages a built-in or user pattern recognised as a " +
+		"configuration change."},
+	"backupd_syslog_unknown_sender_total": {counter, "Configuration-change messages whose sender (address or hostname) " +
+		"is no device in the inventory; counted, not stored."},
+	"backupd_syslog_triggered_total": {counter, "Devices whose quiet time after their last configuration-change " +
+		"message ended (one per burst of changes)."},
+	"backupd_syslog_queued_total": {counter, "Backups queued with trigger syslog (or joined to the device's job " +
+		"already queued)."},
+	"backupd_syslog_skipped_total": {counter, "Triggered devices that got no backup, by reason (disabled: the device " +
+		"is disabled; deleted; error: the queue could not be written)."},
+	"backupd_syslog_dropped_total": {counter, "Syslog messages or TCP connections dropped, by reason (rate: the " +
+		"sender's rate cap; conn_limit; framing; pending_full: too many devices waiting)."},
+	"backupd_syslog_pending_devices": {gauge, "Devices waiting for their quiet time to end before their backup is queued."},
+	"backupd_syslog_connections":     {gauge, "TCP connections open to the syslog listener."},
+
 	// The process and the Go runtime, as the library reads them; what it
 	// writes beyond these is left out.
 	"process_cpu_seconds_total":              {counter, "User and system CPU time the process used, in seconds."},

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,20 @@ type Options struct {
 	Version, Commit string
 	// DataDir is the directory whose filesystem's space is reported.
 	DataDir string
+	// Syslog reads the syslog listener's counters; nil when serve runs
+	// none, and the backupd_syslog_* families are then left out.
+	Syslog func() Syslog
+}
+
+// Syslog are the syslog listener's counters (since the process started)
+// and current sizes.
+type Syslog struct {
+	Received, Truncated, Matched, UnknownSender, Triggered, Queued uint64
+	// Skipped counts triggers that queued no backup, by reason
+	// (disabled, deleted, error); Dropped messages and connections by
+	// reason (rate, conn_limit, framing, pending_full).
+	Skipped, Dropped            map[string]uint64
+	PendingDevices, Connections int
 }
 
 // Handler serves the metrics: build information, the fleet's state from
@@ -106,6 +121,9 @@ func Handler(o Options, state func(context.Context) (State, error)) http.Handler
 			fmt.Fprintf(&raw, "backupd_data_filesystem_avail_bytes %d\n", avail)
 			fmt.Fprintf(&raw, "backupd_data_filesystem_size_bytes %d\n", size)
 		}
+		if o.Syslog != nil {
+			writeSyslog(&raw, o.Syslog())
+		}
 		set.WritePrometheus(&raw)
 		vm.WriteProcessMetrics(&raw)
 		vm.WriteFDMetrics(&raw)
@@ -129,6 +147,32 @@ func writeState(w io.Writer, st State, now time.Time) {
 	fmt.Fprintf(w, "backupd_backups_total{result=\"failure\"} %d\n", st.BackupsFailed)
 	fmt.Fprintf(w, "backupd_config_changes_total %d\n", st.ConfigChanges)
 	fmt.Fprintf(w, "backupd_database_size_bytes %d\n", max(st.DatabaseBytes, 0))
+}
+
+func writeSyslog(w io.Writer, s Syslog) {
+	fmt.Fprintf(w, "backupd_syslog_received_total %d\n", s.Received)
+	fmt.Fprintf(w, "backupd_syslog_truncated_total %d\n", s.Truncated)
+	fmt.Fprintf(w, "backupd_syslog_matched_total %d\n", s.Matched)
+	fmt.Fprintf(w, "backupd_syslog_unknown_sender_total %d\n", s.UnknownSender)
+	fmt.Fprintf(w, "backupd_syslog_triggered_total %d\n", s.Triggered)
+	fmt.Fprintf(w, "backupd_syslog_queued_total %d\n", s.Queued)
+	for _, r := range sortedKeys(s.Skipped) {
+		fmt.Fprintf(w, "backupd_syslog_skipped_total{reason=%s} %d\n", quote(r), s.Skipped[r])
+	}
+	for _, r := range sortedKeys(s.Dropped) {
+		fmt.Fprintf(w, "backupd_syslog_dropped_total{reason=%s} %d\n", quote(r), s.Dropped[r])
+	}
+	fmt.Fprintf(w, "backupd_syslog_pending_devices %d\n", s.PendingDevices)
+	fmt.Fprintf(w, "backupd_syslog_connections %d\n", s.Connections)
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // ageSince is the seconds from t to now, 0 for no time or one still to

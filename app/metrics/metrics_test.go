@@ -37,7 +37,11 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 
 	now := time.Now()
 	good, queued := now.Add(-36*time.Hour), now.Add(-10*time.Minute)
-	opts := Options{Version: "1.2.3", Commit: "abc123", DataDir: t.TempDir()}
+	opts := Options{Version: "1.2.3", Commit: "abc123", DataDir: t.TempDir(), Syslog: func() Syslog {
+		return Syslog{Received: 90, Truncated: 1, Matched: 12, UnknownSender: 2, Triggered: 4, Queued: 3,
+			Skipped: map[string]uint64{"disabled": 1, "deleted": 0, "error": 0},
+			Dropped: map[string]uint64{"rate": 5, "conn_limit": 0, "framing": 0, "pending_full": 0}, PendingDevices: 2, Connections: 1}
+	}}
 	out := scrape(t, opts, func(context.Context) (State, error) {
 		return State{
 			FleetHealth: db.FleetHealth{DevicesEnabled: 6, DevicesLastFailed: 2, OldestGood: &good, OldestQueued: &queued,
@@ -70,6 +74,18 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_config_changes_total 5`,
 		`backupd_database_size_bytes 4096`,
 		`backupd_store_up 1`,
+		`backupd_syslog_received_total 90`,
+		`backupd_syslog_matched_total 12`,
+		`backupd_syslog_unknown_sender_total 2`,
+		`backupd_syslog_triggered_total 4`,
+		`backupd_syslog_queued_total 3`,
+		`backupd_syslog_skipped_total{reason="disabled"} 1`,
+		`backupd_syslog_dropped_total{reason="rate"} 5`,
+		`backupd_syslog_dropped_total{reason="pending_full"} 0`,
+		`backupd_syslog_pending_devices 2`,
+		`backupd_syslog_connections 1`,
+		"# TYPE backupd_syslog_received_total counter\n",
+		"# TYPE backupd_syslog_pending_devices gauge\n",
 		"# TYPE backupd_backup_duration_seconds histogram\n",
 		"# TYPE backupd_backups_total counter\n",
 		"# TYPE go_gc_duration_seconds summary\n",

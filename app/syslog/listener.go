@@ -172,7 +172,7 @@ type Stats struct {
 // Listener is a running syslog receiver. Close stops it.
 type Listener struct {
 	cfg     Config
-	matcher *Matcher
+	matcher atomic.Pointer[Matcher]
 	limiter *rateLimiter
 	deb     *debouncer
 
@@ -212,7 +212,6 @@ func Listen(cfg Config) (*Listener, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Listener{
 		cfg:       cfg,
-		matcher:   matcher,
 		limiter:   newRateLimiter(cfg.Rate, cfg.Burst, cfg.MaxSenders),
 		deb:       newDebouncer(cfg.Debounce, cfg.MaxWait, cfg.MaxPending),
 		udp:       udp,
@@ -222,6 +221,7 @@ func Listen(cfg Config) (*Listener, error) {
 		conns:     make(map[net.Conn]netip.Addr),
 		perSender: make(map[netip.Addr]int),
 	}
+	l.matcher.Store(matcher)
 	for range cfg.UDPReaders {
 		l.goSafe("udp reader", l.readUDP)
 	}
@@ -285,6 +285,18 @@ func (l *Listener) Close() error {
 	return err
 }
 
+// SetPatterns replaces the user patterns (from CompilePattern) while the
+// listener runs; messages read from then on are tried against them. On
+// an error the patterns in use stay.
+func (l *Listener) SetPatterns(user []Pattern) error {
+	m, err := NewMatcher(user)
+	if err != nil {
+		return err
+	}
+	l.matcher.Store(m)
+	return nil
+}
+
 // Stats returns the counters now.
 func (l *Listener) Stats() Stats {
 	s := Stats{
@@ -346,7 +358,7 @@ func (l *Listener) handle(msg []byte, from netip.Addr) {
 		return
 	}
 	m := Parse(msg)
-	if _, ok := l.matcher.Match(&m); !ok {
+	if _, ok := l.matcher.Load().Match(&m); !ok {
 		return
 	}
 	l.matched.Add(1)

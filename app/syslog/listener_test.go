@@ -637,3 +637,31 @@ func TestIPv6Sender(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// User patterns changed while the listener runs apply to the messages
+// read from then on; a bad set is refused and the patterns in use stay.
+func TestSetPatternsWhileRunning(t *testing.T) {
+	r := newRig(t, nil)
+	r.device("127.0.0.1", 7)
+	c := r.udp(t, "")
+	const custom = "<189>Nov 25 12:00:00 sw1 cfgmgr: configuration saved by admin"
+	send(t, c, custom)
+	r.waitStats("the first message", func(s Stats) bool { return s.Received == 1 })
+	if s := r.l.Stats(); s.Matched != 0 {
+		t.Fatalf("matched before the pattern was set: %+v", s)
+	}
+	p, err := CompilePattern("extreme-saved", `cfgmgr: .*saved`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.l.SetPatterns([]Pattern{p}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, c, custom)
+	r.waitStats("the second message, matched", func(s Stats) bool { return s.Received == 2 && s.Matched == 1 })
+	if err := r.l.SetPatterns([]Pattern{p, p}); err == nil || !strings.Contains(err.Error(), "already used") {
+		t.Fatalf("a duplicate name was accepted: %v", err)
+	}
+	send(t, c, custom)
+	r.waitStats("the third message, still matched", func(s Stats) bool { return s.Received == 3 && s.Matched == 2 })
+}

@@ -30,6 +30,7 @@ func (u *UI) mountBackupSettings(mux *http.ServeMux) {
 	u.mountPage(mux, "GET /settings", "settings.view", u.settings)
 	mux.Handle("POST /settings/retention", u.page("settings.update", u.saveRetention))
 	mux.Handle("POST /settings/retention/apply", u.page("backups.delete", u.applyRetention))
+	mux.Handle("POST /settings/syslog", u.page("settings.update", u.saveSyslogPatterns))
 }
 
 // settingsFieldError is a form field's problem: a message key with its

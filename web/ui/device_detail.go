@@ -380,6 +380,7 @@ var detailTriggers = map[string]string{
 	db.TriggerSchedule: keyDetailTriggerSchedule,
 	db.TriggerRetry:    keyDetailTriggerRetry,
 	db.TriggerCLI:      keyDetailTriggerCLI,
+	db.TriggerSyslog:   keyDetailTriggerSyslog,
 }
 
 // detailDuration is a duration's message and its arguments: milliseconds

@@ -42,6 +42,7 @@ var jobTriggerKeys = map[string]string{
 	db.TriggerSchedule: keyJobTriggerSchedule,
 	db.TriggerRetry:    keyJobTriggerRetry,
 	db.TriggerCLI:      keyJobTriggerCLI,
+	db.TriggerSyslog:   keyJobTriggerSyslog,
 }
 
 // mountJobs registers the jobs page: queued, running and finished backups with live progress and cancel.

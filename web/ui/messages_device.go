@@ -18,6 +18,7 @@ const (
 	keyDetailTriggerSchedule = "device.trigger.schedule"
 	keyDetailTriggerRetry    = "device.trigger.retry"
 	keyDetailTriggerCLI      = "device.trigger.cli"
+	keyDetailTriggerSyslog   = "device.trigger.syslog"
 	keyDetailTriggerOther    = "device.trigger.other"
 
 	keyDetailDurationMS  = "device.duration.ms"

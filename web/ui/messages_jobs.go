@@ -15,6 +15,7 @@ const (
 	keyJobTriggerSchedule = "jobs.trigger.schedule"
 	keyJobTriggerRetry    = "jobs.trigger.retry"
 	keyJobTriggerCLI      = "jobs.trigger.cli"
+	keyJobTriggerSyslog   = "jobs.trigger.syslog"
 
 	keyJobAttempt                   = "jobs.attempt"
 	keyJobInterruptions             = "jobs.interruptions"

@@ -47,6 +47,7 @@ type settingsPage struct {
 	NoticeArgs      []any
 	NoticeWarning   bool
 	Facts           settingsFacts
+	Syslog          settingsSyslog
 }
 
 // settingsFacts are read-only facts about the server for the operator.
@@ -83,11 +84,24 @@ func (u *UI) settingsNotice(q url.Values, p *settingsPage) {
 	case "partial":
 		p.Notice, p.NoticeArgs = keySettingsNoticePartial, []any{deleted, purged, int(retentionApplyTimeout / time.Minute)}
 		p.NoticeWarning = true
+	case "syslog_applied":
+		p.Notice = keySyslogNoticeApplied
+	case "syslog_saved":
+		p.Notice = keySyslogNoticeSaved
 	}
 }
 
 func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, p settingsPage) error {
+	return u.renderSettingsTyped(w, r, status, p, false)
+}
+
+// renderSettingsTyped shows the settings page; typedSyslog keeps the
+// syslog patterns as the refused form had them.
+func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status int, p settingsPage, typedSyslog bool) error {
 	ctx := r.Context()
+	if err := u.fillSyslog(r, &p.Syslog, typedSyslog); err != nil {
+		return err
+	}
 	at, saved, err := u.deps.Store.SettingUpdatedAt(ctx, db.SettingRetention)
 	if err != nil {
 		return err

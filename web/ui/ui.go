@@ -62,6 +62,10 @@ type Deps struct {
 	// when the process backs nothing up, and the buttons then answer that
 	// backups are not running here.
 	Engine *backup.Engine
+	// Syslog is the running syslog listener (serve --syslog-listen), whose
+	// state the settings page shows and to which saved patterns apply at
+	// once; nil when none runs.
+	Syslog *backup.SyslogTrigger
 	Log    *slog.Logger
 	// Location is the time zone times are shown in and days are cut in.
 	Location *time.Location
