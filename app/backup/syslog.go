@@ -340,7 +340,7 @@ func CompileSyslogPatterns(stored []db.SyslogPattern) ([]syslog.Pattern, error) 
 			if errors.As(err, &re) {
 				detail = string(re.Code)
 				if re.Expr != "" {
-					detail += ": " + re.Expr
+					detail += ": `" + re.Expr + "`"
 				}
 			}
 			return nil, fail(SyslogPatternInvalid, detail)

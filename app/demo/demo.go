@@ -185,20 +185,37 @@ func (f *Fleet) Mutate(ctx context.Context, interval time.Duration, perRound int
 func (f *Fleet) MutateOnce(n int) {
 	logged := 0
 	for range n {
-		d := f.devices[randInt(len(f.devices))]
-		d.Mutate(time.Now().UnixNano())
-		if f.logTo == "" {
-			continue
-		}
-		ok, err := d.LogChange(f.logTo)
-		if err != nil {
-			f.log.Warn("demo: a device could not log its change", "device", d.Hostname(), "err", err)
-		}
-		if ok {
+		if f.change(f.devices[randInt(len(f.devices))]) {
 			logged++
 		}
 	}
 	f.log.Info("demo: changed some device configurations", "devices", n, "logged_to_syslog", logged)
+}
+
+// Change changes the configuration of the demo device named name (and
+// has it log the change, see LogTo); false when no such device runs.
+func (f *Fleet) Change(name string) bool {
+	for _, d := range f.devices {
+		if d.Hostname() == name {
+			f.change(d)
+			return true
+		}
+	}
+	return false
+}
+
+// change mutates d and has it log the change; it reports whether a
+// message the syslog listener recognises went out.
+func (f *Fleet) change(d *devsim.Device) bool {
+	d.Mutate(time.Now().UnixNano())
+	if f.logTo == "" {
+		return false
+	}
+	ok, err := d.LogChange(f.logTo)
+	if err != nil {
+		f.log.Warn("demo: a device could not log its change", "device", d.Hostname(), "err", err)
+	}
+	return ok
 }
 
 func randInt(n int) int {

@@ -57,7 +57,9 @@ type env struct {
 	adminPassword string
 }
 
-func newEnv(t testing.TB) *env {
+// newEnv starts the server; hooks may add to the web interface's
+// dependencies (a syslog listener) before it is mounted.
+func newEnv(t testing.TB, hooks ...func(store *db.Store, engine *backup.Engine, deps *ui.Deps)) *env {
 	t.Helper()
 	store, sealer, pw := testkit.OpenData(t)
 	logs := &testkit.LockedBuffer{}
@@ -76,7 +78,11 @@ func newEnv(t testing.TB) *env {
 	mux := http.NewServeMux()
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: auth.NewKeyAuthenticator(store, log), Log: log, Location: time.UTC})
 	api.MountDocs(mux)
-	ui.Mount(mux, ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log, Location: time.UTC, Version: "test", Now: clk.Now})
+	deps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log, Location: time.UTC, Version: "test", Now: clk.Now}
+	for _, hook := range hooks {
+		hook(store, engine, &deps)
+	}
+	ui.Mount(mux, deps)
 	srv := httptest.NewServer(web.Wrap(mux, log))
 	t.Cleanup(func() {
 		srv.Close()
