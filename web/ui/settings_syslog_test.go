@@ -2,10 +2,12 @@ package ui_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +156,31 @@ func TestSyslogPatternsWithoutListener(t *testing.T) {
 	if got := storedSyslogPatterns(t, e); len(got) != 1 {
 		t.Fatalf("stored %v", got)
 	}
+}
+
+// A backup the device's own log triggered says so, in the device history
+// and on the jobs page, in English and Chinese.
+func TestSyslogTriggerShown(t *testing.T) {
+	e := newEnv(t)
+	f := newDetailFleet(t, e)
+	bk := f.version(t, e, f.coreDev, time.Hour, "hostname core-r1\n", false, "")
+	if _, err := e.store.Exec(context.Background(), `UPDATE backups SET trigger = ? WHERE id = ?`, db.TriggerSyslog, bk.ID); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := e.store.EnqueueJobs(context.Background(), []db.JobRequest{{DeviceID: f.coreDev.ID, Trigger: db.TriggerSyslog,
+		NotBefore: time.Now().Add(time.Hour)}})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("queue: %v", err)
+	}
+	b := adminBrowser(t, e)
+	row := regexp.MustCompile(`<td class="nowrap">([^<]*)</td>`)
+	cells := func(p page) string { return fmt.Sprint(row.FindAllStringSubmatch(p.body, -1)) }
+	p := b.get(devicePath(f.coreDev))
+	if !strings.Contains(cells(p), "[<td class=\"nowrap\">syslog</td> syslog]") {
+		t.Errorf("device history lacks the trigger syslog: %s", cells(p))
+	}
+	expectBody(t, "jobs", b.get("/jobs?view=queued"), `<td data-field="trigger">syslog</td>`)
+	b.header.Set("Accept-Language", "zh-CN")
+	expectBody(t, "device (zh)", b.get(devicePath(f.coreDev)), `<td class="nowrap">日志触发</td>`)
+	expectBody(t, "jobs (zh)", b.get("/jobs?view=queued"), `<td data-field="trigger">日志触发</td>`)
 }
