@@ -102,10 +102,11 @@ type JobRequest struct {
 // EnqueueJobs queues the requests and returns, per request in order, the
 // job that will back the device up: a new one, or the one already queued
 // or running for it (a device never has two). A request for a device that
-// no longer exists gets 0. An operator's request (manual, cli) that joins
-// a queued job makes it ready by the requested time, with all its attempts
-// ahead of it again: what the operator starts runs now, whatever an
-// earlier run left waiting. Its interruptions stay counted, so that the
+// no longer exists gets 0. An operator's request (manual, cli), or the
+// device's own report of a change (syslog), that joins a queued job makes
+// it ready by the requested time, with all its attempts ahead of it again:
+// what the operator starts, or the device just changed, runs now, whatever
+// an earlier run left waiting. Its interruptions stay counted, so that the
 // limit on them still ends a job that keeps stopping the process.
 func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	ids := make([]int64, len(reqs))
@@ -133,7 +134,7 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI) {
+			if n, _ := res.RowsAffected(); n == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI || r.Trigger == TriggerSyslog) {
 				if _, err := refresh.ExecContext(ctx, backupTime(r.NotBefore), r.DeviceID); err != nil {
 					return err
 				}

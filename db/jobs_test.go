@@ -271,9 +271,10 @@ func TestInterruptionsDoNotUseUpAttempts(t *testing.T) {
 	}
 }
 
-// An operator's request for a device whose job waits (a retry backing off,
-// a schedule's spread) makes that job ready now with its attempts renewed;
-// a schedule's request leaves it as it is.
+// An operator's request, or a change the device logged (syslog), for a
+// device whose job waits (a retry backing off, a schedule's spread) makes
+// that job ready now with its attempts renewed; a schedule's request
+// leaves it as it is.
 func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -295,7 +296,7 @@ func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
 	if got[0].Attempt != 1 || got[0].NotBefore.Before(later.Add(-time.Second)) {
 		t.Fatalf("a schedule's request changed the waiting job: %+v", got[0])
 	}
-	for _, trigger := range []string{db.TriggerCLI, db.TriggerManual} {
+	for _, trigger := range []string{db.TriggerCLI, db.TriggerManual, db.TriggerSyslog} {
 		if trigger != db.TriggerCLI { // wait to retry again
 			claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
 			if len(claims) != 1 || claims[0].ID != job {
