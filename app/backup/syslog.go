@@ -60,6 +60,8 @@ type SyslogTrigger struct {
 	l       *syslog.Listener
 	senders *senderIndex
 
+	debounce time.Duration
+
 	queued                   atomic.Uint64
 	disabled, deleted, erred atomic.Uint64
 }
@@ -79,7 +81,10 @@ func StartSyslog(ctx context.Context, store *db.Store, engine *Engine, o SyslogO
 	if log == nil {
 		log = slog.Default()
 	}
-	t := &SyslogTrigger{store: store, engine: engine, log: log, senders: newSenderIndex(store, log)}
+	t := &SyslogTrigger{store: store, engine: engine, log: log, senders: newSenderIndex(store, log), debounce: o.Debounce}
+	if t.debounce <= 0 {
+		t.debounce = syslog.DefaultDebounce
+	}
 	stored, err := store.SyslogPatterns(ctx)
 	if err != nil {
 		return nil, err
@@ -107,6 +112,10 @@ func StartSyslog(ctx context.Context, store *db.Store, engine *Engine, o SyslogO
 
 // Addr is where the listener receives, UDP and TCP on the same port.
 func (t *SyslogTrigger) Addr() string { return t.l.UDPAddr().String() }
+
+// Debounce is the quiet time after a device's last change message before
+// its backup is queued.
+func (t *SyslogTrigger) Debounce() time.Duration { return t.debounce }
 
 // Close stops the listener; devices still in their quiet time are not
 // backed up by it (the schedule still is).

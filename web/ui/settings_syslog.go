@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"backupd/app/backup"
 	"backupd/app/syslog"
@@ -38,6 +39,9 @@ type settingsSyslog struct {
 
 type settingsSyslogStats struct {
 	Received, Matched, UnknownSender, Queued, Disabled, Dropped, Pending int
+	// QuietSeconds is the debounce: seconds after a device's last change
+	// message before its backup is queued.
+	QuietSeconds int
 }
 
 // fillSyslog sets what the page shows of the listener; p.Syslog.Patterns
@@ -65,7 +69,7 @@ func (u *UI) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
 		s.Stats = settingsSyslogStats{
 			Received: int(st.Received), Matched: int(st.Matched), UnknownSender: int(st.UnknownSender),
 			Queued: int(st.Queued), Disabled: int(st.Skipped[backup.SyslogSkipDisabled]), Dropped: int(dropped),
-			Pending: st.PendingDevices,
+			Pending: st.PendingDevices, QuietSeconds: int(t.Debounce() / time.Second),
 		}
 	}
 	return nil

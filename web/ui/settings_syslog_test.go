@@ -140,7 +140,7 @@ func TestSyslogPatternsForm(t *testing.T) {
 	// Applied without a restart: the same message is now recognised.
 	send()
 	waitSyslog(t, st, "the second message, recognised", func(s backup.SyslogStats) bool { return s.Received == 2 && s.Matched == 1 })
-	expectBody(t, "counters", b.get("/settings"), `<dd data-field="matched">1</dd>`, `<dd data-field="unknown">1</dd>`)
+	expectBody(t, "counters", b.get("/settings"), `<dd data-field="matched">1</dd>`, `<dd data-field="unknown">1</dd>`, `<dd data-field="quiet">60 s</dd>`)
 }
 
 // Without a listener the page says how to turn it on, and saved patterns
