@@ -106,7 +106,8 @@ type JobRequest struct {
 // device's own report of a change (syslog), that joins a queued job makes
 // it ready by the requested time, with all its attempts ahead of it again:
 // what the operator starts, or the device just changed, runs now, whatever
-// an earlier run left waiting. Its interruptions stay counted, so that the
+// an earlier run left waiting (and a job the syslog request made run now
+// is the syslog's: its backup says so). Its interruptions stay counted, so that the
 // limit on them still ends a job that keeps stopping the process.
 func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	ids := make([]int64, len(reqs))
@@ -123,7 +124,12 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 			return err
 		}
 		defer active.Close()
-		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs SET not_before = MIN(not_before, ?), attempt = 0
+		// A waiting job that a device's change log makes run now is
+		// recorded as triggered by it; an operator's request keeps the
+		// job's trigger.
+		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs
+			SET trigger = CASE WHEN ? = 'syslog' AND not_before > ? THEN 'syslog' ELSE trigger END,
+				not_before = MIN(not_before, ?), attempt = 0
 			WHERE device_id = ? AND state = 'queued'`)
 		if err != nil {
 			return err
@@ -135,7 +141,8 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 				return err
 			}
 			if n, _ := res.RowsAffected(); n == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI || r.Trigger == TriggerSyslog) {
-				if _, err := refresh.ExecContext(ctx, backupTime(r.NotBefore), r.DeviceID); err != nil {
+				at := backupTime(r.NotBefore)
+				if _, err := refresh.ExecContext(ctx, r.Trigger, at, at, r.DeviceID); err != nil {
 					return err
 				}
 			}

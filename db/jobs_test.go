@@ -314,6 +314,9 @@ func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
 		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].NotBefore.After(time.Now()) || got[0].Interruptions != 1 {
 			t.Fatalf("after a %s request the waiting job is %+v; want it ready now with no attempt used, its interruption still counted", trigger, got[0])
 		}
+		if want := map[bool]string{true: db.TriggerSyslog, false: db.TriggerSchedule}[trigger == db.TriggerSyslog]; got[0].Trigger != want {
+			t.Fatalf("after a %s request the waiting job's trigger is %s, want %s", trigger, got[0].Trigger, want)
+		}
 	}
 }
 
