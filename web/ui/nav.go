@@ -39,6 +39,7 @@ var navigation = []navGroup{
 		{path: "/api-keys", label: keyNavAPIKeys, perm: "api_keys.view"},
 		{path: "/audit", label: keyNavAudit, perm: "audit.view"},
 		{path: "/settings", label: keyNavSettings, perm: "settings.view"},
+		{path: pathNotifications, label: keyNavNotifications, perm: "settings.view"},
 	}},
 }
 

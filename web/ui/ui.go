@@ -139,6 +139,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	u.mountDeviceDetail(mux)
 	u.mountInventory(mux)
 	u.mountBackupSettings(mux)
+	u.mountNotifications(mux)
 	u.mountJobs(mux)
 	u.mountSearch(mux)
 	u.mountAdmin(mux)

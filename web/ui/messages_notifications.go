@@ -1,0 +1,76 @@
+package ui
+
+// Message keys of the Notifications pages.
+const (
+	keyNavNotifications = "nav.notifications"
+
+	keyNotifTitle           = "notifications.title"
+	keyNotifTitleNewChannel = "notifications.channel.title_new"
+	keyNotifTitleChannel    = "notifications.channel.title"
+	keyNotifTitleNewRule    = "notifications.rule.title_new"
+	keyNotifTitleRule       = "notifications.rule.title"
+
+	keyNotifChannelCreated = "notifications.notice.channel_created"
+	keyNotifChannelUpdated = "notifications.notice.channel_updated"
+	keyNotifChannelDeleted = "notifications.notice.channel_deleted"
+	keyNotifRuleCreated    = "notifications.notice.rule_created"
+	keyNotifRuleUpdated    = "notifications.notice.rule_updated"
+	keyNotifRuleDeleted    = "notifications.notice.rule_deleted"
+
+	keyNotifErrNameMissing     = "notifications.error.name_missing"
+	keyNotifErrNameTooLong     = "notifications.error.name_too_long"
+	keyNotifErrNameExists      = "notifications.error.channel_name_exists"
+	keyNotifErrRuleNameExists  = "notifications.error.rule_name_exists"
+	keyNotifErrTooLong         = "notifications.error.too_long"
+	keyNotifErrType            = "notifications.error.type"
+	keyNotifErrPort            = "notifications.error.port"
+	keyNotifErrSetAndClear     = "notifications.error.set_and_clear"
+	keyNotifErrURLMissing      = "notifications.error.url_missing"
+	keyNotifErrURLInvalid      = "notifications.error.url_invalid"
+	keyNotifErrHeaderLine      = "notifications.error.header_line"
+	keyNotifErrHostMissing     = "notifications.error.host_missing"
+	keyNotifErrFromMissing     = "notifications.error.from_missing"
+	keyNotifErrToMissing       = "notifications.error.to_missing"
+	keyNotifErrPasswordMissing = "notifications.error.password_missing"
+	keyNotifErrChatURLMissing  = "notifications.error.chat_url_missing"
+	keyNotifErrSettings        = "notifications.error.settings"
+	keyNotifErrSecretLost      = "notifications.error.secret_lost"
+	keyNotifErrChannelInUse    = "notifications.error.channel_in_use"
+	keyNotifErrNoEvents        = "notifications.error.no_events"
+	keyNotifErrNoGroups        = "notifications.error.no_groups"
+	keyNotifErrScope           = "notifications.error.scope"
+	keyNotifErrNoChannels      = "notifications.error.no_channels"
+	keyNotifErrThreshold       = "notifications.error.threshold"
+
+	keyNotifEventOther   = "notifications.event.other"
+	keyNotifStatePending = "notifications.state.pending"
+)
+
+// Names of channel types, SMTP security, event kinds, rule scopes and
+// delivery states (see their maps in notifications.go).
+const (
+	keyNotifTypeWebhook            = "notifications.type.webhook"
+	keyNotifTypeSlack              = "notifications.type.slack"
+	keyNotifTypeMattermost         = "notifications.type.mattermost"
+	keyNotifTypeTeams              = "notifications.type.teams"
+	keyNotifTypeChat               = "notifications.type.chat"
+	keyNotifTypeEmail              = "notifications.type.email"
+	keyNotifSecuritySTARTTLS       = "notifications.security.starttls"
+	keyNotifSecurityTLS            = "notifications.security.tls"
+	keyNotifSecurityNone           = "notifications.security.none"
+	keyNotifEventConfigChanged     = "notifications.event.config_changed"
+	keyNotifEventFirstBackup       = "notifications.event.first_backup"
+	keyNotifEventBackupFailed      = "notifications.event.backup_failed"
+	keyNotifEventBackupRecovered   = "notifications.event.backup_recovered"
+	keyNotifEventDeviceUnreachable = "notifications.event.device_unreachable"
+	keyNotifEventDeviceReachable   = "notifications.event.device_reachable"
+	keyNotifEventHostkeyChanged    = "notifications.event.hostkey_changed"
+	keyNotifEventBackupStale       = "notifications.event.backup_stale"
+	keyNotifScopeAll               = "notifications.scope.all"
+	keyNotifScopeGroupsCount       = "notifications.scope.groups_count"
+	keyNotifScopeDevicesCount      = "notifications.scope.devices_count"
+	keyNotifStateSending           = "notifications.state.sending"
+	keyNotifStateFailed            = "notifications.state.failed"
+	keyNotifStateSent              = "notifications.state.sent"
+	keyNotifStateGaveUp            = "notifications.state.gave_up"
+)

@@ -1,0 +1,682 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"backupd/app/notify"
+	"backupd/db"
+)
+
+// Notifications: the channels events are sent to (webhook, chat tools,
+// e-mail), the rules that say which events of which devices go to which
+// channels, a "Send test" that really delivers, and each channel's
+// delivery log. Reading needs settings.view; every change and the test
+// need settings.update (notifications are settings of the appliance; the
+// public API has no notification endpoints, so no new permission is
+// needed). Channel secrets (webhook signing key, chat incoming-webhook
+// URL, SMTP password) are sealed with the app's sealer (notify.Sealer)
+// and never shown again: a blank field keeps the stored one, a box
+// clears it.
+
+const (
+	pathNotifications = "/notifications"
+	// notifLogSize is how many deliveries a channel's log shows.
+	notifLogSize = 50
+	// notifTestTimeout bounds a "Send test" delivery.
+	notifTestTimeout = 15 * time.Second
+	// Bounds of the channel form's fields.
+	notifMaxURL     = 2048
+	notifMaxHeaders = 4096
+	notifMaxField   = 256
+	notifMaxTo      = 4096
+	notifMaxSecret  = 2048
+)
+
+func (u *UI) mountNotifications(mux *http.ServeMux) {
+	u.mountPage(mux, "GET "+pathNotifications, "settings.view", u.notifications)
+	mux.Handle("GET /notifications/channels/new", u.page("settings.update", u.newChannelForm))
+	mux.Handle("POST /notifications/channels", u.page("settings.update", u.createChannel))
+	mux.Handle("GET /notifications/channels/{id}", u.page("settings.view", u.channelDetail))
+	mux.Handle("POST /notifications/channels/{id}", u.page("settings.update", u.updateChannel))
+	mux.Handle("POST /notifications/channels/{id}/delete", u.page("settings.update", u.deleteChannel))
+	mux.Handle("POST /notifications/channels/{id}/test", u.page("settings.update", u.testChannel))
+	mux.Handle("GET /notifications/rules/new", u.page("settings.update", u.newNotifRuleForm))
+	mux.Handle("POST /notifications/rules", u.page("settings.update", u.createNotifRule))
+	mux.Handle("GET /notifications/rules/{id}", u.page("settings.view", u.notifRuleDetail))
+	mux.Handle("POST /notifications/rules/{id}", u.page("settings.update", u.updateNotifRule))
+	mux.Handle("POST /notifications/rules/{id}/delete", u.page("settings.update", u.deleteNotifRule))
+}
+
+var notifNotices = map[string]string{
+	"channel_created": keyNotifChannelCreated,
+	"channel_updated": keyNotifChannelUpdated,
+	"channel_deleted": keyNotifChannelDeleted,
+	"rule_created":    keyNotifRuleCreated,
+	"rule_updated":    keyNotifRuleUpdated,
+	"rule_deleted":    keyNotifRuleDeleted,
+}
+
+// notifOverview is the data of notifications.html.
+type notifOverview struct {
+	Channels []notifChannelRow
+	Rules    []notifRuleRow
+	Notice   string
+}
+
+type notifChannelRow struct {
+	ID        int64
+	Name      string
+	TypeLabel string
+	Enabled   bool
+	HasSecret bool
+	Rules     int
+}
+
+type notifRuleRow struct {
+	ID          int64
+	Name        string
+	Enabled     bool
+	Events      []string // message keys
+	ScopeLabel  string   // message key
+	ScopeArgs   []any
+	Channels    []string
+	IncludeDiff bool
+	Threshold   int
+}
+
+func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	channels, err := u.deps.Store.NotificationChannels(ctx)
+	if err != nil {
+		return err
+	}
+	rules, err := u.deps.Store.NotificationRules(ctx)
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	used := map[int64]int{}
+	for _, c := range channels {
+		names[c.ID] = c.Name
+	}
+	p := notifOverview{Notice: invNotice(r, notifNotices)}
+	for _, rl := range rules {
+		row := notifRuleRow{ID: rl.ID, Name: rl.Name, Enabled: rl.Enabled, IncludeDiff: rl.IncludeDiff,
+			Threshold: max(rl.FailureThreshold, 1), ScopeLabel: notifScopeKeys[rl.Scope]}
+		for _, k := range rl.Events {
+			row.Events = append(row.Events, notifEventKeys[k])
+		}
+		switch rl.Scope {
+		case db.RuleScopeGroups:
+			row.ScopeArgs = []any{len(rl.GroupIDs)}
+		case db.RuleScopeDevices:
+			row.ScopeArgs = []any{len(rl.DeviceIDs)}
+		}
+		for _, id := range rl.ChannelIDs {
+			used[id]++
+			row.Channels = append(row.Channels, names[id])
+		}
+		p.Rules = append(p.Rules, row)
+	}
+	for _, c := range channels {
+		p.Channels = append(p.Channels, notifChannelRow{ID: c.ID, Name: c.Name, TypeLabel: notifTypeKeys[c.Type],
+			Enabled: c.Enabled, HasSecret: len(c.Secret) > 0, Rules: used[c.ID]})
+	}
+	return u.render(w, r, http.StatusOK, "notifications.html", keyNotifTitle, p)
+}
+
+// notifOption is a choice of a select or a box: Label is a message key.
+type notifOption struct {
+	Value   string
+	Label   string
+	Checked bool
+}
+
+// notifChannelForm is the data of notifications_channel.html: a new
+// channel (ID 0) or a stored one, its delivery log and the last test.
+// It never holds a secret, only whether one is stored.
+type notifChannelForm struct {
+	ID       int64
+	Heading  string
+	Editable bool
+	Fields   notifChannelFields
+	Types    []notifOption
+	// TypeLabel names the stored type (fixed once created).
+	TypeLabel   string
+	Securities  []notifOption
+	HasSecret   bool
+	RulesUsing  []string
+	Errors      settingsFormErrors
+	Notice      string
+	Retype      bool
+	Log         []notifLogRow
+	Test        *notifTestResult
+	LogSize     int
+	TestTimeout int
+}
+
+// notifChannelFields are the form's values as typed (no secret).
+type notifChannelFields struct {
+	Name, Type, Language           string
+	Enabled, SkipVerify            bool
+	URL, Headers                   string
+	Host, Port, Security           string
+	Username, From, To             string
+	ClearSecret                    bool
+	secret                         string // typed, never rendered
+	webhookSecret, chatURL, smtpPw string
+}
+
+type notifLogRow struct {
+	At         time.Time
+	Kind       string // message key
+	Device     string
+	State      string // message key
+	StateClass string
+	Attempts   int
+	Status     string
+	Error      string
+}
+
+// notifTestResult is how "Send test" went.
+type notifTestResult struct {
+	OK     bool
+	Status string
+	Error  string
+}
+
+func notifTypes(chosen string) []notifOption {
+	out := make([]notifOption, 0, len(notify.Types))
+	for _, t := range notify.Types {
+		out = append(out, notifOption{Value: t, Label: notifTypeKeys[t], Checked: t == chosen})
+	}
+	return out
+}
+
+func notifSecurities(chosen string) []notifOption {
+	if chosen == "" {
+		chosen = notify.SecuritySTARTTLS
+	}
+	var out []notifOption
+	for _, s := range []string{notify.SecuritySTARTTLS, notify.SecurityTLS, notify.SecurityNone} {
+		out = append(out, notifOption{Value: s, Label: notifSecurityKeys[s], Checked: s == chosen})
+	}
+	return out
+}
+
+func (u *UI) newChannelForm(w http.ResponseWriter, r *http.Request) error {
+	typ := r.URL.Query().Get("type")
+	if notifTypeKeys[typ] == "" {
+		typ = notify.TypeWebhook
+	}
+	p := notifChannelForm{Editable: true, Fields: notifChannelFields{Type: typ, Enabled: true, Language: "en",
+		Security: notify.SecuritySTARTTLS}}
+	return u.renderChannelForm(w, r, http.StatusOK, p)
+}
+
+func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status int, p notifChannelForm) error {
+	p.Types, p.Securities = notifTypes(p.Fields.Type), notifSecurities(p.Fields.Security)
+	p.TypeLabel = notifTypeKeys[p.Fields.Type]
+	p.LogSize, p.TestTimeout = notifLogSize, int(notifTestTimeout/time.Second)
+	if p.ID == 0 {
+		return u.render(w, r, status, "notifications_channel.html", keyNotifTitleNewChannel, p)
+	}
+	ctx := r.Context()
+	rules, err := u.deps.Store.NotificationRules(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rl := range rules {
+		for _, id := range rl.ChannelIDs {
+			if id == p.ID {
+				p.RulesUsing = append(p.RulesUsing, rl.Name)
+			}
+		}
+	}
+	log, err := u.deps.Store.DeliveryLog(ctx, p.ID, notifLogSize)
+	if err != nil {
+		return err
+	}
+	for _, d := range log {
+		row := notifLogRow{At: d.UpdatedAt, Kind: notifEventKeys[d.Event.Kind], Device: d.Event.Payload.DeviceName,
+			State: notifStateKeys[d.State], StateClass: d.State, Attempts: d.Attempts}
+		if d.SentAt != nil {
+			row.At = *d.SentAt
+		}
+		if row.Kind == "" {
+			row.Kind = keyNotifEventOther
+		}
+		if row.State == "" {
+			row.State = keyNotifStatePending
+		}
+		if d.LastStatus != nil {
+			row.Status = *d.LastStatus
+		}
+		if d.LastError != nil {
+			row.Error = *d.LastError
+		}
+		p.Log = append(p.Log, row)
+	}
+	return u.render(w, r, status, "notifications_channel.html", keyNotifTitleChannel, p)
+}
+
+// fieldsOf is a stored channel as the form shows it.
+func fieldsOf(c db.NotificationChannel) notifChannelFields {
+	f := notifChannelFields{Name: c.Name, Type: c.Type, Language: c.Language, Enabled: c.Enabled}
+	// The settings only: the secret is never opened for a page.
+	c.Secret = nil
+	ch, err := notify.ChannelFromStore(c, nil)
+	if err != nil {
+		return f // settings that do not decode: the form starts blank
+	}
+	switch {
+	case ch.Webhook != nil:
+		f.URL, f.SkipVerify = ch.Webhook.URL, ch.Webhook.SkipVerify
+		var lines []string
+		for name, v := range ch.Webhook.Headers {
+			lines = append(lines, name+": "+v)
+		}
+		slices.Sort(lines)
+		f.Headers = strings.Join(lines, "\n")
+	case ch.Email != nil:
+		e := ch.Email
+		f.Host, f.Security, f.Username, f.From, f.SkipVerify = e.Host, e.Security, e.Username, e.From, e.SkipVerify
+		if e.Port != 0 {
+			f.Port = strconv.Itoa(e.Port)
+		}
+		f.To = strings.Join(e.To, "\n")
+	case ch.Chat != nil:
+		f.SkipVerify = ch.Chat.SkipVerify
+	}
+	return f
+}
+
+func (u *UI) pathChannel(r *http.Request) (db.NotificationChannel, error) {
+	id, err := invPathID(r)
+	if err != nil {
+		return db.NotificationChannel{}, err
+	}
+	return u.deps.Store.GetNotificationChannel(r.Context(), id)
+}
+
+func (u *UI) channelDetail(w http.ResponseWriter, r *http.Request) error {
+	c, err := u.pathChannel(r)
+	if err != nil {
+		return err
+	}
+	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: sessionOf(r).Can("settings.update"),
+		Fields: fieldsOf(c), HasSecret: len(c.Secret) > 0, Notice: invNotice(r, notifNotices)}
+	return u.renderChannelForm(w, r, http.StatusOK, p)
+}
+
+// readChannelFields reads the posted form; typ is the stored type of an
+// existing channel ("" for a new one, which takes the posted type).
+func readChannelFields(r *http.Request, typ string) (notifChannelFields, settingsFormErrors) {
+	var errs settingsFormErrors
+	field := func(name string, max int, key string) string {
+		v, fits := invField(r, name, max)
+		if !fits {
+			errs.add(name, key, max)
+		}
+		return strings.TrimSpace(v)
+	}
+	f := notifChannelFields{
+		Name:       field("name", db.MaxNotificationNameLen, keyNotifErrNameTooLong),
+		Type:       typ,
+		Language:   r.PostFormValue("language"),
+		Enabled:    invChecked(r, "enabled"),
+		SkipVerify: invChecked(r, "skip_verify"),
+		URL:        field("url", notifMaxURL, keyNotifErrTooLong),
+		Headers:    field("headers", notifMaxHeaders, keyNotifErrTooLong),
+		Host:       field("host", notifMaxField, keyNotifErrTooLong),
+		Port:       field("port", 5, keyNotifErrPort),
+		Security:   r.PostFormValue("security"),
+		Username:   field("username", notifMaxField, keyNotifErrTooLong),
+		From:       field("from", notifMaxField, keyNotifErrTooLong),
+		To:         field("to", notifMaxTo, keyNotifErrTooLong),
+	}
+	if f.Type == "" {
+		f.Type = r.PostFormValue("type")
+	}
+	if notifTypeKeys[f.Type] == "" {
+		errs.add("type", keyNotifErrType)
+		f.Type = notify.TypeWebhook
+	}
+	if f.Language != "zh" {
+		f.Language = "en"
+	}
+	if notifSecurityKeys[f.Security] == "" {
+		f.Security = notify.SecuritySTARTTLS
+	}
+	// The secret of the channel's type: each type has its own field, so
+	// that switching the type in the form never sends one as another.
+	secretField := map[string]string{notify.TypeWebhook: "webhook_secret", notify.TypeEmail: "smtp_password"}[f.Type]
+	if secretField == "" {
+		secretField = "chat_url"
+	}
+	f.secret, _ = invField(r, secretField, notifMaxSecret+1)
+	if f.Type != notify.TypeEmail {
+		f.secret = strings.TrimSpace(f.secret)
+	}
+	if len(f.secret) > notifMaxSecret {
+		errs.add(secretField, keyNotifErrTooLong, notifMaxSecret)
+	}
+	f.ClearSecret = invChecked(r, "clear_"+secretField)
+	if f.Name == "" {
+		errs.add("name", keyNotifErrNameMissing)
+	}
+	if f.secret != "" && f.ClearSecret {
+		errs.add(secretField, keyNotifErrSetAndClear)
+	}
+	return f, errs
+}
+
+// channelOf builds the channel the form describes; secret is the plain
+// secret to keep (typed, or the stored one opened), nil for none.
+func channelOf(f notifChannelFields, secret []byte, errs *settingsFormErrors) notify.Channel {
+	ch := notify.Channel{Type: f.Type, Name: f.Name, Language: f.Language, Secret: secret}
+	switch f.Type {
+	case notify.TypeWebhook:
+		wh := &notify.WebhookConfig{URL: f.URL, SkipVerify: f.SkipVerify}
+		if f.URL == "" {
+			errs.add("url", keyNotifErrURLMissing)
+		} else if u, err := url.Parse(f.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs.add("url", keyNotifErrURLInvalid)
+		}
+		for i, line := range strings.Split(f.Headers, "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			name, value, ok := strings.Cut(line, ":")
+			if !ok || strings.TrimSpace(name) == "" {
+				errs.add("headers", keyNotifErrHeaderLine, i+1)
+				break
+			}
+			if wh.Headers == nil {
+				wh.Headers = map[string]string{}
+			}
+			wh.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+		}
+		ch.Webhook = wh
+	case notify.TypeEmail:
+		e := &notify.EmailConfig{Host: f.Host, Security: f.Security, Username: f.Username, From: f.From, SkipVerify: f.SkipVerify}
+		if f.Host == "" {
+			errs.add("host", keyNotifErrHostMissing)
+		}
+		if f.Port != "" {
+			n, err := strconv.Atoi(f.Port)
+			if err != nil || n < 1 || n > 65535 {
+				errs.add("port", keyNotifErrPort, 65535)
+			}
+			e.Port = n
+		}
+		if f.From == "" {
+			errs.add("from", keyNotifErrFromMissing)
+		}
+		for _, a := range strings.FieldsFunc(f.To, func(r rune) bool { return r == '\n' || r == ',' || r == ';' }) {
+			if a = strings.TrimSpace(a); a != "" {
+				e.To = append(e.To, a)
+			}
+		}
+		if len(e.To) == 0 {
+			errs.add("to", keyNotifErrToMissing)
+		}
+		if f.Username != "" && len(secret) == 0 {
+			errs.add("smtp_password", keyNotifErrPasswordMissing)
+		}
+		ch.Email = e
+	default:
+		ch.Chat = &notify.ChatConfig{SkipVerify: f.SkipVerify}
+		if len(secret) == 0 {
+			errs.add("chat_url", keyNotifErrChatURLMissing)
+		}
+	}
+	return ch
+}
+
+// notifChannelProblem turns what notify refuses of a channel into the
+// form's message: the English detail names the setting, never its value.
+func notifChannelProblem(err error, errs *settingsFormErrors) {
+	errs.add("settings", keyNotifErrSettings, err.Error())
+}
+
+func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
+	f, errs := readChannelFields(r, "")
+	fail := func(status int) error {
+		p := notifChannelForm{Editable: true, Fields: f, Errors: errs, Retype: f.secret != ""}
+		return u.renderChannelForm(w, r, status, p)
+	}
+	var plain []byte
+	if f.secret != "" {
+		plain = []byte(f.secret)
+	}
+	ch := channelOf(f, plain, &errs)
+	if !errs.empty() {
+		return fail(http.StatusUnprocessableEntity)
+	}
+	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.deps.Sealer))
+	if err != nil {
+		notifChannelProblem(err, &errs)
+		return fail(http.StatusUnprocessableEntity)
+	}
+	c, err := u.deps.Store.CreateNotificationChannel(r.Context(), db.NotificationChannel{Name: f.Name, Type: f.Type,
+		Enabled: f.Enabled, Config: config, Secret: sealed, Language: f.Language})
+	switch {
+	case errors.Is(err, db.ErrNameExists):
+		errs.add("name", keyNotifErrNameExists, f.Name)
+		return fail(http.StatusConflict)
+	case err != nil:
+		var invalid *db.ErrInvalidField
+		if errors.As(err, &invalid) {
+			errs.add(invalid.Field, keyNotifErrSettings, invalid.Error())
+			return fail(http.StatusUnprocessableEntity)
+		}
+		return err
+	}
+	u.invAudit(r, "notification_channel.create", "notification_channel", c.ID, map[string]any{"name": c.Name,
+		"type": c.Type, "secret": len(c.Secret) > 0})
+	invRedirect(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_created")
+	return nil
+}
+
+func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
+	stored, err := u.pathChannel(r)
+	if err != nil {
+		return err
+	}
+	f, errs := readChannelFields(r, stored.Type)
+	fail := func(status int) error {
+		p := notifChannelForm{ID: stored.ID, Heading: stored.Name, Editable: true, Fields: f, Errors: errs,
+			HasSecret: len(stored.Secret) > 0, Retype: f.secret != ""}
+		return u.renderChannelForm(w, r, status, p)
+	}
+	var plain []byte
+	switch {
+	case f.secret != "":
+		plain = []byte(f.secret)
+	case f.ClearSecret:
+	case len(stored.Secret) > 0:
+		old, err := notify.ChannelFromStore(stored, notify.Opener(u.deps.Sealer))
+		if errors.Is(err, notify.ErrSecret) {
+			errs.add("secret", keyNotifErrSecretLost)
+			return fail(http.StatusUnprocessableEntity)
+		}
+		plain = old.Secret
+	}
+	ch := channelOf(f, plain, &errs)
+	if !errs.empty() {
+		return fail(http.StatusUnprocessableEntity)
+	}
+	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.deps.Sealer))
+	if err != nil {
+		notifChannelProblem(err, &errs)
+		return fail(http.StatusUnprocessableEntity)
+	}
+	var fields []string
+	c, err := u.deps.Store.UpdateNotificationChannel(r.Context(), stored.ID, func(c *db.NotificationChannel) error {
+		for _, x := range []struct {
+			name    string
+			changed bool
+		}{
+			{"name", c.Name != f.Name}, {"enabled", c.Enabled != f.Enabled}, {"language", c.Language != f.Language},
+			{"settings", !bytes.Equal(compactJSON(c.Config), compactJSON(config))},
+			{"secret", f.secret != "" || (f.ClearSecret && len(c.Secret) > 0)},
+		} {
+			if x.changed {
+				fields = append(fields, x.name)
+			}
+		}
+		c.Name, c.Enabled, c.Language, c.Config, c.Secret = f.Name, f.Enabled, f.Language, config, sealed
+		return nil
+	})
+	switch {
+	case errors.Is(err, db.ErrNameExists):
+		errs.add("name", keyNotifErrNameExists, f.Name)
+		return fail(http.StatusConflict)
+	case err != nil:
+		var invalid *db.ErrInvalidField
+		if errors.As(err, &invalid) {
+			errs.add(invalid.Field, keyNotifErrSettings, invalid.Error())
+			return fail(http.StatusUnprocessableEntity)
+		}
+		return err
+	}
+	if fields == nil {
+		fields = []string{}
+	}
+	u.invAudit(r, "notification_channel.update", "notification_channel", c.ID, map[string]any{"name": c.Name, "fields": fields})
+	invRedirect(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_updated")
+	return nil
+}
+
+func (u *UI) deleteChannel(w http.ResponseWriter, r *http.Request) error {
+	c, err := u.pathChannel(r)
+	if err != nil {
+		return err
+	}
+	err = u.deps.Store.DeleteNotificationChannel(r.Context(), c.ID)
+	switch {
+	case errors.Is(err, db.ErrChannelInUse):
+		p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: fieldsOf(c), HasSecret: len(c.Secret) > 0}
+		p.Errors.add("delete", keyNotifErrChannelInUse, c.Name)
+		return u.renderChannelForm(w, r, http.StatusConflict, p)
+	case err != nil:
+		return err
+	}
+	u.invAudit(r, "notification_channel.delete", "notification_channel", c.ID, map[string]any{"name": c.Name, "type": c.Type})
+	invRedirect(w, r, pathNotifications, "channel_deleted")
+	return nil
+}
+
+// notifTestEvent is what "Send test" delivers: a made-up change of a
+// made-up device, kind "notification.test", so that a receiver can tell
+// it from a real event.
+func notifTestEvent(now time.Time) notify.Event {
+	now = now.UTC().Truncate(time.Second)
+	return notify.Event{
+		Schema: notify.Schema, ID: "test-" + strconv.FormatInt(now.UnixNano(), 10), Kind: NotifTestKind,
+		At: now, Trigger: "manual",
+		Device: notify.Device{ID: 0, Name: "backupd-test", Host: "192.0.2.1", Platform: "test", GroupPath: []string{}},
+	}
+}
+
+// NotifTestKind is the event kind of a "Send test" delivery.
+const NotifTestKind = "notification.test"
+
+func (u *UI) testChannel(w http.ResponseWriter, r *http.Request) error {
+	c, err := u.pathChannel(r)
+	if err != nil {
+		return err
+	}
+	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: fieldsOf(c), HasSecret: len(c.Secret) > 0}
+	res := u.sendTest(r.Context(), c)
+	p.Test = &res
+	u.invAudit(r, "notification_channel.test", "notification_channel", c.ID, map[string]any{"name": c.Name,
+		"ok": res.OK, "status": res.Status})
+	return u.renderChannelForm(w, r, http.StatusOK, p)
+}
+
+// sendTest delivers the test event to c now and says how it went; its
+// error names what failed, never a secret (notify's errors do not hold
+// one).
+func (u *UI) sendTest(ctx context.Context, c db.NotificationChannel) notifTestResult {
+	ch, err := notify.ChannelFromStore(c, notify.Opener(u.deps.Sealer))
+	if err != nil {
+		return notifTestResult{Error: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, notifTestTimeout)
+	defer cancel()
+	now := u.now()
+	res := notify.Send(ctx, ch, []notify.Event{notifTestEvent(now)}, notify.Options{
+		DeliveryID: "test-" + strconv.FormatInt(c.ID, 10) + "-" + strconv.FormatInt(now.UnixNano(), 10),
+		UserAgent:  "backupd/" + u.deps.Version, Timeout: notifTestTimeout, Now: u.now,
+	})
+	out := notifTestResult{OK: res.OK(), Status: res.Status}
+	if res.Err != nil {
+		out.Error = res.Err.Error()
+	}
+	return out
+}
+
+// compactJSON is raw without insignificant spaces, for comparing.
+func compactJSON(raw []byte) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// notifTypeKeys name each channel type.
+var notifTypeKeys = map[string]string{
+	db.ChannelWebhook:    keyNotifTypeWebhook,
+	db.ChannelSlack:      keyNotifTypeSlack,
+	db.ChannelMattermost: keyNotifTypeMattermost,
+	db.ChannelTeams:      keyNotifTypeTeams,
+	db.ChannelChat:       keyNotifTypeChat,
+	db.ChannelEmail:      keyNotifTypeEmail,
+}
+
+// notifSecurityKeys name each SMTP connection security.
+var notifSecurityKeys = map[string]string{
+	notify.SecuritySTARTTLS: keyNotifSecuritySTARTTLS,
+	notify.SecurityTLS:      keyNotifSecurityTLS,
+	notify.SecurityNone:     keyNotifSecurityNone,
+}
+
+// notifEventKeys name each event kind.
+var notifEventKeys = map[db.EventKind]string{
+	db.EventConfigChanged:     keyNotifEventConfigChanged,
+	db.EventFirstBackup:       keyNotifEventFirstBackup,
+	db.EventBackupFailed:      keyNotifEventBackupFailed,
+	db.EventBackupRecovered:   keyNotifEventBackupRecovered,
+	db.EventDeviceUnreachable: keyNotifEventDeviceUnreachable,
+	db.EventDeviceReachable:   keyNotifEventDeviceReachable,
+	db.EventHostKeyChanged:    keyNotifEventHostkeyChanged,
+	db.EventBackupStale:       keyNotifEventBackupStale,
+}
+
+// notifScopeKeys name each rule scope in the list.
+var notifScopeKeys = map[string]string{
+	db.RuleScopeAll:     keyNotifScopeAll,
+	db.RuleScopeGroups:  keyNotifScopeGroupsCount,
+	db.RuleScopeDevices: keyNotifScopeDevicesCount,
+}
+
+// notifStateKeys name each delivery state.
+var notifStateKeys = map[string]string{
+	db.DeliveryPending: keyNotifStatePending,
+	db.DeliverySending: keyNotifStateSending,
+	db.DeliveryFailed:  keyNotifStateFailed,
+	db.DeliverySent:    keyNotifStateSent,
+	db.DeliveryGaveUp:  keyNotifStateGaveUp,
+}
