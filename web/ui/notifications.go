@@ -112,8 +112,10 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 	for _, rl := range rules {
 		row := notifRuleRow{ID: rl.ID, Name: rl.Name, Enabled: rl.Enabled, IncludeDiff: rl.IncludeDiff,
 			Threshold: max(rl.FailureThreshold, 1), ScopeLabel: notifScopeKeys[rl.Scope]}
-		for _, k := range rl.Events {
-			row.Events = append(row.Events, notifEventKeys[k])
+		for _, k := range db.EventKinds { // in the order the form lists them
+			if slices.Contains(rl.Events, k) {
+				row.Events = append(row.Events, notifEventKeys[k])
+			}
 		}
 		switch rl.Scope {
 		case db.RuleScopeGroups:
