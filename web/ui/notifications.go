@@ -583,10 +583,9 @@ func (u *UI) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 // made-up device, kind "notification.test", so that a receiver can tell
 // it from a real event.
 func notifTestEvent(now time.Time) notify.Event {
-	now = now.UTC().Truncate(time.Second)
 	return notify.Event{
 		Schema: notify.Schema, ID: "test-" + strconv.FormatInt(now.UnixNano(), 10), Kind: NotifTestKind,
-		At: now, Trigger: "manual",
+		At: now.UTC().Truncate(time.Second), Trigger: "manual",
 		Device: notify.Device{ID: 0, Name: "backupd-test", Host: "192.0.2.1", Platform: "test", GroupPath: []string{}},
 	}
 }
