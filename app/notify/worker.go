@@ -1,0 +1,406 @@
+package notify
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backupd/app/backup"
+	"backupd/db"
+)
+
+// The delivery worker sends what the outbox holds. Events are recorded
+// with the backup result that caused them (db, FinishJob and friends),
+// with one delivery per matching channel; the worker claims the due
+// deliveries, sends each channel one message holding all of its events
+// (a digest when there are several), and records how it went. It runs on
+// its own goroutine and only reads the store: a channel that is down
+// never slows a backup.
+
+// Defaults of WorkerOptions.
+const (
+	DefaultWindow      = 60 * time.Second
+	DefaultPoll        = 2 * time.Second
+	DefaultConcurrency = 4
+	// DefaultBatch bounds the deliveries one pass claims (and so the
+	// events of one digest).
+	DefaultBatch = 5000
+	// FirstRetry is the wait after a delivery's first failure; it doubles
+	// with each failure up to MaxRetryWait. A delivery still failing
+	// db.DeliveryMaxAge after its event gives up.
+	FirstRetry   = time.Minute
+	MaxRetryWait = 6 * time.Hour
+	// MaxWindow bounds the digest window: a batch is held that long before
+	// it is sent.
+	MaxWindow = time.Hour
+)
+
+// WorkerOptions tune a Worker; zero values take the defaults.
+type WorkerOptions struct {
+	// Window is the digest window: a new event waits this long, so that
+	// the others of the same run (a scheduled backup of the whole fleet)
+	// go with it in one message per channel. Retries are not held.
+	Window time.Duration
+	// Poll is how often the worker looks at the queue.
+	Poll time.Duration
+	// Concurrency bounds the channels sent to at once.
+	Concurrency int
+	// Batch bounds the deliveries claimed in one pass.
+	Batch int
+	// Timeout bounds one send (0: notify's defaults, 10 s HTTP, 30 s SMTP).
+	Timeout time.Duration
+	// PublicURL is the web interface's address as users reach it
+	// ("https://backupd.example"); events link to their page when set.
+	PublicURL string
+	UserAgent string
+	RootCAs   *x509.CertPool
+	// LockDir holds the worker's liveness lock, so that a starting worker
+	// can tell the leases of a dead process from a live one's; "" keeps
+	// none (Recover then releases no one's leases).
+	LockDir string
+	Logger  *slog.Logger
+	// Sent, when set, is told how each delivery of a send went: result is
+	// sent, failed (tried again later) or gave_up.
+	Sent func(channelType, result string, deliveries int)
+	// Now is the worker's clock; nil: time.Now.
+	Now func() time.Time
+}
+
+// Worker delivers the outbox. Run it once per process.
+type Worker struct {
+	store *db.Store
+	open  func([]byte) ([]byte, error)
+	o     WorkerOptions
+	owner string
+	log   *slog.Logger
+}
+
+// NewWorker returns a worker of store that opens channel secrets with open
+// (Opener of the data directory's sealer).
+func NewWorker(store *db.Store, open func([]byte) ([]byte, error), o WorkerOptions) *Worker {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	o.Window = min(o.Window, MaxWindow)
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Batch <= 0 {
+		o.Batch = DefaultBatch
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
+	return &Worker{store: store, open: open, o: o, owner: "notify-" + uuid.NewString(), log: o.Logger}
+}
+
+// ValidatePublicURL checks a --public-url: an absolute http(s) URL
+// without query or fragment.
+func ValidatePublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New("want an absolute http:// or https:// address without credentials, query or fragment, e.g. https://backupd.example")
+	}
+	return nil
+}
+
+// Recover gives back the deliveries that workers of processes that died
+// (kill -9, a power cut) had leased: they are due again at once. Leases
+// of live workers are left alone.
+func (w *Worker) Recover(ctx context.Context) (int, error) {
+	if w.o.LockDir == "" {
+		return 0, nil
+	}
+	owners, err := w.store.DeliveryOwners(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, owner := range owners {
+		if owner == w.owner || !strings.HasPrefix(owner, "notify-") || strings.ContainsAny(owner, `/\`) {
+			continue
+		}
+		release, dead := claimDeadWorker(w.o.LockDir, owner)
+		if !dead {
+			continue
+		}
+		n, err := w.store.ReleaseDeliveries(ctx, owner)
+		release()
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	if total > 0 {
+		w.log.Warn("deliveries of a stopped process are due again", "count", total)
+	}
+	return total, nil
+}
+
+// Run delivers until ctx ends; a send in flight then gets its own timeout
+// to finish, so that what was delivered is recorded.
+func (w *Worker) Run(ctx context.Context) error {
+	if w.o.LockDir != "" {
+		release, err := holdWorkerLock(w.o.LockDir, w.owner)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	if _, err := w.Recover(ctx); err != nil && ctx.Err() == nil {
+		w.log.Error("releasing deliveries of stopped processes", "err", err)
+	}
+	t := time.NewTicker(w.o.Poll)
+	defer t.Stop()
+	for {
+		// Bounded: each pass claims at most Batch; the next waits a tick
+		// unless this one was full.
+		for range 100 {
+			n, err := w.Pass(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.log.Error("delivering notifications", "err", err)
+			}
+			if err != nil || n < w.o.Batch || ctx.Err() != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Due reports whether a pass at now has something to send: a delivery
+// never tried whose window has passed, a retry that is due, or a lease
+// that ran out.
+func (w *Worker) due(q db.DeliveryQueue, now time.Time) bool {
+	return (q.OldestPending != nil && !q.OldestPending.After(now.Add(-w.o.Window))) ||
+		(q.NextRetry != nil && !q.NextRetry.After(now)) ||
+		(q.LeaseEnds != nil && !q.LeaseEnds.After(now))
+}
+
+// Pass claims what is due (once the oldest new delivery has waited its
+// window, everything due goes: one digest per channel), sends it and
+// records the results. It returns how many deliveries it claimed.
+func (w *Worker) Pass(ctx context.Context) (int, error) {
+	now := w.o.Now()
+	q, err := w.store.DeliveryQueueState(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if !w.due(q, now) {
+		return 0, nil
+	}
+	claimed, err := w.store.ClaimDeliveries(ctx, now, w.o.Batch, w.owner)
+	if err != nil || len(claimed) == 0 {
+		return 0, err
+	}
+	// Claimed ordered by channel: one batch per channel.
+	var batches [][]db.Delivery
+	for i, d := range claimed {
+		if i == 0 || claimed[i-1].ChannelID != d.ChannelID {
+			batches = append(batches, nil)
+		}
+		batches[len(batches)-1] = append(batches[len(batches)-1], d)
+	}
+	rules, err := w.store.NoiseRules(ctx)
+	if err != nil {
+		rules = nil
+	}
+	sem := make(chan struct{}, w.o.Concurrency)
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			w.sendBatch(context.WithoutCancel(ctx), b, rules)
+		}()
+	}
+	wg.Wait()
+	return len(claimed), nil
+}
+
+// sendBatch sends one channel its deliveries and records the outcome.
+func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.NoiseRule) {
+	ids := make([]int64, len(batch))
+	for i, d := range batch {
+		ids[i] = d.ID
+	}
+	chID := batch[0].ChannelID
+	row, err := w.store.GetNotificationChannel(ctx, chID)
+	if errors.Is(err, db.ErrNotFound) {
+		return // deleted with its deliveries
+	}
+	if err != nil {
+		w.fail(ctx, "unknown", chID, batch, Result{Err: err})
+		return
+	}
+	if !row.Enabled {
+		w.fail(ctx, row.Type, chID, batch, Result{Permanent: true, Err: errors.New("the channel is disabled")})
+		return
+	}
+	ch, err := ChannelFromStore(row, w.open)
+	if err != nil {
+		w.fail(ctx, row.Type, chID, batch, Result{Permanent: true, Err: err})
+		return
+	}
+	events := make([]Event, 0, len(batch))
+	for _, d := range batch {
+		events = append(events, w.event(ctx, d, rules))
+	}
+	deliveryID := strconv.FormatInt(ids[0], 10)
+	if len(ids) > 1 {
+		deliveryID += "-" + strconv.FormatInt(ids[len(ids)-1], 10)
+	}
+	res := Send(ctx, ch, events, Options{DeliveryID: deliveryID, UserAgent: w.o.UserAgent, RootCAs: w.o.RootCAs,
+		Timeout: w.o.Timeout, Now: w.o.Now})
+	if !res.OK() {
+		w.fail(ctx, row.Type, chID, batch, res)
+		return
+	}
+	if err := w.store.MarkDelivered(ctx, ids, res.Status, w.o.Now()); err != nil {
+		w.log.Error("recording a sent notification", "channel_id", chID, "err", err)
+		return
+	}
+	w.count(row.Type, db.DeliverySent, len(ids))
+	w.log.Info("notification sent", "channel_id", chID, "channel_type", row.Type, "events", len(ids), "status", res.Status)
+}
+
+// fail records a failed send: tried again after the backoff of the
+// deliveries' attempt count, or given up.
+func (w *Worker) fail(ctx context.Context, chType string, chID int64, batch []db.Delivery, res Result) {
+	now := w.o.Now()
+	byRetry := map[time.Time][]int64{}
+	for _, d := range batch {
+		at := now.Add(Backoff(d.Attempts))
+		byRetry[at] = append(byRetry[at], d.ID)
+	}
+	msg := "delivery failed"
+	if res.Err != nil {
+		msg = res.Err.Error()
+	}
+	gaveUp := 0
+	for at, ids := range byRetry {
+		gone, err := w.store.MarkFailed(ctx, w.owner, ids, db.DeliveryFailure{Status: res.Status, Error: msg, At: now,
+			RetryAt: at, Permanent: res.Permanent})
+		if err != nil {
+			w.log.Error("recording a failed notification", "channel_id", chID, "err", err)
+			continue
+		}
+		gaveUp += len(gone)
+		w.count(chType, db.DeliveryFailed, len(ids)-len(gone))
+	}
+	w.count(chType, db.DeliveryGaveUp, gaveUp)
+	// The error is secret-free by notify's contract; no configuration.
+	w.log.Warn("notification not delivered", "channel_id", chID, "channel_type", chType, "events", len(batch),
+		"status", res.Status, "err", msg, "gave_up", gaveUp, "permanent", res.Permanent)
+}
+
+func (w *Worker) count(chType, result string, n int) {
+	if w.o.Sent != nil && n > 0 {
+		w.o.Sent(chType, result, n)
+	}
+}
+
+// Backoff is the wait after a delivery's attempts-th failed attempt:
+// FirstRetry, doubling, at most MaxRetryWait.
+func Backoff(attempts int) time.Duration {
+	d := FirstRetry
+	for i := 1; i < attempts && d < MaxRetryWait; i++ {
+		d *= 2
+	}
+	return min(d, MaxRetryWait)
+}
+
+// event renders one delivery's event for receivers: the facts the outbox
+// kept, and for a change the diff's counts (and the diff itself where the
+// rule includes it), made now from the two versions. A version gone since
+// (retention) leaves the event without them, not undelivered.
+func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule) Event {
+	p := d.Event.Payload
+	ev := Event{
+		Schema: Schema, ID: strconv.FormatInt(d.OutboxID, 10), Kind: string(p.Kind), At: p.At.UTC(), Trigger: p.Trigger,
+		Device: Device{ID: p.DeviceID, Name: p.DeviceName, Host: p.DeviceHost, Platform: p.DevicePlatform, GroupPath: p.GroupPath},
+	}
+	if ev.Kind == "" {
+		ev.Kind = string(d.Event.Kind)
+	}
+	if ev.At.IsZero() {
+		ev.At = d.Event.CreatedAt
+	}
+	if ev.Device.GroupPath == nil {
+		ev.Device.GroupPath = []string{}
+	}
+	if p.Failure != nil {
+		ev.Failure = &Failure{Stage: p.Failure.Stage, Reason: p.Failure.Reason, Consecutive: p.Failure.Consecutive}
+	}
+	if p.Stale != nil {
+		ev.Stale = &Stale{LastGoodAt: p.Stale.LastGoodAt, ThresholdSeconds: p.Stale.ThresholdSeconds}
+	}
+	if p.BackupID != "" && ev.Failure == nil {
+		ev.Backup = &Backup{ID: p.BackupID, PreviousID: p.PreviousBackupID}
+		if b, err := w.store.GetBackup(ctx, p.BackupID); err == nil {
+			ev.Backup.StartedAt = b.StartedAt.UTC()
+		}
+		if p.Kind == db.EventConfigChanged && p.PreviousBackupID != "" {
+			res, err := backup.Diff(ctx, w.store, p.PreviousBackupID, p.BackupID, rules)
+			var bad *backup.NoiseRuleError
+			if errors.As(err, &bad) {
+				res, err = backup.Diff(ctx, w.store, p.PreviousBackupID, p.BackupID, nil)
+			}
+			if err == nil {
+				ev.Backup.LinesAdded, ev.Backup.LinesRemoved = res.Added, res.Removed
+				if d.IncludeDiff {
+					ev.Diff = DiffOf(res, DiffLimit)
+				}
+			} else {
+				w.log.Debug("event without its diff", "event_id", ev.ID, "err", err)
+			}
+		}
+	}
+	ev.URL = w.eventURL(p)
+	return ev
+}
+
+// eventURL links an event to the web interface: a change to its diff,
+// anything else to the device.
+func (w *Worker) eventURL(p db.EventPayload) string {
+	if w.o.PublicURL == "" || p.DeviceID == 0 {
+		return ""
+	}
+	u := w.o.PublicURL + "/devices/" + strconv.FormatInt(p.DeviceID, 10)
+	if p.Kind == db.EventConfigChanged && p.PreviousBackupID != "" && p.BackupID != "" {
+		u += "/diff?" + url.Values{"from": {p.PreviousBackupID}, "to": {p.BackupID}}.Encode()
+	}
+	return u
+}
+
+// LockDir is where workers of the data directory whose store is at
+// storePath keep their liveness locks (next to the backup engine's).
+func LockDir(storePath string) string { return filepath.Join(filepath.Dir(storePath), "run") }
+
+// String names the worker in logs.
+func (w *Worker) String() string { return fmt.Sprintf("delivery worker %s", w.owner) }
