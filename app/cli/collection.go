@@ -74,6 +74,12 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 		// The devices outlive the engine, so that backups in flight at
 		// shutdown are not failed by devices vanishing under them.
 		stop = func() { fleet.Close() }
+		// Before the first backups, so that their events have a rule.
+		hook, err := demo.StartNotifications(ctx, store, sealer, log.With("component", "demo"))
+		if err != nil {
+			return engine, syslogTrigger, stop, err
+		}
+		stop = func() { fleet.Close(); hook.Close() }
 		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), db.TriggerManual); err != nil {
 			return engine, syslogTrigger, stop, err
 		}

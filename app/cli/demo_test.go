@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/app/demo"
+	"backupd/db"
 )
 
 // `serve --demo` registers its fleet and backs it up at once: within a
@@ -72,6 +73,26 @@ func TestServeDemo(t *testing.T) {
 	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM schedules WHERE name IN ('Nightly', ?)`, demo.ScheduleName).Scan(&schedules)
 	if schedules != 2 {
 		t.Errorf("want the nightly default and the demo schedule, found %d", schedules)
+	}
+	// The demo's ready-made webhook channel and rule deliver the first
+	// backups and the failures to the demo's receiver, which checks the
+	// signature and logs what it got.
+	var chID int64
+	if err := store.Reader().QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE name = ?`, demo.ChannelName).Scan(&chID); err != nil {
+		t.Fatalf("no demo channel: %v", err)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(srv.stderr.String(), `msg="demo webhook received a delivery"`) {
+		time.Sleep(250 * time.Millisecond)
+	}
+	logged := srv.stderr.String()
+	if !strings.Contains(logged, `msg="demo webhook received a delivery"`) || !strings.Contains(logged, "signature_ok=true") ||
+		strings.Contains(logged, "signature_ok=false") {
+		t.Fatalf("the demo receiver got no signed delivery within 60 s:\n%s", logged)
+	}
+	log, err := store.DeliveryLog(ctx, chID, 100)
+	if err != nil || len(log) == 0 || log[len(log)-1].State != db.DeliverySent {
+		t.Fatalf("demo delivery log: %d entries, %v", len(log), err)
 	}
 	if code := srv.stop(t); code != 0 {
 		t.Fatalf("serve --demo exited %d:\n%s", code, srv.stderr)

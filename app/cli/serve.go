@@ -54,6 +54,12 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.DurationVar(&cfg.SyslogDebounce, "syslog-debounce", cfg.SyslogDebounce,
 		"quiet time after a device's last configuration-change message before its backup is queued (default 60s)")
 	_ = f.MarkHidden("syslog-debounce")
+	f.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL,
+		"the address users open backupd at (e.g. https://backupd.example); notifications link to the device's diff page under it")
+	f.DurationVar(&cfg.NotifyWindow, "notify-window", cfg.NotifyWindow,
+		"digest window of notifications: a new event waits this long so that its run's other events go in the same message per channel (default 60s)")
+	f.DurationVar(&cfg.StaleAfter, "stale-after", cfg.StaleAfter,
+		"record backup.stale for a device without a good backup for this long (default 48h)")
 	return cmd
 }
 
@@ -116,6 +122,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		uiDeps.Syslog = syslogTrigger
 	}
 	ui.Mount(mux, uiDeps)
+	startNotifications(bg, cfg, store, sealer, log, goBG)
 	if cfg.MetricsListen != "" {
 		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, syslogTrigger, log)
 		if err != nil {
@@ -188,6 +195,11 @@ func serveMetrics(addr, dataDir string, store *db.Store, syslogTrigger *backup.S
 		if st.DevicesByStatus, err = store.DevicesByStatus(ctx); err != nil {
 			return st, err
 		}
+		q, err := store.DeliveryQueueState(ctx)
+		if err != nil {
+			return st, err
+		}
+		st.NotificationsPending, st.OldestNotification = q.Waiting, q.OldestWaiting
 		st.DatabaseBytes = store.SizeBytes()
 		return st, nil
 	}))

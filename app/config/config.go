@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -38,6 +39,17 @@ type Config struct {
 	// message before its backup is queued; 0 is the listener's default
 	// (60 s; 15 s in the demo).
 	SyslogDebounce time.Duration
+	// PublicURL is the web interface's address as users reach it
+	// ("https://backupd.example"): notifications link to the device's
+	// diff page under it. Empty: no links.
+	PublicURL string
+	// NotifyWindow is the digest window of notifications: a new event
+	// waits this long so that the rest of its run goes in the same
+	// message per channel; 0 is the default (60 s).
+	NotifyWindow time.Duration
+	// StaleAfter is how long a device may go without a good backup
+	// before backup.stale is recorded; 0 is the default (48 h).
+	StaleAfter time.Duration
 }
 
 // Defaults are used when neither a flag nor the environment says otherwise.
@@ -96,6 +108,18 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.SyslogListen); err != nil {
 			return fmt.Errorf("--syslog-listen %q: want host:port, e.g. 0.0.0.0:5514", c.SyslogListen)
 		}
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("--public-url: want the address users open, http:// or https:// without credentials, query or fragment, e.g. https://backupd.example")
+		}
+	}
+	if c.NotifyWindow < 0 || c.NotifyWindow > time.Hour {
+		return fmt.Errorf("--notify-window %s: want 0 (the default, 60s) up to 1h", c.NotifyWindow)
+	}
+	if c.StaleAfter < 0 || (c.StaleAfter > 0 && c.StaleAfter < time.Hour) {
+		return fmt.Errorf("--stale-after %s: want at least 1h (0: the default, 48h)", c.StaleAfter)
 	}
 	if c.SyslogDebounce < 0 || c.SyslogDebounce > time.Hour {
 		return fmt.Errorf("--syslog-debounce %s: want 0 (the default) up to 1h", c.SyslogDebounce)

@@ -37,6 +37,10 @@ var families = map[string]family{
 	"backupd_jobs": {gauge, "Backup jobs queued and running (state), in every process sharing the database."},
 	"backupd_jobs_oldest_queued_age_seconds": {gauge, "Seconds the longest-waiting queued backup job has been due " +
 		"(since its not-before time); 0 when no queued job is due. It keeps growing when nothing works the queue."},
+	"backupd_notifications_pending": {gauge, "Notification deliveries (one event to one channel) not settled yet: " +
+		"new, waiting for a retry, or being sent."},
+	"backupd_notifications_oldest_pending_age_seconds": {gauge, "Seconds since the event of the oldest unsettled " +
+		"notification delivery was recorded; 0 when none waits. It keeps growing while a channel is down."},
 	"backupd_database_size_bytes":         {gauge, "Size of the database file and its write-ahead log."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
@@ -49,6 +53,10 @@ var families = map[string]family{
 		"by result (success, failure); attempts of backupd backup run count in backupd_backups_total only."},
 	"backupd_backup_failures_total": {counter, "Failed backup attempts this server process ran, by reason " +
 		"(connect, auth, timeout, host_key_changed, ...)."},
+
+	"backupd_notifications_sent_total": {counter, "Notification deliveries (one event to one channel; a digest " +
+		"holds several) this server process settled or tried, by channel type (webhook, slack, mattermost, teams, chat, email) " +
+		"and result (sent; failed: tried again later; gave_up: refused, or failing for a day)."},
 
 	// The syslog listener of serve --syslog-listen (left out when it is off).
 	"backupd_syslog_received_total":  {counter, "Syslog messages the listener read (UDP datagrams, TCP frames)."},

@@ -63,6 +63,15 @@ func BackupFinished(d time.Duration, success bool, reason string) {
 	set.GetOrCreatePrometheusHistogramExt(`backupd_backup_duration_seconds{result="`+result+`"}`, backupBuckets).Update(d.Seconds())
 }
 
+// NotificationsSent counts n deliveries of a channel type that ended with
+// result (sent, failed, gave_up).
+func NotificationsSent(channelType, result string, n int) {
+	if n <= 0 {
+		return
+	}
+	set.GetOrCreateCounter(`backupd_notifications_sent_total{channel_type=` + quote(channelType) + `,result=` + quote(result) + `}`).Add(n)
+}
+
 // State is what the database holds at scrape time.
 type State struct {
 	db.FleetHealth
@@ -71,6 +80,10 @@ type State struct {
 	// unreachable).
 	DevicesByStatus map[string]int
 	DatabaseBytes   int64
+	// NotificationsPending counts unsettled deliveries; OldestNotification
+	// is when the oldest of them was recorded (nil: none).
+	NotificationsPending int
+	OldestNotification   *time.Time
 }
 
 // Options say what the handler reports besides the state.
@@ -146,6 +159,8 @@ func writeState(w io.Writer, st State, now time.Time) {
 	fmt.Fprintf(w, "backupd_backups_total{result=\"success\"} %d\n", st.BackupsSucceeded)
 	fmt.Fprintf(w, "backupd_backups_total{result=\"failure\"} %d\n", st.BackupsFailed)
 	fmt.Fprintf(w, "backupd_config_changes_total %d\n", st.ConfigChanges)
+	fmt.Fprintf(w, "backupd_notifications_pending %d\n", st.NotificationsPending)
+	fmt.Fprintf(w, "backupd_notifications_oldest_pending_age_seconds %s\n", ageSince(st.OldestNotification, now))
 	fmt.Fprintf(w, "backupd_database_size_bytes %d\n", max(st.DatabaseBytes, 0))
 }
 

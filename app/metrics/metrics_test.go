@@ -34,9 +34,13 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	HTTPRequest("GET /api/v1/devices/{device_id}", 404, time.Millisecond)
 	HTTPRequest("", 404, time.Millisecond)
 	HTTPRequest(`GET /odd"route`, 200, time.Millisecond)
+	NotificationsSent("webhook", "sent", 3)
+	NotificationsSent("webhook", "sent", 2)
+	NotificationsSent("email", "gave_up", 1)
+	NotificationsSent("email", "failed", 0)
 
 	now := time.Now()
-	good, queued := now.Add(-36*time.Hour), now.Add(-10*time.Minute)
+	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
 	opts := Options{Version: "1.2.3", Commit: "abc123", DataDir: t.TempDir(), Syslog: func() Syslog {
 		return Syslog{Received: 90, Truncated: 1, Matched: 12, UnknownSender: 2, Triggered: 4, Queued: 3,
 			Skipped: map[string]uint64{"disabled": 1, "deleted": 0, "error": 0},
@@ -47,7 +51,8 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 			FleetHealth: db.FleetHealth{DevicesEnabled: 6, DevicesLastFailed: 2, OldestGood: &good, OldestQueued: &queued,
 				BackupsSucceeded: 40, BackupsFailed: 3, ConfigChanges: 5},
 			JobsQueued: 7, JobsRunning: 2,
-			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096}, nil
+			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096,
+			NotificationsPending: 4, OldestNotification: &pending}, nil
 	})
 	for _, want := range []string{
 		`backupd_build_info{version="1.2.3",commit="abc123",goversion="` + runtime.Version() + `"} 1`,
@@ -74,6 +79,10 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_config_changes_total 5`,
 		`backupd_database_size_bytes 4096`,
 		`backupd_store_up 1`,
+		`backupd_notifications_sent_total{channel_type="webhook",result="sent"} 5`,
+		`backupd_notifications_sent_total{channel_type="email",result="gave_up"} 1`,
+		`backupd_notifications_pending 4`,
+		"# TYPE backupd_notifications_sent_total counter\n",
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
 		`backupd_syslog_unknown_sender_total 2`,
@@ -113,6 +122,12 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	}
 	if age := value["backupd_jobs_oldest_queued_age_seconds"]; age < 600 || age > 3600 {
 		t.Errorf("oldest queued job age %v s, want 10 min", age)
+	}
+	if age := value["backupd_notifications_oldest_pending_age_seconds"]; age < 7200 || age > 7300 {
+		t.Errorf("oldest pending notification age %v s, want 2 h", age)
+	}
+	if strings.Contains(out, `result="failed"`) {
+		t.Error("a count of 0 deliveries made a series")
 	}
 	if runtime.GOOS == "linux" && (value["backupd_data_filesystem_size_bytes"] <= 0 ||
 		value["backupd_data_filesystem_avail_bytes"] > value["backupd_data_filesystem_size_bytes"]) {

@@ -111,19 +111,6 @@ func NewWorker(store *db.Store, open func([]byte) ([]byte, error), o WorkerOptio
 	return &Worker{store: store, open: open, o: o, owner: "notify-" + uuid.NewString(), log: o.Logger}
 }
 
-// ValidatePublicURL checks a --public-url: an absolute http(s) URL
-// without query or fragment.
-func ValidatePublicURL(s string) error {
-	if s == "" {
-		return nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return errors.New("want an absolute http:// or https:// address without credentials, query or fragment, e.g. https://backupd.example")
-	}
-	return nil
-}
-
 // Recover gives back the deliveries that workers of processes that died
 // (kill -9, a power cut) had leased: they are due again at once. Leases
 // of live workers are left alone.

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"backupd/app/config"
+	"backupd/app/metrics"
+	"backupd/app/notify"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// startNotifications starts the delivery worker (the outbox to the
+// channels) and the stale check on goBG until bg ends. Both run on their
+// own goroutines and only read what backups wrote: a channel that is down
+// never slows a backup.
+func startNotifications(bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
+	log *slog.Logger, goBG func(func())) {
+	wlog := log.With("component", "notify")
+	window := cfg.NotifyWindow
+	if cfg.Demo && window == 0 {
+		window = demoNotifyWindow
+	}
+	w := notify.NewWorker(store, notify.Opener(sealer), notify.WorkerOptions{
+		Window:    window,
+		PublicURL: cfg.PublicURL,
+		UserAgent: "backupd/" + Version,
+		LockDir:   notify.LockDir(store.Path()),
+		Logger:    wlog,
+		Sent:      metrics.NotificationsSent,
+	})
+	goBG(func() {
+		if err := w.Run(bg); err != nil {
+			wlog.Error("notification delivery stopped", "err", err)
+		}
+	})
+	goBG(func() { notify.RunStaleCheck(bg, store, cfg.StaleAfter, 0, wlog) })
+}
+
+// demoNotifyWindow is the demo's digest window: short, so that a newcomer
+// sees the delivery soon after the change.
+const demoNotifyWindow = 15 * time.Second

@@ -1,0 +1,175 @@
+package cli_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"syscall"
+	"testing"
+
+	"backupd/app/devsim"
+	"backupd/app/notify"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// hookReceiver is a webhook endpoint that hangs (a receiver that is down
+// behind a proxy that never answers) until it is told to take
+// deliveries; then it answers 200 and counts each event it took.
+type hookReceiver struct {
+	key []byte
+
+	mu      sync.Mutex
+	up      bool
+	hung    int            // requests that arrived while down
+	taken   map[string]int // event id → times taken with a 200
+	badSigs int
+}
+
+func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	if !h.up {
+		h.hung++
+		h.mu.Unlock()
+		<-r.Context().Done() // until the sender goes away
+		return
+	}
+	defer h.mu.Unlock()
+	mac := hmac.New(sha256.New, h.key)
+	mac.Write(raw)
+	if !hmac.Equal([]byte("sha256="+hex.EncodeToString(mac.Sum(nil))), []byte(r.Header.Get(notify.HeaderSignature))) {
+		h.badSigs++
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var env notify.Envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	for _, ev := range env.Events {
+		h.taken[ev.ID]++
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (h *hookReceiver) state() (hung int, taken map[string]int, bad int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	taken = map[string]int{}
+	for k, v := range h.taken {
+		taken[k] = v
+	}
+	return h.hung, taken, h.badSigs
+}
+
+// Events recorded by real backups (backupd backup run over SSH to
+// simulated devices) while the receiver is down are delivered after serve
+// is killed with SIGKILL in the middle of sending them and started again:
+// each event reaches the receiver exactly once, in one digest.
+func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
+	data := t.TempDir()
+	store, ids, sims := simFleetDevices(t, data, 4, devsim.Options{})
+	ctx := context.Background()
+	sealer, err := secret.LoadOrCreate(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &hookReceiver{key: []byte("kill-9-hook-secret"), taken: map[string]int{}}
+	hook := httptest.NewServer(rc)
+	defer hook.Close()
+	cfg, sealed, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Name: "ops", Secret: rc.key,
+		Webhook: &notify.WebhookConfig{URL: hook.URL + "/hook"}}, notify.Sealer(sealer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := store.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "ops", Type: db.ChannelWebhook, Enabled: true, Config: cfg, Secret: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "all", Enabled: true, Scope: db.RuleScopeAll,
+		Events: []db.EventKind{db.EventFirstBackup, db.EventConfigChanged}, ChannelIDs: []int64{ch.ID}, IncludeDiff: true}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+	for i, d := range sims {
+		d.Mutate(int64(i + 1))
+	}
+	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+	var events []string
+	rows, err := store.Reader().QueryContext(ctx, `SELECT id FROM outbox ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		events = append(events, id)
+	}
+	rows.Close()
+	if len(events) != 2*len(ids) {
+		t.Fatalf("%d events recorded, want a first backup and a change of each of %d devices", len(events), len(ids))
+	}
+	states := func() map[string]int {
+		out := map[string]int{}
+		rows, err := store.Reader().QueryContext(ctx, `SELECT state, COUNT(*) FROM deliveries GROUP BY state`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			var n int
+			rows.Scan(&s, &n)
+			out[s] = n
+		}
+		return out
+	}
+
+	// The first serve claims all of them and is killed while the
+	// receiver keeps it waiting.
+	srv := startServe(t, data, "--notify-window", "1s")
+	waitFor(t, srv, "the digest to be in flight", func() bool {
+		hung, _, _ := rc.state()
+		return hung == 1 && states()[db.DeliverySending] == len(events)
+	})
+	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-srv.done
+
+	rc.mu.Lock()
+	rc.up = true
+	rc.mu.Unlock()
+	srv = startServe(t, data, "--notify-window", "1s")
+	waitFor(t, srv, "every event to be delivered", func() bool { return states()[db.DeliverySent] == len(events) })
+	if code := srv.stop(t); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.stderr)
+	}
+	hung, taken, bad := rc.state()
+	if hung != 1 || bad != 0 || len(taken) != len(events) {
+		t.Fatalf("receiver: %d hung, %d bad signatures, took %v; want all of %v", hung, bad, taken, events)
+	}
+	for _, id := range events {
+		if taken[id] != 1 {
+			t.Errorf("event %s taken %d times", id, taken[id])
+		}
+	}
+	log, err := store.DeliveryLog(ctx, ch.ID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range log {
+		// The killed attempt was given back: this is the first that counted.
+		if d.State != db.DeliverySent || d.Attempts != 1 || d.LastStatus == nil || *d.LastStatus != "200" {
+			t.Errorf("delivery %d: %s, %d attempts, status %v", d.ID, d.State, d.Attempts, d.LastStatus)
+		}
+	}
+}
