@@ -136,7 +136,7 @@ func (m *mailbox) last(t *testing.T) delivered {
 
 // startMailbox serves SMTP on 127.0.0.1 with the given security: "none"
 // (AUTH allowed in clear, as for a local relay), "starttls" or "tls".
-func startMailbox(t *testing.T, security string, cert tls.Certificate) *mailbox {
+func startMailbox(t testing.TB, security string, cert tls.Certificate) *mailbox {
 	t.Helper()
 	mb := &mailbox{mechs: []string{sasl.Plain, sasl.Login}, user: "alerts", password: "smtp-Pa55!"}
 	s := gosmtp.NewServer(mb)

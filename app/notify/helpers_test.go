@@ -19,7 +19,7 @@ import (
 
 // selfSigned makes a certificate for 127.0.0.1 and localhost that signs
 // itself, and a pool that trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -69,7 +69,7 @@ func failedEvent(id int64, name string) notify.Event {
 	}
 }
 
-func newServer(t *testing.T, h http.Handler) *httptest.Server {
+func newServer(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
