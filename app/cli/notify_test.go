@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -30,6 +32,7 @@ type hookReceiver struct {
 	hung    int            // requests that arrived while down
 	taken   map[string]int // event id → times taken with a 200
 	badSigs int
+	urls    int // events that link to the web interface
 }
 
 func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +59,9 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, ev := range env.Events {
 		h.taken[ev.ID]++
+		if strings.HasPrefix(ev.URL, "https://backupd.example/devices/") {
+			h.urls++
+		}
 	}
 	w.WriteHeader(http.StatusOK)
 }
@@ -148,13 +154,32 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	rc.mu.Lock()
 	rc.up = true
 	rc.mu.Unlock()
-	srv = startServe(t, data, "--notify-window", "1s")
+	srv = startServe(t, data, "--notify-window", "1s", "--metrics-listen", "127.0.0.1:0", "--public-url", "https://backupd.example")
 	waitFor(t, srv, "every event to be delivered", func() bool { return states()[db.DeliverySent] == len(events) })
+	mm := metricsURL.FindStringSubmatch(srv.stderr.String())
+	if mm == nil {
+		t.Fatalf("no metrics address:\n%s", srv.stderr)
+	}
+	metrics := scrapeMetrics(t, mm[1])
+	for _, want := range []string{
+		fmt.Sprintf(`backupd_notifications_sent_total{channel_type="webhook",result="sent"} %d`, len(events)),
+		"backupd_notifications_pending 0\n",
+		"backupd_notifications_oldest_pending_age_seconds 0\n",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 	if code := srv.stop(t); code != 0 {
 		t.Fatalf("serve exited %d:\n%s", code, srv.stderr)
 	}
+	// Neither the channel's secret nor configuration text reaches the log.
+	if logged := srv.stderr.String(); strings.Contains(logged, string(rc.key)) || strings.Contains(logged, "hostname ") ||
+		!strings.Contains(logged, `msg="notification sent"`) {
+		t.Fatalf("serve log:\n%s", logged)
+	}
 	hung, taken, bad := rc.state()
-	if hung != 1 || bad != 0 || len(taken) != len(events) {
+	if hung != 1 || bad != 0 || len(taken) != len(events) || rc.urls != len(events) {
 		t.Fatalf("receiver: %d hung, %d bad signatures, took %v; want all of %v", hung, bad, taken, events)
 	}
 	for _, id := range events {
@@ -172,4 +197,18 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 			t.Errorf("delivery %d: %s, %d attempts, status %v", d.ID, d.State, d.Attempts, d.LastStatus)
 		}
 	}
+}
+
+// --public-url must be an address users open; a bad one (here from the
+// environment) is refused before anything starts, and credentials in it
+// are not echoed.
+func TestPublicURLIsValidated(t *testing.T) {
+	data := t.TempDir()
+	mustFail(t, call{env: []string{"BACKUPD_PUBLIC_URL=ftp://backupd.example"}}, []string{"--public-url: want the address users open"}, "serve", "--data", data)
+	r := mustFail(t, call{}, []string{"--public-url"}, "serve", "--data", data, "--public-url", "https://admin:pa55word@backupd.example")
+	if strings.Contains(r.String(), "pa55word") {
+		t.Fatalf("the error echoes the URL's password: %s", r)
+	}
+	mustFail(t, call{}, []string{"--notify-window 2h0m0s"}, "serve", "--data", data, "--notify-window", "2h")
+	mustFail(t, call{}, []string{"--stale-after 10m0s"}, "serve", "--data", data, "--stale-after", "10m")
 }

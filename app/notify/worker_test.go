@@ -383,3 +383,50 @@ func TestWorkerSendsOneEmailDigest(t *testing.T) {
 		t.Fatalf("digest without the diff:\n%s", m.text)
 	}
 }
+
+// The stale check records backup.stale for a device without a good
+// backup for longer than the threshold, at once when it starts; the
+// worker delivers it with the threshold and no last good backup.
+func TestStaleCheckRecordsAndWorkerDelivers(t *testing.T) {
+	f := newFleetStore(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	old := time.Now().Add(-72 * time.Hour).UTC().Format(db.TimeFormat)
+	if _, err := f.s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+		VALUES ('forgotten', '10.9.9.9', 22, 'cisco_ios', 'ssh', ?, ?)`, old, old); err != nil {
+		t.Fatal(err)
+	}
+	rc := &hookReceiver{secret: "s"}
+	row, err := f.s.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "stale", Type: db.ChannelWebhook, Enabled: true,
+		Config: []byte(`{"url":"` + newServer(t, rc).URL + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.CreateNotificationRule(ctx, db.NotificationRule{Name: "stale", Enabled: true, Scope: db.RuleScopeAll,
+		Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{row.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); notify.RunStaleCheck(ctx, f.s, 48*time.Hour, time.Hour, nil) }()
+	var n int
+	for deadline := time.Now().Add(10 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := f.s.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE kind = 'backup.stale'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	<-done
+	if n != 1 {
+		t.Fatalf("%d stale events", n)
+	}
+	pass(t, f.worker(notify.WorkerOptions{}))
+	got := rc.requests()
+	if len(got) != 1 || len(got[0].body.Events) != 1 {
+		t.Fatalf("requests %+v", got)
+	}
+	ev := got[0].body.Events[0]
+	if ev.Kind != "backup.stale" || ev.Trigger != "check" || ev.Stale == nil || ev.Stale.ThresholdSeconds != 48*3600 ||
+		ev.Stale.LastGoodAt != nil || ev.Device.Name != "forgotten" || ev.Backup != nil {
+		t.Fatalf("event %+v stale %+v", ev, ev.Stale)
+	}
+}
