@@ -13,7 +13,8 @@ import (
 )
 
 // startNotifications starts the delivery worker (the outbox to the
-// channels) and the stale check on goBG until bg ends. Both run on their
+// channels), the stale check and the daily pruning of the delivery log on
+// goBG until bg ends. Both run on their
 // own goroutines and only read what backups wrote: a channel that is down
 // never slows a backup.
 func startNotifications(bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
@@ -37,7 +38,21 @@ func startNotifications(bg context.Context, cfg config.Config, store *db.Store, 
 		}
 	})
 	goBG(func() { notify.RunStaleCheck(bg, store, cfg.StaleAfter, 0, wlog) })
+	goBG(func() {
+		runDaily(bg, func() {
+			n, err := store.PruneNotifications(bg, time.Now().Add(-notificationHistory))
+			if err != nil && bg.Err() == nil {
+				wlog.Error("pruning the delivery log", "err", err)
+			} else if n > 0 {
+				wlog.Info("pruned the delivery log", "deliveries", n, "older_than", notificationHistory.String())
+			}
+		})
+	})
 }
+
+// notificationHistory is how long sent and given-up deliveries stay in
+// the delivery log; pending and failing ones stay whatever their age.
+const notificationHistory = 30 * 24 * time.Hour
 
 // demoNotifyWindow is the demo's digest window: short, so that a newcomer
 // sees the delivery soon after the change.
