@@ -16,6 +16,9 @@ type DeliveryQueue struct {
 	// OldestPending is when the oldest delivery never tried became due
 	// (its event was recorded); nil when none.
 	OldestPending *time.Time
+	// NewestPending is when the newest delivery never tried became due;
+	// nil when none.
+	NewestPending *time.Time
 	// NextRetry is the earliest retry of a failing delivery; nil when none.
 	NextRetry *time.Time
 	// LeaseEnds is when the first lease of a worker runs out; nil when
@@ -29,23 +32,24 @@ type DeliveryQueue struct {
 // indexes of the unsettled ones.
 func (s *Store) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
 	var q DeliveryQueue
-	var pending, retry, lease, oldest sql.NullString
+	var pending, newest, retry, lease, oldest sql.NullString
 	err := s.reader.QueryRowContext(ctx, `SELECT
 			(SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'failed')) +
 				(SELECT COUNT(*) FROM deliveries WHERE state = 'sending'),
 			(SELECT MIN(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'pending'),
+			(SELECT MAX(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'pending'),
 			(SELECT MIN(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'failed'),
 			(SELECT MIN(lease_until) FROM deliveries WHERE state = 'sending'),
 			NULLIF(MIN(COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9'),
 				COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state = 'sending'), '9')), '9')`).
-		Scan(&q.Waiting, &pending, &retry, &lease, &oldest)
+		Scan(&q.Waiting, &pending, &newest, &retry, &lease, &oldest)
 	if err != nil {
 		return q, fmt.Errorf("delivery queue: %w", err)
 	}
 	for _, v := range []struct {
 		s   sql.NullString
 		dst **time.Time
-	}{{pending, &q.OldestPending}, {retry, &q.NextRetry}, {lease, &q.LeaseEnds}, {oldest, &q.OldestWaiting}} {
+	}{{pending, &q.OldestPending}, {newest, &q.NewestPending}, {retry, &q.NextRetry}, {lease, &q.LeaseEnds}, {oldest, &q.OldestWaiting}} {
 		if !v.s.Valid {
 			continue
 		}

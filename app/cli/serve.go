@@ -57,7 +57,7 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL,
 		"the address users open backupd at (e.g. https://backupd.example); notifications link to the device's diff page under it")
 	f.DurationVar(&cfg.NotifyWindow, "notify-window", cfg.NotifyWindow,
-		"digest window of notifications: a new event waits this long so that its run's other events go in the same message per channel (default 60s)")
+		"digest window of notifications: new events are sent once none came for this long, so that a run's events go in one message per channel (default 60s; at most 10m held)")
 	f.DurationVar(&cfg.StaleAfter, "stale-after", cfg.StaleAfter,
 		"record backup.stale for a device without a good backup for this long (default 48h)")
 	return cmd

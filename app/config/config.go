@@ -43,9 +43,9 @@ type Config struct {
 	// ("https://backupd.example"): notifications link to the device's
 	// diff page under it. Empty: no links.
 	PublicURL string
-	// NotifyWindow is the digest window of notifications: a new event
-	// waits this long so that the rest of its run goes in the same
-	// message per channel; 0 is the default (60 s).
+	// NotifyWindow is the digest window of notifications: new events are
+	// sent once none came for this long, so that the rest of their run
+	// goes in the same message per channel; 0 is the default (60 s).
 	NotifyWindow time.Duration
 	// StaleAfter is how long a device may go without a good backup
 	// before backup.stale is recorded; 0 is the default (48 h).

@@ -40,17 +40,21 @@ const (
 	// db.DeliveryMaxAge after its event gives up.
 	FirstRetry   = time.Minute
 	MaxRetryWait = 6 * time.Hour
-	// MaxWindow bounds the digest window: a batch is held that long before
-	// it is sent.
+	// MaxWindow bounds the digest window.
 	MaxWindow = time.Hour
+	// DefaultMaxHold bounds how long events are held while others keep
+	// coming (a long run, a steady trickle of changes).
+	DefaultMaxHold = 10 * time.Minute
 )
 
 // WorkerOptions tune a Worker; zero values take the defaults.
 type WorkerOptions struct {
-	// Window is the digest window: a new event waits this long, so that
-	// the others of the same run (a scheduled backup of the whole fleet)
-	// go with it in one message per channel. Retries are not held.
-	Window time.Duration
+	// Window is the digest window: new events are sent once none came for
+	// this long, so that the others of the same run (a scheduled backup
+	// of the whole fleet) go with them in one message per channel — but
+	// never held longer than MaxHold. Retries are not held.
+	Window  time.Duration
+	MaxHold time.Duration
 	// Poll is how often the worker looks at the queue.
 	Poll time.Duration
 	// Concurrency bounds the channels sent to at once.
@@ -92,6 +96,10 @@ func NewWorker(store *db.Store, open func([]byte) ([]byte, error), o WorkerOptio
 		o.Window = DefaultWindow
 	}
 	o.Window = min(o.Window, MaxWindow)
+	if o.MaxHold <= 0 {
+		o.MaxHold = DefaultMaxHold
+	}
+	o.MaxHold = max(o.MaxHold, o.Window)
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
 	}
@@ -179,18 +187,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// Due reports whether a pass at now has something to send: a delivery
-// never tried whose window has passed, a retry that is due, or a lease
-// that ran out.
+// due reports whether a pass at now has something to send: new
+// deliveries after a window without another one (or held MaxHold), a
+// retry that is due, or a lease that ran out.
 func (w *Worker) due(q db.DeliveryQueue, now time.Time) bool {
-	return (q.OldestPending != nil && !q.OldestPending.After(now.Add(-w.o.Window))) ||
+	return (q.NewestPending != nil && !q.NewestPending.After(now.Add(-w.o.Window))) ||
+		(q.OldestPending != nil && !q.OldestPending.After(now.Add(-w.o.MaxHold))) ||
 		(q.NextRetry != nil && !q.NextRetry.After(now)) ||
 		(q.LeaseEnds != nil && !q.LeaseEnds.After(now))
 }
 
-// Pass claims what is due (once the oldest new delivery has waited its
-// window, everything due goes: one digest per channel), sends it and
-// records the results. It returns how many deliveries it claimed.
+// Pass claims what is due (once new deliveries are quiet for the window,
+// everything due goes: one digest per channel), sends it and records the
+// results. It returns how many deliveries it claimed.
 func (w *Worker) Pass(ctx context.Context) (int, error) {
 	now := w.o.Now()
 	q, err := w.store.DeliveryQueueState(ctx)

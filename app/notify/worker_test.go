@@ -245,26 +245,43 @@ func TestWorkerLeavesDiffOutUnlessTheRuleIncludesIt(t *testing.T) {
 	}
 }
 
-// New events wait for the digest window, so that the rest of their run
-// joins them.
+// New events wait until none came for the digest window, so that the
+// rest of their run joins them, but no longer than MaxHold while events
+// keep coming.
 func TestWorkerHoldsNewEventsForTheWindow(t *testing.T) {
-	f := newFleetStore(t, 2)
+	f := newFleetStore(t, 3)
 	rc := &hookReceiver{secret: "s"}
 	f.channel(t, hookChannel("hook", newServer(t, rc).URL, "s"), false)
-	f.change(t, 0, 1)
+	ctx := context.Background()
 	now := time.Now()
-	w := f.worker(notify.WorkerOptions{Window: time.Minute, Now: func() time.Time { return now }})
-	if n := pass(t, w); n != 0 {
-		t.Fatalf("claimed %d inside the window", n)
+	// recordedAgo makes the i-th device's change as if recorded d ago.
+	recordedAgo := func(i int, d time.Duration) {
+		f.change(t, i, 1+int(d))
+		at := now.Add(-d).UTC().Format(db.BackupTimeFormat)
+		if _, err := f.s.Exec(ctx, `UPDATE deliveries SET next_attempt_at = ?, created_at = ? WHERE id = (SELECT MAX(id) FROM deliveries)`,
+			at, at); err != nil {
+			t.Fatal(err)
+		}
 	}
-	f.change(t, 1, 1)
-	now = now.Add(time.Minute + time.Second)
+	w := f.worker(notify.WorkerOptions{Window: time.Minute, MaxHold: 10 * time.Minute, Now: func() time.Time { return now }})
+	recordedAgo(0, 5*time.Minute)
+	recordedAgo(1, 30*time.Second)
+	if n := pass(t, w); n != 0 {
+		t.Fatalf("claimed %d while the run goes on", n)
+	}
+	now = now.Add(31 * time.Second) // a minute without a new event
 	if n := pass(t, w); n != 2 || len(rc.requests()) != 1 || len(rc.requests()[0].body.Events) != 2 {
 		t.Fatalf("claimed %d, requests %d", n, len(rc.requests()))
 	}
+	// Events that keep coming are sent when the oldest was held MaxHold.
+	recordedAgo(2, 10*time.Minute)
+	recordedAgo(0, 0)
+	if n := pass(t, w); n != 2 || len(rc.requests()) != 2 {
+		t.Fatalf("held past MaxHold: claimed %d, requests %d", n, len(rc.requests()))
+	}
 }
 
-// A hookReceiver answering 500 is tried again after 1 min, then 2 min, with
+// A receiver answering 500 is tried again after 1 min, then 2 min, with
 // the same delivery id, until it takes the delivery; then never again.
 func TestWorkerRetriesWithBackoffUntilDelivered(t *testing.T) {
 	f := newFleetStore(t, 2)
