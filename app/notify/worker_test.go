@@ -447,3 +447,46 @@ func TestStaleCheckRecordsAndWorkerDelivers(t *testing.T) {
 		t.Fatalf("event %+v stale %+v", ev, ev.Stale)
 	}
 }
+
+// A channel that hangs holds its own delivery, never the backups: while
+// the worker waits on it, backups finish and record their events.
+func TestHungChannelDoesNotHoldBackups(t *testing.T) {
+	f := newFleetStore(t, 5)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	f.channel(t, hookChannel("hung", srv.URL, "s"), false)
+	f.change(t, 0, 1)
+	w := f.worker(notify.WorkerOptions{Timeout: time.Minute})
+	done := make(chan int)
+	go func() {
+		n, _ := w.Pass(context.Background())
+		done <- n
+	}()
+	<-arrived
+	for i := 1; i < 5; i++ {
+		f.change(t, i, 1) // each records its event in its own transaction
+	}
+	var events int
+	if err := f.s.Reader().QueryRow(`SELECT COUNT(*) FROM outbox WHERE kind = 'config.changed'`).Scan(&events); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatal("the send returned before the receiver answered")
+	default:
+	}
+	close(release)
+	if n := <-done; n != 1 || events != 5 {
+		t.Fatalf("the pass claimed %d; %d changes recorded while it waited", n, events)
+	}
+}
