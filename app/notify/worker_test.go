@@ -490,3 +490,18 @@ func TestHungChannelDoesNotHoldBackups(t *testing.T) {
 		t.Fatalf("the pass claimed %d; %d changes recorded while it waited", n, events)
 	}
 }
+
+// httpRecorder keeps the last request body in *body and answers 200.
+func httpRecorder(body *[]byte) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		*body = raw
+		mu.Unlock()
+	})
+}
+
+func failedOutcome() db.Outcome {
+	return db.Outcome{Error: "login refused: authentication failed", Reason: "auth"}
+}

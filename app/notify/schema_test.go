@@ -1,0 +1,144 @@
+package notify_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"backupd/app/notify"
+)
+
+// schemaDef is the part of JSON Schema docs/backupd.event.v1.schema.json uses.
+type schemaDef struct {
+	Ref        string                `json:"$ref"`
+	Type       any                   `json:"type"`
+	Required   []string              `json:"required"`
+	Properties map[string]*schemaDef `json:"properties"`
+	Items      *schemaDef            `json:"items"`
+	Defs       map[string]*schemaDef `json:"$defs"`
+	Const      any                   `json:"const"`
+	Enum       []string              `json:"enum"`
+}
+
+func loadSchema(t *testing.T) *schemaDef {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/backupd.event.v1.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s schemaDef
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+// jsonFields are the JSON names of a struct's fields and whether each is
+// omitted when empty.
+func jsonFields(typ reflect.Type) map[string]bool {
+	out := map[string]bool{}
+	for f := range typ.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out[name] = strings.Contains(opts, "omitempty")
+	}
+	return out
+}
+
+// The published schema names exactly the payload's fields, and requires
+// those that are always sent.
+func TestSchemaMatchesThePayload(t *testing.T) {
+	s := loadSchema(t)
+	for def, typ := range map[*schemaDef]reflect.Type{
+		s: reflect.TypeFor[notify.Envelope](), s.Defs["event"]: reflect.TypeFor[notify.Event](),
+		s.Defs["device"]: reflect.TypeFor[notify.Device](), s.Defs["backup"]: reflect.TypeFor[notify.Backup](),
+		s.Defs["failure"]: reflect.TypeFor[notify.Failure](), s.Defs["diff"]: reflect.TypeFor[notify.Diff](),
+		s.Defs["stale"]: reflect.TypeFor[notify.Stale](),
+	} {
+		fields := jsonFields(typ)
+		for name, omit := range fields {
+			if def.Properties[name] == nil {
+				t.Errorf("%s.%s is not in the schema", typ.Name(), name)
+			}
+			if !omit && !slices.Contains(def.Required, name) && name != "last_good_at" {
+				t.Errorf("%s.%s is always sent but not required", typ.Name(), name)
+			}
+		}
+		for name := range def.Properties {
+			if _, ok := fields[name]; !ok {
+				t.Errorf("the schema's %s.%s is no field", typ.Name(), name)
+			}
+		}
+	}
+	for _, k := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable",
+		"device.reachable", "hostkey.changed", "backup.stale"} {
+		if !slices.Contains(s.Defs["event"].Properties["event"].Enum, k) {
+			t.Errorf("kind %s not in the schema", k)
+		}
+	}
+}
+
+// check validates v against def (the subset of JSON Schema the file uses).
+func (s *schemaDef) check(root *schemaDef, v any, path string) error {
+	if s.Ref != "" {
+		return root.Defs[strings.TrimPrefix(s.Ref, "#/$defs/")].check(root, v, path)
+	}
+	if s.Const != nil && v != s.Const {
+		return fmt.Errorf("%s: %v, want %v", path, v, s.Const)
+	}
+	if s.Enum != nil && !slices.Contains(s.Enum, fmt.Sprint(v)) {
+		return fmt.Errorf("%s: %v not in %v", path, v, s.Enum)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, r := range s.Required {
+			if _, ok := x[r]; !ok {
+				return fmt.Errorf("%s: lacks %s", path, r)
+			}
+		}
+		for k, sub := range x {
+			p := s.Properties[k]
+			if p == nil {
+				return fmt.Errorf("%s: %s is not in the schema", path, k)
+			}
+			if err := p.check(root, sub, path+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, sub := range x {
+			if s.Items != nil {
+				if err := s.Items.check(root, sub, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// A digest the worker really sent (a change with its diff and link, a
+// failure) conforms to the schema.
+func TestWorkerPayloadConformsToTheSchema(t *testing.T) {
+	f := newFleetStore(t, 2)
+	var body []byte
+	srv := newServer(t, httpRecorder(&body))
+	f.channel(t, hookChannel("h", srv.URL, "s"), true)
+	f.change(t, 0, 1)
+	f.attempt(t, f.devs[1], failedOutcome())
+	pass(t, f.worker(notify.WorkerOptions{PublicURL: "https://backupd.example"}))
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	s := loadSchema(t)
+	if err := s.check(s, v, "body"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(v.(map[string]any)["events"].([]any)); n != 2 {
+		t.Fatalf("%d events", n)
+	}
+}
