@@ -68,7 +68,7 @@ func TestCatalogs(t *testing.T) {
 	if n < 10 {
 		t.Errorf("found only %d uses of tr in the sources: is the pattern stale?", n)
 	}
-	for _, k := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable", "device.reachable", "hostkey.changed", "backup.stale"} {
+	for _, k := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable", "device.reachable", "hostkey.changed", "backup.stale", "notification.test"} {
 		if en["kind."+k] == "" {
 			t.Errorf("event kind %s has no text", k)
 		}
@@ -106,7 +106,7 @@ func TestEveryKindRenders(t *testing.T) {
 	rc := &receiver{}
 	srv := newServer(t, rc)
 	en := readCatalog(t, "en")
-	for _, kind := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable", "device.reachable", "hostkey.changed", "backup.stale", "future.kind"} {
+	for _, kind := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable", "device.reachable", "hostkey.changed", "backup.stale", "notification.test", "future.kind"} {
 		for _, lang := range []string{"en", "zh"} {
 			ev := changedEvent(1, "r1")
 			ev.Kind = kind
