@@ -3,6 +3,7 @@
 // re-executed), so the CPU time and memory reported are the engine's own.
 //
 //	go test ./app/backup/bench -run '^$' -bench Fleet -benchtime 1x
+//	go test ./app/backup/bench -run '^$' -bench SyslogFlood -benchtime 3x -count 3 -cpu 2
 //
 // BACKUPD_BENCH_DEVICES (default 1000) sets the number of simulated
 // devices, BACKUPD_BENCH_RECORDS_PER_DEVICE (default 1; 10 for the
@@ -112,19 +113,19 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func BenchmarkFleet(b *testing.B) {
-	devices := envInt("BACKUPD_BENCH_DEVICES", 1000)
-	perDevice := envInt("BACKUPD_BENCH_RECORDS_PER_DEVICE", 1)
-
+// startFleet starts count simulated devices in a child process (stopped
+// when b ends) and returns their SSH ports on 127.0.0.1.
+func startFleet(b *testing.B, count int) []string {
+	b.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(devices))
+	child.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(count))
 	stdin, _ := child.StdinPipe()
 	stdout, _ := child.StdoutPipe()
 	child.Stderr = os.Stderr
 	if err := child.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { stdin.Close(); _ = child.Wait() }()
+	b.Cleanup(func() { stdin.Close(); _ = child.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		b.Fatalf("simulator: %v", err)
@@ -133,14 +134,19 @@ func BenchmarkFleet(b *testing.B) {
 	if err := json.Unmarshal([]byte(line), &ports); err != nil {
 		b.Fatal(err)
 	}
+	return ports
+}
 
+// fleetStore opens a database in b.TempDir() holding perDevice device
+// records for each simulated device (closed when b ends).
+func fleetStore(b *testing.B, ports []string, perDevice int) (*db.Store, *secret.Sealer, []int64) {
+	b.Helper()
 	ctx := context.Background()
-	dir := b.TempDir()
-	store, err := db.Open(ctx, dir)
+	store, err := db.Open(ctx, b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
+	b.Cleanup(func() { store.Close() })
 	sealer, err := secret.New(make([]byte, 32))
 	if err != nil {
 		b.Fatal(err)
@@ -162,6 +168,17 @@ func BenchmarkFleet(b *testing.B) {
 			ids = append(ids, d.ID)
 		}
 	}
+	return store, sealer, ids
+}
+
+func BenchmarkFleet(b *testing.B) {
+	devices := envInt("BACKUPD_BENCH_DEVICES", 1000)
+	perDevice := envInt("BACKUPD_BENCH_RECORDS_PER_DEVICE", 1)
+
+	ports := startFleet(b, devices)
+
+	ctx := context.Background()
+	store, sealer, ids := fleetStore(b, ports, perDevice)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := backup.New(store, sealer, log, backup.Options{})
 
