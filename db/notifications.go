@@ -78,7 +78,7 @@ const (
 const (
 	MaxNotificationNameLen = 100
 	MaxChannelConfigBytes  = 16 << 10
-	MaxChannelSecretBytes  = 4 << 10
+	MaxChannelSecretBytes  = 16 << 10 // a webhook's custom header values are sealed with its key
 	MaxRuleThreshold       = 1000
 	MaxRuleTargets         = 1000 // groups, devices or channels of one rule
 	// DeliveryLease is how long a claimed delivery stays with its worker;

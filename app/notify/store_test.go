@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,5 +87,60 @@ func TestChannelFromStoreErrors(t *testing.T) {
 	}
 	if _, _, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Webhook: &notify.WebhookConfig{URL: "ftp://x"}}, nil); err == nil {
 		t.Fatal("bad URL accepted")
+	}
+}
+
+// A webhook's custom header values are sealed with its key: the settings
+// name the headers only, ChannelSettings tells names and whether a key is
+// kept without opening anything, and ChannelFromStore gives the values
+// back. A row written before (values in the settings, the key sealed
+// plain) still opens.
+func TestChannelHeaderValuesSealed(t *testing.T) {
+	sealer := testSealer(t)
+	for _, key := range [][]byte{[]byte("hmac-key-2"), nil} {
+		ch := notify.Channel{Type: notify.TypeWebhook, Name: "hook", Secret: key, Webhook: &notify.WebhookConfig{URL: "https://h.example/x",
+			Headers: map[string]string{"Authorization": "Bearer tok-<&>-1", "X-Api-Key": "apikey-2"}}}
+		cfg, sealed, err := notify.ChannelToStore(ch, notify.Sealer(sealer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{"tok-", "apikey-2"} {
+			if bytes.Contains(cfg, []byte(v)) || bytes.Contains(sealed, []byte(v)) {
+				t.Fatalf("header value %q stored unsealed: %s", v, cfg)
+			}
+		}
+		row := db.NotificationChannel{Name: "hook", Type: notify.TypeWebhook, Config: cfg, Secret: sealed}
+		settings, info, err := notify.ChannelSettings(row)
+		if err != nil || settings.Webhook.Headers != nil || settings.Secret != nil || info.HasSecret != (key != nil) ||
+			strings.Join(info.HeaderNames, ",") != "Authorization,X-Api-Key" {
+			t.Fatalf("settings %+v %+v %v", settings.Webhook, info, err)
+		}
+		got, err := notify.ChannelFromStore(row, notify.Opener(sealer))
+		if err != nil || !bytes.Equal(got.Secret, key) || got.Webhook.Headers["Authorization"] != "Bearer tok-<&>-1" ||
+			got.Webhook.Headers["X-Api-Key"] != "apikey-2" || len(got.Webhook.Headers) != 2 {
+			t.Fatalf("opened %+v %v", got, err)
+		}
+		if _, err := notify.ChannelFromStore(row, nil); !errors.Is(err, notify.ErrSecret) {
+			t.Fatalf("sealed headers without an opener: %v", err)
+		}
+	}
+	legacy := db.NotificationChannel{Name: "old", Type: notify.TypeWebhook,
+		Config: json.RawMessage(`{"url":"https://h.example/x","headers":{"X-Team":"netops"}}`), Secret: notify.Sealer(sealer)([]byte("k1"))}
+	got, err := notify.ChannelFromStore(legacy, notify.Opener(sealer))
+	if err != nil || string(got.Secret) != "k1" || got.Webhook.Headers["X-Team"] != "netops" {
+		t.Fatalf("legacy row %+v %v", got, err)
+	}
+	settings, info, err := notify.ChannelSettings(legacy)
+	if err != nil || settings.Webhook.Headers != nil || !info.HasSecret || strings.Join(info.HeaderNames, ",") != "X-Team" {
+		t.Fatalf("legacy settings %+v %+v %v", settings.Webhook, info, err)
+	}
+	// Too much to seal: a clear error, not a row the store refuses.
+	big := map[string]string{}
+	for i := range 20 {
+		big["X-H"+strconv.Itoa(i)] = strings.Repeat("v", 1000)
+	}
+	if _, _, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Webhook: &notify.WebhookConfig{URL: "https://h.example/x", Headers: big}},
+		notify.Sealer(sealer)); err == nil || strings.Contains(err.Error(), "vvv") {
+		t.Fatalf("oversized headers: %v", err)
 	}
 }

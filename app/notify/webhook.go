@@ -29,8 +29,9 @@ const (
 	EventDigest     = "digest"
 )
 
-// WebhookConfig is a webhook channel's non-secret settings (its secret is
-// the signing key).
+// WebhookConfig is a webhook channel's settings (its secret is the
+// signing key). The store seals the custom headers' values with the
+// secret and keeps only their names as settings (ChannelToStore).
 type WebhookConfig struct {
 	URL string `json:"url"`
 	// Headers are sent with every delivery (an API token a receiver

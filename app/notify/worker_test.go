@@ -123,6 +123,7 @@ type hookRequest struct {
 	signatureOK bool
 	event       string
 	delivery    string
+	auth        string // the custom Authorization header
 	body        notify.Envelope
 }
 
@@ -140,7 +141,7 @@ func (rc *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status, rc.statuses = rc.statuses[0], rc.statuses[1:]
 	}
 	rc.got = append(rc.got, hookRequest{status: status, event: r.Header.Get(notify.HeaderEvent), delivery: r.Header.Get(notify.HeaderDelivery),
-		signatureOK: hmac.Equal([]byte(want), []byte(r.Header.Get(notify.HeaderSignature))), body: env})
+		auth: r.Header.Get("Authorization"), signatureOK: hmac.Equal([]byte(want), []byte(r.Header.Get(notify.HeaderSignature))), body: env})
 	w.WriteHeader(status)
 }
 
@@ -175,12 +176,15 @@ func deliveryLog(t *testing.T, s *db.Store, ch int64) []db.Delivery {
 
 // Three devices change in one run: the webhook gets one signed digest
 // naming all three, with their diffs (noise marked) and links, and
-// nothing more on the next pass.
+// nothing more on the next pass; its custom header, stored sealed, goes
+// with it.
 func TestWorkerSendsOneSignedDigestPerChannel(t *testing.T) {
 	f := newFleetStore(t, 4)
 	rc := &hookReceiver{secret: "hook-secret-1"}
 	srv := newServer(t, rc)
-	ch := f.channel(t, hookChannel("ops hook", srv.URL+"/hook", rc.secret), true)
+	hook := hookChannel("ops hook", srv.URL+"/hook", rc.secret)
+	hook.Webhook.Headers = map[string]string{"Authorization": "Bearer rcv-tok-9"}
+	ch := f.channel(t, hook, true)
 	for i := range 3 {
 		f.change(t, i, 1)
 	}
@@ -196,7 +200,7 @@ func TestWorkerSendsOneSignedDigestPerChannel(t *testing.T) {
 		t.Fatalf("%d requests, want one digest", len(got))
 	}
 	r := got[0]
-	if !r.signatureOK || r.event != notify.EventDigest || r.body.Schema != notify.Schema || r.body.DeliveryID != r.delivery {
+	if !r.signatureOK || r.auth != "Bearer rcv-tok-9" || r.event != notify.EventDigest || r.body.Schema != notify.Schema || r.body.DeliveryID != r.delivery {
 		t.Fatalf("request: %+v", r)
 	}
 	if len(r.body.Events) != 3 {

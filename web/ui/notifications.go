@@ -25,7 +25,10 @@ import (
 // needed). Channel secrets (webhook signing key, chat incoming-webhook
 // URL, SMTP password) are sealed with the app's sealer (notify.Sealer)
 // and never shown again: a blank field keeps the stored one, a box
-// clears it.
+// clears it. A webhook's custom header values are sealed with its
+// signing key and never shown either: the form lists the header names,
+// each with a blank value field that keeps the stored value and a box
+// that removes the header.
 
 const (
 	pathNotifications = "/notifications"
@@ -130,8 +133,9 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 		p.Rules = append(p.Rules, row)
 	}
 	for _, c := range channels {
+		_, info, _ := notify.ChannelSettings(c)
 		p.Channels = append(p.Channels, notifChannelRow{ID: c.ID, Name: c.Name, TypeLabel: notifTypeKeys[c.Type],
-			Enabled: c.Enabled, HasSecret: len(c.Secret) > 0, Rules: used[c.ID]})
+			Enabled: c.Enabled, HasSecret: info.HasSecret, Rules: used[c.ID]})
 	}
 	return u.render(w, r, http.StatusOK, "notifications.html", keyNotifTitle, p)
 }
@@ -166,16 +170,32 @@ type notifChannelForm struct {
 	TestTimeout int
 }
 
-// notifChannelFields are the form's values as typed (no secret).
+// notifChannelFields are the form's values as typed (no secret, no
+// header value).
 type notifChannelFields struct {
-	Name, Type, Language           string
-	Enabled, SkipVerify            bool
-	URL, Headers                   string
+	Name, Type, Language string
+	Enabled, SkipVerify  bool
+	URL                  string
+	// StoredHeaders are the stored channel's custom headers (names; the
+	// values stay sealed); NewHeaders the "Name: value" lines to add or
+	// replace, rendered back with their names only.
+	StoredHeaders                  []notifHeader
+	NewHeaders                     string
+	newHeaders                     map[string]string // parsed, with values
+	typedHeader                    bool              // a header value was typed
 	Host, Port, Security           string
 	Username, From, To             string
 	ClearSecret                    bool
 	secret                         string // typed, never rendered
 	webhookSecret, chatURL, smtpPw string
+}
+
+// notifHeader is a stored custom header as the form shows it: its name;
+// value is what was typed to replace the stored one (never rendered).
+type notifHeader struct {
+	Name   string
+	Remove bool
+	value  string
 }
 
 type notifLogRow struct {
@@ -271,24 +291,22 @@ func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status in
 	return u.render(w, r, status, "notifications_channel.html", keyNotifTitleChannel, p)
 }
 
-// fieldsOf is a stored channel as the form shows it.
-func fieldsOf(c db.NotificationChannel) notifChannelFields {
+// fieldsOf is a stored channel as the form shows it, and whether it
+// keeps a secret of its own.
+func fieldsOf(c db.NotificationChannel) (notifChannelFields, bool) {
 	f := notifChannelFields{Name: c.Name, Type: c.Type, Language: c.Language, Enabled: c.Enabled}
-	// The settings only: the secret is never opened for a page.
-	c.Secret = nil
-	ch, err := notify.ChannelFromStore(c, nil)
+	// The settings only: the secret and header values are never opened
+	// for a page.
+	ch, info, err := notify.ChannelSettings(c)
 	if err != nil {
-		return f // settings that do not decode: the form starts blank
+		return f, len(c.Secret) > 0 // settings that do not decode: the form starts blank
+	}
+	for _, name := range info.HeaderNames {
+		f.StoredHeaders = append(f.StoredHeaders, notifHeader{Name: name})
 	}
 	switch {
 	case ch.Webhook != nil:
 		f.URL, f.SkipVerify = ch.Webhook.URL, ch.Webhook.SkipVerify
-		var lines []string
-		for name, v := range ch.Webhook.Headers {
-			lines = append(lines, name+": "+v)
-		}
-		slices.Sort(lines)
-		f.Headers = strings.Join(lines, "\n")
 	case ch.Email != nil:
 		e := ch.Email
 		f.Host, f.Security, f.Username, f.From, f.SkipVerify = e.Host, e.Security, e.Username, e.From, e.SkipVerify
@@ -299,7 +317,7 @@ func fieldsOf(c db.NotificationChannel) notifChannelFields {
 	case ch.Chat != nil:
 		f.SkipVerify = ch.Chat.SkipVerify
 	}
-	return f
+	return f, info.HasSecret
 }
 
 func (u *UI) pathChannel(r *http.Request) (db.NotificationChannel, error) {
@@ -315,14 +333,16 @@ func (u *UI) channelDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	f, hasSecret := fieldsOf(c)
 	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: sessionOf(r).Can("settings.update"),
-		Fields: fieldsOf(c), HasSecret: len(c.Secret) > 0, Notice: invNotice(r, notifNotices)}
+		Fields: f, HasSecret: hasSecret, Notice: invNotice(r, notifNotices)}
 	return u.renderChannelForm(w, r, http.StatusOK, p)
 }
 
 // readChannelFields reads the posted form; typ is the stored type of an
-// existing channel ("" for a new one, which takes the posted type).
-func readChannelFields(r *http.Request, typ string) (notifChannelFields, settingsFormErrors) {
+// existing channel ("" for a new one, which takes the posted type) and
+// stored its custom header names.
+func readChannelFields(r *http.Request, typ string, stored []string) (notifChannelFields, settingsFormErrors) {
 	var errs settingsFormErrors
 	field := func(name string, max int, key string) string {
 		v, fits := invField(r, name, max)
@@ -338,7 +358,7 @@ func readChannelFields(r *http.Request, typ string) (notifChannelFields, setting
 		Enabled:    invChecked(r, "enabled"),
 		SkipVerify: invChecked(r, "skip_verify"),
 		URL:        field("url", notifMaxURL, keyNotifErrTooLong),
-		Headers:    field("headers", notifMaxHeaders, keyNotifErrTooLong),
+		NewHeaders: field("headers", notifMaxHeaders, keyNotifErrTooLong),
 		Host:       field("host", notifMaxField, keyNotifErrTooLong),
 		Port:       field("port", 5, keyNotifErrPort),
 		Security:   r.PostFormValue("security"),
@@ -379,12 +399,110 @@ func readChannelFields(r *http.Request, typ string) (notifChannelFields, setting
 	if f.secret != "" && f.ClearSecret {
 		errs.add(secretField, keyNotifErrSetAndClear)
 	}
+	if f.Type == notify.TypeWebhook {
+		readHeaderFields(r, &f, stored, &errs)
+	} else {
+		f.NewHeaders = "" // another type's panel: its values are never echoed
+	}
 	return f, errs
 }
 
+// readHeaderFields reads the custom headers: per stored header a value
+// (blank keeps the stored one) and a "remove" box, then the "Name:
+// value" lines to add (a stored name there replaces its value). The
+// lines are kept with their names only, to be rendered back.
+func readHeaderFields(r *http.Request, f *notifChannelFields, stored []string, errs *settingsFormErrors) {
+	names, values := r.PostForm["header_name"], r.PostForm["header_value"]
+	remove := r.PostForm["header_remove"]
+	typed := map[string]string{}
+	for i := 0; i < len(names) && i < len(values) && i < len(stored); i++ {
+		if v := strings.TrimSpace(values[i]); v != "" {
+			typed[http.CanonicalHeaderKey(strings.TrimSpace(names[i]))] = v
+		}
+	}
+	for _, name := range stored {
+		h := notifHeader{Name: name, Remove: slices.Contains(remove, name)}
+		h.value = typed[http.CanonicalHeaderKey(name)]
+		if h.value != "" {
+			f.typedHeader = true
+			if h.Remove {
+				errs.add("header_value", keyNotifErrHeaderSetAndRemove, name)
+			}
+		}
+		f.StoredHeaders = append(f.StoredHeaders, h)
+	}
+	var lines []string
+	for i, line := range strings.Split(f.NewHeaders, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if ok && name != "" { // a line without ":" may be a bare value: not echoed
+			lines = append(lines, name+": ")
+		}
+		if !ok || name == "" || value == "" {
+			errs.add("headers", keyNotifErrHeaderLine, i+1)
+			continue
+		}
+		f.typedHeader = true
+		if f.newHeaders == nil {
+			f.newHeaders = map[string]string{}
+		}
+		f.newHeaders[http.CanonicalHeaderKey(name)] = value
+	}
+	f.NewHeaders = strings.Join(lines, "\n")
+}
+
+// headersOf merges the custom headers: the stored ones (old, opened)
+// kept, replaced or removed as the form says, and the new lines.
+func headersOf(f notifChannelFields, old map[string]string) map[string]string {
+	out := map[string]string{}
+	oldCanon := map[string]string{}
+	for name, v := range old {
+		oldCanon[http.CanonicalHeaderKey(name)] = v
+	}
+	for _, h := range f.StoredHeaders {
+		canon := http.CanonicalHeaderKey(h.Name)
+		switch {
+		case h.Remove:
+		case h.value != "":
+			out[canon] = h.value
+		default:
+			if v, ok := oldCanon[canon]; ok {
+				out[canon] = v
+			}
+		}
+	}
+	for name, v := range f.newHeaders {
+		out[name] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// needsStored says whether saving f needs the stored channel's sealed
+// secret opened: to keep the secret, or a header value not retyped.
+func (f notifChannelFields) needsStored(hasSecret bool) bool {
+	if hasSecret && f.secret == "" && !f.ClearSecret {
+		return true
+	}
+	for _, h := range f.StoredHeaders {
+		if !h.Remove && h.value == "" {
+			if _, replaced := f.newHeaders[http.CanonicalHeaderKey(h.Name)]; !replaced {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // channelOf builds the channel the form describes; secret is the plain
-// secret to keep (typed, or the stored one opened), nil for none.
-func channelOf(f notifChannelFields, secret []byte, errs *settingsFormErrors) notify.Channel {
+// secret to keep (typed, or the stored one opened), nil for none, and
+// headers a webhook's custom headers with their values.
+func channelOf(f notifChannelFields, secret []byte, headers map[string]string, errs *settingsFormErrors) notify.Channel {
 	ch := notify.Channel{Type: f.Type, Name: f.Name, Language: f.Language, Secret: secret}
 	switch f.Type {
 	case notify.TypeWebhook:
@@ -394,20 +512,7 @@ func channelOf(f notifChannelFields, secret []byte, errs *settingsFormErrors) no
 		} else if u, err := url.Parse(f.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs.add("url", keyNotifErrURLInvalid)
 		}
-		for i, line := range strings.Split(f.Headers, "\n") {
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			name, value, ok := strings.Cut(line, ":")
-			if !ok || strings.TrimSpace(name) == "" {
-				errs.add("headers", keyNotifErrHeaderLine, i+1)
-				break
-			}
-			if wh.Headers == nil {
-				wh.Headers = map[string]string{}
-			}
-			wh.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
-		}
+		wh.Headers = headers
 		ch.Webhook = wh
 	case notify.TypeEmail:
 		e := &notify.EmailConfig{Host: f.Host, Security: f.Security, Username: f.Username, From: f.From, SkipVerify: f.SkipVerify}
@@ -452,16 +557,16 @@ func notifChannelProblem(err error, errs *settingsFormErrors) {
 }
 
 func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
-	f, errs := readChannelFields(r, "")
+	f, errs := readChannelFields(r, "", nil)
 	fail := func(status int) error {
-		p := notifChannelForm{Editable: true, Fields: f, Errors: errs, Retype: f.secret != ""}
+		p := notifChannelForm{Editable: true, Fields: f, Errors: errs, Retype: f.secret != "" || f.typedHeader}
 		return u.renderChannelForm(w, r, status, p)
 	}
 	var plain []byte
 	if f.secret != "" {
 		plain = []byte(f.secret)
 	}
-	ch := channelOf(f, plain, &errs)
+	ch := channelOf(f, plain, headersOf(f, nil), &errs)
 	if !errs.empty() {
 		return fail(http.StatusUnprocessableEntity)
 	}
@@ -485,7 +590,7 @@ func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	u.invAudit(r, "notification_channel.create", "notification_channel", c.ID, map[string]any{"name": c.Name,
-		"type": c.Type, "secret": len(c.Secret) > 0})
+		"type": c.Type, "secret": len(plain) > 0, "headers": len(f.newHeaders)})
 	invRedirect(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_created")
 	return nil
 }
@@ -495,26 +600,38 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, errs := readChannelFields(r, stored.Type)
+	_, info, _ := notify.ChannelSettings(stored)
+	f, errs := readChannelFields(r, stored.Type, info.HeaderNames)
 	fail := func(status int) error {
 		p := notifChannelForm{ID: stored.ID, Heading: stored.Name, Editable: true, Fields: f, Errors: errs,
-			HasSecret: len(stored.Secret) > 0, Retype: f.secret != ""}
+			HasSecret: info.HasSecret, Retype: f.secret != "" || f.typedHeader}
 		return u.renderChannelForm(w, r, status, p)
+	}
+	var old notify.Channel
+	if f.needsStored(info.HasSecret) {
+		old, err = notify.ChannelFromStore(stored, notify.Opener(u.deps.Sealer))
+		if err != nil {
+			errs.add("secret", keyNotifErrSecretLost)
+			return fail(http.StatusUnprocessableEntity)
+		}
 	}
 	var plain []byte
 	switch {
 	case f.secret != "":
 		plain = []byte(f.secret)
 	case f.ClearSecret:
-	case len(stored.Secret) > 0:
-		old, err := notify.ChannelFromStore(stored, notify.Opener(u.deps.Sealer))
-		if errors.Is(err, notify.ErrSecret) {
-			errs.add("secret", keyNotifErrSecretLost)
-			return fail(http.StatusUnprocessableEntity)
-		}
+	case info.HasSecret:
 		plain = old.Secret
 	}
-	ch := channelOf(f, plain, &errs)
+	var oldHeaders map[string]string
+	if old.Webhook != nil {
+		oldHeaders = old.Webhook.Headers
+	}
+	headersChanged := f.newHeaders != nil
+	for _, h := range f.StoredHeaders {
+		headersChanged = headersChanged || h.Remove || h.value != ""
+	}
+	ch := channelOf(f, plain, headersOf(f, oldHeaders), &errs)
 	if !errs.empty() {
 		return fail(http.StatusUnprocessableEntity)
 	}
@@ -531,7 +648,8 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 		}{
 			{"name", c.Name != f.Name}, {"enabled", c.Enabled != f.Enabled}, {"language", c.Language != f.Language},
 			{"settings", !bytes.Equal(compactJSON(c.Config), compactJSON(config))},
-			{"secret", f.secret != "" || (f.ClearSecret && len(c.Secret) > 0)},
+			{"secret", f.secret != "" || (f.ClearSecret && info.HasSecret)},
+			{"headers", headersChanged},
 		} {
 			if x.changed {
 				fields = append(fields, x.name)
@@ -568,7 +686,8 @@ func (u *UI) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	err = u.deps.Store.DeleteNotificationChannel(r.Context(), c.ID)
 	switch {
 	case errors.Is(err, db.ErrChannelInUse):
-		p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: fieldsOf(c), HasSecret: len(c.Secret) > 0}
+		f, hasSecret := fieldsOf(c)
+		p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: f, HasSecret: hasSecret}
 		p.Errors.add("delete", keyNotifErrChannelInUse, c.Name)
 		return u.renderChannelForm(w, r, http.StatusConflict, p)
 	case err != nil:
@@ -598,7 +717,8 @@ func (u *UI) testChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: fieldsOf(c), HasSecret: len(c.Secret) > 0}
+	f, hasSecret := fieldsOf(c)
+	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: f, HasSecret: hasSecret}
 	res := u.sendTest(r.Context(), c)
 	p.Test = &res
 	u.invAudit(r, "notification_channel.test", "notification_channel", c.ID, map[string]any{"name": c.Name,

@@ -53,11 +53,15 @@ func TestNotificationsInChromium(t *testing.T) {
 	b.typeIn("#ch-name", "ops hook")
 	b.typeIn("#ch-url", recv.srv.URL+"/hook")
 	b.typeIn("#ch-webhook-secret", secret)
+	b.typeIn("#ch-headers", "Authorization: Bearer chromium-tok-77")
 	b.shot("notifications-channel-new")
 	b.submit("save channel", "#channel-save")
 	b.waitFor("saved", `!!document.getElementById("channel-notice")`, 5*time.Second)
-	if html := b.eval(`document.documentElement.outerHTML`); strings.Contains(html, secret) {
-		t.Errorf("the saved channel's page holds its secret")
+	if html := b.eval(`document.documentElement.outerHTML`); strings.Contains(html, secret) || strings.Contains(html, "chromium-tok-77") {
+		t.Errorf("the saved channel's page holds its secret or header value")
+	}
+	if got := b.eval(`document.querySelector('#ch-stored-headers label.bs-mono').textContent`); got != "Authorization" {
+		t.Errorf("stored header listed as %q", got)
 	}
 	if got := b.eval(`document.getElementById("ch-webhook-secret").value`); got != "" {
 		t.Errorf("secret field holds %q", got)
@@ -67,7 +71,7 @@ func TestNotificationsInChromium(t *testing.T) {
 	if got := b.eval(`document.getElementById("channel-test-result").innerText`); !strings.Contains(got, "The test was delivered. Answer: 200") {
 		t.Errorf("test result %q", got)
 	}
-	if got := recv.deliveries(); len(got) != 1 || !got[0].signed {
+	if got := recv.deliveries(); len(got) != 1 || !got[0].signed || got[0].header.Get("Authorization") != "Bearer chromium-tok-77" {
 		t.Fatalf("receiver got %+v", got)
 	}
 

@@ -102,10 +102,12 @@ func TestNotificationChannels(t *testing.T) {
 	if len(stored.Secret) == 0 || strings.Contains(string(stored.Secret), hmacSecret) {
 		t.Fatalf("webhook secret not stored sealed: %q", stored.Secret)
 	}
-	if plain, err := e.sealer.Open(stored.Secret, notify.SecretPurpose); err != nil || plain != hmacSecret {
-		t.Fatalf("sealed secret opens to %q, %v", plain, err)
+	if opened, err := notify.ChannelFromStore(stored, notify.Opener(e.sealer)); err != nil || string(opened.Secret) != hmacSecret ||
+		opened.Webhook.Headers["X-Team"] != "netops" {
+		t.Fatalf("sealed secret opens to %+v, %v", opened, err)
 	}
-	if !strings.Contains(string(stored.Config), recv.srv.URL+"/hook") || !strings.Contains(string(stored.Config), "X-Team") {
+	if !strings.Contains(string(stored.Config), recv.srv.URL+"/hook") || !strings.Contains(string(stored.Config), "X-Team") ||
+		strings.Contains(string(stored.Config), "netops") {
 		t.Fatalf("config %s", stored.Config)
 	}
 	if a := lastAudit(t, e, "notification_channel.create"); strings.Contains(auditText(t, a), hmacSecret) || a.TargetID != "1" {
@@ -130,14 +132,14 @@ func TestNotificationChannels(t *testing.T) {
 		"/notifications/channels/3", "/notifications/channels/new", "/audit"} {
 		p := b.get(path)
 		expect(t, path, p, http.StatusOK, "")
-		for _, s := range []string{hmacSecret, chatPath, "XXXXchatTOKEN", smtpPassword} {
+		for _, s := range []string{hmacSecret, chatPath, "XXXXchatTOKEN", smtpPassword, "netops"} {
 			if strings.Contains(p.body, s) {
 				t.Errorf("%s shows a secret %q", path, s)
 			}
 		}
 	}
 	p = b.get("/notifications/channels/1")
-	expectBody(t, "webhook channel", p, "Set — leave blank to keep it.", `name="clear_webhook_secret"`, "X-Team: netops",
+	expectBody(t, "webhook channel", p, "Set — leave blank to keep it.", `name="clear_webhook_secret"`, `value="X-Team"`, "Value set — leave blank to keep it.",
 		`id="delivery-log-empty"`, `id="ch-skip-warning"`)
 	p = b.get("/notifications/channels/3")
 	expectBody(t, "e-mail channel", p, `value="127.0.0.1"`, `value="2525"`, "ops@example.com\nnoc@example.com", `name="clear_smtp_password"`)
@@ -157,14 +159,14 @@ func TestNotificationChannels(t *testing.T) {
 
 	// Edit, secret left blank: kept (the next test is signed with it).
 	p = b.post("/notifications/channels/1", url.Values{"name": {"ops webhook"}, "enabled": {"1"}, "language": {"zh"},
-		"url": {recv.srv.URL + "/hook2"}, "headers": {""}})
+		"url": {recv.srv.URL + "/hook2"}, "headers": {""}, "header_name": {"X-Team"}, "header_value": {""}, "header_remove": {"X-Team"}})
 	expect(t, "edit webhook", p, http.StatusSeeOther, "/notifications/channels/1?notice=channel_updated")
 	expectBody(t, "send test after edit", b.post("/notifications/channels/1/test", nil), `data-ok="1"`)
 	got = recv.deliveries()
 	if len(got) != 2 || !got[1].signed || got[1].header.Get("X-Team") != "" {
 		t.Fatalf("after the edit the receiver got %+v", got[len(got)-1])
 	}
-	if a := lastAudit(t, e, "notification_channel.update"); !slices.Equal(anyStrings(a.Details["fields"]), []string{"name", "language", "settings"}) {
+	if a := lastAudit(t, e, "notification_channel.update"); !slices.Equal(anyStrings(a.Details["fields"]), []string{"name", "language", "settings", "headers"}) {
 		t.Fatalf("update audit %+v", a.Details)
 	}
 
