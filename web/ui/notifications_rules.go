@@ -91,9 +91,7 @@ func (u *UI) notifRuleFormFor(r *http.Request, id int64, f notifRuleFields, edit
 	if err != nil {
 		return p, err
 	}
-	for _, g := range groups {
-		p.Groups = append(p.Groups, scheduleGroupOption{ID: g.ID, Name: g.Name, Depth: min(g.Depth, scheduleMaxDepth), Checked: f.GroupIDs[g.ID]})
-	}
+	p.Groups = groupChecklist(groups, f.GroupIDs)
 	channels, err := u.deps.Store.NotificationChannels(ctx)
 	if err != nil {
 		return p, err

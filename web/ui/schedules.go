@@ -198,6 +198,17 @@ type scheduleGroupOption struct {
 	Checked bool
 }
 
+// groupChecklist is the checkbox list of the "group-checks" partial: the
+// groups in tree order, indented up to scheduleMaxDepth, those in checked
+// ticked. The schedule and notification-rule forms share it.
+func groupChecklist(groups []db.Group, checked map[int64]bool) []scheduleGroupOption {
+	out := make([]scheduleGroupOption, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, scheduleGroupOption{ID: g.ID, Name: g.Name, Depth: min(g.Depth, scheduleMaxDepth), Checked: checked[g.ID]})
+	}
+	return out
+}
+
 // scheduleCronPreset is a suggestion of the cron field.
 type scheduleCronPreset struct {
 	Cron  string
@@ -269,9 +280,7 @@ func (u *UI) scheduleFormPageFor(r *http.Request, id int64, f scheduleFields, ed
 	if err != nil {
 		return p, err
 	}
-	for _, g := range groups {
-		p.Groups = append(p.Groups, scheduleGroupOption{ID: g.ID, Name: g.Name, Depth: min(g.Depth, scheduleMaxDepth), Checked: f.GroupIDs[g.ID]})
-	}
+	p.Groups = groupChecklist(groups, f.GroupIDs)
 	p.Zones = []string{u.scheduleDefaultZone()}
 	for _, z := range scheduleZones {
 		if !slices.Contains(p.Zones, z) {
