@@ -377,8 +377,11 @@ func TestNotificationRules(t *testing.T) {
 	expectBody(t, "delivery log", p, `id="delivery-log-table"`, "sw-core-1", "Device unreachable", "failed, will retry", "503", "receiver answered 503")
 	expectBody(t, "delivery log (zh)", zh.get("/notifications/channels/1"), "设备不可达", "失败，将重试")
 
-	// Edit: devices by name, diff included.
-	b.get("/notifications/rules/1")
+	// Edit: the form comes back with the saved scope and group ticked;
+	// then devices by name, diff included.
+	expectBody(t, "rule form keeps its groups", b.get("/notifications/rules/1"),
+		`id="scope-groups" type="radio" name="scope" value="groups" checked`,
+		`id="group-`+itoa(core.ID)+`" type="checkbox" name="group_ids" value="`+itoa(core.ID)+`" checked`)
 	p = b.post("/notifications/rules/1", url.Values{"name": {"core changes"}, "enabled": {"1"}, "scope": {"devices"},
 		"devices": {"SW-CORE-1\n"}, "events": {"config.changed"}, "channel_ids": {"1"}, "include_diff": {"1"}, "failure_threshold": {"3"}})
 	expect(t, "edit rule", p, http.StatusSeeOther, "/notifications?notice=rule_updated")
