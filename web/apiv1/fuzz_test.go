@@ -263,6 +263,9 @@ func (e *env) checkFuzzReply(req *http.Request, m, target string, body []byte, r
 	// The server reads an empty query value ("status=") as not given, as
 	// HTML forms send it; the document's validator would take it as "".
 	vreq := req.Clone(context.Background())
+	// A fragment ("#…") never leaves the client; the document's router
+	// would read it as part of the path.
+	vreq.URL.Fragment, vreq.URL.RawFragment = "", ""
 	q := vreq.URL.Query()
 	for k, v := range q {
 		if len(v) == 1 && v[0] == "" {
