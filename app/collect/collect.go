@@ -241,6 +241,7 @@ func (c *collector) run(ctx context.Context, method string, commands []string) (
 		if err != nil {
 			return Result{HostKey: hostKey}, c.commandError(ctx, cmd, err)
 		}
+		out = driver.StripOutput(c.t.Platform, out)
 		if out = strings.TrimRight(out, "\n"); out != "" {
 			text.WriteString(out)
 			text.WriteByte('\n')

@@ -123,6 +123,26 @@ func (p *Personality) pageLines() int {
 	return p.PageLines
 }
 
+// addPersonality registers a platform from its own file (persona_*.go):
+// how it looks from the wire, how it writes its configuration (render, as
+// in renderers) and its answer to the version commands. Called from init
+// functions; a platform defined twice panics.
+func addPersonality(p Personality, render func(m *model, n int) map[string]doc, version func(m *model) doc) {
+	if _, dup := personalities[p.Platform]; dup {
+		panic("devsim: personality defined twice: " + p.Platform)
+	}
+	if render == nil || version == nil {
+		panic("devsim: personality without a configuration or version writer: " + p.Platform)
+	}
+	personalities[p.Platform] = p
+	renderers[p.Platform] = render
+	versionDocs[p.Platform] = version
+}
+
+// versionDocs are the version writers of the platforms added with
+// addPersonality.
+var versionDocs = map[string]func(m *model) doc{}
+
 // Lookup returns a copy of the personality of a platform.
 func Lookup(platform string) (Personality, bool) {
 	p, ok := personalities[platform]

@@ -7,6 +7,9 @@ import (
 
 // versionDoc is the answer to the platform's `show version`-like commands.
 func versionDoc(m *model) doc {
+	if fn, ok := versionDocs[m.platform]; ok {
+		return fn(m)
+	}
 	var b builder
 	serial := strings.ToUpper(m.secret("serial", 11, hexDigits))
 	uptime := func(v volatile) string {

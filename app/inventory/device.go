@@ -133,11 +133,14 @@ func CheckDevice(d *db.Device) []FieldError {
 	if d.Port < 1 || d.Port > 65535 {
 		add(&FieldError{"port", BadPort, "must be between 1 and 65535"})
 	}
-	if _, ok := driver.Lookup(d.Platform); !ok {
+	pl, known := driver.Lookup(d.Platform)
+	if !known {
 		add(&FieldError{"platform", UnknownPlatform, "unknown platform; accepted: " + strings.Join(driver.IDs(), ", ")})
 	}
 	if DefaultPort(d.LoginMethod) == 0 {
 		add(&FieldError{"login_method", UnknownLoginMethod, "must be one of " + strings.Join(LoginMethods(), ", ")})
+	} else if known && !pl.OffersTransport(d.LoginMethod) {
+		add(&FieldError{"login_method", UnknownLoginMethod, pl.Name + " is reached over " + strings.Join(pl.TransportList(), " or ") + " only"})
 	}
 	if !slices.Contains(driver.Encodings, d.Encoding) {
 		add(&FieldError{"encoding", UnknownEncoding, "must be one of " + strings.Join(driver.Encodings, ", ")})

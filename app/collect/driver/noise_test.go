@@ -250,9 +250,9 @@ func TestNoiseRulesMaskOnlyTheBlob(t *testing.T) {
 }
 
 func TestNoiseRulesTable(t *testing.T) {
-	for platform := range noisePatterns {
-		if _, ok := Lookup(platform); !ok {
-			t.Errorf("noise rules for unknown platform %q", platform)
+	for _, p := range Builtins() {
+		if len(NoiseRules(p.ID)) != len(p.Noise) {
+			t.Errorf("%s: %d compiled rules for %d patterns", p.ID, len(NoiseRules(p.ID)), len(p.Noise))
 		}
 	}
 	for _, platform := range []string{"linux", "vyos", "paloalto_panos", "no-such-platform"} {

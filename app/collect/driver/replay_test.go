@@ -103,14 +103,52 @@ func loadRecording(t *testing.T, name string) recording {
 	return rec
 }
 
+// replayOptions make a replay harder than the recorded session was.
+type replayOptions struct {
+	// pager, when set, is printed after every pageLines lines of a reply
+	// (the device's own pager prompt), and the replay waits for a key
+	// before it goes on: the pager is forced on, whatever paging-off
+	// commands the session sent.
+	pager     string
+	pageLines int
+	// telnetLogin puts a telnet login dialogue (username, password)
+	// before the recorded session.
+	telnetLogin bool
+}
+
 // replay plays a recording as a device over conn: the banner and first
 // prompt, then for each line (or pager key) received, the recorded reply.
 // A line that is not the next recorded one gets the answer of a real
 // device to an unknown command: the echo, an error and the prompt again;
-// an empty line gets the prompt again.
-func (rec recording) replay(conn net.Conn) {
+// an empty line gets the prompt again. Carriage returns and NULs from the
+// client (telnet line ends) are ignored.
+func (rec recording) replay(conn net.Conn, o replayOptions) {
 	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	r := bufio.NewReader(conn)
+	readLine := func() bool {
+		for n := 0; n < 4096; n++ {
+			c, err := r.ReadByte()
+			if err != nil {
+				return false
+			}
+			if c == '\n' {
+				return true
+			}
+		}
+		return false
+	}
+	if o.telnetLogin {
+		if _, err := conn.Write([]byte("\r\nUser Access Verification\r\n\r\nUsername: ")); err != nil || !readLine() {
+			return
+		}
+		if _, err := conn.Write([]byte("Password: ")); err != nil || !readLine() {
+			return
+		}
+		if _, err := conn.Write([]byte("\r\n")); err != nil {
+			return
+		}
+	}
 	if _, err := conn.Write([]byte(rec.initPrompt)); err != nil {
 		return
 	}
@@ -121,6 +159,9 @@ func (rec recording) replay(conn net.Conn) {
 		c, err := r.ReadByte()
 		if err != nil {
 			return
+		}
+		if c == '\r' || c == 0 {
+			continue
 		}
 		line = append(line, c)
 		want := rec.steps[next].sent
@@ -137,10 +178,39 @@ func (rec recording) replay(conn net.Conn) {
 			prompt = reply[strings.LastIndexByte(reply, '\n')+1:]
 		}
 		line = nil
-		if _, err := conn.Write([]byte(reply)); err != nil {
+		if !writePaged(conn, r, reply, o) {
 			return
 		}
 	}
+}
+
+// writePaged writes a reply, stopping at the pager prompt every pageLines
+// lines until a key arrives, then wiping the prompt as terminals do.
+func writePaged(conn net.Conn, r *bufio.Reader, reply string, o replayOptions) bool {
+	if o.pager == "" || o.pageLines < 2 {
+		_, err := conn.Write([]byte(reply))
+		return err == nil
+	}
+	parts := strings.SplitAfter(reply, "\n")
+	for len(parts) > o.pageLines {
+		page := strings.Join(parts[:o.pageLines], "")
+		parts = parts[o.pageLines:]
+		if _, err := conn.Write([]byte(page + o.pager)); err != nil {
+			return false
+		}
+		key, err := r.ReadByte() // the key that turns the page
+		if err != nil {
+			return false
+		}
+		if b, _ := r.Peek(r.Buffered()); key == '\r' && len(b) > 0 && b[0] == '\n' {
+			r.ReadByte()
+		}
+		if _, err := conn.Write([]byte("\r" + strings.Repeat(" ", len(o.pager)) + "\r")); err != nil {
+			return false
+		}
+	}
+	_, err := conn.Write([]byte(strings.Join(parts, "")))
+	return err == nil
 }
 
 // expected is what a session should return for the step at i (and the
@@ -158,73 +228,183 @@ func (rec recording) expected(i int) (string, int) {
 	return strings.Join(lines, "\n"), j
 }
 
-// TestReplayRealDevices drives a session with the production dialogue of
-// each platform against four recorded interactive sessions of real devices
-// over loopback TCP, and checks every command's output: complete (up to
-// the real prompt, across pagers), with no echo, prompt, escape or carriage
-// return left, and the device's own error for commands it rejected.
-func TestReplayRealDevices(t *testing.T) {
-	for _, c := range []struct {
-		name, platform string
-		wantLine       string   // a line the configuration must hold
-		rejected       []string // commands the recorded device refused
-	}{
-		{"ios_asr920_16.8.1b", "cisco_xe", "hostname hostname", []string{"show vtp status"}},
-		{"nxos_N5548_7.3.13", "cisco_nxos", "feature lacp", []string{"show inventory all"}},
-		{"aoscx_6100-48G_PL.10.10.1090", "aruba_aoscx", "hostname TEST-SW1235", nil},
-		{"fortigate_FortiGate-501E_vdomHAdown", "fortinet", "config system global", []string{"diagnose hardware deviceinfo psu"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d, ok := DialogueFor(c.platform)
-			if !ok {
-				t.Fatalf("no dialogue for %s", c.platform)
-			}
-			rec := loadRecording(t, c.name)
-			client, server := tcpPair(t)
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() { defer wg.Done(); rec.replay(server) }()
-			defer func() { client.Close(); wg.Wait() }()
+// capture is a session recorded on a real device (testdata/recordings)
+// that proves a platform: TestReplayCaptures replays every one through the
+// production dialogue, and the README's platform table counts a platform
+// as proven on a real device only when it has one here. Files add theirs
+// with addCaptures from an init function, one file per platform family
+// (replay_<family>_test.go).
+type capture struct {
+	file     string // testdata/recordings/<file>.yaml
+	platform string
+	// wantLines are lines the configuration must hold.
+	wantLines []string
+	// rejected are commands the recorded device refused.
+	rejected []string
+	// pager is what the device prints as its pager prompt; the replay
+	// forces it on every 20 lines. "" when the platform never pages (or,
+	// for exec captures, has no terminal).
+	pager string
+	// exec marks a session recorded over SSH exec requests: config is
+	// the configuration command, unknown the reply to an unknown command.
+	exec            bool
+	config, unknown string
+}
 
-			s := NewSession(client, d, 4<<20)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			if err := s.Start(ctx, ""); err != nil {
-				t.Fatalf("start: %v", err)
-			}
-			var all strings.Builder
-			for i := 0; i < len(rec.steps); {
-				cmd := strings.TrimSuffix(rec.steps[i].sent, "\n")
-				if cmd == "exit" {
-					break
-				}
-				want, next := rec.expected(i)
-				i = next
-				if slices.Contains(d.PagingOff, cmd) {
-					continue // sent by Start
-				}
-				got, err := s.Run(ctx, cmd)
-				if slices.Contains(c.rejected, cmd) {
-					if !errors.Is(err, ErrRejected) {
-						t.Errorf("%s: err = %v, want ErrRejected (the device refused it)", cmd, err)
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", cmd, err)
-				}
-				if got != want {
-					t.Errorf("%s: output differs from the recording\ngot:\n%s\nwant:\n%s", cmd, got, want)
-				}
-				if strings.ContainsAny(got, "\r\x1b\b") || strings.Contains(got, s.Prompt()) || strings.Contains(got, "--More--") {
-					t.Errorf("%s: output keeps terminal debris or the prompt %q", cmd, s.Prompt())
-				}
-				fmt.Fprintln(&all, got)
-			}
-			if !strings.Contains(all.String(), "\n"+c.wantLine+"\n") {
-				t.Errorf("configuration lacks %q", c.wantLine)
-			}
+var captures []capture
+
+func addCaptures(cs ...capture) { captures = append(captures, cs...) }
+
+func init() {
+	addCaptures(
+		capture{file: "ios_asr920_16.8.1b", platform: "cisco_xe", pager: " --More-- ",
+			wantLines: []string{"hostname hostname"}, rejected: []string{"show vtp status"}},
+		capture{file: "nxos_N5548_7.3.13", platform: "cisco_nxos", pager: "\x1b[7m--More--\x1b[m",
+			wantLines: []string{"feature lacp"}, rejected: []string{"show inventory all"}},
+		capture{file: "aoscx_6100-48G_PL.10.10.1090", platform: "aruba_aoscx",
+			pager:     "-- MORE --, next page: Space, next line: Enter, quit: Control-C",
+			wantLines: []string{"hostname TEST-SW1235"}},
+		capture{file: "fortigate_FortiGate-501E_vdomHAdown", platform: "fortinet", pager: "--More-- ",
+			wantLines: []string{"config system global"}, rejected: []string{"diagnose hardware deviceinfo psu"}},
+		capture{file: "junos_srx300_22.4", platform: "juniper_junos", exec: true,
+			config:  "show configuration | display omit",
+			unknown: "                 ^\nsyntax error, expecting <command>.\n",
+			wantLines: []string{
+				"## Last commit: 2024-12-06 11:41:05 UTC by root",
+				"version 22.4R3-S2.11;",
+				`        encrypted-password "very-secret-encrypted-password"; ## SECRET-DATA`,
+				"        l3-interface irb.0;",
+			}},
+		capture{file: "routeros_CHR_7.10.1", platform: "mikrotik_routeros", exec: true,
+			config:  "/export show-sensitive",
+			unknown: "bad command name nothing-such (line 1 column 6)\n",
+			wantLines: []string{
+				"# 2024-10-25 06:08:35 by RouterOS 7.10.1",
+				"/interface ethernet",
+				"set [ find default-name=ether1 ] disable-running-check=no",
+				"set always-allow-password-login=yes",
+				"set show-at-login=no",
+			}},
+	)
+}
+
+// TestReplayCaptures drives the production session of each captured
+// platform against its recordings of real devices over loopback: raw TCP
+// with the pager forced on, a telnet login (where the platform offers
+// telnet), or SSH exec requests. Every command's output must be complete
+// (up to the real prompt, across pagers), with no echo, prompt, pager,
+// escape or carriage return left, and the device's own error for commands
+// it rejected.
+func TestReplayCaptures(t *testing.T) {
+	if len(captures) == 0 {
+		t.Fatal("no captures registered")
+	}
+	for _, c := range captures {
+		p, ok := Lookup(c.platform)
+		if !ok {
+			t.Errorf("%s: unknown platform %s", c.file, c.platform)
+			continue
+		}
+		if c.exec {
+			t.Run(c.file+"/exec", func(t *testing.T) { replayExec(t, c) })
+			continue
+		}
+		t.Run(c.file+"/paged", func(t *testing.T) {
+			replayInteractive(t, c, replayOptions{pager: c.pager, pageLines: 20})
 		})
+		if p.OffersTransport("telnet") {
+			t.Run(c.file+"/telnet", func(t *testing.T) { replayInteractive(t, c, replayOptions{telnetLogin: true}) })
+		}
+	}
+}
+
+func replayInteractive(t *testing.T, c capture, o replayOptions) {
+	d, ok := DialogueFor(c.platform)
+	if !ok {
+		t.Fatalf("no dialogue for %s", c.platform)
+	}
+	rec := loadRecording(t, c.file)
+	if rec.initPrompt == "" {
+		t.Fatalf("%s: recorded over exec, not interactively", c.file)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var conn Conn
+	if o.telnetLogin {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if server, err := ln.Accept(); err == nil {
+				rec.replay(server, o)
+			}
+		}()
+		defer wg.Wait()
+		port := ln.Addr().(*net.TCPAddr).Port
+		tc, err := transport.DialTelnet(ctx, transport.Options{Host: "127.0.0.1", Port: port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		if err := transport.TelnetLogin(ctx, tc, "backup", "replay-pw"); err != nil {
+			t.Fatalf("telnet login: %v", err)
+		}
+		conn = tc
+		d.LineEnd = "\r\n" // the telnet NVT newline, as collect sends it
+	} else {
+		client, server := tcpPair(t)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); rec.replay(server, o) }()
+		defer func() { client.Close(); wg.Wait() }()
+		conn = client
+	}
+	s := NewSession(conn, d, 4<<20)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	var all strings.Builder
+	for i := 0; i < len(rec.steps); {
+		cmd := strings.TrimSuffix(rec.steps[i].sent, "\n")
+		if cmd == "exit" || cmd == "quit" || cmd == "logout" {
+			break
+		}
+		want, next := rec.expected(i)
+		i = next
+		if slices.Contains(d.PagingOff, cmd) || cmd == "" {
+			continue // sent by Start
+		}
+		got, err := s.Run(ctx, cmd)
+		if slices.Contains(c.rejected, cmd) {
+			if !errors.Is(err, ErrRejected) {
+				t.Errorf("%s: err = %v, want ErrRejected (the device refused it)", cmd, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if got != want {
+			t.Errorf("%s: output differs from the recording\ngot:\n%s\nwant:\n%s", cmd, got, want)
+		}
+		if strings.ContainsAny(got, "\r\x1b\b") || strings.Contains(got, s.Prompt()) {
+			t.Errorf("%s: output keeps terminal debris or the prompt %q", cmd, s.Prompt())
+		}
+		if c.pager != "" && d.Pager.MatchString(strings.TrimSpace(c.pager)) && strings.Contains(got, strings.TrimSpace(CleanLines([]byte(c.pager))[0])) {
+			t.Errorf("%s: output keeps the pager prompt", cmd)
+		}
+		fmt.Fprintln(&all, got)
+	}
+	lines := strings.Split(all.String(), "\n")
+	for _, want := range c.wantLines {
+		if !slices.Contains(lines, want) {
+			t.Errorf("configuration lacks the line %q", want)
+		}
 	}
 }
 
@@ -336,88 +516,57 @@ func serveExec(nc net.Conn, cfg *ssh.ServerConfig, replies map[string]string, un
 	}
 }
 
-// TestReplayExecDevices collects from the two devices recorded over SSH
-// exec, through the production transport and dialogue: one exec request
-// per command, output exactly as recorded (cleaned), nothing added.
-func TestReplayExecDevices(t *testing.T) {
-	for _, c := range []struct {
-		name, platform string
-		config         string   // the configuration command
-		unknown        string   // what the device answers to an unknown command
-		wantLines      []string // lines the configuration must hold
-	}{
-		{"junos_srx300_22.4", "juniper_junos", "show configuration | display omit",
-			"                 ^\nsyntax error, expecting <command>.\n", []string{
-				"## Last commit: 2024-12-06 11:41:05 UTC by root",
-				"version 22.4R3-S2.11;",
-				`        encrypted-password "very-secret-encrypted-password"; ## SECRET-DATA`,
-				"        l3-interface irb.0;",
-			}},
-		{"routeros_CHR_7.10.1", "mikrotik_routeros", "/export show-sensitive",
-			"bad command name nothing-such (line 1 column 6)\n", []string{
-				"# 2024-10-25 06:08:35 by RouterOS 7.10.1",
-				"/interface ethernet",
-				"set [ find default-name=ether1 ] disable-running-check=no",
-				"set always-allow-password-login=yes",
-				"set show-at-login=no",
-			}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d, ok := DialogueFor(c.platform)
-			if !ok || !d.Exec {
-				t.Fatalf("%s: want an exec dialogue", c.platform)
-			}
-			rec := loadRecording(t, c.name)
-			host, port := execReplayServer(t, rec, c.unknown)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			client, _, err := transport.DialSSHExec(ctx, transport.Options{Host: host, Port: port, Username: "backup", Password: "replay-pw"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			s := NewExecSession(client, d, 4<<20)
+// replayExec collects from a device recorded over SSH exec, through the
+// production transport and dialogue: one exec request per command, output
+// exactly as recorded (cleaned), nothing added.
+func replayExec(t *testing.T, c capture) {
+	d, ok := DialogueFor(c.platform)
+	if !ok || !d.Exec {
+		t.Fatalf("%s: want an exec dialogue", c.platform)
+	}
+	rec := loadRecording(t, c.file)
+	host, port := execReplayServer(t, rec, c.unknown)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client, _, err := transport.DialSSHExec(ctx, transport.Options{Host: host, Port: port, Username: "backup", Password: "replay-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	s := NewExecSession(client, d, 4<<20)
 
-			var config string
-			for _, st := range rec.steps {
-				cmd := strings.TrimSuffix(st.sent, "\n")
-				if cmd == "exit" || cmd == "quit" {
-					continue
-				}
-				got, err := s.Run(ctx, cmd)
-				if err != nil {
-					t.Fatalf("%s: %v", cmd, err)
-				}
-				if want := strings.Join(CleanLines([]byte(st.reply)), "\n"); got != want {
-					t.Errorf("%s: output differs from the recording\ngot:\n%s\nwant:\n%s", cmd, got, want)
-				}
-				if strings.ContainsAny(got, "\r\x1b\b") {
-					t.Errorf("%s: output keeps terminal debris", cmd)
-				}
-				if cmd == c.config {
-					config = got
-				}
-			}
-			if config == "" {
-				t.Fatalf("the recording has no %q", c.config)
-			}
-			lines := strings.Split(config, "\n")
-			for _, want := range c.wantLines {
-				if !slices.Contains(lines, want) {
-					t.Errorf("configuration lacks the line %q", want)
-				}
-			}
-			for _, debris := range []string{"Screen length set", "uptime:", "installed-version", "interrupted"} {
-				if strings.Contains(config, debris) {
-					t.Errorf("configuration holds the output of another command (%q)", debris)
-				}
-			}
-
-			// A command the device rejects fails, rather than becoming
-			// part of the backup.
-			if _, err := s.Run(ctx, "show nothing-such"); !errors.Is(err, ErrRejected) {
-				t.Errorf("rejected command: err = %v, want ErrRejected", err)
-			}
-		})
+	var config string
+	for _, st := range rec.steps {
+		cmd := strings.TrimSuffix(st.sent, "\n")
+		if cmd == "exit" || cmd == "quit" {
+			continue
+		}
+		got, err := s.Run(ctx, cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if want := strings.Join(CleanLines([]byte(st.reply)), "\n"); got != want {
+			t.Errorf("%s: output differs from the recording\ngot:\n%s\nwant:\n%s", cmd, got, want)
+		}
+		if strings.ContainsAny(got, "\r\x1b\b") {
+			t.Errorf("%s: output keeps terminal debris", cmd)
+		}
+		if cmd == c.config {
+			config = got
+		}
+	}
+	if config == "" {
+		t.Fatalf("the recording has no %q", c.config)
+	}
+	lines := strings.Split(config, "\n")
+	for _, want := range c.wantLines {
+		if !slices.Contains(lines, want) {
+			t.Errorf("configuration lacks the line %q", want)
+		}
+	}
+	// A command the device rejects fails, rather than becoming part of
+	// the backup.
+	if _, err := s.Run(ctx, "show nothing-such"); !errors.Is(err, ErrRejected) {
+		t.Errorf("rejected command: err = %v, want ErrRejected", err)
 	}
 }

@@ -1,0 +1,157 @@
+package driver
+
+import "regexp"
+
+// Cisco IOS, IOS-XE, NX-OS, IOS-XR and ASA.
+
+// ciscoPrompt: "R1>", "R1#", "R1(config-if)#", "asa/pri/act#",
+// "RP/0/RSP0/CPU0:XR-PE1#", "leaf1(s1)#".
+var ciscoPrompt = re(`^[\w.\-@/:]{1,80}(\([\w.\-/:]{1,40}\))?[>#]$`)
+
+var (
+	// ciscoMore: IOS " --More-- ", NX-OS, EOS, XR, Dell "--more--".
+	ciscoMore = re(`(?i)--\s?more\s?--$`)
+	// ciscoError: IOS, XE, NX-OS, XR, EOS, ASA, Ruijie, Dell OS10.
+	ciscoError = re(`^\s*(ERROR: )?%\s?(Invalid|Incomplete command|Ambiguous command|Unknown command|Unrecognized|Error|Bad|Permission denied)|` +
+		`^\s*Command authorization failed|^\s*% ?Authorization failed`)
+)
+
+// cisco is the IOS dialogue that many platforms start from.
+func cisco() Dialogue {
+	return Dialogue{
+		Prompt:         ciscoPrompt,
+		Pager:          ciscoMore,
+		PagingOff:      []string{"terminal length 0", "terminal width 511"},
+		Enable:         "enable",
+		Privileged:     privileged,
+		PasswordPrompt: passwordQ,
+		EnableFailed:   enableFailed,
+		CommandError:   ciscoError,
+	}
+}
+
+// unprivileged is a Cisco-like dialogue for platforms that log in at their
+// only level: there is no enable step.
+func unprivileged(d Dialogue) Dialogue {
+	d.Enable, d.Privileged, d.PasswordPrompt = "", nil, nil
+	return d
+}
+
+// Cisco IOS and its relatives put a build banner, the size and two
+// timestamps in front of the configuration; the "last change" line moves
+// when anyone leaves configuration mode, even without a change, and the
+// NVRAM line on every `write memory`.
+var ciscoHeader = []string{
+	`^Building configuration\.\.\.$`,
+	`^Current configuration : \d+ bytes$`,
+	`^! Last configuration change at `,
+	`^! NVRAM config last updated at `,
+	`^! No configuration change since last restart$`,
+}
+
+// ciscoConfigI is "%SYS-5-CONFIG_I: Configured from console by vty2
+// (10.34.195.36)", also with a stack member ("%SYS-SW2-5-CONFIG_I" on
+// IOS-XE stacks). Arista EOS and Ruijie RGOS send the same message.
+var ciscoConfigI = SyslogPattern{
+	Name:    "cisco-sys-config-i",
+	Needles: []string{"CONFIG_I"},
+	Match:   regexp.MustCompile(`%SYS-(?:SW\d+-)?5-CONFIG_I\b`),
+}
+
+func init() {
+	// ntp clock-period is written back by IOS as it trims the clock.
+	iosNoise := append(append([]string{}, ciscoHeader...), `^ntp clock-period \d+$`)
+
+	Register(Platform{
+		ID: "cisco_ios", Name: "Cisco IOS", Vendor: "Cisco",
+		Aliases:         []string{"ios", "cisco"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        cisco(),
+		Noise:           iosNoise,
+		Syslog:          []SyslogPattern{ciscoConfigI},
+	})
+	Register(Platform{
+		ID: "cisco_xe", Name: "Cisco IOS-XE", Vendor: "Cisco",
+		Aliases:         []string{"iosxe"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        cisco(),
+		Noise:           iosNoise,
+		Syslog:          []SyslogPattern{ciscoConfigI},
+	})
+
+	// NX-OS logs in at its only level ("feature privilege" aside) and
+	// prints "\r" before every prompt, which the cleanup absorbs. It stamps
+	// the time of the command and of the last change.
+	Register(Platform{
+		ID: "cisco_nxos", Name: "Cisco NX-OS", Vendor: "Cisco",
+		Aliases:         []string{"nxos", "cisco-nx"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        unprivileged(cisco()),
+		Noise: []string{
+			`^!Time: `,
+			`^!Running configuration last done at: `,
+			`^!No configuration change since last restart$`,
+		},
+		Syslog: []SyslogPattern{{
+			// "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on ..."
+			Name:    "nxos-vshd-config-i",
+			Needles: []string{"VSHD_SYSLOG_CONFIG_I"},
+			Match:   regexp.MustCompile(`%VSHD-5-VSHD_SYSLOG_CONFIG_I\b`),
+		}},
+	})
+
+	// IOS-XR has no enable: task groups decide what a user may run. It
+	// prints the time of the command before its output ("Thu Aug 29
+	// 11:54:34.123 UTC"), a version banner and a change stamp.
+	Register(Platform{
+		ID: "cisco_xr", Name: "Cisco IOS-XR", Vendor: "Cisco",
+		Aliases:         []string{"iosxr", "cisco-xr"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        unprivileged(cisco()),
+		Noise: []string{
+			`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}(\.\d+)? [A-Za-z][\w+-]*$`,
+			`^Building configuration\.\.\.$`,
+			`^!! IOS XR Configuration `,
+			`^!! Last configuration change at `,
+			`^!! No configuration change since last restart$`,
+		},
+		Syslog: []SyslogPattern{{
+			// "%MGBL-CONFIG-6-DB_COMMIT : Configuration committed by user
+			// 'admin'. ..." (and DB_COMMIT_ADMIN for the admin plane).
+			Name:    "iosxr-db-commit",
+			Needles: []string{"DB_COMMIT"},
+			Match:   regexp.MustCompile(`%MGBL-CONFIG-6-DB_COMMIT(?:_ADMIN)?\b`),
+		}},
+	})
+
+	// ASA: "terminal pager 0" lasts for the session; the configuration
+	// command "pager lines 0" would be saved. show running-config masks
+	// pre-shared keys; more system:running-config does not. The header
+	// says who saved last and when, with the checksum written with it.
+	asa := cisco()
+	asa.PagingOff = []string{"terminal pager 0"}
+	asa.Pager = re(`<--- More --->$`)
+	Register(Platform{
+		ID: "cisco_asa", Name: "Cisco ASA", Vendor: "Cisco",
+		Aliases:         []string{"asa"},
+		DefaultCommands: lines("more system:running-config"),
+		Dialogue:        asa,
+		Noise: []string{
+			`^: Saved$`,
+			`^: Written by \S+ at `,
+			`^Cryptochecksum: ?[0-9a-fA-F ]+$`,
+		},
+		Syslog: []SyslogPattern{{
+			// %ASA-5-111008 "User 'admin' executed the 'X' command" (every
+			// command but show) and %ASA-5-111010 "User 'admin', running
+			// 'CLI' from IP a.b.c.d, executed 'X'" (FTD and PIX likewise).
+			// Commands that change nothing are excluded.
+			Name:    "asa-command-executed",
+			Needles: []string{"-1110"},
+			Match:   regexp.MustCompile(`%(?:ASA|PIX|FTD)-(?:[a-z]+-)?5-1110(?:08|10)\b`),
+			Exclude: regexp.MustCompile(`executed (?:the )?'(?:show|sh|dir|more|ping|traceroute|terminal|enable|exit|end|logout|quit|` +
+				`who|perfmon|capture|no capture|clear|debug|undebug|no debug|packet-tracer|changeto|configure terminal|conf t|` +
+				`write terminal|login|copy|verify)\b`),
+		}},
+	})
+}
