@@ -139,7 +139,8 @@ func firstDiff(got, want string) string {
 // pager is answered; the text must be exactly what the device printed.
 func TestCollectEveryPlatform(t *testing.T) {
 	for _, id := range driver.IDs() {
-		for _, method := range []string{"ssh", "telnet"} {
+		pl, _ := driver.Lookup(id)
+		for _, method := range pl.TransportList() {
 			for _, pager := range []bool{false, true} {
 				name := id + "/" + method
 				if pager {
