@@ -11,11 +11,15 @@ import (
 // the device puts it on the wire; the text after it is the source's.
 // "composed" marks lines built from a documented format because no
 // verbatim line was found; they are weaker evidence and say so.
-var samples = []struct {
+type sample struct {
 	source  string
 	line    string
 	pattern string // "" = must not match any pattern
-}{
+}
+
+// samples are appended to by the files of newer platform families
+// (patterns_<family>_test.go) from init functions.
+var samples = []sample{
 	// Cisco IOS: Catalyst 3560 Software Configuration Guide OL-8553-06,
 	// "Configuring System Message Logging" (example system messages);
 	// https://manualsdump.com/en/manuals/cisco_systems-3560model/82128/661
