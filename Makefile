@@ -17,7 +17,10 @@ LDFLAGS := -s -w \
 	-X backupd/app/cli.Version=$(VERSION) \
 	-X backupd/app/cli.Commit=$(COMMIT) \
 	-X backupd/app/cli.Date=$(DATE)
-GOBUILD := CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"
+# Release builds embed the migrations, translations and web files as one
+# compressed archive (build tag "packed", see embed/embed.go).
+GOBUILD := CGO_ENABLED=0 go build -trimpath -tags packed -ldflags "$(LDFLAGS)"
+PACK := go run ./embed/pack -o embed/packed.gz
 
 # nfpm builds the .deb packages; it is run from source at a pinned
 # version, so no downloaded binary is trusted.
@@ -30,10 +33,12 @@ ARCHES := amd64:amd64 arm64:arm64 arm:armhf
 .PHONY: build dist deb test clean swagger-ui
 
 build:
+	$(PACK)
 	$(GOBUILD) -o bin/backupd .
 
 dist:
 	@mkdir -p $(DIST)
+	$(PACK)
 	GOOS=linux GOARCH=amd64 $(GOBUILD) -o $(DIST)/backupd-linux-amd64 .
 	GOOS=linux GOARCH=arm64 $(GOBUILD) -o $(DIST)/backupd-linux-arm64 .
 	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o $(DIST)/backupd-linux-arm .
@@ -71,4 +76,4 @@ swagger-ui:
 	bash embed/docs/swagger-ui/update.sh $(SWAGGER_UI_VERSION)
 
 clean:
-	rm -rf bin $(DIST)
+	rm -rf bin $(DIST) embed/packed.gz

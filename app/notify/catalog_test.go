@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +16,7 @@ import (
 
 func readCatalog(t *testing.T, lang string) map[string]string {
 	t.Helper()
-	raw, err := embed.I18n.ReadFile("i18n/notify." + lang + ".json")
+	raw, err := fs.ReadFile(embed.I18n, "i18n/notify."+lang+".json")
 	if err != nil {
 		t.Fatal(err)
 	}

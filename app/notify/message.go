@@ -3,6 +3,7 @@ package notify
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ var catalogs = sync.OnceValues(loadCatalogs)
 func loadCatalogs() (map[string]map[string]string, error) {
 	c := map[string]map[string]string{}
 	for _, lang := range Languages {
-		raw, err := embed.I18n.ReadFile("i18n/notify." + lang + ".json")
+		raw, err := fs.ReadFile(embed.I18n, "i18n/notify."+lang+".json")
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,7 @@ var dataKeys = map[string]bool{"example": true, "examples": true, "default": tru
 
 // Translations returns the zh table: English text → Chinese text.
 func Translations() (map[string]string, error) {
-	raw, err := embed.I18n.ReadFile("i18n/openapi.zh.json")
+	raw, err := fs.ReadFile(embed.I18n, "i18n/openapi.zh.json")
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func loadCatalog() (catalog, error) {
 		m := map[string]string{}
 		from := map[string]string{}
 		for _, f := range files {
-			raw, err := embed.I18n.ReadFile(f)
+			raw, err := fs.ReadFile(embed.I18n, f)
 			if err != nil {
 				return nil, err
 			}
