@@ -52,6 +52,8 @@ func unescapeRuby(s string) string {
 			b.WriteByte('\b')
 		case 'e':
 			b.WriteByte(0x1b)
+		case 'a':
+			b.WriteByte(0x07) // BEL, in the Onyx 3.10 pager recording
 		case 'x':
 			if i+2 < len(s) {
 				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
