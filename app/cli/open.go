@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"backupd/app/auth"
+	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -14,7 +15,7 @@ import (
 // openData opens the data directory the way every command needs it:
 // schema current, built-in roles present, secret key loaded. On a fresh
 // directory it creates the admin user and shows its password once on
-// stderr.
+// stderr. The custom platforms are loaded into the driver registry.
 func openData(ctx context.Context, dataDir string, stderr io.Writer) (*db.Store, *secret.Sealer, error) {
 	sealer, err := secret.LoadOrCreate(dataDir)
 	if err != nil {
@@ -36,6 +37,13 @@ func openData(ctx context.Context, dataDir string, stderr io.Writer) (*db.Store,
 		debug.FreeOSMemory()
 		fmt.Fprintf(stderr, "\nCreated user %q with the one-time password below; it is shown only now and must be changed at first login.\n\n    %s\n\n",
 			auth.AdminUsername, password)
+	}
+	// The administrator's platforms, before any device is validated or
+	// collected. One that no longer loads is named and left out: its
+	// devices then fail with "unknown platform" instead of the whole
+	// appliance refusing to start.
+	if err := platforms.LoadStore(ctx, store); err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
 	return store, sealer, nil
 }

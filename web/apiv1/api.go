@@ -18,6 +18,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/danielgtaylor/huma/v2/validation"
 
 	"backupd/app/auth"
 	"backupd/app/secret"
@@ -345,6 +346,11 @@ func fieldError(err error, status int) web.FieldError {
 	}
 	if status == http.StatusBadRequest {
 		msg = "body is not valid JSON: " + jsonSyntaxHint(msg)
+	}
+	if field == "platform" && msg == validation.MsgExpectedMatchAtLeastOneSchema {
+		// The platform schema is the built-in enum or the custom pattern;
+		// say which values exist instead of "matched no schema".
+		msg = unknownPlatform()
 	}
 	switch loc {
 	case "query", "path", "header", "body":

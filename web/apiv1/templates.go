@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"backupd/app/collect/driver"
+	"backupd/app/platforms"
 	"backupd/db"
 	"backupd/web"
 )
@@ -30,9 +31,34 @@ func toTemplate(t db.Template) Template {
 // the driver registry.
 type Platform string
 
-// Schema lists the supported platforms as an enum.
+// Schema is a built-in platform (an enum) or a custom one (the pattern
+// every custom platform ID follows). The document does not change when an
+// administrator defines a platform: which custom IDs exist is checked with
+// the rest of the device (an unknown one is a validation error naming the
+// accepted values).
 func (Platform) Schema(huma.Registry) *huma.Schema {
-	return stringEnum(driver.IDs(), "Device platform identifier.")
+	builtin := stringEnum(driver.BuiltinIDs(), "A built-in platform.")
+	custom := &huma.Schema{Type: huma.TypeString, Pattern: platforms.IDPatternText,
+		Description: "A platform an administrator defined (Settings, Platforms)."}
+	return &huma.Schema{
+		Type:        huma.TypeString,
+		Description: "Device platform identifier: a built-in platform, or a custom one defined by an administrator.",
+		AnyOf:       []*huma.Schema{builtin, custom},
+	}
+}
+
+// unknownPlatform is the message for a platform value no platform has.
+func unknownPlatform() string {
+	return "unknown platform; accepted: " + strings.Join(driver.IDs(), ", ")
+}
+
+// checkPlatform refuses a custom platform ID no platform has (the schema
+// accepts every ID of the custom form).
+func checkPlatform(id string) error {
+	if _, ok := driver.Lookup(id); !ok {
+		return web.FieldInvalid("body", "platform", unknownPlatform())
+	}
+	return nil
 }
 
 func stringEnum(values []string, doc string) *huma.Schema {
@@ -114,6 +140,9 @@ func (a *API) registerTemplates() {
 				return nil, err
 			}
 			platform := string(in.Body.Platform)
+			if err := checkPlatform(platform); err != nil {
+				return nil, err
+			}
 			commands := ""
 			if in.Body.Commands != nil {
 				commands = *in.Body.Commands
@@ -140,6 +169,11 @@ func (a *API) registerTemplates() {
 					return nil, err
 				}
 				name = n
+			}
+			if b.Platform != nil {
+				if err := checkPlatform(string(*b.Platform)); err != nil {
+					return nil, err
+				}
 			}
 			t, err := a.deps.Store.UpdateTemplate(ctx, in.TemplateID, func(t *db.Template) error {
 				if b.Name != nil {
