@@ -1,0 +1,53 @@
+package driver
+
+import "regexp"
+
+// Citrix NetScaler / ADC (NSCLI).
+//
+// NSCLI prompts with "> " (or the text `set cli prompt` chose, often the
+// host name: "ns01> "), has no enable step (command policies decide), and
+// ends every command's answer with a " Done" line, which stays in the
+// backup as the device prints it: it never changes. `set cli mode -page
+// OFF` lasts for the session. Errors start with "ERROR: ".
+//
+// Written from the NetScaler command reference; there is no public
+// capture of an NSCLI session.
+var (
+	netscalerPrompt = re(`^[\w.\-@:()\[\]]{0,80}>$`)
+	// netscalerMore also takes the percentage some releases print.
+	netscalerMore = re(`(?i)--\s?more\s?--(?: ?\(\d{1,3}%\))?$`)
+)
+
+func init() {
+	Register(Platform{
+		ID: "citrix_netscaler", Name: "Citrix NetScaler / ADC", Vendor: "Citrix",
+		Aliases:         []string{"netscaler", "citrix_adc"},
+		DefaultCommands: lines("show ns runningConfig"),
+		Dialogue: Dialogue{
+			Prompt:       netscalerPrompt,
+			Pager:        netscalerMore,
+			PagingOff:    []string{"set cli mode -page OFF"},
+			CommandError: re(`^\s*ERROR: `),
+		},
+		// The header names the release ("#NS13.1 Build 49.13"), which
+		// moves on an upgrade, and who saved last and when.
+		Noise: []string{
+			`^#NS\d+\.\d+ Build [\w.]+$`,
+			"^# Last modified by `save config`, ",
+		},
+		Syslog: []SyslogPattern{{
+			// Audit log "default CLI CMD_EXECUTED 1488010 0 : User nsroot
+			// - Remote_ip 192.168.0.1 - Command "add lb vserver ..." -
+			// Status "Success"" (GUI and API calls log as GUI / API).
+			// Commands that change nothing, and failed ones, are left out.
+			Name:    "netscaler-cmd-executed",
+			Needles: []string{"CMD_EXECUTED"},
+			Match:   regexp.MustCompile(`\b(?:CLI|GUI|API) CMD_EXECUTED\b.* - Status "Success"`),
+			Exclude: regexp.MustCompile(`- Command "(?:show|sh|stat|save|ping|ping6|traceroute|traceroute6|help|whoami|exit|quit|` +
+				`switch ns partition|set cli|clear cli|shell|login|logout|batch -fileName)\b`),
+		}},
+		Notes: "Collects the running configuration of the partition the user logs in to (default). With admin partitions, " +
+			"add `switch ns partition <name>` and `show ns runningConfig` per partition to a template. The user needs " +
+			"a command policy that allows show ns runningConfig and set cli mode.",
+	})
+}
