@@ -23,3 +23,27 @@ func init() {
 		},
 	})
 }
+
+func init() {
+	// Extreme VOSS (VSP 4000/7200/7400/8000, formerly Avaya): "VSP-8284:1>"
+	// (the number is the CPU slot), `enable` to "VSP-8284:1#" (no
+	// password: the login's access level decides), `terminal more disable`
+	// for the session, `show running-config`. The listing opens with
+	// "Preparing to Display Configuration..." (kept: it never changes) and
+	// a header whose date changes at every show and whose software version
+	// changes with upgrades.
+	voss := cisco()
+	voss.Prompt = re(`^[\w.\-]{1,64}:\d{1,2}(\([\w.\-/]{1,40}\))?[>#]$`)
+	voss.PagingOff = []string{"terminal more disable"}
+	voss.Pager = re(`(?i)-{2,}more \(q=quit, space/return=continue.*\)-{2,}$`)
+	Register(Platform{
+		ID: "extreme_voss", Name: "Extreme VOSS (VSP)", Vendor: "Extreme Networks",
+		Aliases:         []string{"voss", "extreme_vsp", "vsp"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        voss,
+		Noise: []string{
+			`^# [A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}( \S+)?$`,
+			`^# software version\s+: `,
+		},
+	})
+}

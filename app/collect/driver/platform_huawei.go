@@ -95,3 +95,37 @@ func init() {
 		Syslog:          vrpSyslog,
 	})
 }
+
+func init() {
+	// Huawei SmartAX access nodes and OLTs (MA5600T, MA5800, EA5800): an
+	// IOS-shaped prompt ("MA5800-X7>", "#" after `enable`, ">>User name:"
+	// on telnet) rather than VRP's <host>. In the default "smart" mode a
+	// command with optional parameters asks for them with "{ <cr>|...||<K>
+	// }:" and waits for Enter, and confirmations ask "(y/n)": `undo smart`
+	// and `undo interactive` turn both off for the session, `infoswitch cli
+	// OFF` stops debugging messages in the output, and `scroll` without a
+	// number lifts the page length. Some releases ask "(YES/NO)" after a
+	// post-login notice; it is accepted.
+	Register(Platform{
+		ID: "huawei_smartax", Name: "Huawei SmartAX (OLT)", Vendor: "Huawei",
+		Aliases:         []string{"smartax"},
+		DefaultCommands: lines("display current-configuration"),
+		Dialogue: Dialogue{
+			Prompt:         re(`^[\w.\-]{1,64}(\([\w.\-/]{1,40}\))?[>#]$`),
+			Pager:          re(`(?i)-{2,} ?more \( ?press 'q' to break ?\) ?-{2,}$`),
+			PagingOff:      []string{"undo smart", "undo interactive", "infoswitch cli OFF", "scroll"},
+			Enable:         "enable",
+			Privileged:     privileged,
+			PasswordPrompt: passwordQ,
+			EnableFailed:   enableFailed,
+			// "% Unknown command, the error locates at '^'", "% Parameter
+			// error, …", "% Incomplete command, …".
+			CommandError: re(`^\s*%\s?(Unknown command|Parameter error|Incomplete command|Too many parameters|Ambiguous)`),
+			PreLogin:     []Answer{{Match: re(`\(YES/NO\)\s*[:?]?$`), Send: "yes\n"}},
+		},
+		// The first line names the release: "[MA5800V100R019: 8101]".
+		Noise: []string{`^\[MA\d{4}V\d{3}R\d{3}\S*: \d+\]$`},
+		Notes: "Runs enable (no password on most releases) and turns smart parameter prompts, confirmations and paging " +
+			"off for the session.",
+	})
+}
