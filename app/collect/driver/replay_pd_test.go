@@ -24,6 +24,40 @@ import (
 // written from the vendors' documentation too and are not counted as
 // captures.
 
+func init() {
+	// Ciena SAOS 10 on a CN5171. The pager never showed in the recording
+	// (paging was off); SAOS 10's "--More--" is forced on instead.
+	addCaptures(capture{file: "saos10_Ciena-CN5171_saos-10-09-02-0181-RS3", platform: "ciena_saos", pager: "--More--",
+		wantLines: []string{
+			`system config hostname "LAB-CN5171-1" description "5171"`,
+			`rib vrf "default" ipv4 "0.0.0.0/0" next-hop "10.10.10.33"`,
+			`| Hostname | LAB-CN5171-1 |`,
+		}})
+}
+
+// TestCienaNoiseOnCapture: the SAOS noise rules take no line of the
+// configuration the CN5171 printed (it prints no creation stamp), so
+// nothing real is ever ignored.
+func TestCienaNoiseOnCapture(t *testing.T) {
+	rec := loadRecording(t, "saos10_Ciena-CN5171_saos-10-09-02-0181-RS3")
+	var lines []string
+	for _, st := range rec.steps {
+		if st.sent == DefaultCommands("ciena_saos")+"\n" {
+			lines = CleanLines([]byte(st.reply))
+		}
+	}
+	if len(lines) < 100 {
+		t.Fatalf("the recording has no %q", DefaultCommands("ciena_saos"))
+	}
+	for _, l := range lines {
+		for _, re := range NoiseRules("ciena_saos") {
+			if re.MatchString(l) {
+				t.Errorf("noise rule %s takes the configuration line %q", re, l)
+			}
+		}
+	}
+}
+
 // pdScript is a scripted session: what the device prints after login,
 // then each command line it expects with its reply (echo, output, next
 // prompt), as a recording holds them.
