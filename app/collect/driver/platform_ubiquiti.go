@@ -1,0 +1,26 @@
+package driver
+
+func init() {
+	// Ubiquiti EdgeOS (EdgeRouter) is Vyatta: the operational shell is
+	// vbash with the prompt "ubnt@ubnt:~$ ", configuration mode
+	// "ubnt@ubnt# ". "| no-more" keeps the pager (less, prompt ":")
+	// out of the output; where it is ignored the pager is answered.
+	// "show configuration commands" prints every setting as a set
+	// command, encrypted passwords included, which is what "load"
+	// restores. Errors: "Invalid command: show [foo]". Written from
+	// Ubiquiti's EdgeOS CLI documentation and the Vyatta command
+	// reference; no public capture.
+	Register(Platform{
+		ID: "ubiquiti_edgeos", Name: "Ubiquiti EdgeOS", Vendor: "Ubiquiti",
+		Aliases:         []string{"edgeos", "ubiquiti_edgerouter"},
+		DefaultCommands: lines("show configuration commands | no-more"),
+		Dialogue: Dialogue{
+			Prompt:       re(`^[\w.\-]+@[\w.\-]+(:[^\s]*)?[$#]$`),
+			PromptLines:  juniperPromptLines,
+			Pager:        re(`^:$`),
+			PagingOff:    []string{"terminal length 0"},
+			CommandError: re(`^\s*(Invalid command:|Incomplete command:)`),
+		},
+		Notes: "Collects \"show configuration commands\" (set commands, restorable with load) in the operational shell.",
+	})
+}
