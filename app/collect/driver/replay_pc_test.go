@@ -1,0 +1,260 @@
+package driver
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Recordings of real pfSense/OPNsense, TNSR, Cumulus Linux and F5 BIG-IP
+// sessions (Oxidized's model test data, testdata/recordings/README.md).
+// Check Point Gaia, Ubiquiti EdgeOS, Opengear and pfSense have no public
+// capture: their personalities in app/devsim are written from the
+// vendors' documentation and prove them on the simulator only.
+func init() {
+	addCaptures(
+		// TNSR pages with "--More--" and wipes it with backspaces; the
+		// anonymised recordings end with another host's prompt, which the
+		// session takes once the device falls silent.
+		capture{file: "tnsr_TNSR_24.10-3_short-config", platform: "netgate_tnsr", pager: "--More--",
+			wantLines: []string{"system name tnsr-dev-24-10.example.com", "    ip dhcp-client enable", "sysctl kernel shmmax 2147483648", "    port outgoing range 4096"}},
+		capture{file: "tnsr_TNSR_23.11-3_short-config", platform: "netgate_tnsr", pager: "--More--",
+			// 23.11 has no "show version all"; its refusal is the CLI's own
+			// error ("CLI syntax error: ...: Unknown command").
+			wantLines: []string{"configuration history enable", "nacm enable"}, rejected: []string{"show version all"}},
+		// NVUE on an MSN2010 (5.9.2), in bash after the login banner, with
+		// bash's bracketed-paste switches around each command. The
+		// recording holds "nv config show --color off" (YAML) rather than
+		// the default's "nv config show -o commands": same data, another
+		// form; the session handling is the same.
+		capture{file: "cumulus_MSN2010_5.9.2_nvue", platform: "cumulus_linux",
+			wantLines: []string{"    version: Cumulus Linux 5.9.2", "        autonomous-system: 65432"}},
+		// BIG-IP tenant over exec: tmsh for the configuration, bash for
+		// the files.
+		capture{file: "tmos_BIG-IP-Tenant", platform: "f5_tmos", exec: true,
+			config:  "tmsh -q list",
+			unknown: "bash: show: command not found\n",
+			wantLines: []string{
+				"auth user test {",
+				"    encrypted-password xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+				"ltm virtual XXX_admin {",
+				"sys url-db download-schedule urldb { }",
+			}},
+	)
+}
+
+// TestReplayCumulusFRRWithSudo replays Cumulus VX 5.4 (FRR files read as
+// root): the session raises privilege with "sudo su -" and the login
+// password, as the platform's enable step does when an enable password
+// is set, then reads each file. The shared replay (TestReplayCaptures)
+// cannot run this recording: it starts sessions without an enable
+// password.
+func TestReplayCumulusFRRWithSudo(t *testing.T) {
+	d, ok := DialogueFor("cumulus_linux")
+	if !ok {
+		t.Fatal("no dialogue for cumulus_linux")
+	}
+	rec := loadRecording(t, "cumulus_VX_5.4.0_frr")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client, server := tcpPair(t)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); rec.replay(server, replayOptions{}) }()
+	defer func() { client.Close(); wg.Wait() }()
+
+	s := NewSession(client, d, 4<<20)
+	if err := s.Start(ctx, "armud"); err != nil {
+		t.Fatalf("start with sudo: %v", err)
+	}
+	if s.Prompt() != "root@cumulus:mgmt:~#" {
+		t.Fatalf("prompt after sudo = %q, want root's", s.Prompt())
+	}
+	if rec.steps[0].sent != "sudo su -\n" || rec.steps[1].sent != "armud\n" {
+		t.Fatalf("recording starts with %q, %q; want sudo and the password", rec.steps[0].sent, rec.steps[1].sent)
+	}
+	files := 0
+	for i := 2; i < len(rec.steps); {
+		cmd := strings.TrimSuffix(rec.steps[i].sent, "\n")
+		if cmd == "exit" {
+			break
+		}
+		want, next := rec.expected(i)
+		if strings.HasSuffix(cmd, "; echo") {
+			// The recording was edited: the device echoes the command
+			// without "; echo", which is then not recognised as the echo.
+			want = strings.TrimSuffix(cmd, "; echo") + "\n" + want
+		}
+		i = next
+		got, err := s.Run(ctx, cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if got != want {
+			t.Errorf("%s: output differs from the recording\ngot:\n%s\nwant:\n%s", cmd, got, want)
+		}
+		if strings.ContainsAny(got, "\r\x1b\b") || strings.Contains(got, "root@cumulus") {
+			t.Errorf("%s: output keeps terminal debris or the prompt", cmd)
+		}
+		files++
+	}
+	if files < 20 {
+		t.Errorf("replayed %d commands, want the recording's 21", files)
+	}
+}
+
+// TestReplayCumulusSudoRefused: without an enable password the session
+// does not try sudo, and with a wrong one it reports an enable failure
+// rather than hanging at the password question.
+func TestReplayCumulusSudoRefused(t *testing.T) {
+	d, _ := DialogueFor("cumulus_linux")
+	rec := loadRecording(t, "cumulus_VX_5.4.0_frr")
+	// The device asks again, as sudo does after a wrong password.
+	rec.steps = []step{{"sudo su -\n", "sudo su -\r\n[sudo] password for cumulus: "}, {"wrong\n", "\r\nSorry, try again.\r\n[sudo] password for cumulus: "}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client, server := tcpPair(t)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); rec.replay(server, replayOptions{}) }()
+	defer func() { client.Close(); wg.Wait() }()
+	err := NewSession(client, d, 1<<20).Start(ctx, "wrong")
+	if err == nil || !strings.Contains(err.Error(), ErrEnable.Error()) {
+		t.Fatalf("Start with a wrong sudo password: %v, want an enable failure", err)
+	}
+}
+
+// noisyLines returns the lines of text any rule of platform matches.
+func noisyLines(platform string, lines []string) []string {
+	var got []string
+	for _, l := range lines {
+		if slices.ContainsFunc(NoiseRules(platform), func(re *regexp.Regexp) bool { return re.MatchString(l) }) {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
+// TestNoiseRulesRecordingsPC runs the rules over configurations real
+// devices printed: exactly the volatile lines match, and no platform's
+// rule matches anything else in them.
+func TestNoiseRulesRecordingsPC(t *testing.T) {
+	for _, c := range []struct {
+		platform, file, command string
+		want                    []string
+	}{
+		{"f5_tmos", "tmos_BIG-IP-Tenant", "tmsh -q list\n", []string{
+			"    create-time 2026-09-29:00:00:00",
+			"    last-update-time 2026-09-29:00:00:00",
+			"    revision 4",
+		}},
+		{"netgate_tnsr", "tnsr_TNSR_24.10-3_short-config", "show configuration running cli\n", nil},
+		{"cumulus_linux", "cumulus_MSN2010_5.9.2_nvue", "nv config show --color off\n", nil},
+	} {
+		t.Run(c.platform, func(t *testing.T) {
+			rec := loadRecording(t, c.file)
+			var text string
+			for i, st := range rec.steps {
+				if st.sent == c.command {
+					text, _ = rec.expected(i)
+					if rec.initPrompt == "" {
+						text = strings.Join(CleanLines([]byte(st.reply)), "\n")
+					}
+				}
+			}
+			lines := strings.Split(text, "\n")
+			if len(lines) < 10 {
+				t.Fatalf("recording %s: no configuration found for %q", c.file, c.command)
+			}
+			if got := noisyLines(c.platform, lines); !slices.Equal(got, c.want) {
+				t.Errorf("noise lines:\n got %q\nwant %q", got, c.want)
+			}
+			for _, other := range IDs() {
+				for _, l := range noisyLines(other, lines) {
+					if !slices.Contains(c.want, l) {
+						t.Errorf("%s rule matches configuration line %q", other, l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNoiseRulesBeforeAfterPC: two outputs of an unchanged device differ,
+// but not once the rules apply; a real change in the same output still
+// shows.
+func TestNoiseRulesBeforeAfterPC(t *testing.T) {
+	for _, c := range []struct {
+		name, platform string
+		before, after  string
+		change         [2]string
+	}{
+		{"gaia export time", "checkpoint_gaia",
+			"#\n# Configuration of gw-01\n# Language version: 15.0v1\n#\n# Exported by admin on Wed Nov 25 15:35:00 2026\n#\nset hostname gw-01\nset interface eth1 state on",
+			"#\n# Configuration of gw-01\n# Language version: 15.0v1\n#\n# Exported by backup on Thu Nov  5 02:00:01 2026\n#\nset hostname gw-01\nset interface eth1 state on",
+			[2]string{"set interface eth1 state on", "set interface eth1 state off"}},
+		{"pfsense save without change", "pfsense",
+			"<pfsense>\n\t<system>\n\t\t<hostname>fw1</hostname>\n\t</system>\n\t<filter>\n\t\t<rule>\n\t\t\t<type>pass</type>\n\t\t</rule>\n\t</filter>\n\t<revision>\n\t\t<time>1738069858</time>\n\t\t<description><![CDATA[admin@192.0.2.10 (Local Database): /system.php made changes]]></description>\n\t\t<username>admin@192.0.2.10 (Local Database)</username>\n\t</revision>\n\t<last_rule_upd_time>1738069858</last_rule_upd_time>\n</pfsense>",
+			"<pfsense>\n\t<system>\n\t\t<hostname>fw1</hostname>\n\t</system>\n\t<filter>\n\t\t<rule>\n\t\t\t<type>pass</type>\n\t\t</rule>\n\t</filter>\n\t<revision>\n\t\t<time>1740000123</time>\n\t\t<description><![CDATA[admin@192.0.2.10 (Local Database): /system.php made changes]]></description>\n\t\t<username>admin@192.0.2.77 (Local Database)</username>\n\t</revision>\n\t<last_rule_upd_time>1740000999</last_rule_upd_time>\n</pfsense>",
+			[2]string{"\t\t\t<type>pass</type>", "\t\t\t<type>block</type>"}},
+		{"opnsense save without change", "opnsense",
+			"<opnsense>\n  <system>\n    <hostname>OPNsense</hostname>\n  </system>\n  <revision>\n    <username>root@192.168.100.1</username>\n    <time>1738069858.4778</time>\n    <description>user \"oxidized\" changed</description>\n  </revision>\n</opnsense>",
+			"<opnsense>\n  <system>\n    <hostname>OPNsense</hostname>\n  </system>\n  <revision>\n    <username>root@192.168.100.7</username>\n    <time>1739999999.1</time>\n    <description>user \"oxidized\" changed</description>\n  </revision>\n</opnsense>",
+			[2]string{"    <hostname>OPNsense</hostname>", "    <hostname>fw2</hostname>"}},
+		{"tmos monitor state and sync", "f5_tmos",
+			"ltm pool p1 {\n    members {\n        10.0.0.1:80 {\n            address 10.0.0.1\n            state up\n        }\n    }\n}\nsys file ssl-cert a.crt {\n    checksum SHA1:1:ab\n    create-time 2026-09-29:00:00:00\n    last-update-time 2026-09-29:00:00:00\n    revision 4\n    size 1\n}",
+			"ltm pool p1 {\n    members {\n        10.0.0.1:80 {\n            address 10.0.0.1\n            state down\n        }\n    }\n}\nsys file ssl-cert a.crt {\n    checksum SHA1:1:ab\n    create-time 2026-10-01:10:00:00\n    last-update-time 2026-10-01:10:00:00\n    revision 5\n    size 1\n}",
+			[2]string{"    checksum SHA1:1:ab", "    checksum SHA1:1:cd"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rules := NoiseRules(c.platform)
+			if len(rules) == 0 {
+				t.Fatalf("%s has no noise rules", c.platform)
+			}
+			if c.before == c.after {
+				t.Fatal("the two outputs are the same: nothing to prove")
+			}
+			if b, a := applyNoise(rules, c.before), applyNoise(rules, c.after); b != a {
+				t.Errorf("unchanged device differs after the rules:\n%s\n----\n%s", b, a)
+			}
+			if !strings.Contains(c.after, c.change[0]) {
+				t.Fatalf("change %q not in the output", c.change[0])
+			}
+			changed := strings.Replace(c.after, c.change[0], c.change[1], 1)
+			if applyNoise(rules, c.before) == applyNoise(rules, changed) {
+				t.Errorf("a real change (%q → %q) is hidden by the rules", c.change[0], c.change[1])
+			}
+		})
+	}
+}
+
+// TestNoiseRulesKeepConfigurationPC: configuration lines close to this
+// family's noise match no rule: a pool member an administrator forced
+// down, a revision element with text, an interface description that
+// quotes the export header, a <time> that is not an epoch.
+func TestNoiseRulesKeepConfigurationPC(t *testing.T) {
+	for _, l := range []string{
+		"            state user-down",
+		"            session user-disabled",
+		"    description \"revision 4\"",
+		"    revision-history 4",
+		"set interface eth1 comments \"# Exported by admin on Wed Nov 25 15:35:00 2026\"",
+		"\t\t<time>08:00</time>",
+		"\t\t<descr><![CDATA[admin@192.0.2.10]]></descr>",
+		"\t\t<username>vpnuser</username>",
+		"    last-modified-time 2026-09-29:00:00:00",
+		"    creation-time 2026-09-29:00:00:00",
+	} {
+		for _, id := range IDs() {
+			for _, re := range NoiseRules(id) {
+				if re.SubexpIndex(MaskGroup) < 0 && re.MatchString(l) {
+					t.Errorf("%s: rule %s matches configuration line %q", id, re, l)
+				}
+			}
+		}
+	}
+}
