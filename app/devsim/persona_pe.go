@@ -8,8 +8,9 @@ import (
 // Citrix NetScaler, A10 ACOS, Allied Telesis AlliedWare Plus, Eaton
 // Network-M3 and Perle IOLAN.
 
-// Citrix NetScaler (NSCLI): written from the NetScaler command reference;
-// no public capture. "> " prompt, " Done" after every command, "ERROR: "
+// Citrix NetScaler (NSCLI): written from the NetScaler command reference
+// and the facts netmiko's and Netshot's drivers rely on; no public
+// capture. "> " prompt, " Done" after every command, "ERROR: "
 // for errors, no enable. The pager text is the documented "--More--"
 // form; no recording shows it.
 func init() {
@@ -53,6 +54,14 @@ func renderNetScaler(m *model, n int) doc {
 	b.f("add system user %s %s -encrypted -hashmethod SHA512", m.user, m.secret("user", 64, hexDigits))
 	b.f("bind system user %s superuser 100", m.user)
 	b.l("add ntp server 192.0.2.123", "set snmp community public ALL")
+	// NetScaler encrypts these secrets anew at every show.
+	b.vol(func(v volatile) string {
+		return "set ns rpcNode 192.0.2.10 -password " + randString(v.R, 64, hexDigits) + " -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_06_20_08_20_07 -srcIP *"
+	})
+	b.vol(func(v volatile) string {
+		return "add authentication ldapAction ldap-corp -serverIP 192.0.2.30 -ldapBase \"dc=example,dc=net\" -ldapBindDn svc-ns@example.net -ldapBindDnPassword " +
+			randString(v.R, 64, hexDigits) + " -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_06_20_08_20_07 -ldapLoginName sAMAccountName"
+	})
 	for i := 0; i < n; i += 8 {
 		u := m.unit(i)
 		b.f("add vlan %d -aliasName \"VLAN%d\"", u.VLAN, u.VLAN)

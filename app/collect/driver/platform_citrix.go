@@ -10,8 +10,15 @@ import "regexp"
 // backup as the device prints it: it never changes. `set cli mode -page
 // OFF` lasts for the session. Errors start with "ERROR: ".
 //
-// Written from the NetScaler command reference; there is no public
-// capture of an NSCLI session.
+// The running configuration prints the secrets it keeps encrypted with
+// ENCMTHD ("set ns rpcNode 192.0.2.10 -password 8a3b... -encrypted
+// -encryptmethod ENCMTHD_3 ...") encrypted anew each time it is shown,
+// so their value is masked; the setting itself still counts.
+//
+// Written from the NetScaler command reference and the facts other tools
+// rely on (netmiko's and Netshot's NetScaler drivers: "set cli mode -page
+// OFF", the " Done" line, the "# Last modified" header, the rotating
+// ENCMTHD values); there is no public capture of an NSCLI session.
 var (
 	netscalerPrompt = re(`^[\w.\-@:()\[\]]{0,80}>$`)
 	// netscalerMore also takes the percentage some releases print.
@@ -34,6 +41,7 @@ func init() {
 		Noise: []string{
 			`^#NS\d+\.\d+ Build [\w.]+$`,
 			"^# Last modified by `save config`, ",
+			` (?P<mask>[0-9a-f]{16,}) -encrypted -encryptmethod ENCMTHD_\d+\b`,
 		},
 		Syslog: []SyslogPattern{{
 			// Audit log "default CLI CMD_EXECUTED 1488010 0 : User nsroot

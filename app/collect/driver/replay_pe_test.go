@@ -152,9 +152,14 @@ func TestPENoiseBeforeAfter(t *testing.T) {
 		change        [2]string
 	}{
 		{"citrix_netscaler",
-			"#NS13.1 Build 49.13\n# Last modified by `save config`, Mon Jan 15 10:22:33 2024\nset ns config -IPAddress 192.0.2.10 -netmask 255.255.255.0\nset ns hostName ns01\nadd lb vserver vs1 HTTP 192.0.2.80 80\n Done",
-			"#NS14.1 Build 25.56\n# Last modified by `save config`, Tue Nov 25 02:00:00 2026\nset ns config -IPAddress 192.0.2.10 -netmask 255.255.255.0\nset ns hostName ns01\nadd lb vserver vs1 HTTP 192.0.2.80 80\n Done",
+			"#NS13.1 Build 49.13\n# Last modified by `save config`, Mon Jan 15 10:22:33 2024\nset ns config -IPAddress 192.0.2.10 -netmask 255.255.255.0\nset ns hostName ns01\nset ns rpcNode 192.0.2.10 -password 8a3b5c7d9e1f20314253647586970a1b2c3d4e5f -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_01_15_10_22_33 -srcIP *\nadd lb vserver vs1 HTTP 192.0.2.80 80\n Done",
+			"#NS14.1 Build 25.56\n# Last modified by `save config`, Tue Nov 25 02:00:00 2026\nset ns config -IPAddress 192.0.2.10 -netmask 255.255.255.0\nset ns hostName ns01\nset ns rpcNode 192.0.2.10 -password f0e1d2c3b4a5968778695a4b3c2d1e0f00112233 -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_01_15_10_22_33 -srcIP *\nadd lb vserver vs1 HTTP 192.0.2.80 80\n Done",
 			[2]string{"add lb vserver vs1 HTTP 192.0.2.80 80", "add lb vserver vs1 HTTP 192.0.2.81 80"}},
+		// The masked secret's setting still counts.
+		{"citrix_netscaler",
+			"#NS13.1 Build 49.13\n# Last modified by `save config`, Mon Jan 15 10:22:33 2024\nset ns config -IPAddress 192.0.2.10 -netmask 255.255.255.0\nset ns hostName ns01\nset ns rpcNode 192.0.2.10 -password 8a3b5c7d9e1f20314253647586970a1b2c3d4e5f -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_01_15_10_22_33 -srcIP *\nadd lb vserver vs1 HTTP 192.0.2.80 80\n Done",
+			"#NS14.1 Build 25.56\n# Last modified by `save config`, Tue Nov 25 02:00:00 2026\nset ns config -IPAddress 192.0.2.10 -netmask 255.255.255.0\nset ns hostName ns01\nset ns rpcNode 192.0.2.10 -password f0e1d2c3b4a5968778695a4b3c2d1e0f00112233 -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_01_15_10_22_33 -srcIP *\nadd lb vserver vs1 HTTP 192.0.2.80 80\n Done",
+			[2]string{"set ns rpcNode 192.0.2.10 -password f0e1", "set ns rpcNode 192.0.2.11 -password f0e1"}},
 		{"a10_acos",
 			"!Current configuration: 4411 bytes\n!Configuration last updated at 10:22:33 GMT Mon Jan 15 2024\n!Configuration last saved at 10:23:01 GMT Mon Jan 15 2024\n!64-bit Advanced Core OS (ACOS) version 5.2.1-p9, build 45 (Jan-10-2024,12:00)\n!\nhostname vThunder\n!\nslb server srv1 192.0.2.7\n  port 80 tcp\n!\nend",
 			"!Current configuration: 4412 bytes\n!Configuration last updated at 02:00:00 GMT Tue Nov 25 2026\n!Configuration last saved at 02:00:09 GMT Tue Nov 25 2026\n!Configuration last synchronized at 02:00:10 GMT Tue Nov 25 2026\n!64-bit Advanced Core OS (ACOS) version 6.0.4, build 12 (Jun-01-2026,12:00)\n!\nhostname vThunder\n!\nslb server srv1 192.0.2.7\n  port 80 tcp\n!\nend",
