@@ -194,3 +194,50 @@ func TestPENoiseBeforeAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestPEACOSHeaderOnPublishedOutput runs the ACOS rules over the head of
+// a vThunder 4.1.4 running configuration as published in a public setup
+// walk-through (the enable step with an empty password, then show
+// running-config): exactly the four header lines are noise.
+func TestPEACOSHeaderOnPublishedOutput(t *testing.T) {
+	published := []string{
+		"!Current configuration: 251 bytes",
+		"!Configuration last updated at 15:15:52 IST Wed Sep 11 2019",
+		"!Configuration last saved at 15:16:31 IST Wed Sep 11 2019",
+		"!64-bit Advanced Core OS (ACOS) version 4.1.4-GR1, build 78 (Jan-18-2019,16:02)",
+		"!",
+		"multi-config enable",
+		"!",
+		"terminal idle-timeout 0",
+		"!",
+		"interface management",
+		"  ip address 10.255.0.1 255.255.0.0",
+		"  ip default-gateway 10.255.255.1",
+		"!",
+		"sflow collector ip 127.0.0.1 6343",
+		"!",
+		"end",
+		"!Current config commit point for partition 0 is 0 & config mode is classical-mode",
+	}
+	var got []string
+	for _, l := range published {
+		if slices.ContainsFunc(NoiseRules("a10_acos"), func(re *regexp.Regexp) bool { return re.MatchString(l) }) {
+			got = append(got, l)
+		}
+	}
+	if !slices.Equal(got, published[:4]) {
+		t.Errorf("noise lines %q, want the four header lines", got)
+	}
+	if !peDialogue(t, "a10_acos").Prompt.MatchString("vThunder>") || !peDialogue(t, "a10_acos").Prompt.MatchString("NAT_Device_31#") {
+		t.Error("the published prompts are not taken for prompts")
+	}
+}
+
+func peDialogue(t *testing.T, id string) Dialogue {
+	t.Helper()
+	d, ok := DialogueFor(id)
+	if !ok {
+		t.Fatalf("no dialogue for %s", id)
+	}
+	return d
+}
