@@ -331,3 +331,43 @@ func TestPDNoiseLines(t *testing.T) {
 		}
 	}
 }
+
+// TestEnableWithoutPassword: SmartAX and VOSS raise the login to "#" with
+// `enable` without asking a password (the simulator always asks one); the
+// session carries on with no enable password set, answers the device's
+// own pager, and removes SmartAX's cursor-left escapes.
+func TestEnableWithoutPassword(t *testing.T) {
+	var body strings.Builder
+	for i := 1; i <= 45; i++ {
+		fmt.Fprintf(&body, " vlan %d smart\n", 100+i)
+	}
+	cases := []struct {
+		platform, pager string
+		rec             recording
+		cmd, want       string
+	}{
+		{"huawei_smartax", "---- More ( Press 'Q' to break ) ----",
+			pdScript("\n  Huawei Integrated Access Software (MA5800).\n\nMA5800-X7>",
+				"enable", "enable\n\nMA5800-X7#",
+				"undo smart", "undo smart\n\nMA5800-X7#",
+				"undo interactive", "undo interactive\n\nMA5800-X7#",
+				"infoswitch cli OFF", "infoswitch cli OFF\n\nMA5800-X7#",
+				"scroll", "scroll \x1b[1D\n\nMA5800-X7#",
+				"display current-configuration", "display current-configuration\n[MA5800V100R019: 8101]\n#\n[global-config]\n  <global-config>\n"+body.String()+"#\nreturn\n\nMA5800-X7#"),
+			"display current-configuration", "[MA5800V100R019: 8101]\n#\n[global-config]\n  <global-config>\n" + body.String() + "#\nreturn\n"},
+		{"extreme_voss", "----More (q=Quit, space/return=Continue, ^P=Toggle on/off)----",
+			pdScript("\nVSP-8284:1>",
+				"enable", "enable\nVSP-8284:1#",
+				"terminal more disable", "terminal more disable\nVSP-8284:1#",
+				"show running-config", "show running-config\nPreparing to Display Configuration...\n#\n# Wed Nov 25 10:11:12 2026 UTC\n#\n"+body.String()+"end\nVSP-8284:1#"),
+			"show running-config", "Preparing to Display Configuration...\n#\n# Wed Nov 25 10:11:12 2026 UTC\n#\n" + body.String() + "end"},
+	}
+	for _, c := range cases {
+		t.Run(c.platform, func(t *testing.T) {
+			outs, errs := pdRun(t, c.platform, c.rec, replayOptions{pager: c.pager, pageLines: 20}, c.cmd)
+			if errs[0] != nil || outs[0] != c.want {
+				t.Fatalf("err %v, output differs:\n%q\nwant\n%q", errs[0], outs[0], c.want)
+			}
+		})
+	}
+}
