@@ -321,6 +321,7 @@ func (c *collector) start(lctx context.Context, conn driver.Conn) (*driver.Sessi
 		return nil, &Error{Reason: ReasonProtocol, msg: err.Error()}
 	}
 	s.SetUsername(c.t.Username)
+	s.SetPassword(c.t.Password)
 	if err := s.Start(lctx, c.t.EnablePassword); err != nil {
 		return nil, c.loginError(err)
 	}
@@ -405,6 +406,9 @@ func fingerprint(key []byte) string {
 // loginError explains a failure between the login and the first command.
 func (c *collector) loginError(err error) error {
 	switch {
+	case errors.Is(err, driver.ErrLoginRefused):
+		return &Error{Reason: ReasonAuth, err: err,
+			msg: fmt.Sprintf("%s: authentication failed for user %s: the command line asked for the credentials again", c.addr, c.t.Username)}
 	case errors.Is(err, driver.ErrEnable):
 		msg := fmt.Sprintf("%s: %s", c.addr, err.Error())
 		if errors.Is(err, driver.ErrTimeout) {

@@ -100,6 +100,10 @@ type Personality struct {
 	LoginUserPrompt     string
 	LoginPasswordPrompt string
 	LoginFailed         string
+	// ShellLogin makes the SSH shell run the same login dialogue before
+	// its first prompt, after the SSH authentication (AireOS; Cisco
+	// small-business switches without "ip ssh password-auth").
+	ShellLogin bool
 
 	// ExecLF makes exec requests without a terminal answer with bare "\n",
 	// as Unix-based systems do.

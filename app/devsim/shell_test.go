@@ -360,6 +360,12 @@ func TestEveryPersonalityOverSSH(t *testing.T) {
 				return p.PromptPrefix + crlf(strings.NewReplacer("{host}", d.Hostname(), "{user}", "admin", "{ctx}", "", "{n}", strconv.Itoa(n)).Replace(p.EnablePrompt))
 			}
 			_, w, e := sshShell(t, d)
+			if p.ShellLogin {
+				e.must(t, crlf(strings.ReplaceAll(p.LoginUserPrompt[strings.LastIndex(p.LoginUserPrompt, "\n")+1:], "{host}", d.Hostname())))
+				send(t, w, "admin\n")
+				e.must(t, p.LoginPasswordPrompt)
+				send(t, w, "admin\n")
+			}
 			if p.PressAnyKey != "" {
 				e.must(t, p.PressAnyKey)
 				send(t, w, " ")

@@ -141,7 +141,15 @@ func (d *Device) serveChannel(ctx context.Context, sconn *ssh.ServerConn, c net.
 				continue
 			}
 			req.Reply(true, nil)
-			start(func(s *session) error { return s.runShell() })
+			start(func(s *session) error {
+				if d.p.ShellLogin {
+					// The command line asks for the credentials again.
+					if ok, err := s.loginDialogue(); !ok || err != nil {
+						return errQuit
+					}
+				}
+				return s.runShell()
+			})
 		case "exec":
 			var payload struct{ Command string }
 			if started || ssh.Unmarshal(req.Payload, &payload) != nil {

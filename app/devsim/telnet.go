@@ -153,6 +153,19 @@ func (d *Device) serveTelnet(ctx context.Context, c net.Conn) {
 	if err := s.text(d.p.Banner); err != nil {
 		return
 	}
+	if ok, err := s.loginDialogue(); !ok || err != nil {
+		return
+	}
+	if err := s.runShell(); errors.Is(err, errQuit) {
+		s.text("\n")
+	}
+}
+
+// loginDialogue asks for the username and password (LoginUserPrompt,
+// LoginPasswordPrompt), up to loginAttempts times; ok reports a login
+// that went through, with s.user set.
+func (s *session) loginDialogue() (ok bool, err error) {
+	d := s.d
 	userPrompt := d.p.LoginUserPrompt
 	if userPrompt == "" {
 		userPrompt = "Username: "
@@ -168,28 +181,26 @@ func (d *Device) serveTelnet(ctx context.Context, c net.Conn) {
 			prompt = again
 		}
 		if err := s.text(prompt); err != nil {
-			return
+			return false, err
 		}
 		user, err := s.readLine(true)
 		if err != nil {
-			return
+			return false, err
 		}
 		if err := s.text(passPrompt); err != nil {
-			return
+			return false, err
 		}
 		pw, err := s.readLine(false)
 		if err != nil {
-			return
+			return false, err
 		}
 		if d.checkLogin(strings.TrimSpace(user), pw) {
 			s.user = d.loginName(user)
-			if err := s.runShell(); errors.Is(err, errQuit) {
-				s.text("\n")
-			}
-			return
+			return true, nil
 		}
 		if err := s.text(d.p.LoginFailed); err != nil {
-			return
+			return false, err
 		}
 	}
+	return false, nil
 }

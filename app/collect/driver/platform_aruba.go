@@ -60,3 +60,46 @@ func init() {
 		}},
 	})
 }
+
+// ArubaOS controllers (AOS 6/8 Mobility Controllers and Conductors) and
+// Aruba Instant access points.
+
+// arubaMore is the ArubaOS pager: "--More-- (q) quit (u) pageup (/)
+// search (n) repeat".
+var arubaMore = re(`--More-- \(q\) quit.{0,60}$|(?i)^--\s?more\s?--$`)
+
+func init() {
+	// AOS 8 prompts carry the configuration node ("(host) [mynode] #",
+	// "(host) [md] (config) #") and, in front of it, "*" or "^" while
+	// changes are unsaved or pending: those marks are volatile. Telnet
+	// asks "User:". "encrypt disable" (sent after login with the paging
+	// command; it lasts for the session, and a refusal is tolerated)
+	// makes show running-config print keys and passphrases in clear.
+	aos := cisco()
+	aos.Prompt = re(`^\([^()]{1,64}\) ?([*^]?\[[^\]]{1,64}\] ?)?(\([\w\- ]{1,40}\) ?)?[>#]$`)
+	aos.PromptVolatile = re(`[*^]\[`)
+	aos.PagingOff = []string{"no paging", "encrypt disable"}
+	aos.Pager = arubaMore
+	Register(Platform{
+		ID: "aruba_os", Name: "ArubaOS (Mobility Controller)", Vendor: "HPE Aruba",
+		Aliases:         []string{"aosw"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        aos,
+		Notes: "ArubaOS 6 and 8 controllers and conductors. Collected with `encrypt disable`, so keys are " +
+			"stored in clear; the account needs enable (root) rights for it.",
+	})
+
+	// Instant: "name# " prompts (a space before it after a core dump);
+	// "show running-config no-encrypt" prints the keys in clear.
+	iap := cisco()
+	iap.Prompt = re(`^[\w.\-@:]{1,64}( ?\([\w.\- ]{1,40}\) ?)?[>#]$`)
+	iap.PagingOff = []string{"no paging"}
+	iap.Pager = arubaMore
+	Register(Platform{
+		ID: "aruba_instant", Name: "Aruba Instant (IAP)", Vendor: "HPE Aruba",
+		Aliases:         []string{"arubainstant"},
+		DefaultCommands: lines("show running-config no-encrypt"),
+		Dialogue:        iap,
+		Notes:           "Collect from the virtual controller: it holds the configuration of the whole Instant cluster.",
+	})
+}

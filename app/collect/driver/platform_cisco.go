@@ -155,3 +155,86 @@ func init() {
 		}},
 	})
 }
+
+// Cisco small-business switches (SG300/350/550, CBS), the AireOS wireless
+// controllers and Firepower Threat Defense.
+
+// sbPager is the pager of the Cisco small-business and Dell PowerConnect
+// (Marvell) switches: "More: <space>,  Quit: q or CTRL+Z, One line: <return> ".
+var sbPager = re(`More: <space>, +Quit: q.{0,40}One line: <return>$`)
+
+// fastpathPager is the pager of the FASTPATH-derived command lines (AireOS,
+// Dell N-series and PowerConnect 62xx/M-series): "--More-- or (q)uit".
+var fastpathPager = re(`--More-- or \(q\)uit.{0,60}$`)
+
+// credentialAnswers answer a command line that asks for the username and
+// password again after the SSH login, as AireOS always does and Cisco
+// small-business switches do without "ip ssh password-auth". Over telnet
+// the login has answered them already.
+func credentialAnswers(user, password *regexp.Regexp) []Answer {
+	return []Answer{{Match: user, Send: UsernamePlaceholder + "\n"}, {Match: password, Send: PasswordPlaceholder + "\n"}}
+}
+
+func init() {
+	// Small-business switches log level-15 users in at "#", others at ">"
+	// with "enable" asking for a password. "terminal datadump" turns the
+	// pager off for the session; the configuration carries no timestamp.
+	smb := cisco()
+	smb.PagingOff = []string{"terminal datadump"}
+	smb.Pager = sbPager
+	smb.PreLogin = credentialAnswers(re(`^User ?Name:$`), re(`^Password:$`))
+	Register(Platform{
+		ID: "cisco_smb", Name: "Cisco Small Business (SG/CBS)", Vendor: "Cisco",
+		Aliases:         []string{"ciscosmb", "ciscocbs", "cisco_s300"},
+		DefaultCommands: lines("show running-config"),
+		Dialogue:        smb,
+		Notes: "SG300/350/550 and CBS250/350 switches. Without `ip ssh password-auth` the switch asks for " +
+			"the username and password again after the SSH login; backupd answers with the device's credentials.",
+	})
+
+	// AireOS lets any SSH client in and then asks "User:" and "Password:"
+	// on the command line; the prompt is the system prompt in brackets,
+	// "(Cisco Controller) >", with no enable step. The rogue access points
+	// and clients the controller has heard are listed in the configuration
+	// and come and go on their own.
+	wlc := Dialogue{
+		Prompt:       re(`^\([^()]{1,64}\) ?(config[\w\- ]{0,30})?>$`),
+		Pager:        fastpathPager,
+		PagingOff:    []string{"config paging disable"},
+		PreLogin:     credentialAnswers(re(`^User:$`), re(`^Password:$`)),
+		CommandError: re(`^\s*(Incorrect usage|Incorrect input|Invalid command|Command not found)`),
+	}
+	Register(Platform{
+		ID: "cisco_wlc", Name: "Cisco Wireless LAN Controller (AireOS)", Vendor: "Cisco",
+		Aliases:         []string{"aireos"},
+		DefaultCommands: lines("show run-config commands"),
+		Dialogue:        wlc,
+		Noise: []string{
+			`^(config )?rogue (adhoc|client) (alert|Unknown) [0-9a-fA-F]{2}:`,
+		},
+		Notes: "AireOS (5500/8500/3504 and vWLC). The controller asks for the username and password again " +
+			"after the SSH login; backupd answers with the device's credentials. Catalyst 9800 controllers run IOS-XE: use cisco_xe.",
+	})
+
+	// FTD: the CLISH prompt is a bare ">"; there is no telnet. Its
+	// configuration is deployed from FMC or FDM, which rewrites it (and its
+	// checksum) at every deployment even when nothing changed.
+	ftd := unprivileged(cisco())
+	ftd.Prompt = re(`^>$`)
+	ftd.PagingOff = nil
+	ftd.Pager = re(`(<--- More --->|--More--)$`)
+	Register(Platform{
+		ID: "cisco_ftd", Name: "Cisco Firepower Threat Defense", Vendor: "Cisco",
+		Aliases:         []string{"firelinuxos"},
+		Transports:      []string{"ssh"},
+		DefaultCommands: lines("show running-config all"),
+		Dialogue:        ftd,
+		Noise: []string{
+			`^: Saved$`,
+			`^: Written by \S+ at `,
+			`^Cryptochecksum: ?[0-9a-fA-F ]+$`,
+		},
+		Notes: "FTD on Firepower and Secure Firewall appliances, collected from the CLISH \">\" prompt. " +
+			"`show running-config all` includes the defaults; the CLISH masks passwords and keys (only expert mode shows them).",
+	})
+}

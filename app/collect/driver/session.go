@@ -82,10 +82,23 @@ type Dialogue struct {
 }
 
 // Answer is a reply to a question a device asks. In Send, "\n" stands for
-// the session's line end.
+// the session's line end, and UsernamePlaceholder and PasswordPlaceholder
+// for the login credentials (for command lines that ask for them again
+// after the SSH login). An answer that sends a credential is given once: a
+// second question means the device refused it.
 type Answer struct {
 	Match *regexp.Regexp
 	Send  string
+}
+
+// Placeholders in Answer.Send for the login username and password.
+const (
+	UsernamePlaceholder = "{username}"
+	PasswordPlaceholder = "{password}"
+)
+
+func (a Answer) sendsCredential() bool {
+	return strings.Contains(a.Send, UsernamePlaceholder) || strings.Contains(a.Send, PasswordPlaceholder)
 }
 
 // Errors a session reports; callers classify failures by them.
@@ -96,6 +109,9 @@ var (
 	ErrClosed         = errors.New("the device closed the connection")
 	ErrRejected       = errors.New("the device rejected the command")
 	ErrBinaryOutput   = errors.New("the output contains binary data")
+	// ErrLoginRefused is a command line that asked for the credentials
+	// again after they were given to it.
+	ErrLoginRefused = errors.New("the device refused the username or password its command line asked for")
 )
 
 // quietPeriod is how long a line that merely looks like a prompt (but is
@@ -127,6 +143,7 @@ type Session struct {
 	maxOutput int
 	encoding  string
 	username  string
+	password  string
 }
 
 // NewSession starts a session over conn; maxOutput caps one command's
@@ -153,6 +170,10 @@ func (s *Session) SetEncoding(name string) error {
 
 // SetUsername sets the login username, which answers EnableUserPrompt.
 func (s *Session) SetUsername(name string) { s.username = name }
+
+// SetPassword sets the login password, which answers a PreLogin question
+// whose Send holds PasswordPlaceholder. It is never part of an error.
+func (s *Session) SetPassword(password string) { s.password = password }
 
 // Prompt is the prompt learned so far.
 func (s *Session) Prompt() string { return s.prompt }
@@ -249,6 +270,8 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 				out = out[:bytes.LastIndexByte(out, '\n')+1]
 				candidateSince = time.Time{}
 				continue
+			case s.refused(tail, answers, answered):
+				return out, ErrLoginRefused
 			case s.d.Prompt.MatchString(tail) ||
 				(s.prompt != "" && strings.HasSuffix(s.normPrompt(tail), s.normPrompt(s.prompt))):
 				// A line that looks like a prompt, or ends like the learned
@@ -295,9 +318,24 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 // answer sends the reply to a PreLogin question on the last line.
 func (s *Session) answer(tail string, answers []Answer, answered []int) bool {
 	for i, a := range answers {
-		if answered[i] < maxAnswers && a.Match.MatchString(tail) {
+		limit := maxAnswers
+		if a.sendsCredential() {
+			limit = 1
+		}
+		if answered[i] < limit && a.Match.MatchString(tail) {
 			answered[i]++
-			_, _ = s.conn.Write([]byte(strings.ReplaceAll(a.Send, "\n", s.d.LineEnd)))
+			send := strings.NewReplacer(UsernamePlaceholder, s.username, PasswordPlaceholder, s.password).Replace(a.Send)
+			_, _ = s.conn.Write([]byte(strings.ReplaceAll(send, "\n", s.d.LineEnd)))
+			return true
+		}
+	}
+	return false
+}
+
+// refused reports a credential question asked again after its answer.
+func (s *Session) refused(tail string, answers []Answer, answered []int) bool {
+	for i, a := range answers {
+		if a.sendsCredential() && answered[i] > 0 && a.Match.MatchString(tail) {
 			return true
 		}
 	}

@@ -254,8 +254,10 @@ func (c *telnetConn) windowSize() []byte {
 var (
 	// userPromptRE and passwordPromptRE match a prompt at the very end of
 	// the output read so far.
-	// "Login Name:" is ProCurve's, "login as:" some embedded servers'.
-	userPromptRE     = regexp.MustCompile(`(?i)(?:user ?name|login(?: name| as)?)[ \t]*:[ \t]*$`)
+	// "Login Name:" is ProCurve's, "login as:" some embedded servers'; a
+	// bare "User:" on a line of its own is AireOS's, ArubaOS's and Dell
+	// N-series'.
+	userPromptRE     = regexp.MustCompile(`(?i)(?:user ?name|login(?: name| as)?|(?:^|\n)[ \t]*user)[ \t]*:[ \t]*$`)
 	passwordPromptRE = regexp.MustCompile(`(?i)password[ \t]*:[ \t]*$`)
 	// loginFailedRE matches what devices print after a rejected login.
 	loginFailedRE = regexp.MustCompile(`(?i)login invalid|authentication failed|login incorrect|login failed|` +
