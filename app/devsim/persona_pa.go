@@ -83,10 +83,10 @@ func init() {
 		MOTD: "Last login: {time} from 127.0.0.1\n\nCopyright 2004-2024, Cisco and/or its affiliates. All rights reserved. \n" +
 			"Cisco is a registered trademark of Cisco Systems, Inc. \nAll other trademarks are property of their respective owners.\n\n" +
 			"Cisco Firepower Extensible Operating System (FX-OS) v2.14.1 (build 167)\nCisco Firepower 1010 Threat Defense v7.4.2 (build 172)\n\n",
-		UserPrompt:          "> ",
-		EnablePrompt:        "> ",
-		ConfigPrompt:        "> ",
-		ExitCommands:        []string{"exit", "logout"},
+		UserPrompt:   "> ",
+		EnablePrompt: "> ",
+		ConfigPrompt: "> ",
+		ExitCommands: []string{"exit", "logout"},
 		// No pager: the capture shows none and has no command to turn
 		// one off, and Oxidized's model answers none.
 		ConfigCommands:      []string{"show running-config all", "show running-config"},

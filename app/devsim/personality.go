@@ -100,9 +100,9 @@ type Personality struct {
 	LoginUserPrompt     string
 	LoginPasswordPrompt string
 	LoginFailed         string
-	// ShellLogin makes the SSH shell run the same login dialogue before
-	// its first prompt, after the SSH authentication (AireOS; Cisco
-	// small-business switches without "ip ssh password-auth").
+	// ShellLogin makes the SSH server let any password in and the shell
+	// run the login dialogue before its first prompt, as AireOS and Cisco
+	// small-business switches without "ip ssh password-auth" do.
 	ShellLogin bool
 
 	// ExecLF makes exec requests without a terminal answer with bare "\n",

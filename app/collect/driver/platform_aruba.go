@@ -77,7 +77,7 @@ func init() {
 	// makes show running-config print keys and passphrases in clear.
 	aos := cisco()
 	aos.Prompt = re(`^\([^()]{1,64}\) ?([*^]?\[[^\]]{1,64}\] ?)?(\([\w\- ]{1,40}\) ?)?[>#]$`)
-	aos.PromptVolatile = re(`[*^]\[`)
+	aos.PromptVolatile = re(`[*^]?\[`)
 	aos.PagingOff = []string{"no paging", "encrypt disable"}
 	aos.Pager = arubaMore
 	Register(Platform{
