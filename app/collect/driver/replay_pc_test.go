@@ -33,6 +33,17 @@ func init() {
 		// form; the session handling is the same.
 		capture{file: "cumulus_MSN2010_5.9.2_nvue", platform: "cumulus_linux",
 			wantLines: []string{"    version: Cumulus Linux 5.9.2", "        autonomous-system: 65432"}},
+		// OPNsense 24.7 over exec: the whole config.xml, password hashes
+		// and the web GUI's private key included, as a restore needs it.
+		capture{file: "opnsense_nano_24.7", platform: "opnsense", exec: true,
+			config:  "cat /conf/config.xml",
+			unknown: "show: Command not found.\n",
+			wantLines: []string{
+				`<?xml version="1.0"?>`,
+				"    <hostname>OPNsense</hostname>",
+				"      <password>$2y$10$YRVoF4SgskIsrXOvOQjGieB9XqHPRra9R7d80B3BZdbY/j21TwBfS</password>",
+				"</opnsense>",
+			}},
 		// BIG-IP tenant over exec: tmsh for the configuration, bash for
 		// the files.
 		capture{file: "tmos_BIG-IP-Tenant", platform: "f5_tmos", exec: true,
@@ -151,6 +162,10 @@ func TestNoiseRulesRecordingsPC(t *testing.T) {
 			"    create-time 2026-09-29:00:00:00",
 			"    last-update-time 2026-09-29:00:00:00",
 			"    revision 4",
+		}},
+		{"opnsense", "opnsense_nano_24.7", "cat /conf/config.xml\n", []string{
+			"    <username>root@192.168.100.1</username>",
+			"    <time>1738069858.4778</time>",
 		}},
 		{"netgate_tnsr", "tnsr_TNSR_24.10-3_short-config", "show configuration running cli\n", nil},
 		{"cumulus_linux", "cumulus_MSN2010_5.9.2_nvue", "nv config show --color off\n", nil},
