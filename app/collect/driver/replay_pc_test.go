@@ -22,6 +22,15 @@ func init() {
 		// session takes once the device falls silent.
 		capture{file: "tnsr_TNSR_24.10-3_short-config", platform: "netgate_tnsr", pager: "--More--",
 			wantLines: []string{"system name tnsr-dev-24-10.example.com", "    ip dhcp-client enable", "sysctl kernel shmmax 2147483648", "    port outgoing range 4096"}},
+		// 25.02, a long configuration: the pager stops "show version all"
+		// too, and after the last page the device prints "--More--" once
+		// more, whose answer brings only the wipe and the prompt.
+		capture{file: "tnsr_TNSR_25.02-2_long-config-and-pager-at-last-line", platform: "netgate_tnsr", pager: "--More--",
+			wantLines: []string{
+				"                         vpp 24.10-175+tnsr-v25.02-2+jammy+D24.07",
+				"    password $6$REMOVED123.REMOVED/123",
+				"snmp access group-name ROGroup prefix exact model any level noauth read systemview write none",
+			}},
 		capture{file: "tnsr_TNSR_23.11-3_short-config", platform: "netgate_tnsr", pager: "--More--",
 			// 23.11 has no "show version all"; its refusal is the CLI's own
 			// error ("CLI syntax error: ...: Unknown command").
@@ -168,6 +177,7 @@ func TestNoiseRulesRecordingsPC(t *testing.T) {
 			"    <time>1738069858.4778</time>",
 		}},
 		{"netgate_tnsr", "tnsr_TNSR_24.10-3_short-config", "show configuration running cli\n", nil},
+		{"netgate_tnsr", "tnsr_TNSR_25.02-2_long-config-and-pager-at-last-line", "show configuration running cli\n", nil},
 		{"cumulus_linux", "cumulus_MSN2010_5.9.2_nvue", "nv config show --color off\n", nil},
 	} {
 		t.Run(c.platform, func(t *testing.T) {
