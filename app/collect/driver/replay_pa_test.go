@@ -20,7 +20,8 @@ func init() {
 		capture{file: "aosw_Aruba7210_8.10.0.7", platform: "aruba_os",
 			pager:     "--More-- (q) quit (u) pageup (/) search (n) repeat",
 			wantLines: []string{"version 8.10", "change-config-node /", "end"}},
-		// Instant runs ArubaOS and pages with its pager.
+		// The capture has no pager (and no paging command); Instant runs
+		// ArubaOS, so the replay forces the controllers' pager on it.
 		capture{file: "arubainstant_IAP515_8.10.0.6_VWLC", platform: "aruba_instant",
 			pager: "--More-- (q) quit (u) pageup (/) search (n) repeat",
 			wantLines: []string{
