@@ -459,7 +459,7 @@ func TestCollectRejectsBadTargets(t *testing.T) {
 		tg   Target
 		want string
 	}{
-		{"platform", Target{Platform: "acme_unknown_os", Host: "127.0.0.1"}, `unknown platform "nokia_sros"`},
+		{"platform", Target{Platform: "acme_unknown_os", Host: "127.0.0.1"}, `unknown platform "acme_unknown_os"`},
 		{"method", Target{Platform: "cisco_ios", Host: "127.0.0.1", Method: "rlogin"}, `unknown login method "rlogin"`},
 		{"encoding", Target{Platform: "cisco_ios", Host: "127.0.0.1", Encoding: "ebcdic"}, `unknown encoding "ebcdic"`},
 		{"host", Target{Platform: "cisco_ios"}, "no host given"},
