@@ -255,8 +255,9 @@ var (
 	// userPromptRE and passwordPromptRE match a prompt at the very end of
 	// the output read so far.
 	// "Login Name:" is ProCurve's, "login as:" some embedded servers'; a
-	// bare "User:" on a line of its own is AireOS's, ArubaOS's and Dell
-	// N-series'.
+	// bare "User:" on a line of its own is AireOS's, ArubaOS's, Dell
+	// N-series' and the FASTPATH switches' (Netgear ProSAFE, Broadcom EFOS,
+	// Ubiquiti EdgeSwitch).
 	userPromptRE     = regexp.MustCompile(`(?i)(?:user ?name|login(?: name| as)?|(?:^|\n)[ \t]*user)[ \t]*:[ \t]*$`)
 	passwordPromptRE = regexp.MustCompile(`(?i)password[ \t]*:[ \t]*$`)
 	// loginFailedRE matches what devices print after a rejected login.
@@ -284,7 +285,7 @@ func isUserPrompt(b []byte) bool {
 }
 
 // TelnetLogin walks the login dialogue on a telnet stream: it waits for a
-// username prompt ("login:", "username:", "user name:", "login name:") —
+// username prompt ("login:", "username:", "user name:", "login name:", "User:") —
 // or a password prompt directly, for line-password devices — then
 // "password:", then for either a CLI prompt or "press any key to continue"
 // (success) or a failure message or a repeated prompt (ErrAuth). Timeouts wrap ErrConnect. It is bounded by ctx, and by

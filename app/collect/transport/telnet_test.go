@@ -243,6 +243,15 @@ func TestTelnetLogin(t *testing.T) {
 			thenRead: `router>$`,
 		},
 		{
+			name: "fastpath user prompt",
+			steps: []step{
+				{"\r\n(M4300-52G)\r\nUser:", "admin"},
+				{"Password:", "pw"},
+				{"\r\n(M4300-52G) >", ""},
+			},
+			thenRead: `\(M4300-52G\) >$`,
+		},
+		{
 			name: "linux login with motd",
 			steps: []step{
 				{"Ubuntu 24.04\r\nhost login: ", "admin"},
