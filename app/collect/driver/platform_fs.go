@@ -23,8 +23,8 @@ func init() {
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        d,
 		// "Building configuration..." is the device telling what it does,
-		// not configuration.
-		Strip: []string{`^Building configuration\.\.\.$`},
+		// not configuration (kept in the text, as for IOS).
+		Noise: []string{`^Building configuration\.\.\.$`},
 		Notes: "S3400/S3900 and the Centec-based S5850/S8050 series. Passwords and keys appear as the switch " +
 			"stores them (type 7 with service password-encryption).",
 	})
