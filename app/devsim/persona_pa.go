@@ -430,7 +430,7 @@ func renderOS9(m *model, n int) doc {
 	var b builder
 	stamp := func(t string) func(v volatile) string {
 		return func(v volatile) string {
-			return "! " + t + " at " + v.ChangedAt.UTC().Format("Mon Jan 2 15:04:05 2006") + " by " + m.user
+			return "! " + t + " at " + v.ChangedAt.UTC().Format("Mon Jan _2 15:04:05 2006") + " by " + m.user
 		}
 	}
 	b.l("Current Configuration ...", "! Version 9.14(2.4)")

@@ -56,7 +56,9 @@ func init() {
 	})
 
 	// OS9 (FTOS, Force10): the header stamps the last change (which moves
-	// when anyone leaves configuration mode) and the last save.
+	// when anyone leaves configuration mode) and the last save. Leaving
+	// configuration mode logs IOS's message behind the unit
+	// ("%STKUNIT0-M:CP %SYS-5-CONFIG_I: Configured from console").
 	os9 := cisco()
 	os9.PagingOff = []string{"terminal length 0"}
 	Register(Platform{
@@ -68,5 +70,6 @@ func init() {
 			`^! Last configuration change at `,
 			`^! Startup-config last updated at `,
 		},
+		Syslog: []SyslogPattern{ciscoConfigI},
 	})
 }
