@@ -60,6 +60,17 @@ var fleet = []member{
 	{name: "dc-fw-01", platform: "cisco_asa", group: "Firewalls", size: 44 << 10},
 	{name: "dc-fw-02", platform: "fortinet", group: "Firewalls", size: 120 << 10},
 	{name: "dc-fw-03", platform: "paloalto_panos", group: "Firewalls", size: 30 << 10},
+	{name: "pe-rtr-02", platform: "nokia_sros", group: "Core", size: 40 << 10},
+	{name: "metro-sw-01", platform: "ciena_saos", group: "Core", size: 16 << 10},
+	{name: "campus-wlc-01", platform: "aruba_os", group: "Campus", size: 24 << 10},
+	{name: "access-olt-01", platform: "huawei_smartax", group: "Campus", method: "telnet", size: 20 << 10},
+	{name: "branch-sw-01", platform: "cisco_smb", group: "Branch", size: 10 << 10},
+	{name: "branch-fw-02", platform: "pfsense", group: "Branch", size: 14 << 10},
+	{name: "dc-fw-04", platform: "checkpoint_gaia", group: "Firewalls", size: 20 << 10},
+	{name: "dc-fw-05", platform: "sonicwall_sonicos", group: "Firewalls", size: 24 << 10},
+	{name: "oob-con-01", platform: "opengear", group: "Console and power", size: 8 << 10},
+	{name: "oob-con-02", platform: "perle_iolan", group: "Console and power", method: "telnet", size: 6 << 10},
+	{name: "dc-ups-01", platform: "eaton_network", group: "Console and power", size: 6 << 10},
 }
 
 // Fleet is the running demo.
