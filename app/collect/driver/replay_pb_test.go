@@ -66,6 +66,10 @@ type keyedCapture struct {
 	// incomplete are recorded commands whose reply the recording cuts
 	// off (it ends at a pager prompt with nothing after it).
 	incomplete []string
+	// otherDevice marks a replay through a platform the recorded device
+	// is not: it proves an import mapping, and the README does not count
+	// it for that platform.
+	otherDevice bool
 }
 
 var keyedCaptures = []keyedCapture{
@@ -95,10 +99,11 @@ var keyedCaptures = []keyedCapture{
 		wantLines: []string{"Current configuration:", "#HOSTNAME# hostname"}},
 	// The "cnos" recording (an FS.com switch) through the platform that
 	// imports of Oxidized's "cnos" model resolve to: it shows that they
-	// work, not that a Lenovo switch does (README counts it for fs_os).
+	// work, not that a Lenovo switch does (the README counts the
+	// recording for fs_os only).
 	{file: "cnos_FS-S5850_7.5.6", platform: "lenovo_cnos", pager: " --More-- ",
 		unknown:   "                   ^\n% Invalid input detected at '^' marker.\n",
-		wantLines: []string{"version 7.5.6"}},
+		wantLines: []string{"version 7.5.6"}, otherDevice: true},
 }
 
 // onyxPagerAt is the less-like pager of Onyx as recorded: reverse video,
