@@ -83,6 +83,13 @@ type Target struct {
 	Timeouts Timeouts
 	// MaxOutput caps each command's output in bytes (0 = 16 MiB).
 	MaxOutput int
+	// Definition, when set, is the platform to collect with instead of
+	// the registry's Platform: a definition an administrator is trying
+	// before saving it. It is checked first (driver.Prepare).
+	Definition *driver.Platform
+	// Transcript, when set, records the session: what was sent and
+	// received on the stream, exec requests and their output.
+	Transcript *Transcript
 }
 
 // Result is what a collection produced.
@@ -151,13 +158,24 @@ type runner interface {
 // Collect logs in to the device, runs the commands and returns their
 // output. Every stage is bounded by t.Timeouts and by ctx.
 func Collect(ctx context.Context, t Target) (Result, error) {
-	d, ok := driver.DialogueFor(t.Platform)
-	if !ok {
-		return Result{}, &Error{Reason: ReasonProtocol, msg: fmt.Sprintf("unknown platform %q", t.Platform)}
+	var pl driver.Platform
+	if t.Definition != nil {
+		p, err := driver.Prepare(*t.Definition)
+		if err != nil {
+			return Result{}, &Error{Reason: ReasonProtocol, msg: err.Error()}
+		}
+		pl = p
+	} else {
+		p, ok := driver.Lookup(t.Platform)
+		if !ok {
+			return Result{}, &Error{Reason: ReasonProtocol, msg: fmt.Sprintf("unknown platform %q", t.Platform)}
+		}
+		pl = p
 	}
+	d := pl.Dialogue
 	commands := t.Commands
 	if len(commands) == 0 {
-		commands = strings.Split(driver.DefaultCommands(t.Platform), "\n")
+		commands = strings.Split(pl.DefaultCommands, "\n")
 	}
 	commands = trimCommands(commands)
 	if len(commands) == 0 {
@@ -185,7 +203,10 @@ func Collect(ctx context.Context, t Target) (Result, error) {
 		t.MaxOutput = DefaultMaxOutput
 	}
 
-	c := &collector{t: t, d: d, addr: net.JoinHostPort(t.Host, strconv.Itoa(t.Port))}
+	if t.Transcript != nil {
+		t.Transcript.setSecrets(t.Password, t.EnablePassword, t.PrivateKeyPassphrase)
+	}
+	c := &collector{t: t, d: d, pl: pl, addr: net.JoinHostPort(t.Host, strconv.Itoa(t.Port))}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeouts.Job)
 	defer cancel()
 	res, err := c.run(ctx, method, commands)
@@ -208,6 +229,7 @@ func trimCommands(cmds []string) []string {
 type collector struct {
 	t    Target
 	d    driver.Dialogue
+	pl   driver.Platform
 	addr string
 	exec bool // one SSH exec request per command
 }
@@ -241,7 +263,7 @@ func (c *collector) run(ctx context.Context, method string, commands []string) (
 		if err != nil {
 			return Result{HostKey: hostKey}, c.commandError(ctx, cmd, err)
 		}
-		out = driver.StripOutput(c.t.Platform, out)
+		out = c.pl.StripOutput(out)
 		if out = strings.TrimRight(out, "\n"); out != "" {
 			text.WriteString(out)
 			text.WriteByte('\n')
@@ -270,7 +292,12 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		if err != nil {
 			return nil, key, nil, c.dialError(ctx, err, key)
 		}
-		s := driver.NewExecSession(client, c.d, c.t.MaxOutput)
+		var e driver.Execer = client
+		if tr := c.t.Transcript; tr != nil {
+			tr.note(fmt.Sprintf("[ssh] logged in to %s as %s; one exec request per command\n", c.addr, c.t.Username))
+			e = recordingExec{e: client, t: tr}
+		}
+		s := driver.NewExecSession(e, c.d, c.t.MaxOutput)
 		if err := s.SetEncoding(c.t.Encoding); err != nil {
 			client.Close()
 			return nil, key, nil, &Error{Reason: ReasonProtocol, msg: err.Error()}
@@ -280,6 +307,10 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		conn, key, err := transport.DialSSH(dctx, c.options())
 		if err != nil {
 			return nil, key, nil, c.dialError(ctx, err, key)
+		}
+		if tr := c.t.Transcript; tr != nil {
+			tr.note(fmt.Sprintf("[ssh] logged in to %s as %s; interactive shell\n", c.addr, c.t.Username))
+			conn = &recordingConn{Conn: conn, t: tr}
 		}
 		s, err := c.start(dctx, conn)
 		if err != nil {
@@ -291,6 +322,10 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		conn, err := transport.DialTelnet(dctx, c.options())
 		if err != nil {
 			return nil, nil, nil, c.dialError(ctx, err, nil)
+		}
+		if tr := c.t.Transcript; tr != nil {
+			tr.note(fmt.Sprintf("[telnet] connected to %s\n", c.addr))
+			conn = &recordingConn{Conn: conn, t: tr}
 		}
 		lctx, cancel := context.WithTimeout(ctx, c.t.Timeouts.Login)
 		defer cancel()

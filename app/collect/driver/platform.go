@@ -186,6 +186,19 @@ func SetCustom(ps []Platform) error {
 // registering it.
 func Compile(p Platform) error { return p.compile() }
 
+// Prepare checks a platform definition and returns it ready to collect
+// with outside the registry (a definition tried before it is saved):
+// its cleanup rules compiled for StripOutput.
+func Prepare(p Platform) (Platform, error) {
+	p = p.clone()
+	err := p.compile()
+	return p, err
+}
+
+// StripOutput removes the platform's cleanup lines from a command's
+// output (see Prepare for a platform not in the registry).
+func (p Platform) StripOutput(out string) string { return p.stripLines(out) }
+
 func lookup(id string) *Platform {
 	if p, ok := builtins[id]; ok {
 		return p
@@ -283,7 +296,14 @@ func NoiseRules(id string) []*regexp.Regexp {
 // output.
 func StripOutput(id, out string) string {
 	p := lookup(id)
-	if p == nil || len(p.strip) == 0 {
+	if p == nil {
+		return out
+	}
+	return p.stripLines(out)
+}
+
+func (p *Platform) stripLines(out string) string {
+	if len(p.strip) == 0 {
 		return out
 	}
 	lines := strings.Split(out, "\n")

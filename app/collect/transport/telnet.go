@@ -107,7 +107,7 @@ func (c *telnetConn) writeRaw(b []byte) error {
 }
 
 // unread puts b back in front of the stream.
-func (c *telnetConn) unread(b []byte) {
+func (c *telnetConn) Unread(b []byte) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	c.pending = append(bytes.Clone(b), c.pending...)
@@ -355,8 +355,8 @@ func TelnetLogin(ctx context.Context, conn Conn, username, password string) erro
 	case isUserPrompt(got) || passwordPromptRE.Match(got):
 		return fail(ErrAuth, stage3, errors.New("device asked for the credentials again"))
 	}
-	if u, ok := conn.(interface{ unread([]byte) }); ok {
-		u.unread(got)
+	if u, ok := conn.(interface{ Unread([]byte) }); ok {
+		u.Unread(got)
 	}
 	return nil
 }
