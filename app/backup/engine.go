@@ -572,21 +572,31 @@ func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, te
 // target gathers what collecting from a device needs: address, platform,
 // commands and its opened secrets.
 func (e *Engine) target(ctx context.Context, deviceID int64) (collect.Target, error) {
-	d, err := e.store.GetDevice(ctx, deviceID)
+	t, err := DeviceTarget(ctx, e.store, e.sealer, deviceID)
+	t.Timeouts = e.opts.Timeouts
+	if t.Timeouts.Job <= 0 {
+		t.Timeouts.Job = 5 * time.Minute
+	}
+	return t, err
+}
+
+// DeviceTarget gathers what collecting from a stored device needs:
+// address, platform, template commands, pinned host key and its
+// credential's opened secrets. The timeouts are the caller's. The web
+// interface's "Test against a device" uses it too.
+func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, deviceID int64) (collect.Target, error) {
+	d, err := store.GetDevice(ctx, deviceID)
 	if err != nil {
 		return collect.Target{}, fmt.Errorf("loading the device: %w", err)
 	}
 	t := collect.Target{
 		Platform: d.Platform, Host: d.Host, Port: d.Port, Method: d.LoginMethod,
-		Encoding: d.Encoding, Timeouts: e.opts.Timeouts,
-	}
-	if t.Timeouts.Job <= 0 {
-		t.Timeouts.Job = 5 * time.Minute
+		Encoding: d.Encoding,
 	}
 	if d.CredentialID == nil {
 		return t, errors.New("the device has no credential; assign one to back it up")
 	}
-	cred, err := e.store.GetCredential(ctx, *d.CredentialID)
+	cred, err := store.GetCredential(ctx, *d.CredentialID)
 	if err != nil {
 		return t, fmt.Errorf("loading the device's credential: %w", err)
 	}
@@ -595,7 +605,7 @@ func (e *Engine) target(ctx context.Context, deviceID int64) (collect.Target, er
 		if sealed == nil {
 			return "", nil
 		}
-		v, err := e.sealer.Open(sealed, purpose)
+		v, err := sealer.Open(sealed, purpose)
 		if err != nil {
 			return "", fmt.Errorf("credential %q: %w", cred.Name, err)
 		}
@@ -615,7 +625,7 @@ func (e *Engine) target(ctx context.Context, deviceID int64) (collect.Target, er
 		t.PrivateKey = []byte(key)
 	}
 	if d.TemplateID != nil {
-		tpl, err := e.store.GetTemplate(ctx, *d.TemplateID)
+		tpl, err := store.GetTemplate(ctx, *d.TemplateID)
 		if err != nil && !errors.Is(err, db.ErrNotFound) {
 			return t, fmt.Errorf("loading the device's template: %w", err)
 		}
@@ -623,7 +633,7 @@ func (e *Engine) target(ctx context.Context, deviceID int64) (collect.Target, er
 			t.Commands = commandLines(tpl.Commands)
 		}
 	}
-	if t.PinnedHostKey, _, err = e.store.HostKeys(ctx, deviceID); err != nil {
+	if t.PinnedHostKey, _, err = store.HostKeys(ctx, deviceID); err != nil {
 		return t, fmt.Errorf("loading the device's host key: %w", err)
 	}
 	return t, nil

@@ -97,6 +97,7 @@ const (
 	MatchesEmpty     Problem = "matches_empty"
 	NotPrintable     Problem = "not_printable"
 	UnknownTransport Problem = "unknown_transport"
+	ExecNeedsSSH     Problem = "exec_needs_ssh"
 )
 
 // FieldError is one bad field. Field is the JSON name, with an index for
@@ -365,7 +366,7 @@ func (v *validator) convert(d Definition) driver.Platform {
 	dl.Exec = d.Exec
 	if d.Exec && len(p.Transports) == 1 && p.Transports[0] == "telnet" {
 		// Telnet always uses the shell; exec would be silently unused.
-		v.add("exec", UnknownTransport, "ssh", "exec needs the ssh transport")
+		v.add("exec", ExecNeedsSSH, "", "exec needs the ssh transport")
 	}
 	p.DefaultCommands = strings.Join(v.commands("default_commands", d.DefaultCommands, true), "\n")
 	p.Strip = v.patterns("strip", d.Strip)

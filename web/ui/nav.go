@@ -40,6 +40,7 @@ var navigation = []navGroup{
 		{path: "/audit", label: keyNavAudit, perm: "audit.view"},
 		{path: "/settings", label: keyNavSettings, perm: "settings.view"},
 		{path: pathNotifications, label: keyNavNotifications, perm: "settings.view"},
+		{path: pathPlatforms, label: keyNavPlatforms, perm: "settings.view"},
 	}},
 }
 

@@ -140,6 +140,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	u.mountInventory(mux)
 	u.mountBackupSettings(mux)
 	u.mountNotifications(mux)
+	u.mountPlatforms(mux)
 	u.mountJobs(mux)
 	u.mountSearch(mux)
 	u.mountAdmin(mux)

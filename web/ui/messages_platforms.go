@@ -1,0 +1,45 @@
+package ui
+
+// Message keys of the Platforms pages.
+const (
+	keyNavPlatforms = "nav.platforms"
+
+	keyPlatTitle     = "platforms.title"
+	keyPlatTitleNew  = "platforms.form.title_new"
+	keyPlatTitleEdit = "platforms.form.title"
+
+	keyPlatCreated  = "platforms.notice.created"
+	keyPlatUpdated  = "platforms.notice.updated"
+	keyPlatDeleted  = "platforms.notice.deleted"
+	keyPlatImported = "platforms.notice.imported"
+	keyPlatBroken   = "platforms.broken"
+
+	keyPlatErrFieldTooLong   = "platforms.error.field_too_long"
+	keyPlatErrOther          = "platforms.error.other"
+	keyPlatErrInUse          = "platforms.error.in_use"
+	keyPlatErrExists         = "platforms.error.exists"
+	keyPlatErrTooMany        = "platforms.error.too_many_platforms"
+	keyPlatErrImportNoFile   = "platforms.error.import_no_file"
+	keyPlatErrTestNoTarget   = "platforms.test.error.no_target"
+	keyPlatErrTestNoDevice   = "platforms.test.error.no_device"
+	keyPlatErrTestDevicePerm = "platforms.test.error.device_permission"
+	keyPlatErrTestTarget     = "platforms.test.error.target"
+	keyPlatErrTestHost       = "platforms.test.error.host"
+	keyPlatErrTestPort       = "platforms.test.error.port"
+	keyPlatErrTestTransport  = "platforms.test.error.transport"
+	keyPlatErrTestBusy       = "platforms.test.error.busy"
+
+	keyPlatErrBadDocument      = "platforms.error.bad_document"
+	keyPlatErrTooLarge         = "platforms.error.too_large"
+	keyPlatErrBadSchema        = "platforms.error.bad_schema"
+	keyPlatErrRequired         = "platforms.error.required"
+	keyPlatErrBadID            = "platforms.error.bad_id"
+	keyPlatErrBuiltinID        = "platforms.error.builtin_id"
+	keyPlatErrTooLong          = "platforms.error.too_long"
+	keyPlatErrTooManyRules     = "platforms.error.too_many"
+	keyPlatErrBadPattern       = "platforms.error.bad_pattern"
+	keyPlatErrMatchesEmpty     = "platforms.error.matches_empty"
+	keyPlatErrNotPrintable     = "platforms.error.not_printable"
+	keyPlatErrUnknownTransport = "platforms.error.unknown_transport"
+	keyPlatErrExecNeedsSSH     = "platforms.error.exec_needs_ssh"
+)
