@@ -23,8 +23,9 @@ func fastpath(platform, host string) Personality {
 	p.MOTD = "\n"
 	p.UserPrompt, p.EnablePrompt, p.ConfigPrompt = "({host}) >", "({host}) #", "({host}) (Config)#"
 	p.EnablePasswordPrompt = "Password:"
-	// The refusal text is not in the vendor documentation; "Incorrect
-	// password" is what the switches are reported to print.
+	// Neither the refusal of a wrong enable password nor that of a wrong
+	// login is in the vendor documentation or a recording: these two
+	// texts are assumed (the collector only needs its failure words).
 	p.EnableFailed = "Incorrect password!\n"
 	p.ConfigEnter, p.ConfigEnterReply = []string{"configure"}, ""
 	p.ConfigExit = []string{"exit", "end"}
@@ -192,8 +193,8 @@ func renderNetgear(m *model, n int) doc {
 func init() {
 	// FS.com FSOS: shaped on the S3400 recording ("FS-LAB-OXI#",
 	// "Building configuration..." and three blank lines, "!version",
-	// " --More-- "). The S3400 answers unknown commands with "% Unknown
-	// command.".
+	// " --More-- " as Oxidized's model answers it). The answer to an
+	// unknown command is not recorded: "% Unknown command." is assumed.
 	fs := cisco("fs_os", "FS-S3400")
 	fs.SSHVersion = "SSH-2.0-OpenSSH_7.4"
 	fs.Banner, fs.MOTD = "", "\n"
@@ -231,8 +232,8 @@ func init() {
 
 	// TP-Link JetStream: shaped on the DS-P7001-08 recording (the prompt
 	// redrawn after "\r", "#" separators, "end"); the pager text is the
-	// one Oxidized's model answers. The error text is from the JetStream
-	// CLI reference.
+	// one Oxidized's model answers. The answer to an unknown command is
+	// not recorded: "Error: Bad command" is assumed.
 	tp := cisco("tplink_jetstream", "T2600G-28TS")
 	tp.SSHVersion = "SSH-2.0-dropbear"
 	tp.Banner, tp.MOTD = "", "\n"
@@ -254,7 +255,8 @@ func init() {
 	// Mellanox Onyx: shaped on the Onyx 3.9 and 3.10 recordings ("
 	// [standalone: master] >", keypad-mode escapes around the output,
 	// the "lines 1-23" pager wiped with "\e[m\e[K\r\e[K", "## Generated
-	// at" in the header). The error text is Onyx's.
+	// at" in the header). The error is MLNX-OS's '% Unrecognized command
+	// "ib".' with its 'Type "?" for help.', as public session logs show.
 	on := cisco("mellanox_onyx", "switch")
 	on.SSHVersion = "SSH-2.0-OpenSSH_8.2"
 	on.Banner = ""
@@ -266,7 +268,7 @@ func init() {
 	on.PagingOff = []string{"no cli session paging enable"}
 	on.Replies = map[string]string{"no cli session paging enable": ""}
 	on.Pager, on.PagerErase = "\x1b[7mlines 1-23 ", "\x1b[m\x1b[K\r\x1b[K"
-	on.InvalidInput = "% Unrecognized command \"{word}\".\nType \"show ?\" for help.\n"
+	on.InvalidInput = "% Unrecognized command \"{word}\".\nType \"?\" for help.\n"
 	on.EnableFailed = "% Authentication failure\n"
 	on.LoginUserPrompt, on.LoginFailed = "{host} login: ", "Login incorrect\n"
 	on.Abbreviations = false

@@ -4,9 +4,9 @@ package driver
 // and on the Centec-based S5850/S8050 data-centre switches, whose sessions
 // Oxidized records under its "cnos" model (Centec CNOS; not Lenovo's).
 
-// fsError: FSOS prints Cisco's "% Invalid input detected at '^' marker."
-// on the Centec models and "% Unknown command." / "% Incomplete command."
-// on the S3400.
+// fsError: the Centec-based models print Cisco's "% Invalid input
+// detected at '^' marker."; no recording shows the S3400's refusal, so the
+// other "%" forms of this family are taken as well.
 var fsError = re(`^\s*% ?(Invalid input|Incomplete command|Ambiguous command|Unknown command|Unrecognized command|Error)`)
 
 func init() {

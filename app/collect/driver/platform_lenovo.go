@@ -6,8 +6,9 @@ func init() {
 	// "NE2572#", "terminal length 0", "show running-config". Oxidized's
 	// "cnos" model is written for Centec CNOS (FS.com S5850, see fs_os),
 	// whose dialogue is the same; imports that name "cnos" land here and
-	// work for both. Errors: "% Invalid input detected", "% Error: …",
-	// "% Incomplete command".
+	// work for both. Errors, as Ansible's CNOS terminal plugin lists
+	// them: "% Error…", "% Bad secret", "Invalid input", "Incomplete
+	// command", "Ambiguous command".
 	d := cisco()
 	d.PagingOff = []string{"terminal length 0"}
 	d.CommandError = re(`^\s*% ?(Invalid input|Incomplete command|Ambiguous command|Unrecognized command|Error|Bad secret)`)

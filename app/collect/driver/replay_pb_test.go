@@ -55,7 +55,9 @@ type keyedCapture struct {
 	// pager is the device's pager prompt, forced every 20 lines.
 	pager string
 	// unknown is what the device prints after the echo of a command it
-	// does not know (its own text, from the same platform).
+	// does not know: the platform's own text where a recording or a
+	// public session shows it (EFOS, Onyx, IronWare, the FS S5850),
+	// the simulator's assumed one otherwise (FS S3400, TP-Link).
 	unknown   string
 	wantLines []string
 	// pagerAt matches the pager prompts inside the recorded replies: the
@@ -83,7 +85,7 @@ var keyedCaptures = []keyedCapture{
 		unknown:   "\nError: Bad command\n",
 		wantLines: []string{`hostname "RT_081-TPLink_OLT"`, "user name admin privilege admin secret 5 PASSREMOVED", "end"}},
 	{file: "mlnxos_Onyx_3.9.2504", platform: "mellanox_onyx", pager: "\x1b[7mlines 1-23 ",
-		unknown:   "% Unrecognized command \"{cmd}\".\nType \"show ?\" for help.\n",
+		unknown:   "% Unrecognized command \"{cmd}\".\nType \"?\" for help.\n",
 		wantLines: []string{"no cli default prefix-modes enable", "   interface ethernet 1/15 shutdown", "cli default prefix-modes enable"},
 		pagerAt:   onyxPagerAt},
 	// The 3.10 recording stops at the first page of the configuration
@@ -91,7 +93,7 @@ var keyedCaptures = []keyedCapture{
 	// the escapes, the enable and the show commands replay; the
 	// configuration is proven on 3.9.
 	{file: "mlnxos_Onyx_3.10.4504", platform: "mellanox_onyx", pager: "\x1b[7mlines 1-23 ",
-		unknown:   "% Unrecognized command \"{cmd}\".\nType \"show ?\" for help.\n",
+		unknown:   "% Unrecognized command \"{cmd}\".\nType \"?\" for help.\n",
 		wantLines: []string{"Product release:   3.10.4504", "PS2              841985-001         NA           N/A          A3"},
 		pagerAt:   onyxPagerAt, incomplete: []string{"show running-config"}},
 	{file: "ironware_ICX7150-48Z-HPOE", platform: "ruckus_fastiron", pager: "--More--, next page: Space, next line: Return key, quit: Control-c",
