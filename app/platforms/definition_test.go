@@ -3,6 +3,7 @@ package platforms_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -190,5 +191,30 @@ func TestLoadStore(t *testing.T) {
 	}
 	if _, ok := driver.Lookup("custom_acme_os"); ok {
 		t.Fatal("deleted platform still in the registry")
+	}
+}
+
+// The example in the README is a definition that loads.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "### Custom platforms")
+	if !ok {
+		t.Fatal("README has no Custom platforms section")
+	}
+	_, block, _ := strings.Cut(after, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	d, err := platforms.Parse([]byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.Platform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Dialogue.PreLogin[0].Send != "\n" || !p.Dialogue.Prompt.MatchString("core-1#") {
+		t.Fatalf("README example converts to %+v", p.Dialogue)
 	}
 }

@@ -445,7 +445,7 @@ func (u *UI) platformSave(w http.ResponseWriter, r *http.Request, stored string)
 	if stored != "" {
 		action, notice = "platform.update", "updated"
 	}
-	u.invAudit(r, action, "platform", 0, map[string]any{"platform": pl.ID, "name": pl.Name})
+	u.platformAudit(r, action, pl.ID, map[string]any{"name": pl.Name})
 	invRedirect(w, r, pathPlatforms+"/"+pl.ID, notice)
 	return nil
 }
@@ -558,14 +558,23 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 	result.Segments, result.Truncated = tr.Segments()
 	p.Test = result
 
-	details := map[string]any{"platform": pl.ID, "ok": result.OK, "method": target.Method}
+	details := map[string]any{"ok": result.OK, "method": target.Method}
 	if t.DeviceID > 0 {
 		details["device_id"] = t.DeviceID
 	} else {
 		details["host"] = target.Host
 	}
-	u.invAudit(r, "platform.test", "platform", 0, details)
+	u.platformAudit(r, "platform.test", pl.ID, details)
 	return u.renderPlatformForm(w, r, http.StatusOK, p)
+}
+
+// platformAudit records a change of the platform with ID id.
+func (u *UI) platformAudit(r *http.Request, action, id string, details map[string]any) {
+	s := sessionOf(r)
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: action,
+		TargetType: "platform", TargetID: id, Details: details,
+	})
 }
 
 func (u *UI) platformDelete(w http.ResponseWriter, r *http.Request) error {
@@ -580,7 +589,7 @@ func (u *UI) platformDelete(w http.ResponseWriter, r *http.Request) error {
 		}
 		return u.renderPlatforms(w, r, http.StatusConflict, msgs)
 	}
-	u.invAudit(r, "platform.delete", "platform", 0, map[string]any{"platform": row.PlatformID, "name": d.Name})
+	u.platformAudit(r, "platform.delete", row.PlatformID, map[string]any{"name": d.Name})
 	invRedirect(w, r, pathPlatforms, "deleted")
 	return nil
 }
@@ -616,7 +625,7 @@ func (u *UI) platformImport(w http.ResponseWriter, r *http.Request) error {
 		}
 		return u.renderPlatforms(w, r, http.StatusUnprocessableEntity, msgs)
 	}
-	u.invAudit(r, "platform.import", "platform", 0, map[string]any{"platform": pl.ID, "name": pl.Name, "replaced": !create})
+	u.platformAudit(r, "platform.import", pl.ID, map[string]any{"name": pl.Name, "replaced": !create})
 	invRedirect(w, r, pathPlatforms+"/"+pl.ID, "imported")
 	return nil
 }

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"backupd/app/collect/driver"
+	"backupd/app/config"
+	"backupd/app/platforms"
+	"backupd/db"
+)
+
+// The platform commands do from a shell what the Platforms page does:
+// list the platforms, export one as a JSON definition, import one.
+
+func newPlatform(cfg *config.Config) *cobra.Command {
+	cmd := &cobra.Command{Use: "platform", Short: "List, export and import device platforms (custom ones are JSON definitions)"}
+	cmd.AddCommand(newPlatformList(cfg), newPlatformExport(cfg), newPlatformImport(cfg))
+	return cmd
+}
+
+func newPlatformList(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in and custom platforms",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			stored, err := platforms.ListStored(cmd.Context(), store)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tKIND\tVENDOR\tNAME\tTRANSPORTS")
+			for _, p := range driver.Builtins() {
+				fmt.Fprintf(w, "%s\tbuilt-in\t%s\t%s\t%s\n", p.ID, p.Vendor, p.Name, strings.Join(p.TransportList(), ","))
+			}
+			for _, s := range stored {
+				kind, transports := "custom", ""
+				if p, err := s.Def.Platform(); err == nil {
+					transports = strings.Join(p.TransportList(), ",")
+				} else {
+					kind = "custom (does not load)"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.PlatformID, kind, s.Def.Vendor, s.Def.Name, transports)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newPlatformExport(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "export ID",
+		Short: "Print a platform's JSON definition (a built-in one as a starting point, its ID prefixed custom_)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if p, ok := driver.Lookup(args[0]); ok && !p.Custom {
+				_, err := cmd.OutOrStdout().Write(platforms.Marshal(platforms.FromPlatform(p)))
+				return err
+			}
+			row, err := store.GetCustomPlatform(cmd.Context(), args[0])
+			if errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no platform with ID %q; `backupd platform list` shows them", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), row.Definition)
+			return err
+		},
+	}
+}
+
+func newPlatformImport(cfg *config.Config) *cobra.Command {
+	var replace bool
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Check and store a custom platform from a JSON definition (- reads standard input)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var in io.Reader = cmd.InOrStdin()
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				in = f
+			}
+			doc, err := io.ReadAll(io.LimitReader(in, platforms.MaxDocument+1))
+			if err != nil {
+				return err
+			}
+			d, err := platforms.Parse(doc)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			create := true
+			if replace {
+				if _, err := store.GetCustomPlatform(ctx, strings.TrimSpace(d.ID)); err == nil {
+					create = false
+				}
+			}
+			p, err := platforms.Save(ctx, store, d, create)
+			if errors.Is(err, db.ErrNameExists) {
+				return fmt.Errorf("a platform with ID %s exists; add --replace to store this definition in its place", d.ID)
+			}
+			if err != nil {
+				return err
+			}
+			audit(ctx, store, cmd.ErrOrStderr(), "platform.import", "platform", p.ID, map[string]any{"name": p.Name, "replaced": !create})
+			verb := "imported"
+			if !create {
+				verb = "replaced"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "platform %s (%s) %s; a running server loads it at its next start or when the Platforms page changes\n", p.ID, p.Name, verb)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace the stored platform with the same ID")
+	return cmd
+}
