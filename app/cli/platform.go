@@ -135,7 +135,7 @@ func newPlatformImport(cfg *config.Config) *cobra.Command {
 			if !create {
 				verb = "replaced"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "platform %s (%s) %s; a running server loads it at its next start or when the Platforms page changes\n", p.ID, p.Name, verb)
+			fmt.Fprintf(cmd.OutOrStdout(), "platform %s (%s) %s; a running server loads it when it starts or when its Platforms page is opened\n", p.ID, p.Name, verb)
 			return nil
 		},
 	}

@@ -118,6 +118,10 @@ func platformRowOf(p driver.Platform) platformRow {
 }
 
 func (u *UI) platformsList(w http.ResponseWriter, r *http.Request) error {
+	// What the command line imported since this process started is
+	// loaded here too (a definition that does not load shows as such in
+	// the list).
+	_ = platforms.LoadStore(r.Context(), u.deps.Store)
 	return u.renderPlatforms(w, r, http.StatusOK, nil)
 }
 

@@ -194,6 +194,16 @@ func TestPlatformsPage(t *testing.T) {
 	if got := platformActions(e); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("audit %v, want %v", got, want)
 	}
+	// A platform another process stored (backupd platform import) is
+	// loaded when the page is opened.
+	cliDoc := strings.Replace(exp.body, "custom_huawei_vrp", "custom_from_cli", 1)
+	if _, err := e.store.CreateCustomPlatform(ctx, "custom_from_cli", cliDoc); err != nil {
+		t.Fatal(err)
+	}
+	expectBody(t, "list after a CLI import", b.get("/platforms"), `href="/platforms/custom_from_cli"`)
+	if _, ok := driver.Lookup("custom_from_cli"); !ok {
+		t.Error("opening the page did not load the stored platform")
+	}
 	expect(t, "unknown platform", b.get("/platforms/custom_nothing"), http.StatusNotFound, "")
 	expect(t, "not a custom id", b.get("/platforms/..%2fetc"), http.StatusNotFound, "")
 }
