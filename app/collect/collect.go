@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -155,8 +156,17 @@ type runner interface {
 	Run(ctx context.Context, cmd string) (string, error)
 }
 
+// fileFetcher copies a file off the device over its SSH login (an
+// "scp:<path>" command); both SSH command lines offer it.
+type fileFetcher interface {
+	FetchSCP(ctx context.Context, path string, max int) ([]byte, error)
+}
+
 // Collect logs in to the device, runs the commands and returns their
-// output. Every stage is bounded by t.Timeouts and by ctx.
+// output. Every stage is bounded by t.Timeouts and by ctx. A command
+// "scp:<path>" is a file fetched over SCP on the SSH login rather than a
+// command typed (see driver.SCPPrefix); when every command is one, no
+// shell is opened.
 func Collect(ctx context.Context, t Target) (Result, error) {
 	var pl driver.Platform
 	if t.Definition != nil {
@@ -198,6 +208,19 @@ func Collect(ctx context.Context, t Target) (Result, error) {
 	if t.Port == 0 {
 		t.Port = defPort
 	}
+	for _, cmd := range commands {
+		path, ok := driver.SCPPath(cmd)
+		if !ok {
+			continue
+		}
+		if method != "ssh" {
+			return Result{}, &Error{Reason: ReasonProtocol, msg: fmt.Sprintf(
+				"`%s`: scp: needs ssh: a file is fetched over the device's SSH login, and this device is set to log in over %s", cmd, method)}
+		}
+		if err := transport.CheckSCPPath(path); err != nil {
+			return Result{}, &Error{Reason: ReasonProtocol, err: err, msg: fmt.Sprintf("`%s`: %s", cmd, err.Error())}
+		}
+	}
 	t.Timeouts = t.Timeouts.withDefaults()
 	if t.MaxOutput <= 0 {
 		t.MaxOutput = DefaultMaxOutput
@@ -232,6 +255,8 @@ type collector struct {
 	pl   driver.Platform
 	addr string
 	exec bool // one SSH exec request per command
+	// filesOnly: every command is a file fetched over SCP; no shell.
+	filesOnly bool
 }
 
 func (c *collector) options() transport.Options {
@@ -249,7 +274,8 @@ func (c *collector) options() transport.Options {
 }
 
 func (c *collector) run(ctx context.Context, method string, commands []string) (Result, error) {
-	r, hostKey, closeConn, err := c.login(ctx, method)
+	c.filesOnly = !slices.ContainsFunc(commands, func(cmd string) bool { _, file := driver.SCPPath(cmd); return !file })
+	r, files, hostKey, closeConn, err := c.login(ctx, method)
 	if err != nil {
 		return Result{HostKey: hostKey}, err
 	}
@@ -258,8 +284,17 @@ func (c *collector) run(ctx context.Context, method string, commands []string) (
 	var text strings.Builder
 	for _, cmd := range commands {
 		cctx, cancel := context.WithTimeout(ctx, c.t.Timeouts.Command)
-		out, err := r.Run(cctx, cmd)
+		var out string
+		if path, ok := driver.SCPPath(cmd); ok {
+			out, err = c.fetch(ctx, cctx, files, cmd, path)
+		} else {
+			out, err = r.Run(cctx, cmd)
+		}
 		cancel()
+		var done *Error
+		if errors.As(err, &done) {
+			return Result{HostKey: hostKey}, done
+		}
 		if err != nil {
 			return Result{HostKey: hostKey}, c.commandError(ctx, cmd, err)
 		}
@@ -282,15 +317,27 @@ func (c *collector) run(ctx context.Context, method string, commands []string) (
 // what is left of both; over telnet the login dialogue and the prompt
 // share Login once connected. The presented host key is returned with a
 // host key error too.
-func (c *collector) login(ctx context.Context, method string) (runner, []byte, func() error, error) {
+func (c *collector) login(ctx context.Context, method string) (runner, fileFetcher, []byte, func() error, error) {
 	dctx, cancel := context.WithTimeout(ctx, c.t.Timeouts.Connect+c.t.Timeouts.Login)
 	defer cancel()
 	switch {
+	case method == "ssh" && c.filesOnly:
+		// Files only: the SSH login is all a fetch needs, and a device
+		// that allows one session per connection (APC cards) is not
+		// asked for a shell beside it.
+		client, key, err := transport.DialSSHExec(dctx, c.options())
+		if err != nil {
+			return nil, nil, key, nil, c.dialError(ctx, err, key)
+		}
+		if tr := c.t.Transcript; tr != nil {
+			tr.note(fmt.Sprintf("[ssh] logged in to %s as %s; files over SCP, no shell\n", c.addr, c.t.Username))
+		}
+		return nil, client, key, client.Close, nil
 	case method == "ssh" && c.d.Exec:
 		c.exec = true
 		client, key, err := transport.DialSSHExec(dctx, c.options())
 		if err != nil {
-			return nil, key, nil, c.dialError(ctx, err, key)
+			return nil, nil, key, nil, c.dialError(ctx, err, key)
 		}
 		var e driver.Execer = client
 		if tr := c.t.Transcript; tr != nil {
@@ -300,14 +347,17 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		s := driver.NewExecSession(e, c.d, c.t.MaxOutput)
 		if err := s.SetEncoding(c.t.Encoding); err != nil {
 			client.Close()
-			return nil, key, nil, &Error{Reason: ReasonProtocol, msg: err.Error()}
+			return nil, nil, key, nil, &Error{Reason: ReasonProtocol, msg: err.Error()}
 		}
-		return s, key, client.Close, nil
+		return s, client, key, client.Close, nil
 	case method == "ssh":
 		conn, key, err := transport.DialSSH(dctx, c.options())
 		if err != nil {
-			return nil, key, nil, c.dialError(ctx, err, key)
+			return nil, nil, key, nil, c.dialError(ctx, err, key)
 		}
+		// An SSH shell's connection opens a session channel beside it
+		// for each file.
+		files, _ := conn.(fileFetcher)
 		if tr := c.t.Transcript; tr != nil {
 			tr.note(fmt.Sprintf("[ssh] logged in to %s as %s; interactive shell\n", c.addr, c.t.Username))
 			conn = &recordingConn{Conn: conn, t: tr}
@@ -315,13 +365,13 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		s, err := c.start(dctx, conn)
 		if err != nil {
 			conn.Close()
-			return nil, key, nil, err
+			return nil, nil, key, nil, err
 		}
-		return s, key, conn.Close, nil
+		return s, files, key, conn.Close, nil
 	default:
 		conn, err := transport.DialTelnet(dctx, c.options())
 		if err != nil {
-			return nil, nil, nil, c.dialError(ctx, err, nil)
+			return nil, nil, nil, nil, c.dialError(ctx, err, nil)
 		}
 		if tr := c.t.Transcript; tr != nil {
 			tr.note(fmt.Sprintf("[telnet] connected to %s\n", c.addr))
@@ -335,7 +385,7 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		}
 		if err := transport.TelnetLogin(lctx, conn, user, c.t.Password); err != nil {
 			conn.Close()
-			return nil, nil, nil, c.dialError(ctx, err, nil)
+			return nil, nil, nil, nil, c.dialError(ctx, err, nil)
 		}
 		if c.d.LineEnd == "" {
 			c.d.LineEnd = "\r\n" // the telnet NVT newline
@@ -343,10 +393,62 @@ func (c *collector) login(ctx context.Context, method string) (runner, []byte, f
 		s, err := c.start(lctx, conn)
 		if err != nil {
 			conn.Close()
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return s, nil, conn.Close, nil
+		return s, nil, nil, conn.Close, nil
 	}
+}
+
+// fetch copies the file of an "scp:<path>" command and returns its text.
+// Its failures come back as *Error; none quotes the file.
+func (c *collector) fetch(ctx, cctx context.Context, files fileFetcher, cmd, path string) (string, error) {
+	if files == nil {
+		return "", &Error{Reason: ReasonProtocol,
+			msg: fmt.Sprintf("%s: `%s`: scp: needs ssh: this login cannot open an SCP session", c.addr, cmd)}
+	}
+	tr := c.t.Transcript
+	if tr != nil {
+		tr.note("[scp] scp -f " + path + "\n")
+	}
+	raw, err := files.FetchSCP(cctx, path, c.t.MaxOutput)
+	if err != nil {
+		return "", c.fileError(ctx, cctx, cmd, err)
+	}
+	if tr != nil {
+		tr.note(fmt.Sprintf("[scp] received %d bytes\n", len(raw)))
+	}
+	text, err := driver.FileText(c.t.Encoding, raw, cmd)
+	if err != nil {
+		return "", c.commandError(ctx, cmd, err)
+	}
+	return text, nil
+}
+
+// fileError explains a failed SCP fetch. The device's own refusal is
+// quoted (one line, printable); the file never is.
+func (c *collector) fileError(ctx, cctx context.Context, cmd string, err error) error {
+	var refused *transport.SCPError
+	switch {
+	case errors.Is(err, transport.ErrFileTooLarge):
+		return &Error{Reason: ReasonOutputTooLarge, err: err,
+			msg: fmt.Sprintf("%s: the file of `%s` exceeds the limit of %s", c.addr, cmd, size(c.t.MaxOutput))}
+	case errors.As(err, &refused):
+		return &Error{Reason: ReasonProtocol, err: err,
+			msg: fmt.Sprintf("%s: `%s`: %s (check the path, and that SCP is enabled on the device for this account)", c.addr, cmd, refused.Error())}
+	case cctx.Err() != nil:
+		why := fmt.Sprintf("the command timeout (%s)", c.t.Timeouts.Command)
+		if ctx.Err() != nil {
+			why = fmt.Sprintf("the job timeout (%s) or a cancellation", c.t.Timeouts.Job)
+		}
+		return &Error{Reason: ReasonTimeout, err: err,
+			msg: fmt.Sprintf("%s: timed out fetching `%s` over SCP: %s ran out", c.addr, cmd, why)}
+	case errors.Is(err, transport.ErrSCPProtocol):
+		return &Error{Reason: ReasonProtocol, err: err, msg: fmt.Sprintf("%s: `%s`: %s", c.addr, cmd, safeText(err))}
+	case errors.Is(err, transport.ErrConnectionLost):
+		return &Error{Reason: ReasonProtocol, err: err,
+			msg: fmt.Sprintf("%s: the device closed the connection during `%s`; the file is incomplete and was not kept", c.addr, cmd)}
+	}
+	return &Error{Reason: ReasonProtocol, err: err, msg: fmt.Sprintf("%s: `%s`: %s", c.addr, cmd, safeText(err))}
 }
 
 // start waits for the prompt, raises privilege and turns paging off.

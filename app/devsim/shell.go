@@ -352,7 +352,8 @@ func (s *session) exec(cmd string) error {
 			return s.text(reply)
 		}
 	}
-	if _, ok := findCommand(p, cmd, p.ConfigCommands); ok {
+	// A file (scp:<path>) is not a command: only SCP gets it.
+	if c, ok := findCommand(p, cmd, p.ConfigCommands); ok && !isFileCommand(c) {
 		if p.ConfigNeedsPrivilege && !s.priv {
 			return s.invalid(cmd)
 		}

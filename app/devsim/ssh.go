@@ -161,6 +161,10 @@ func (d *Device) serveChannel(ctx context.Context, sconn *ssh.ServerConn, c net.
 				continue
 			}
 			req.Reply(true, nil)
+			if name, ok := scpSourcePath(payload.Command); ok {
+				start(func(s *session) error { return s.serveSCP(name) })
+				continue
+			}
 			lf := d.p.ExecLF && !pty
 			start(func(s *session) error {
 				// Exec requests run at the account's full privilege, as
