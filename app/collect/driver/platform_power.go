@@ -4,6 +4,37 @@ package driver
 // Network-M3 cards.
 
 func init() {
+	// APC Network Management Card (AOS): SSH only (the captured card has
+	// telnet disabled, and the file below needs SSH). The
+	// card's restorable configuration is the file config.ini, which it
+	// hands out only over SCP or FTP; its command line ("apc>" or
+	// "user@apc>", no enable, no pager, every answer led by "E000:
+	// Success" or an error code such as "E101: Command Not Found") prints
+	// identity and status only. So the default command is the file,
+	// fetched over SCP on the same SSH login (see SCPPrefix): the capture
+	// of a real AP9640 card holds it beside the CLI answers. config.ini's
+	// header says when and by whom the file was generated, which moves at
+	// every download; about's uptime moves on its own too (for templates
+	// that add it).
+	Register(Platform{
+		ID: "apc_aos", Name: "APC Network Management Card (AOS)", Vendor: "APC / Schneider Electric",
+		Aliases:         []string{"apcaos", "apc"},
+		Transports:      []string{"ssh"},
+		DefaultCommands: lines(SCPPrefix + "config.ini"),
+		Dialogue: Dialogue{
+			Prompt:       re(`^(?:\S{1,64}@)?apc>$`),
+			CommandError: re(`^E1\d\d: `),
+		},
+		Noise: []string{
+			`^; Configuration file, generated on \d\d/\d\d/\d{4} at \d\d:\d\d:\d\d by `,
+			`^Management Uptime:\s`,
+		},
+		Notes: "The default command scp:config.ini fetches the card's config.ini over SCP on the SSH login: the whole " +
+			"restorable configuration (network, DNS, system identity, date and time, users, SNMP, event actions; " +
+			"it can be uploaded to a card the same way). The card must have SCP enabled, which it is by default with " +
+			"SSH. CLI commands such as about or upsabout can be added in a template.",
+	})
+
 	// Eaton Network-M3: SSH only. save_configuration prints the whole
 	// configuration as one line of JSON; its -p passphrase is required
 	// and encrypts the secrets in it, with a new salt each time, so the

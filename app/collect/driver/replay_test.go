@@ -251,6 +251,12 @@ type capture struct {
 	// the configuration command, unknown the reply to an unknown command.
 	exec            bool
 	config, unknown string
+	// scp marks a capture whose configuration is a file the device
+	// hands out over SCP (config names the recorded file, e.g.
+	// "config.ini"): it is served over SCP from a loopback SSH server
+	// and collected through app/collect (replaySCP); the recording's
+	// command-line steps are replayed as usual.
+	scp bool
 }
 
 var captures []capture
@@ -311,6 +317,9 @@ func TestReplayCaptures(t *testing.T) {
 			t.Run(c.file+"/exec", func(t *testing.T) { replayExec(t, c) })
 			continue
 		}
+		if c.scp {
+			t.Run(c.file+"/scp", func(t *testing.T) { replaySCP(t, c) })
+		}
 		t.Run(c.file+"/paged", func(t *testing.T) {
 			replayInteractive(t, c, replayOptions{pager: c.pager, pageLines: 20})
 		})
@@ -328,6 +337,9 @@ func replayInteractive(t *testing.T, c capture, o replayOptions) {
 	rec := loadRecording(t, c.file)
 	if rec.initPrompt == "" {
 		t.Fatalf("%s: recorded over exec, not interactively", c.file)
+	}
+	if c.scp {
+		rec.steps = slices.DeleteFunc(rec.steps, func(st step) bool { return st.sent == c.config })
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -401,6 +413,9 @@ func replayInteractive(t *testing.T, c capture, o replayOptions) {
 			t.Errorf("%s: output keeps the pager prompt", cmd)
 		}
 		fmt.Fprintln(&all, got)
+	}
+	if c.scp {
+		return // the configuration is the file: replaySCP checks its lines
 	}
 	lines := strings.Split(all.String(), "\n")
 	for _, want := range c.wantLines {
