@@ -73,6 +73,9 @@ var fleet = []member{
 	{name: "dc-ups-01", platform: "eaton_network", group: "Console and power", size: 6 << 10},
 }
 
+// Size is the number of devices in the demo lab.
+func Size() int { return len(fleet) }
+
 // Fleet is the running demo.
 type Fleet struct {
 	devices   []*devsim.Device
