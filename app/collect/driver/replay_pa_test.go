@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -35,94 +34,40 @@ func init() {
 	)
 }
 
-// TestNoiseRulesRecordingsPA runs the noise rules over the configurations
-// the captured devices printed: exactly the volatile lines match, and no
-// platform's rule matches any other line.
-func TestNoiseRulesRecordingsPA(t *testing.T) {
-	for _, c := range []struct {
-		platform, file, command string
-		want                    []string
-	}{
-		{"cisco_ftd", "firelinuxos_FPR-1010_7.4.2", "show running-config all\n", []string{
+// Configurations the captured devices printed, with the lines the noise
+// rules must match (TestNoiseRulesRecordings).
+func init() {
+	addNoiseRecordings(
+		noiseRecording{"cisco_ftd", "firelinuxos_FPR-1010_7.4.2", "show running-config all\n", []string{
 			": Saved",
 			"Cryptochecksum:70000cafe00000000000effffaaaacd0",
 		}},
-		{"aruba_os", "aosw_Aruba7210_8.10.0.7", "show running-config\n", nil},
-		{"aruba_instant", "arubainstant_IAP515_8.10.0.6_VWLC", "show running-config no-encrypt\n", nil},
-	} {
-		t.Run(c.platform, func(t *testing.T) {
-			rec := loadRecording(t, c.file)
-			var lines []string
-			for _, st := range rec.steps {
-				if st.sent == c.command {
-					lines = CleanLines([]byte(st.reply))
-				}
-			}
-			if len(lines) < 10 {
-				t.Fatalf("recording %s: no configuration found for %q", c.file, c.command)
-			}
-			var got []string
-			for _, l := range lines {
-				if slices.ContainsFunc(NoiseRules(c.platform), func(re *regexp.Regexp) bool { return re.MatchString(l) }) {
-					got = append(got, l)
-				}
-			}
-			if !slices.Equal(got, c.want) {
-				t.Errorf("noise lines:\n got %q\nwant %q", got, c.want)
-			}
-			for _, other := range IDs() {
-				for _, re := range NoiseRules(other) {
-					for _, l := range lines {
-						if re.MatchString(l) && !slices.Contains(c.want, l) {
-							t.Errorf("%s rule %s matches configuration line %q", other, re, l)
-						}
-					}
-				}
-			}
-		})
-	}
+		noiseRecording{"aruba_os", "aosw_Aruba7210_8.10.0.7", "show running-config\n", nil},
+		noiseRecording{"aruba_instant", "arubainstant_IAP515_8.10.0.6_VWLC", "show running-config no-encrypt\n", nil},
+	)
 }
 
-// TestNoiseRulesBeforeAfterPA shows each rule on two outputs of an
-// unchanged device: they differ, but not once the rules apply; a real
-// change still shows.
-func TestNoiseRulesBeforeAfterPA(t *testing.T) {
-	for _, c := range []struct {
-		name, platform string
-		before, after  string
-		change         [2]string
-	}{
-		{"wlc-rogues", "cisco_wlc",
+// Two outputs of an unchanged device that differ only in noise, and a
+// real change (TestNoiseRulesBeforeAfter).
+func init() {
+	addNoiseBeforeAfters(
+		noiseBeforeAfter{"wlc-rogues", "cisco_wlc",
 			"config sysname wlc1\nconfig rogue ap timeout 1200\nconfig rogue adhoc alert 3c:a8:2a:10:20:30\nconfig rogue client alert 00:11:22:33:44:55\nconfig wlan enable 1",
 			"config sysname wlc1\nconfig rogue ap timeout 1200\nconfig rogue adhoc alert e8:26:89:aa:bb:cc\nconfig rogue client alert 7c:57:3c:01:02:03\nconfig wlan enable 1",
 			[2]string{"config wlan enable 1", "config wlan disable 1"}},
-		{"powerconnect-sflow", "dell_powerconnect",
+		noiseBeforeAfter{"powerconnect-sflow", "dell_powerconnect",
 			"hostname pc1\nsflow receiver 1 192.0.2.50\nsflow 1 destination owner 1 timeout 86393\nip ssh server",
 			"hostname pc1\nsflow receiver 1 192.0.2.50\nsflow 1 destination owner 1 timeout 80017\nip ssh server",
 			[2]string{"sflow 1 destination owner 1 timeout 80017", "sflow 1 destination owner 2 timeout 80017"}},
-		{"os9-header", "dell_os9",
+		noiseBeforeAfter{"os9-header", "dell_os9",
 			"Current Configuration ...\n! Version 9.14(2.4)\n! Last configuration change at Mon Nov 3 10:11:12 2025 by admin\n! Startup-config last updated at Mon Nov 3 10:11:40 2025 by admin\n!\nhostname s4048",
 			"Current Configuration ...\n! Version 9.14(2.4)\n! Last configuration change at Tue Nov 4 02:00:00 2025 by backup\n! Startup-config last updated at Mon Nov 3 10:11:40 2025 by admin\n!\nhostname s4048",
 			[2]string{"hostname s4048", "hostname s4048-b"}},
-		{"ftd-deploy", "cisco_ftd",
+		noiseBeforeAfter{"ftd-deploy", "cisco_ftd",
 			": Saved\n\n: \n: Serial Number: JAD20000AAA\nNGFW Version 7.4.2 \nhostname FPR-12345\nCryptochecksum:70000cafe00000000000effffaaaacd0\n: end",
 			"\n: \n: Serial Number: JAD20000AAA\nNGFW Version 7.4.2 \nhostname FPR-12345\nCryptochecksum:1b2c3d4e5f60718293a4b5c6d7e8f901\n: end",
 			[2]string{"hostname FPR-12345", "hostname FPR-12346"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rules := NoiseRules(c.platform)
-			if b, a := applyNoise(rules, c.before), applyNoise(rules, c.after); b != a {
-				t.Errorf("noise-only outputs still differ:\n%s\n---\n%s", b, a)
-			}
-			if !strings.Contains(c.after, c.change[0]) {
-				t.Fatalf("after has no line %q", c.change[0])
-			}
-			changed := strings.Replace(c.after, c.change[0], c.change[1], 1)
-			if applyNoise(rules, c.before) == applyNoise(rules, changed) {
-				t.Errorf("real change %q -> %q ignored", c.change[0], c.change[1])
-			}
-		})
-	}
+	)
 }
 
 // TestPromptsPA holds the prompts the platforms print, from the public

@@ -159,102 +159,46 @@ func noisyLines(platform string, lines []string) []string {
 	return got
 }
 
-// TestNoiseRulesRecordingsPC runs the rules over configurations real
-// devices printed: exactly the volatile lines match, and no platform's
-// rule matches anything else in them.
-func TestNoiseRulesRecordingsPC(t *testing.T) {
-	for _, c := range []struct {
-		platform, file, command string
-		want                    []string
-	}{
-		{"f5_tmos", "tmos_BIG-IP-Tenant", "tmsh -q list\n", []string{
+// Configurations the captured devices printed, with the lines the noise
+// rules must match (TestNoiseRulesRecordings).
+func init() {
+	addNoiseRecordings(
+		noiseRecording{"f5_tmos", "tmos_BIG-IP-Tenant", "tmsh -q list\n", []string{
 			"    create-time 2026-09-29:00:00:00",
 			"    last-update-time 2026-09-29:00:00:00",
 			"    revision 4",
 		}},
-		{"opnsense", "opnsense_nano_24.7", "cat /conf/config.xml\n", []string{
+		noiseRecording{"opnsense", "opnsense_nano_24.7", "cat /conf/config.xml\n", []string{
 			"    <username>root@192.168.100.1</username>",
 			"    <time>1738069858.4778</time>",
 		}},
-		{"netgate_tnsr", "tnsr_TNSR_24.10-3_short-config", "show configuration running cli\n", nil},
-		{"netgate_tnsr", "tnsr_TNSR_25.02-2_long-config-and-pager-at-last-line", "show configuration running cli\n", nil},
-		{"cumulus_linux", "cumulus_MSN2010_5.9.2_nvue", "nv config show --color off\n", nil},
-	} {
-		t.Run(c.platform, func(t *testing.T) {
-			rec := loadRecording(t, c.file)
-			var text string
-			for i, st := range rec.steps {
-				if st.sent == c.command {
-					text, _ = rec.expected(i)
-					if rec.initPrompt == "" {
-						text = strings.Join(CleanLines([]byte(st.reply)), "\n")
-					}
-				}
-			}
-			lines := strings.Split(text, "\n")
-			if len(lines) < 10 {
-				t.Fatalf("recording %s: no configuration found for %q", c.file, c.command)
-			}
-			if got := noisyLines(c.platform, lines); !slices.Equal(got, c.want) {
-				t.Errorf("noise lines:\n got %q\nwant %q", got, c.want)
-			}
-			for _, other := range IDs() {
-				for _, l := range noisyLines(other, lines) {
-					if !slices.Contains(c.want, l) {
-						t.Errorf("%s rule matches configuration line %q", other, l)
-					}
-				}
-			}
-		})
-	}
+		noiseRecording{"netgate_tnsr", "tnsr_TNSR_24.10-3_short-config", "show configuration running cli\n", nil},
+		noiseRecording{"netgate_tnsr", "tnsr_TNSR_25.02-2_long-config-and-pager-at-last-line", "show configuration running cli\n", nil},
+		noiseRecording{"cumulus_linux", "cumulus_MSN2010_5.9.2_nvue", "nv config show --color off\n", nil},
+	)
 }
 
-// TestNoiseRulesBeforeAfterPC: two outputs of an unchanged device differ,
-// but not once the rules apply; a real change in the same output still
-// shows.
-func TestNoiseRulesBeforeAfterPC(t *testing.T) {
-	for _, c := range []struct {
-		name, platform string
-		before, after  string
-		change         [2]string
-	}{
-		{"gaia export time", "checkpoint_gaia",
+// Two outputs of an unchanged device that differ only in noise, and a
+// real change (TestNoiseRulesBeforeAfter).
+func init() {
+	addNoiseBeforeAfters(
+		noiseBeforeAfter{"gaia export time", "checkpoint_gaia",
 			"#\n# Configuration of gw-01\n# Language version: 15.0v1\n#\n# Exported by admin on Wed Nov 25 15:35:00 2026\n#\nset hostname gw-01\nset interface eth1 state on",
 			"#\n# Configuration of gw-01\n# Language version: 15.0v1\n#\n# Exported by backup on Thu Nov  5 02:00:01 2026\n#\nset hostname gw-01\nset interface eth1 state on",
 			[2]string{"set interface eth1 state on", "set interface eth1 state off"}},
-		{"pfsense save without change", "pfsense",
+		noiseBeforeAfter{"pfsense save without change", "pfsense",
 			"<pfsense>\n\t<system>\n\t\t<hostname>fw1</hostname>\n\t</system>\n\t<filter>\n\t\t<rule>\n\t\t\t<type>pass</type>\n\t\t</rule>\n\t</filter>\n\t<revision>\n\t\t<time>1738069858</time>\n\t\t<description><![CDATA[admin@192.0.2.10 (Local Database): /system.php made changes]]></description>\n\t\t<username>admin@192.0.2.10 (Local Database)</username>\n\t</revision>\n\t<last_rule_upd_time>1738069858</last_rule_upd_time>\n</pfsense>",
 			"<pfsense>\n\t<system>\n\t\t<hostname>fw1</hostname>\n\t</system>\n\t<filter>\n\t\t<rule>\n\t\t\t<type>pass</type>\n\t\t</rule>\n\t</filter>\n\t<revision>\n\t\t<time>1740000123</time>\n\t\t<description><![CDATA[admin@192.0.2.10 (Local Database): /system.php made changes]]></description>\n\t\t<username>admin@192.0.2.77 (Local Database)</username>\n\t</revision>\n\t<last_rule_upd_time>1740000999</last_rule_upd_time>\n</pfsense>",
 			[2]string{"\t\t\t<type>pass</type>", "\t\t\t<type>block</type>"}},
-		{"opnsense save without change", "opnsense",
+		noiseBeforeAfter{"opnsense save without change", "opnsense",
 			"<opnsense>\n  <system>\n    <hostname>OPNsense</hostname>\n  </system>\n  <revision>\n    <username>root@192.168.100.1</username>\n    <time>1738069858.4778</time>\n    <description>user \"oxidized\" changed</description>\n  </revision>\n</opnsense>",
 			"<opnsense>\n  <system>\n    <hostname>OPNsense</hostname>\n  </system>\n  <revision>\n    <username>root@192.168.100.7</username>\n    <time>1739999999.1</time>\n    <description>user \"oxidized\" changed</description>\n  </revision>\n</opnsense>",
 			[2]string{"    <hostname>OPNsense</hostname>", "    <hostname>fw2</hostname>"}},
-		{"tmos monitor state and sync", "f5_tmos",
+		noiseBeforeAfter{"tmos monitor state and sync", "f5_tmos",
 			"ltm pool p1 {\n    members {\n        10.0.0.1:80 {\n            address 10.0.0.1\n            state up\n        }\n    }\n}\nsys file ssl-cert a.crt {\n    checksum SHA1:1:ab\n    create-time 2026-09-29:00:00:00\n    last-update-time 2026-09-29:00:00:00\n    revision 4\n    size 1\n}",
 			"ltm pool p1 {\n    members {\n        10.0.0.1:80 {\n            address 10.0.0.1\n            state down\n        }\n    }\n}\nsys file ssl-cert a.crt {\n    checksum SHA1:1:ab\n    create-time 2026-10-01:10:00:00\n    last-update-time 2026-10-01:10:00:00\n    revision 5\n    size 1\n}",
 			[2]string{"    checksum SHA1:1:ab", "    checksum SHA1:1:cd"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rules := NoiseRules(c.platform)
-			if len(rules) == 0 {
-				t.Fatalf("%s has no noise rules", c.platform)
-			}
-			if c.before == c.after {
-				t.Fatal("the two outputs are the same: nothing to prove")
-			}
-			if b, a := applyNoise(rules, c.before), applyNoise(rules, c.after); b != a {
-				t.Errorf("unchanged device differs after the rules:\n%s\n----\n%s", b, a)
-			}
-			if !strings.Contains(c.after, c.change[0]) {
-				t.Fatalf("change %q not in the output", c.change[0])
-			}
-			changed := strings.Replace(c.after, c.change[0], c.change[1], 1)
-			if applyNoise(rules, c.before) == applyNoise(rules, changed) {
-				t.Errorf("a real change (%q → %q) is hidden by the rules", c.change[0], c.change[1])
-			}
-		})
-	}
+	)
 }
 
 // TestNoiseRulesKeepConfigurationPC: configuration lines close to this
