@@ -8,8 +8,9 @@ import (
 )
 
 // applyNoise is the comparison form of text under rules, following the
-// MaskGroup convention: a rule without a mask group drops the lines it
-// matches, one with it replaces the group's text by "#".
+// MaskGroup convention as change detection does (app/backup): a rule
+// without a mask group drops the lines it matches, one with it replaces
+// the group's text by "#" in every match.
 func applyNoise(rules []*regexp.Regexp, text string) string {
 	var out []string
 lines:
@@ -22,9 +23,18 @@ lines:
 				}
 				continue
 			}
-			if m := re.FindStringSubmatchIndex(line); m != nil && m[2*g] >= 0 {
-				line = line[:m[2*g]] + "#" + line[m[2*g+1]:]
+			var b strings.Builder
+			last := 0
+			for _, m := range re.FindAllStringSubmatchIndex(line, -1) {
+				if m[2*g] < last || m[2*g] < 0 {
+					continue
+				}
+				b.WriteString(line[last:m[2*g]])
+				b.WriteString("#")
+				last = m[2*g+1]
 			}
+			b.WriteString(line[last:])
+			line = b.String()
 		}
 		out = append(out, line)
 	}

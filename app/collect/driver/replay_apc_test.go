@@ -2,14 +2,9 @@ package driver
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"errors"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,92 +51,19 @@ func recordedFile(t *testing.T, rec recording, name string) string {
 // OpenSSH does. It opens no shell. It runs until the test ends.
 func scpReplayServer(t *testing.T, files map[string]string) (host string, port int) {
 	t.Helper()
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &ssh.ServerConfig{PasswordCallback: func(m ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-		if m.User() == "backup" && string(pw) == "replay-pw" {
-			return nil, nil
+	return sshExecServer(t, func(cmd string) (func(ssh.Channel) uint32, bool) {
+		name, ok := strings.CutPrefix(cmd, "scp -f ")
+		if !ok {
+			return nil, false
 		}
-		return nil, errors.New("denied")
-	}}
-	cfg.AddHostKey(signer)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
+		return func(ch ssh.Channel) uint32 {
+			data, found := files[name]
+			if err := devsim.SCPSource(ch, name, []byte(data), !found); err != nil || !found {
+				return 1
+			}
+			return 0
+		}, true
 	})
-	serve := func(nc net.Conn) {
-		_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-		sc, chans, reqs, err := ssh.NewServerConn(nc, cfg)
-		if err != nil {
-			return
-		}
-		defer sc.Close()
-		go ssh.DiscardRequests(reqs)
-		for nch := range chans {
-			if nch.ChannelType() != "session" {
-				nch.Reject(ssh.UnknownChannelType, "sessions only")
-				continue
-			}
-			ch, chReqs, err := nch.Accept()
-			if err != nil {
-				continue
-			}
-			for req := range chReqs {
-				var p struct{ Command string }
-				name, ok := "", false
-				if req.Type == "exec" && ssh.Unmarshal(req.Payload, &p) == nil {
-					name, ok = strings.CutPrefix(p.Command, "scp -f ")
-				}
-				if !ok {
-					req.Reply(false, nil)
-					continue
-				}
-				req.Reply(true, nil)
-				data, found := files[name]
-				status := uint32(0)
-				if err := devsim.SCPSource(ch, name, []byte(data), !found); err != nil || !found {
-					status = 1
-				}
-				ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
-				ch.Close()
-			}
-		}
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, nc)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); defer nc.Close(); serve(nc) }()
-		}
-	}()
-	addr := ln.Addr().(*net.TCPAddr)
-	return addr.IP.String(), addr.Port
 }
 
 // replaySCP serves a capture's recorded file over SCP and backs it up

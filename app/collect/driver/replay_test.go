@@ -431,6 +431,29 @@ func replayInteractive(t *testing.T, c capture, o replayOptions) {
 // ends.
 func execReplayServer(t *testing.T, rec recording, unknown string) (host string, port int) {
 	t.Helper()
+	replies := map[string]string{}
+	for _, s := range rec.steps {
+		replies[strings.TrimSuffix(s.sent, "\n")] = s.reply
+	}
+	return sshExecServer(t, func(cmd string) (func(ssh.Channel) uint32, bool) {
+		return func(ch ssh.Channel) uint32 {
+			reply, ok := replies[cmd]
+			if !ok {
+				ch.Write([]byte(unknown))
+				return 1
+			}
+			ch.Write([]byte(reply))
+			return 0
+		}, true
+	})
+}
+
+// sshExecServer is a loopback SSH server (user backup, password
+// replay-pw) that opens no shell and answers each exec request with
+// handle: handle says whether it takes the command and returns what writes
+// the reply and the exit status. It runs until the test ends.
+func sshExecServer(t *testing.T, handle func(cmd string) (func(ssh.Channel) uint32, bool)) (host string, port int) {
+	t.Helper()
 	_, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -446,10 +469,6 @@ func execReplayServer(t *testing.T, rec recording, unknown string) (host string,
 		return nil, errors.New("denied")
 	}}
 	cfg.AddHostKey(signer)
-	replies := map[string]string{}
-	for _, s := range rec.steps {
-		replies[strings.TrimSuffix(s.sent, "\n")] = s.reply
-	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -482,7 +501,7 @@ func execReplayServer(t *testing.T, rec recording, unknown string) (host string,
 			go func() {
 				defer wg.Done()
 				defer nc.Close()
-				serveExec(nc, cfg, replies, unknown)
+				serveExec(nc, cfg, handle)
 			}()
 		}
 	}()
@@ -490,7 +509,7 @@ func execReplayServer(t *testing.T, rec recording, unknown string) (host string,
 	return addr.IP.String(), addr.Port
 }
 
-func serveExec(nc net.Conn, cfg *ssh.ServerConfig, replies map[string]string, unknown string) {
+func serveExec(nc net.Conn, cfg *ssh.ServerConfig, handle func(cmd string) (func(ssh.Channel) uint32, bool)) {
 	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
 	sc, chans, reqs, err := ssh.NewServerConn(nc, cfg)
 	if err != nil {
@@ -511,22 +530,18 @@ func serveExec(nc net.Conn, cfg *ssh.ServerConfig, replies map[string]string, un
 			continue
 		}
 		for req := range chReqs {
-			if req.Type != "exec" {
+			var p struct{ Command string }
+			if req.Type != "exec" || ssh.Unmarshal(req.Payload, &p) != nil {
 				req.Reply(false, nil)
 				continue
 			}
-			var p struct{ Command string }
-			if ssh.Unmarshal(req.Payload, &p) != nil {
+			run, ok := handle(p.Command)
+			if !ok {
 				req.Reply(false, nil)
 				continue
 			}
 			req.Reply(true, nil)
-			reply, ok := replies[p.Command]
-			status := uint32(0)
-			if !ok {
-				reply, status = unknown, 1
-			}
-			ch.Write([]byte(reply))
+			status := run(ch)
 			ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 			ch.Close()
 		}
