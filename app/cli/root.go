@@ -13,12 +13,18 @@ import (
 	"backupd/app/datadir"
 )
 
-// Execute runs the command line and exits non-zero on failure.
+// Execute runs the command line and exits non-zero on failure: 1, or
+// the status the failing command gives (see exitCode).
 func Execute() {
-	if err := NewRoot().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
+	cmd, err := NewRoot().ExecuteC()
+	if err == nil {
+		return
 	}
+	code, show := exitCode(cmd, err)
+	if show {
+		fmt.Fprintln(os.Stderr, "error:", err)
+	}
+	os.Exit(code)
 }
 
 // NewRoot builds the command tree. cfg is shared by every command through
@@ -46,7 +52,7 @@ func NewRoot() *cobra.Command {
 	pf.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database and secret.key)")
 	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
-	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newVersion())
+	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newVersion())
 	return root
 }
 

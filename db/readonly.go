@@ -1,0 +1,47 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// OpenReadOnly opens the existing database in dataDir for reading only,
+// for commands that look and never change (backupd config): nothing is
+// created or migrated, and both pools are query_only connections, so a
+// write fails instead of waiting for the lock a running server may hold.
+// Readers of a WAL database do not wait for its writer. The schema must be
+// the one this binary knows: an older one is not upgraded behind the
+// server's back, a newer one not misread.
+func OpenReadOnly(ctx context.Context, dataDir string) (*Store, error) {
+	path := filepath.Join(dataDir, FileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no database in %s (%v); point --data at backupd's data directory", dataDir, err)
+	}
+	reader, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	reader.SetMaxOpenConns(4)
+	reader.SetMaxIdleConns(4)
+	// writer is the same read-only pool: the store has no write path.
+	s := &Store{path: path, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}}
+	want, err := LatestSchemaVersion()
+	if err == nil {
+		var have int64
+		if have, err = s.SchemaVersion(ctx); err != nil {
+			err = fmt.Errorf("read schema version: %w (is this backupd's database?)", err)
+		} else if have > want {
+			err = fmt.Errorf("%w: database is at version %d, this binary knows up to %d; use the backupd that runs the server", ErrSchemaFromFuture, have, want)
+		} else if have < want {
+			err = fmt.Errorf("database schema is at version %d, this binary's is %d; run `backupd migrate` (or start the server) first", have, want)
+		}
+	}
+	if err != nil {
+		reader.Close()
+		return nil, err
+	}
+	return s, nil
+}
