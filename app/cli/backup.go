@@ -146,7 +146,10 @@ Prints one line per device and exits non-zero if any backup failed.`,
 				logCfg.LogLevel = "error"
 			}
 			engine := backup.New(store, sealer, logCfg.Logger(cmd.ErrOrStderr()), backup.Options{Workers: cfg.Workers, RetryBackoff: 5 * time.Second})
-			return runBackups(ctx, store, engine, ids, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			runErr := runBackups(ctx, store, engine, ids, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			// The run is one commit of the git mirror, if it is on.
+			mirrorAfterRun(ctx, store, sealer, logCfg.Logger(cmd.ErrOrStderr()), cfg.DataDir, cmd.ErrOrStderr())
+			return runErr
 		},
 	}
 	f := cmd.Flags()

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
 	"backupd/app/backup"
 	"backupd/app/config"
 	"backupd/app/demo"
+	"backupd/app/gitmirror"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -42,6 +44,14 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 	goBG(func() {
 		runDaily(bg, func() { _, _ = backup.RunRetention(bg, store, log.With("component", "retention")) })
 	})
+
+	// The git mirror: one commit per run, then a push; it only reads the
+	// database, so it never holds backups up.
+	if err := applyGitFlags(ctx, store, sealer, cfg.Git, io.Discard); err != nil {
+		return engine, nil, stop, err
+	}
+	mirror := gitmirror.New(store, sealer, log.With("component", "git"), cfg.DataDir)
+	goBG(func() { mirror.Run(bg, gitmirror.LoopOptions{MaxWait: cfg.Git.MaxWait}) })
 
 	syslogAddr, debounce := cfg.SyslogListen, cfg.SyslogDebounce
 	if cfg.Demo {

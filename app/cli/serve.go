@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"backupd/app/auth"
 	"backupd/app/backup"
@@ -34,6 +36,12 @@ func newServe(cfg *config.Config) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			cfg.Git.Set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if strings.HasPrefix(f.Name, "git-") {
+					cfg.Git.Set[f.Name] = true
+				}
+			})
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, *cfg, cmd.ErrOrStderr())
@@ -60,6 +68,18 @@ func newServe(cfg *config.Config) *cobra.Command {
 		"digest window of notifications: new events are sent once none came for this long, so that a run's events go in one message per channel (default 60s; at most 10m held)")
 	f.DurationVar(&cfg.StaleAfter, "stale-after", cfg.StaleAfter,
 		"record backup.stale for a device without a good backup for this long (default 48h)")
+	g := &cfg.Git
+	f.BoolVar(&g.Enable, "git-mirror", g.Enable, "keep the git mirror in DATA/git/mirror: one commit per backup run (saved to the settings)")
+	f.BoolVar(&g.Groups, "git-groups", g.Groups, "git mirror: a folder per group (saved to the settings)")
+	f.StringVar(&g.Remote, "git-remote", g.Remote, "git mirror: push to this remote, ssh://, user@host:path, https:// or file:// (saved to the settings; empty: no push)")
+	f.StringVar(&g.Branch, "git-branch", g.Branch, "git mirror: the remote branch (default main; saved to the settings)")
+	f.StringVar(&g.AuthorName, "git-author-name", g.AuthorName, "git mirror: commit author and committer name (saved to the settings)")
+	f.StringVar(&g.AuthorEmail, "git-author-email", g.AuthorEmail, "git mirror: commit author and committer email (saved to the settings)")
+	f.StringVar(&g.KnownHostsFile, "git-known-hosts-file", g.KnownHostsFile, "git mirror: file with the SSH remote's pinned host key, known_hosts lines (saved to the settings)")
+	f.StringVar(&g.SSHKeyFile, "git-ssh-key-file", g.SSHKeyFile, "git mirror: the SSH deploy key's file (stored sealed)")
+	f.StringVar(&g.HTTPSUser, "git-https-user", g.HTTPSUser, "git mirror: HTTPS user name (saved to the settings)")
+	f.StringVar(&g.TokenFile, "git-token-file", g.TokenFile, "git mirror: file holding the HTTPS token (stored sealed)")
+	f.DurationVar(&g.MaxWait, "git-max-wait", g.MaxWait, "git mirror: commit at least this often while the backup queue stays busy (default 10m)")
 	return cmd
 }
 

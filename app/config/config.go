@@ -50,6 +50,27 @@ type Config struct {
 	// StaleAfter is how long a device may go without a good backup
 	// before backup.stale is recorded; 0 is the default (48 h).
 	StaleAfter time.Duration
+	// Git holds the git mirror flags of serve; the ones given (flag or
+	// environment) are saved to the mirror's settings at start.
+	Git GitFlags
+}
+
+// GitFlags are serve's git mirror flags. Set names the ones given.
+type GitFlags struct {
+	Enable         bool
+	Groups         bool
+	Remote         string
+	Branch         string
+	AuthorName     string
+	AuthorEmail    string
+	KnownHostsFile string
+	SSHKeyFile     string
+	HTTPSUser      string
+	TokenFile      string
+	// MaxWait bounds how long a busy queue delays the mirror's commit;
+	// 0 is the default (10 min).
+	MaxWait time.Duration
+	Set     map[string]bool
 }
 
 // Defaults are used when neither a flag nor the environment says otherwise.
@@ -120,6 +141,9 @@ func (c Config) Validate() error {
 	}
 	if c.StaleAfter < 0 || (c.StaleAfter > 0 && c.StaleAfter < time.Hour) {
 		return fmt.Errorf("--stale-after %s: want at least 1h (0: the default, 48h)", c.StaleAfter)
+	}
+	if c.Git.MaxWait < 0 || c.Git.MaxWait > 24*time.Hour {
+		return fmt.Errorf("--git-max-wait %s: want 0 (the default, 10m) up to 24h", c.Git.MaxWait)
 	}
 	if c.SyslogDebounce < 0 || c.SyslogDebounce > time.Hour {
 		return fmt.Errorf("--syslog-debounce %s: want 0 (the default) up to 1h", c.SyslogDebounce)

@@ -58,6 +58,12 @@ var families = map[string]family{
 		"holds several) this server process settled or tried, by channel type (webhook, slack, mattermost, teams, chat, email) " +
 		"and result (sent; failed: tried again later; gave_up: refused, or failing for a day)."},
 
+	// The git mirror (left out until it first pushes).
+	"backupd_git_push_total": {counter, "Pushes of the git mirror to its remote this process tried, by result " +
+		"(success, failure; a failure is counted once its retries are spent)."},
+	"backupd_git_last_push_success_timestamp_seconds": {gauge, "When this process last pushed the git mirror " +
+		"to its remote successfully, in seconds since the Unix epoch."},
+
 	// The syslog listener of serve --syslog-listen (left out when it is off).
 	"backupd_syslog_received_total":  {counter, "Syslog messages the listener read (UDP datagrams, TCP frames)."},
 	"backupd_syslog_truncated_total": {counter, "Syslog messages longer than the size cap, cut off before matching."},

@@ -72,6 +72,19 @@ func NotificationsSent(channelType, result string, n int) {
 	set.GetOrCreateCounter(`backupd_notifications_sent_total{channel_type=` + quote(channelType) + `,result=` + quote(result) + `}`).Add(n)
 }
 
+// GitPush counts one push of the git mirror (after its retries) and, on
+// success, records when.
+func GitPush(success bool, at time.Time) {
+	result := "success"
+	if !success {
+		result = "failure"
+	}
+	set.GetOrCreateCounter(`backupd_git_push_total{result="` + result + `"}`).Inc()
+	if success {
+		set.GetOrCreateGauge(`backupd_git_last_push_success_timestamp_seconds`, nil).Set(float64(at.Unix()))
+	}
+}
+
 // State is what the database holds at scrape time.
 type State struct {
 	db.FleetHealth

@@ -38,6 +38,8 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	NotificationsSent("webhook", "sent", 2)
 	NotificationsSent("email", "gave_up", 1)
 	NotificationsSent("email", "failed", 0)
+	GitPush(false, time.Unix(1700000000, 0))
+	GitPush(true, time.Unix(1700000060, 0))
 
 	now := time.Now()
 	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
@@ -83,6 +85,9 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_notifications_sent_total{channel_type="email",result="gave_up"} 1`,
 		`backupd_notifications_pending 4`,
 		"# TYPE backupd_notifications_sent_total counter\n",
+		`backupd_git_push_total{result="failure"} 1`,
+		`backupd_git_push_total{result="success"} 1`,
+		`backupd_git_last_push_success_timestamp_seconds 1700000060`,
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
 		`backupd_syslog_unknown_sender_total 2`,

@@ -107,6 +107,9 @@ const (
 	PurposePassword       = "credential.password"
 	PurposeEnablePassword = "credential.enable_password"
 	PurposePrivateKey     = "credential.private_key"
+	// The git mirror's deploy key and HTTPS token.
+	PurposeGitKey   = "git_mirror.ssh_key"
+	PurposeGitToken = "git_mirror.https_token"
 )
 
 // Seal encrypts plaintext. purpose (for example "credential.password") is

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"backupd/app/config"
+	"backupd/app/gitmirror"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+func newExport(cfg *config.Config) *cobra.Command {
+	cmd := &cobra.Command{Use: "export", Short: "Export the stored configurations"}
+	cmd.AddCommand(newExportGit(cfg))
+	return cmd
+}
+
+func newExportGit(cfg *config.Config) *cobra.Command {
+	var history, noPush bool
+	cmd := &cobra.Command{
+		Use:   "git [--history]",
+		Short: "Write the git mirror now (DATA/git/mirror) and push it to its remote",
+		Long: `Write the latest good configuration of every device into the git mirror in
+the data directory (DATA/git/mirror: one file per device, named after it,
+under a folder per group when the mirror's groups setting is on) and commit
+it, naming the devices that changed; nothing is committed when nothing
+changed. Then push to the configured remote, unless --no-push.
+
+--history fills an empty mirror with the whole stored history instead: one
+commit per version (a device's first backup and each change), oldest first,
+dated when the backup ran, so that git log -p DEVICE shows each change.
+
+Needs the git program (apt install git); backups themselves never do.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			store, sealer, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			m := gitmirror.New(store, sealer, cfg.Logger(cmd.ErrOrStderr()), cfg.DataDir)
+			out := cmd.OutOrStdout()
+			if history {
+				n, err := m.Backfill(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "wrote %d commit(s) into %s\n", n, m.Dir())
+			} else {
+				res, err := m.Sync(ctx)
+				if err != nil {
+					return err
+				}
+				if res.Commit == "" {
+					fmt.Fprintf(out, "nothing changed since the last commit in %s\n", m.Dir())
+				} else {
+					fmt.Fprintf(out, "committed %.12s: %d file(s) changed in %s\n", res.Commit, len(res.Changes), m.Dir())
+				}
+			}
+			if noPush {
+				return nil
+			}
+			return pushMirror(ctx, store, m, out)
+		},
+	}
+	cmd.Flags().BoolVar(&history, "history", false, "fill an empty mirror with the whole history, oldest first")
+	cmd.Flags().BoolVar(&noPush, "no-push", false, "commit only; do not push to the remote")
+	return cmd
+}
+
+// pushMirror pushes to the configured remote, if any, and says how it went.
+func pushMirror(ctx context.Context, store *db.Store, m *gitmirror.Mirror, out io.Writer) error {
+	gm, err := store.GitMirrorSettings(ctx)
+	if err != nil {
+		return err
+	}
+	if gm.RemoteURL == "" {
+		return nil
+	}
+	if err := m.Push(ctx); err != nil {
+		return fmt.Errorf("push to %s: %w", gm.RemoteURL, err)
+	}
+	fmt.Fprintf(out, "pushed to %s\n", gm.RemoteURL)
+	return nil
+}
+
+// mirrorAfterRun commits a backup run to the git mirror when the mirror is
+// enabled. A mirror failure is reported, never the run's failure.
+func mirrorAfterRun(ctx context.Context, store *db.Store, sealer *secret.Sealer, log *slog.Logger, dataDir string, stderr io.Writer) {
+	gm, err := store.GitMirrorSettings(ctx)
+	if err != nil || !gm.Enabled {
+		return
+	}
+	m := gitmirror.New(store, sealer, log, dataDir)
+	res, err := m.Sync(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+		return
+	}
+	if res.Commit != "" {
+		fmt.Fprintf(stderr, "git mirror: committed %.12s (%d file(s) changed)\n", res.Commit, len(res.Changes))
+	}
+	if err := pushMirror(ctx, store, m, io.Discard); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "warning: git mirror: %v\n", err)
+	}
+}
+
+// applyGitFlags saves the git mirror flags serve was given (by flag or
+// environment) to the mirror's settings, secrets sealed.
+func applyGitFlags(ctx context.Context, store *db.Store, sealer *secret.Sealer, g config.GitFlags, stderr io.Writer) error {
+	if len(g.Set) == 0 || len(g.Set) == 1 && g.Set["git-max-wait"] {
+		return nil
+	}
+	gm, err := store.GitMirrorSettings(ctx)
+	if err != nil {
+		return err
+	}
+	readFile := func(flag, path string) (string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("--%s: %w", flag, err)
+		}
+		return string(b), nil
+	}
+	var changed []string
+	for name := range g.Set {
+		changed = append(changed, name)
+		switch name {
+		case "git-mirror":
+			gm.Enabled = g.Enable
+		case "git-groups":
+			gm.Groups = g.Groups
+		case "git-remote":
+			gm.RemoteURL = strings.TrimSpace(g.Remote)
+		case "git-branch":
+			gm.Branch = strings.TrimSpace(g.Branch)
+		case "git-author-name":
+			gm.AuthorName = strings.TrimSpace(g.AuthorName)
+		case "git-author-email":
+			gm.AuthorEmail = strings.TrimSpace(g.AuthorEmail)
+		case "git-https-user":
+			gm.HTTPSUsername = strings.TrimSpace(g.HTTPSUser)
+		case "git-known-hosts-file":
+			text, err := readFile(name, g.KnownHostsFile)
+			if err != nil {
+				return err
+			}
+			if err := gitmirror.CheckKnownHosts(text); err != nil {
+				return fmt.Errorf("--%s: %w", name, err)
+			}
+			gm.KnownHosts = strings.TrimSpace(text)
+		case "git-ssh-key-file":
+			key, err := readFile(name, g.SSHKeyFile)
+			if err != nil {
+				return err
+			}
+			if err := gitmirror.CheckPrivateKey(key); err != nil {
+				return fmt.Errorf("--%s: %w", name, err)
+			}
+			gm.SSHKey = sealer.Seal(key, secret.PurposeGitKey)
+		case "git-token-file":
+			tok, err := readFile(name, g.TokenFile)
+			if err != nil {
+				return err
+			}
+			gm.HTTPSToken = sealer.Seal(strings.TrimSpace(tok), secret.PurposeGitToken)
+		}
+	}
+	if err := gitmirror.Validate(gm); err != nil {
+		return fmt.Errorf("git mirror flags: %w", err)
+	}
+	if err := store.PutSetting(ctx, db.SettingGitMirror, gm); err != nil {
+		return err
+	}
+	slices.Sort(changed)
+	audit(ctx, store, stderr, "settings.update", "settings", db.SettingGitMirror, map[string]any{"flags": changed})
+	return nil
+}

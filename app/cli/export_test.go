@@ -1,0 +1,93 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backupd/app/devsim"
+	"backupd/db"
+)
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// backupd export git, --history, and backup run committing to an enabled
+// mirror, checked with the real git program against the stored text.
+func TestExportGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	data := t.TempDir()
+	store, ids, sims := simFleetDevices(t, data, 2, devsim.Options{})
+	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+	sims[0].Mutate(3)
+	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+
+	// --history on an empty mirror: one commit per version, in order.
+	r := mustRun(t, call{}, "export", "git", "--history", "--data", data)
+	if !strings.Contains(r.stdout, "wrote 3 commit(s)") {
+		t.Fatalf("export git --history:\n%s", r)
+	}
+	repo := filepath.Join(data, "git", "mirror")
+	if n := len(strings.Fields(gitOut(t, repo, "log", "--format=%H", "--", "sw-00"))); n != 2 {
+		t.Fatalf("sw-00 has %d commits, want 2", n)
+	}
+	vs, err := store.MirrorVersions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		text, err := store.SnapshotText(ctx, v.SnapshotHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gitOut(t, repo, "show", "HEAD:"+v.Name) != text {
+			t.Fatalf("%s in git differs from the stored text", v.Name)
+		}
+	}
+	mustFail(t, call{}, []string{"already has commits"}, "export", "git", "--history", "--data", data)
+	r = mustRun(t, call{}, "export", "git", "--data", data)
+	if !strings.Contains(r.stdout, "nothing changed") {
+		t.Fatalf("export git with nothing new:\n%s", r)
+	}
+
+	// With the mirror on, a backup run is one commit, pushed to the remote.
+	bare := filepath.Join(t.TempDir(), "net.git")
+	gitOut(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
+	if err := store.PutSetting(ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare}); err != nil {
+		t.Fatal(err)
+	}
+	sims[1].Mutate(4)
+	r = mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+	if !strings.Contains(r.stderr, "git mirror: committed") {
+		t.Fatalf("backup run with the mirror on:\n%s", r)
+	}
+	if got := strings.TrimSpace(gitOut(t, bare, "log", "-1", "--format=%s", "main")); got != "backupd: sw-01" {
+		t.Fatalf("pushed commit: %q", got)
+	}
+	if n := len(strings.Fields(gitOut(t, bare, "log", "--format=%H", "main"))); n != 4 {
+		t.Fatalf("remote has %d commits, want 4", n)
+	}
+	_ = ids
+
+	// Without git: a clear error, and backups still run.
+	noGit := call{env: []string{"PATH=" + t.TempDir()}}
+	mustFail(t, noGit, []string{"git mirror: the git program is not installed: apt install git"}, "export", "git", "--data", data)
+	r = mustRun(t, noGit, "backup", "run", "--all", "--data", data)
+	if !strings.Contains(r.stderr, "the git program is not installed") {
+		t.Fatalf("backup run without git:\n%s", r)
+	}
+}

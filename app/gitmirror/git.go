@@ -1,0 +1,104 @@
+package gitmirror
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrNoGit is returned when the git program cannot be found. Only the
+// mirror needs it: backups never do.
+var ErrNoGit = errors.New("git mirror: the git program is not installed: apt install git")
+
+// gitTimeout bounds one local git command; pushes and backfills have
+// their own, longer bounds.
+const gitTimeout = 2 * time.Minute
+
+// runner runs the git program with a clean environment: no system or
+// user configuration, HOME in the data directory, never a prompt.
+type runner struct {
+	bin  string
+	repo string
+	home string
+}
+
+func newRunner(root string) (*runner, error) {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return nil, ErrNoGit
+	}
+	home := filepath.Join(root, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, fmt.Errorf("git mirror: %w", err)
+	}
+	return &runner{bin: bin, repo: filepath.Join(root, "mirror"), home: home}, nil
+}
+
+// env is the whole environment of a git process: nothing is inherited
+// but PATH (to find git's helpers and ssh).
+func (r *runner) env(extra []string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + r.home,
+		"XDG_CONFIG_HOME=" + r.home,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_ASKPASS=",
+		"SSH_ASKPASS=",
+		"LC_ALL=C",
+	}
+	return append(env, extra...)
+}
+
+// run runs git in the mirror with args; the output is returned, the
+// error names the command and carries at most 500 bytes of git's
+// message (git never prints file contents on the commands used here).
+func (r *runner) run(ctx context.Context, timeout time.Duration, stdin io.Reader, extra []string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	full := append([]string{"-C", r.repo, "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
+		"-c", "commit.gpgsign=false", "-c", "core.hooksPath=" + os.DevNull, "-c", "credential.helper=",
+		"-c", "core.quotepath=false", "-c", "gc.auto=0"}, args...)
+	cmd := exec.CommandContext(ctx, r.bin, full...)
+	cmd.Env = r.env(extra)
+	cmd.Stdin = stdin
+	cmd.WaitDelay = 5 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &limited{buf: &errb, n: 4096}
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if len(msg) > 500 {
+			msg = msg[:500] + "…"
+		}
+		if ctx.Err() != nil {
+			return out.String(), fmt.Errorf("git %s: timed out after %s", args[0], timeout)
+		}
+		if msg == "" {
+			return out.String(), fmt.Errorf("git %s: %w", args[0], err)
+		}
+		return out.String(), fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out.String(), nil
+}
+
+// limited keeps the first n bytes written to it.
+type limited struct {
+	buf *bytes.Buffer
+	n   int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.n - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

@@ -1,0 +1,107 @@
+package gitmirror
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// historyTimeout bounds a backfill: git fast-import writes hundreds of
+// thousands of commits in minutes.
+const historyTimeout = 2 * time.Hour
+
+// ErrHasHistory refuses a backfill of a mirror that already has commits.
+var ErrHasHistory = errors.New("git mirror: the mirror already has commits; --history only fills an empty mirror " +
+	"(move the data directory's git folder away to start over)")
+
+// Backfill writes the whole stored history into an empty mirror: one
+// commit per version (a device's first backup and each change, noise
+// ignored), oldest first, dated when the backup ran, so that
+// `git log -p DEVICE` shows how a device's configuration evolved. Files
+// are named by the devices' current names and groups. A final Sync
+// brings the mirror to the current state. It returns the commits written.
+func (m *Mirror) Backfill(ctx context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cfg, err := m.store.GitMirrorSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	r, unlock, err := m.open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err == nil {
+		return 0, ErrHasHistory
+	}
+	history, err := m.store.MirrorHistory(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("git mirror: %w", err)
+	}
+	current, err := m.store.MirrorVersions(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("git mirror: %w", err)
+	}
+	groups, err := m.store.GroupPaths(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("git mirror: %w", err)
+	}
+	paths := Layout(append(current, history...), groups, cfg.Groups)
+	name, email := identity(cfg)
+
+	pr, pw := io.Pipe()
+	var streamErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := bufio.NewWriterSize(pw, 1<<16)
+		for _, v := range history {
+			if ctx.Err() != nil {
+				streamErr = ctx.Err()
+				break
+			}
+			text, err := m.store.SnapshotText(ctx, v.SnapshotHash)
+			if err != nil {
+				streamErr = fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
+				break
+			}
+			c := Change{Device: v.Name, Path: paths[v.DeviceID], Trigger: v.Trigger, New: v.First}
+			msg := Message(Subject([]Change{c}), []Change{c})
+			when := fmt.Sprintf("%d +0000", v.StartedAt.Unix())
+			fmt.Fprintf(w, "commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n%s\nM 100644 inline %s\ndata %d\n%s\n",
+				name, email, when, name, email, when, len(msg), msg, c.Path, len(text), text)
+		}
+		if err := w.Flush(); err != nil && streamErr == nil {
+			streamErr = err
+		}
+		pw.CloseWithError(streamErr)
+	}()
+	_, err = r.run(ctx, historyTimeout, pr, nil, "fast-import", "--quiet")
+	pr.CloseWithError(errors.New("fast-import ended"))
+	<-done
+	if streamErr != nil {
+		return 0, streamErr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("git mirror: %w", err)
+	}
+	if len(history) > 0 {
+		if _, err := r.run(ctx, gitTimeout, nil, nil, "reset", "-q", "--hard", "HEAD"); err != nil {
+			return 0, fmt.Errorf("git mirror: %w", err)
+		}
+	}
+	m.written, m.clean = nil, false
+	res, err := m.sync(ctx, r, cfg, "")
+	if err != nil {
+		return len(history), err
+	}
+	n := len(history)
+	if res.Commit != "" {
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,307 @@
+package gitmirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"backupd/app/metrics"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// Remote kinds.
+const (
+	RemoteNone  = ""
+	RemoteSSH   = "ssh"
+	RemoteHTTPS = "https"
+	RemoteFile  = "file"
+)
+
+// RemoteKind classifies a remote URL: ssh://host/path and the scp-like
+// user@host:path are SSH; https:// (and http://) HTTPS; file:// and
+// absolute paths a repository on this machine.
+func RemoteKind(u string) (string, error) {
+	switch {
+	case u == "":
+		return RemoteNone, nil
+	case strings.HasPrefix(u, "/"):
+		return RemoteFile, nil
+	}
+	if strings.ContainsAny(u, " \t\r\n\x00") || strings.HasPrefix(u, "-") {
+		return "", errors.New("the remote URL must not contain spaces or control characters, nor start with '-'")
+	}
+	if i := strings.Index(u, "://"); i > 0 {
+		p, err := url.Parse(u)
+		if err != nil {
+			return "", fmt.Errorf("the remote URL is not a URL: %w", err)
+		}
+		if _, hasPassword := p.User.Password(); hasPassword {
+			return "", errors.New("the remote URL must not carry a password or token; give the token separately")
+		}
+		switch p.Scheme {
+		case "ssh":
+			if p.Host == "" {
+				return "", errors.New("the SSH remote URL names no host")
+			}
+			return RemoteSSH, nil
+		case "https", "http":
+			if p.Host == "" {
+				return "", errors.New("the HTTPS remote URL names no host")
+			}
+			return RemoteHTTPS, nil
+		case "file":
+			return RemoteFile, nil
+		}
+		return "", fmt.Errorf("remote URL scheme %q is not supported: use ssh://, https:// or file://", p.Scheme)
+	}
+	// scp-like: [user@]host:path
+	if at := strings.Index(u, ":"); at > 0 && !strings.Contains(u[:at], "/") {
+		return RemoteSSH, nil
+	}
+	return "", errors.New("the remote URL must be ssh://…, user@host:path, https://… or file://…")
+}
+
+// CheckKnownHosts validates pinned host keys: known_hosts lines (as
+// ssh-keyscan prints them).
+func CheckKnownHosts(text string) error {
+	rest := []byte(text)
+	n := 0
+	for i := 0; i < 1000 && len(strings.TrimSpace(string(rest))) > 0; i++ {
+		var err error
+		_, _, _, _, rest, err = ssh.ParseKnownHosts(rest)
+		if err != nil {
+			return errors.New("the pinned host key is not a known_hosts line (host key-type key), as ssh-keyscan prints")
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("no host key given")
+	}
+	return nil
+}
+
+// CheckPrivateKey validates a deploy key (an unencrypted OpenSSH or PEM
+// private key).
+func CheckPrivateKey(key string) error {
+	if _, err := ssh.ParsePrivateKey([]byte(key)); err != nil {
+		return errors.New("the deploy key is not an unencrypted SSH private key")
+	}
+	return nil
+}
+
+// remoteEnv prepares what a push to cfg.RemoteURL needs: for SSH the
+// deploy key (0600) and the pinned known_hosts in DATA/git/ssh, for HTTPS
+// an askpass script reading the token from the git process's own
+// environment. The token never goes into a URL, an argument or a file.
+func (m *Mirror) remoteEnv(cfg db.GitMirror) (env []string, secrets []string, cleanup func(), err error) {
+	kind, err := RemoteKind(cfg.RemoteURL)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cleanup = func() {}
+	switch kind {
+	case RemoteSSH:
+		sshBin, err := exec.LookPath("ssh")
+		if err != nil {
+			return nil, nil, nil, errors.New("git mirror: the ssh program is not installed: apt install openssh-client")
+		}
+		if strings.TrimSpace(cfg.KnownHosts) == "" {
+			return nil, nil, nil, errors.New("git mirror: the SSH remote's host key is not pinned")
+		}
+		if len(cfg.SSHKey) == 0 {
+			return nil, nil, nil, errors.New("git mirror: no deploy key is set for the SSH remote")
+		}
+		key, err := m.sealer.Open(cfg.SSHKey, secret.PurposeGitKey)
+		if err != nil {
+			return nil, nil, nil, errors.New("git mirror: the deploy key cannot be opened with this secret key")
+		}
+		dir := filepath.Join(m.root, "ssh")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, nil, fmt.Errorf("git mirror: %w", err)
+		}
+		keyFile, hostsFile := filepath.Join(dir, "deploy_key"), filepath.Join(dir, "known_hosts")
+		if !strings.HasSuffix(key, "\n") {
+			key += "\n"
+		}
+		if err := writePrivate(keyFile, key); err != nil {
+			return nil, nil, nil, err
+		}
+		cleanup = func() { _ = os.Remove(keyFile) }
+		if err := writePrivate(hostsFile, strings.TrimSpace(cfg.KnownHosts)+"\n"); err != nil {
+			cleanup()
+			return nil, nil, nil, err
+		}
+		cmd := shellQuote(sshBin) + " -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes" +
+			" -o UserKnownHostsFile=" + shellQuote(hostsFile) + " -o GlobalKnownHostsFile=/dev/null" +
+			" -o IdentitiesOnly=yes -o IdentityAgent=none -o ConnectTimeout=15 -i " + shellQuote(keyFile)
+		return []string{"GIT_SSH_COMMAND=" + cmd}, nil, cleanup, nil
+	case RemoteHTTPS:
+		token := ""
+		if len(cfg.HTTPSToken) > 0 {
+			if token, err = m.sealer.Open(cfg.HTTPSToken, secret.PurposeGitToken); err != nil {
+				return nil, nil, nil, errors.New("git mirror: the HTTPS token cannot be opened with this secret key")
+			}
+		}
+		askpass := filepath.Join(m.root, "askpass.sh")
+		script := "#!/bin/sh\ncase \"$1\" in\n[Uu]sername*) printf '%s\\n' \"$BACKUPD_GIT_USERNAME\" ;;\n*) printf '%s\\n' \"$BACKUPD_GIT_TOKEN\" ;;\nesac\n"
+		if err := os.WriteFile(askpass, []byte(script), 0o700); err != nil {
+			return nil, nil, nil, fmt.Errorf("git mirror: %w", err)
+		}
+		user := cfg.HTTPSUsername
+		if user == "" {
+			user = "backupd"
+		}
+		return []string{"GIT_ASKPASS=" + askpass, "BACKUPD_GIT_USERNAME=" + user, "BACKUPD_GIT_TOKEN=" + token},
+			[]string{token}, cleanup, nil
+	}
+	return nil, nil, cleanup, nil
+}
+
+func writePrivate(path, content string) error {
+	_ = os.Remove(path)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	return nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Push sends the mirror's branch to the configured remote, trying up to
+// PushAttempts times with a doubling wait. It records the outcome (the
+// UI shows it) and counts it in the metrics. Nothing to push (no remote,
+// no commit yet) is no error.
+func (m *Mirror) Push(ctx context.Context) error {
+	cfg, err := m.store.GitMirrorSettings(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.RemoteURL == "" {
+		return nil
+	}
+	err = m.push(ctx, cfg)
+	now := time.Now().UTC()
+	st, _ := m.PushStatus(ctx)
+	st.At, st.OK, st.Error = now, err == nil, ""
+	if err != nil {
+		st.Error = err.Error()
+	} else {
+		st.LastSuccess = &now
+	}
+	if head, herr := m.head(ctx); herr == nil {
+		st.Commit = head
+	}
+	if perr := m.store.PutSetting(context.WithoutCancel(ctx), db.SettingGitPush, st); perr != nil {
+		m.log.Error("git mirror: recording the push", "err", perr)
+	}
+	metrics.GitPush(err == nil, now)
+	return err
+}
+
+// PushStatus is how the last push ended (zero before the first).
+func (m *Mirror) PushStatus(ctx context.Context) (db.GitPushStatus, error) {
+	var st db.GitPushStatus
+	_, err := m.store.GetSetting(ctx, db.SettingGitPush, &st)
+	return st, err
+}
+
+func (m *Mirror) head(ctx context.Context) (string, error) {
+	r, err := newRunner(m.root)
+	if err != nil {
+		return "", err
+	}
+	out, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, unlock, err := m.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
+		return nil // nothing committed yet
+	}
+	env, secrets, cleanup, err := m.remoteEnv(cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	branch := cfg.Branch
+	if branch == "" {
+		branch = "main"
+	}
+	if strings.ContainsAny(branch, " :~^?*[\\") || strings.HasPrefix(branch, "-") {
+		return fmt.Errorf("git mirror: %q is not a branch name", branch)
+	}
+	attempts := max(m.PushAttempts, 1)
+	wait := m.PushBackoff
+	for attempt := 1; ; attempt++ {
+		_, err = r.run(ctx, m.PushTimeout, nil, env, "push", "-q", "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)
+		if err == nil {
+			return nil
+		}
+		err = redact(err, secrets)
+		m.log.Warn("git mirror: push failed", "attempt", attempt, "err", err)
+		if attempt >= attempts || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 10*time.Minute)
+	}
+}
+
+// redact removes secrets from git's message, should it ever quote one.
+func redact(err error, secrets []string) error {
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
+	}
+	return errors.New(msg)
+}
+
+// Validate checks settings before they are saved: a remote URL we can
+// push to, a pinned host key and a deploy key for SSH, a usable identity
+// and branch. Secrets are checked where they are opened.
+func Validate(cfg db.GitMirror) error {
+	kind, err := RemoteKind(cfg.RemoteURL)
+	if err != nil {
+		return err
+	}
+	if kind == RemoteSSH {
+		if err := CheckKnownHosts(cfg.KnownHosts); err != nil {
+			return err
+		}
+		if len(cfg.SSHKey) == 0 {
+			return errors.New("an SSH remote needs a deploy key")
+		}
+	}
+	for _, s := range []string{cfg.AuthorName, cfg.AuthorEmail, cfg.HTTPSUsername} {
+		if clean(s) != strings.TrimSpace(s) || len(s) > 200 {
+			return errors.New("the author name, email and HTTPS user must be one line without < or >, at most 200 characters")
+		}
+	}
+	if b := cfg.Branch; b != "" && (strings.ContainsAny(b, " :~^?*[\\\t\r\n") || strings.HasPrefix(b, "-") ||
+		strings.Contains(b, "..") || len(b) > 200) {
+		return fmt.Errorf("%q is not a branch name", b)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// SettingGitMirror holds a GitMirror.
+const SettingGitMirror = "git_mirror"
+
+// GitMirror configures the git mirror of the latest configurations. The
+// deploy key and the HTTPS token are stored sealed and never shown again.
+type GitMirror struct {
+	Enabled bool `json:"enabled"`
+	// Groups puts each device's file under a folder per group path.
+	Groups      bool   `json:"groups,omitempty"`
+	AuthorName  string `json:"author_name,omitempty"`
+	AuthorEmail string `json:"author_email,omitempty"`
+	// RemoteURL is where each commit is pushed ("" keeps it local):
+	// ssh://, user@host:path, https:// or file://.
+	RemoteURL string `json:"remote_url,omitempty"`
+	// Branch pushed to ("" = main).
+	Branch string `json:"branch,omitempty"`
+	// KnownHosts pins the SSH remote's host key: known_hosts lines.
+	KnownHosts string `json:"known_hosts,omitempty"`
+	// SSHKey is the sealed deploy key (OpenSSH private key).
+	SSHKey []byte `json:"ssh_key,omitempty"`
+	// HTTPSUsername and the sealed HTTPSToken authenticate an HTTPS
+	// remote.
+	HTTPSUsername string `json:"https_username,omitempty"`
+	HTTPSToken    []byte `json:"https_token,omitempty"`
+}
+
+// SettingGitPush holds the GitPushStatus of the last push.
+const SettingGitPush = "git_mirror_push"
+
+// GitPushStatus is how the last push of the git mirror ended. Error never
+// holds a secret.
+type GitPushStatus struct {
+	At     time.Time `json:"at"`
+	OK     bool      `json:"ok"`
+	Error  string    `json:"error,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	// LastSuccess is when a push last succeeded.
+	LastSuccess *time.Time `json:"last_success,omitempty"`
+}
+
+// GitMirrorSettings returns the stored git mirror settings (zero when
+// never set).
+func (s *Store) GitMirrorSettings(ctx context.Context) (GitMirror, error) {
+	var g GitMirror
+	_, err := s.GetSetting(ctx, SettingGitMirror, &g)
+	return g, err
+}
+
+// MirrorVersion is the version of one device the git mirror holds.
+type MirrorVersion struct {
+	DeviceID     int64
+	Name         string
+	GroupID      *int64
+	BackupID     string
+	StartedAt    time.Time
+	Trigger      string
+	SnapshotHash string
+	First        bool
+}
+
+// MirrorVersions returns, per device with a good backup, its latest
+// version: the newest successful backup that changed the configuration
+// (noise ignored) or was its first. Backups that only differ by noise are
+// skipped, so the mirror does not change with them; only if retention
+// removed every such version does the newest good backup stand in.
+func (s *Store) MirrorVersions(ctx context.Context) ([]MirrorVersion, error) {
+	return queryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
+		b.trigger, b.snapshot_hash, b.first_backup FROM devices d JOIN backups b ON b.id = COALESCE(
+			(SELECT x.id FROM backups x WHERE x.device_id = d.id AND x.success = 1 AND (x.changed = 1 OR x.first_backup = 1)
+				ORDER BY x.started_at DESC, x.id DESC LIMIT 1),
+			(SELECT x.id FROM backups x WHERE x.device_id = d.id AND x.success = 1
+				ORDER BY x.started_at DESC, x.id DESC LIMIT 1))
+		ORDER BY d.id`)
+}
+
+// MirrorHistory returns every version (first backups and changes, noise
+// ignored) of the devices that exist, oldest first.
+func (s *Store) MirrorHistory(ctx context.Context) ([]MirrorVersion, error) {
+	return queryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
+		b.trigger, b.snapshot_hash, b.first_backup FROM backups b JOIN devices d ON d.id = b.device_id
+		WHERE b.success = 1 AND (b.changed = 1 OR b.first_backup = 1) AND b.snapshot_hash IS NOT NULL
+		ORDER BY b.started_at, b.id`)
+}
+
+func scanMirrorVersion(r scanner) (MirrorVersion, error) {
+	var v MirrorVersion
+	var group sql.NullInt64
+	var started string
+	if err := r.Scan(&v.DeviceID, &v.Name, &group, &v.BackupID, &started, &v.Trigger, &v.SnapshotHash, &v.First); err != nil {
+		return v, err
+	}
+	if group.Valid {
+		v.GroupID = &group.Int64
+	}
+	t, err := time.ParseInLocation(BackupTimeFormat, started, time.UTC)
+	if err != nil {
+		return v, fmt.Errorf("backup %s started_at: %w", v.BackupID, err)
+	}
+	v.StartedAt = t
+	return v, nil
+}
+
+// GroupPaths maps every group to its name and its ancestors' names, root
+// first.
+func (s *Store) GroupPaths(ctx context.Context) (map[int64][]string, error) {
+	type row struct {
+		id     int64
+		parent sql.NullInt64
+		name   string
+	}
+	rows, err := queryAll(ctx, s.reader, func(r scanner) (row, error) {
+		var x row
+		return x, r.Scan(&x.id, &x.parent, &x.name)
+	}, `SELECT id, parent_id, name FROM device_groups`)
+	if err != nil {
+		return nil, fmt.Errorf("group paths: %w", err)
+	}
+	byID := map[int64]row{}
+	for _, x := range rows {
+		byID[x.id] = x
+	}
+	paths := make(map[int64][]string, len(rows))
+	for _, x := range rows {
+		var p []string
+		cur, ok := x, true
+		// Bounded: a group tree is never deeper than the number of groups.
+		for i := 0; ok && i <= len(rows); i++ {
+			p = append([]string{cur.name}, p...)
+			if !cur.parent.Valid {
+				break
+			}
+			cur, ok = byID[cur.parent.Int64]
+		}
+		paths[x.id] = p
+	}
+	return paths, nil
+}
