@@ -75,10 +75,7 @@ func (r *runner) run(ctx context.Context, timeout time.Duration, stdin io.Reader
 	cmd.Stdout = &out
 	cmd.Stderr = &limited{buf: &errb, n: 4096}
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if len(msg) > 500 {
-			msg = msg[:500] + "…"
-		}
+		msg := gitMessage(errb.String())
 		if ctx.Err() != nil {
 			return out.String(), fmt.Errorf("git %s: timed out after %s", args[0], timeout)
 		}
@@ -101,4 +98,25 @@ func (l *limited) Write(p []byte) (int, error) {
 		l.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// gitMessage shortens what git (or ssh) printed on failure to its last
+// 500 bytes, where the reason is, without ssh's banner of '@' lines; a
+// host key that is not the pinned one is said plainly.
+func gitMessage(stderr string) string {
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "@") {
+			lines = append(lines, l)
+		}
+	}
+	msg := strings.Join(lines, "; ")
+	if strings.Contains(msg, "Host key verification failed") {
+		return "the SSH remote's host key is not the pinned one (Host key verification failed)"
+	}
+	if len(msg) > 500 {
+		msg = "…" + strings.ToValidUTF8(msg[len(msg)-500:], "")
+	}
+	return msg
 }
