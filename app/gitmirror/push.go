@@ -243,7 +243,7 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) error {
 	if branch == "" {
 		branch = "main"
 	}
-	if strings.ContainsAny(branch, " :~^?*[\\") || strings.HasPrefix(branch, "-") {
+	if !ValidBranch(branch) {
 		return fmt.Errorf("git mirror: %q is not a branch name", branch)
 	}
 	attempts := max(m.PushAttempts, 1)
@@ -295,13 +295,25 @@ func Validate(cfg db.GitMirror) error {
 		}
 	}
 	for _, s := range []string{cfg.AuthorName, cfg.AuthorEmail, cfg.HTTPSUsername} {
-		if clean(s) != strings.TrimSpace(s) || len(s) > 200 {
+		if !ValidIdentity(s) {
 			return errors.New("the author name, email and HTTPS user must be one line without < or >, at most 200 characters")
 		}
 	}
-	if b := cfg.Branch; b != "" && (strings.ContainsAny(b, " :~^?*[\\\t\r\n") || strings.HasPrefix(b, "-") ||
-		strings.Contains(b, "..") || len(b) > 200) {
-		return fmt.Errorf("%q is not a branch name", b)
+	if !ValidBranch(cfg.Branch) {
+		return fmt.Errorf("%q is not a branch name", cfg.Branch)
 	}
 	return nil
+}
+
+// ValidIdentity reports whether s can go into a commit's author line (or
+// be an HTTPS user name): one line, no < or >, at most 200 bytes.
+func ValidIdentity(s string) bool {
+	return clean(s) == strings.TrimSpace(s) && len(s) <= 200
+}
+
+// ValidBranch reports whether b ("" = main) is a plain branch name.
+func ValidBranch(b string) bool {
+	return b == "" || !strings.ContainsAny(b, " :~^?*[\\\t\r\n@{") && !strings.HasPrefix(b, "-") &&
+		!strings.HasPrefix(b, "/") && !strings.HasSuffix(b, "/") && !strings.HasSuffix(b, ".lock") &&
+		!strings.Contains(b, "..") && !strings.Contains(b, "//") && len(b) <= 200
 }

@@ -31,6 +31,7 @@ func (u *UI) mountBackupSettings(mux *http.ServeMux) {
 	mux.Handle("POST /settings/retention", u.page("settings.update", u.saveRetention))
 	mux.Handle("POST /settings/retention/apply", u.page("backups.delete", u.applyRetention))
 	mux.Handle("POST /settings/syslog", u.page("settings.update", u.saveSyslogPatterns))
+	mux.Handle("POST /settings/git", u.page("settings.update", u.saveGit))
 }
 
 // settingsFieldError is a form field's problem: a message key with its

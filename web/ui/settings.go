@@ -48,6 +48,9 @@ type settingsPage struct {
 	NoticeWarning   bool
 	Facts           settingsFacts
 	Syslog          settingsSyslog
+	Git             settingsGit
+	// gitTyped keeps the git section as the refused form had it.
+	gitTyped bool
 }
 
 // settingsFacts are read-only facts about the server for the operator.
@@ -88,6 +91,8 @@ func (u *UI) settingsNotice(q url.Values, p *settingsPage) {
 		p.Notice = keySyslogNoticeApplied
 	case "syslog_saved":
 		p.Notice = keySyslogNoticeSaved
+	case "git_saved":
+		p.Notice = keyGitNoticeSaved
 	}
 }
 
@@ -100,6 +105,9 @@ func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, 
 func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status int, p settingsPage, typedSyslog bool) error {
 	ctx := r.Context()
 	if err := u.fillSyslog(r, &p.Syslog, typedSyslog); err != nil {
+		return err
+	}
+	if err := u.fillGit(r, &p.Git, p.gitTyped); err != nil {
 		return err
 	}
 	at, saved, err := u.deps.Store.SettingUpdatedAt(ctx, db.SettingRetention)

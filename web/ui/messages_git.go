@@ -1,0 +1,14 @@
+package ui
+
+// Message keys of the settings page's git mirror section.
+const (
+	keyGitNoticeSaved       = "settings.git.notice.saved"
+	keyGitErrRemote         = "settings.git.error.remote"
+	keyGitErrRemotePassword = "settings.git.error.remote_password"
+	keyGitErrKnownHosts     = "settings.git.error.known_hosts"
+	keyGitErrKeyRequired    = "settings.git.error.key_required"
+	keyGitErrKeyInvalid     = "settings.git.error.key_invalid"
+	keyGitErrIdentity       = "settings.git.error.identity"
+	keyGitErrBranch         = "settings.git.error.branch"
+	keyGitErrTooLong        = "settings.git.error.too_long"
+)

@@ -1,0 +1,133 @@
+package ui
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"backupd/app/gitmirror"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// settingsGit is the git mirror section: its settings as stored (or as
+// typed into a refused form), whether each secret is stored, and how the
+// last push went. A secret is never shown.
+type settingsGit struct {
+	Enabled, Groups                       bool
+	AuthorName, AuthorEmail               string
+	RemoteURL, Branch, KnownHosts         string
+	HTTPSUsername                         string
+	HasKey, HasToken                      bool
+	ClearKey, ClearToken                  bool
+	Dir                                   string
+	DefaultAuthorName, DefaultAuthorEmail string
+	Push                                  db.GitPushStatus
+	// Error refuses the form as typed.
+	Error string
+}
+
+func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
+	stored, err := u.deps.Store.GitMirrorSettings(r.Context())
+	if err != nil {
+		return err
+	}
+	if !typed {
+		*g = settingsGit{Enabled: stored.Enabled, Groups: stored.Groups, AuthorName: stored.AuthorName,
+			AuthorEmail: stored.AuthorEmail, RemoteURL: stored.RemoteURL, Branch: stored.Branch,
+			KnownHosts: stored.KnownHosts, HTTPSUsername: stored.HTTPSUsername}
+	}
+	g.HasKey, g.HasToken = len(stored.SSHKey) > 0, len(stored.HTTPSToken) > 0
+	g.Dir = filepath.Join(filepath.Dir(u.deps.Store.Path()), "git", "mirror")
+	g.DefaultAuthorName, g.DefaultAuthorEmail = gitmirror.DefaultAuthorName, gitmirror.DefaultAuthorEmail
+	if _, err := u.deps.Store.GetSetting(r.Context(), db.SettingGitPush, &g.Push); err != nil {
+		return err
+	}
+	return nil
+}
+
+// saveGit stores the git mirror settings; a typed deploy key or token is
+// sealed and never shown again, an empty one keeps the stored one.
+func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
+	s := sessionOf(r)
+	f := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
+	typed := settingsGit{
+		Enabled: r.PostFormValue("enabled") == "1", Groups: r.PostFormValue("groups") == "1",
+		AuthorName: f("author_name"), AuthorEmail: f("author_email"), RemoteURL: f("remote_url"),
+		Branch: f("branch"), KnownHosts: f("known_hosts"), HTTPSUsername: f("https_username"),
+		ClearKey: r.PostFormValue("clear_ssh_key") == "1", ClearToken: r.PostFormValue("clear_https_token") == "1",
+	}
+	key := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("ssh_key"), "\r\n", "\n"))
+	token := f("https_token")
+	refuse := func(k string) error {
+		return u.renderSettingsGit(w, r, http.StatusUnprocessableEntity, settingsPage{Git: typed}, k)
+	}
+	if len(typed.RemoteURL) > 1000 || len(typed.KnownHosts) > 16384 || len(key) > 16384 || len(token) > 4096 {
+		return refuse(keyGitErrTooLong)
+	}
+	stored, err := u.deps.Store.GitMirrorSettings(r.Context())
+	if err != nil {
+		return err
+	}
+	gm := db.GitMirror{Enabled: typed.Enabled, Groups: typed.Groups, AuthorName: typed.AuthorName,
+		AuthorEmail: typed.AuthorEmail, RemoteURL: typed.RemoteURL, Branch: typed.Branch,
+		KnownHosts: typed.KnownHosts, HTTPSUsername: typed.HTTPSUsername,
+		SSHKey: stored.SSHKey, HTTPSToken: stored.HTTPSToken}
+	kind, err := gitmirror.RemoteKind(gm.RemoteURL)
+	if err != nil {
+		if strings.Contains(gm.RemoteURL, "@") && strings.Contains(err.Error(), "password") {
+			return refuse(keyGitErrRemotePassword)
+		}
+		return refuse(keyGitErrRemote)
+	}
+	if key != "" {
+		if gitmirror.CheckPrivateKey(key) != nil {
+			return refuse(keyGitErrKeyInvalid)
+		}
+		gm.SSHKey = u.deps.Sealer.Seal(key+"\n", secret.PurposeGitKey)
+	} else if typed.ClearKey {
+		gm.SSHKey = nil
+	}
+	if token != "" {
+		gm.HTTPSToken = u.deps.Sealer.Seal(token, secret.PurposeGitToken)
+	} else if typed.ClearToken {
+		gm.HTTPSToken = nil
+	}
+	if kind == gitmirror.RemoteSSH {
+		if gitmirror.CheckKnownHosts(gm.KnownHosts) != nil {
+			return refuse(keyGitErrKnownHosts)
+		}
+		if len(gm.SSHKey) == 0 {
+			return refuse(keyGitErrKeyRequired)
+		}
+	}
+	for _, v := range []string{gm.AuthorName, gm.AuthorEmail, gm.HTTPSUsername} {
+		if !gitmirror.ValidIdentity(v) {
+			return refuse(keyGitErrIdentity)
+		}
+	}
+	if !gitmirror.ValidBranch(gm.Branch) {
+		return refuse(keyGitErrBranch)
+	}
+	if err := gitmirror.Validate(gm); err != nil {
+		return refuse(keyGitErrRemote)
+	}
+	if err := u.deps.Store.PutSetting(r.Context(), db.SettingGitMirror, gm); err != nil {
+		return err
+	}
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+		TargetType: "settings", TargetID: db.SettingGitMirror,
+		Details: map[string]any{"enabled": gm.Enabled, "groups": gm.Groups, "remote_url": gm.RemoteURL,
+			"ssh_key_changed":     key != "" || (typed.ClearKey && len(stored.SSHKey) > 0),
+			"https_token_changed": token != "" || (typed.ClearToken && len(stored.HTTPSToken) > 0)},
+	})
+	http.Redirect(w, r, "/settings?done=git_saved#git", http.StatusSeeOther)
+	return nil
+}
+
+func (u *UI) renderSettingsGit(w http.ResponseWriter, r *http.Request, status int, p settingsPage, errKey string) error {
+	p.Git.Error = errKey
+	p.gitTyped = true
+	return u.renderSettings(w, r, status, p)
+}
