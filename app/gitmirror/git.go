@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,7 +29,7 @@ type runner struct {
 }
 
 func newRunner(root string) (*runner, error) {
-	bin, err := exec.LookPath("git")
+	bin, err := lookPath("git")
 	if err != nil {
 		return nil, ErrNoGit
 	}
@@ -55,7 +54,19 @@ func (r *runner) env(extra []string) []string {
 		"SSH_ASKPASS=",
 		"LC_ALL=C",
 	}
-	return append(env, extra...)
+	// A later entry replaces an earlier one of the same name: the
+	// process would see only the first.
+	for _, kv := range extra {
+		name, _, _ := strings.Cut(kv, "=")
+		for i, e := range env {
+			if strings.HasPrefix(e, name+"=") {
+				env = append(env[:i], env[i+1:]...)
+				break
+			}
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // run runs git in the mirror with args; the output is returned, the
@@ -67,14 +78,8 @@ func (r *runner) run(ctx context.Context, timeout time.Duration, stdin io.Reader
 	full := append([]string{"-C", r.repo, "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
 		"-c", "commit.gpgsign=false", "-c", "core.hooksPath=" + os.DevNull, "-c", "credential.helper=",
 		"-c", "core.quotepath=false", "-c", "gc.auto=0"}, args...)
-	cmd := exec.CommandContext(ctx, r.bin, full...)
-	cmd.Env = r.env(extra)
-	cmd.Stdin = stdin
-	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &limited{buf: &errb, n: 4096}
-	if err := cmd.Run(); err != nil {
+	if err := runProcess(ctx, r.bin, full, r.env(extra), stdin, &out, &limited{buf: &errb, n: 4096}); err != nil {
 		msg := gitMessage(errb.String())
 		if ctx.Err() != nil {
 			return out.String(), fmt.Errorf("git %s: timed out after %s", args[0], timeout)

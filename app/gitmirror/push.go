@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -110,7 +109,7 @@ func (m *Mirror) remoteEnv(cfg db.GitMirror) (env []string, secrets []string, cl
 	cleanup = func() {}
 	switch kind {
 	case RemoteSSH:
-		sshBin, err := exec.LookPath("ssh")
+		sshBin, err := lookPath("ssh")
 		if err != nil {
 			return nil, nil, nil, errors.New("git mirror: the ssh program is not installed: apt install openssh-client")
 		}

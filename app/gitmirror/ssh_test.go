@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -195,5 +196,48 @@ func TestPushOverSSH(t *testing.T) {
 	// The deploy key is on disk only during a push.
 	if out, _ := exec.Command("find", e.dir+"/git", "-name", "deploy_key").Output(); len(out) != 0 {
 		t.Fatalf("deploy key left on disk: %s", out)
+	}
+}
+
+// A remote that accepts the connection and never answers: the push is
+// cut off at its timeout (git and the ssh it started), reported, and the
+// mirror stays usable.
+func TestPushTimesOut(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("ssh is not installed")
+	}
+	e := newEnv(t)
+	e.sim("r1", "cisco_ios", 1, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // silent until the test ends
+		}
+	}()
+	client, clientPEM := newKey(t)
+	port := strings.Split(ln.Addr().String(), ":")[1]
+	gm := db.GitMirror{Enabled: true, RemoteURL: "ssh://git@" + ln.Addr().String() + "/net.git",
+		KnownHosts: "[127.0.0.1]:" + port + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(client.PublicKey()))),
+		SSHKey:     e.sealer.Seal(clientPEM, secret.PurposeGitKey)}
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {
+		t.Fatal(err)
+	}
+	e.mirror.PushTimeout, e.mirror.PushAttempts = 500*time.Millisecond, 1
+	e.run(db.TriggerManual)
+	e.sync()
+	err = e.mirror.Push(e.ctx)
+	if err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("push to a silent server: %v", err)
+	}
+	if res := e.sync(); res.Commit != "" {
+		t.Fatalf("sync after a timed-out push: %+v", res)
 	}
 }
