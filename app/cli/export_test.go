@@ -91,3 +91,43 @@ func TestExportGit(t *testing.T) {
 		t.Fatalf("backup run without git:\n%s", r)
 	}
 }
+
+// serve's --git-* flags (and BACKUPD_GIT_* variables) are saved to the
+// mirror's settings at start, the deploy key sealed; flags that make no
+// valid mirror stop serve with a clear message.
+func TestServeSavesGitFlags(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "deploy_key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		t.Skipf("ssh-keygen: %v %s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(hosts, []byte("git.example.com "+string(pub)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, call{}, "serve", "--data", data, "--listen", "127.0.0.1:0", "--git-mirror", "--git-remote", "git@git.example.com:net.git")
+	if r.code == 0 || !strings.Contains(r.stderr, "git mirror flags") || !strings.Contains(r.stderr, "host key") {
+		t.Fatalf("serve with an SSH remote but no pinned key:\n%s", r)
+	}
+	s := startServe(t, data, "--git-mirror", "--git-groups", "--git-remote", "git@git.example.com:net.git",
+		"--git-known-hosts-file", hosts, "--git-ssh-key-file", key, "--git-author-name", "Net Team")
+	s.stop(t)
+	store := openStore(t, data)
+	gm, err := store.GitMirrorSettings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gm.Enabled || !gm.Groups || gm.RemoteURL != "git@git.example.com:net.git" || gm.AuthorName != "Net Team" ||
+		!strings.HasPrefix(gm.KnownHosts, "git.example.com ssh-ed25519 ") || len(gm.SSHKey) == 0 {
+		t.Fatalf("saved settings: %+v", gm)
+	}
+	if strings.Contains(string(gm.SSHKey), "PRIVATE KEY") || strings.Contains(s.stderr.String(), "PRIVATE KEY") {
+		t.Fatal("the deploy key is stored or logged in the clear")
+	}
+}

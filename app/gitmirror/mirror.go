@@ -66,8 +66,10 @@ type Change struct {
 	Device  string
 	Path    string
 	Trigger string
-	// New is a device's first file; Removed a deleted device's.
-	New, Removed bool
+	// New is a device's first version; Added a file new to the mirror
+	// for another reason (a renamed device, a mirror started late);
+	// Removed the file of a device deleted or renamed.
+	New, Added, Removed bool
 }
 
 // Result is what a Sync did.
@@ -288,12 +290,13 @@ func changesOf(out string, want map[string]db.MirrorVersion) []Change {
 	for i := 0; i+1 < len(fields); i += 2 {
 		status, p := fields[i], fields[i+1]
 		c := Change{Path: p, Device: p}
-		if v, ok := want[p]; ok {
+		v, ok := want[p]
+		if ok {
 			c.Device, c.Trigger = v.Name, v.Trigger
 		}
 		switch status {
 		case "A":
-			c.New = true
+			c.New, c.Added = v.First, !v.First
 		case "D":
 			c.Removed = true
 			c.Device = p
@@ -324,9 +327,11 @@ func Message(subject string, changes []Change) string {
 	for _, c := range changes {
 		switch {
 		case c.Removed:
-			fmt.Fprintf(&b, "- %s: removed (device deleted)\n", c.Path)
+			fmt.Fprintf(&b, "- %s: removed (device deleted or renamed)\n", c.Path)
 		case c.New:
 			fmt.Fprintf(&b, "- %s: first backup (trigger: %s)\n", c.Device, c.Trigger)
+		case c.Added:
+			fmt.Fprintf(&b, "- %s: added (trigger: %s)\n", c.Device, c.Trigger)
 		default:
 			fmt.Fprintf(&b, "- %s: changed (trigger: %s)\n", c.Device, c.Trigger)
 		}

@@ -254,6 +254,21 @@ func TestOneCommitPerRunNothingWhenNothingChanged(t *testing.T) {
 	if res := e.sync(); res.Commit != "" {
 		t.Fatalf("sync with nothing new committed: %+v", res)
 	}
+
+	// A renamed device: its file moves, in one commit that says so.
+	if _, err := e.store.UpdateDevice(e.ctx, r1, func(d *db.Device) error { d.Name = "core-r1-new"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.sync(); res.Commit == "" || len(res.Changes) != 2 {
+		t.Fatalf("renamed device: %+v", res)
+	}
+	body = git(t, repo, "log", "-1", "--format=%B")
+	if !strings.Contains(body, "- core-r1: removed (device deleted or renamed)") || !strings.Contains(body, "- core-r1-new: added (trigger: schedule)") {
+		t.Fatalf("rename commit message: %s", body)
+	}
+	if git(t, repo, "show", "HEAD:core-r1-new") != e.latestText(r1) {
+		t.Fatal("the renamed device's file differs from its stored text")
+	}
 }
 
 func TestLayoutGroupsAndCollisions(t *testing.T) {
