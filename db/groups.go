@@ -112,37 +112,42 @@ func parentPlacement(ctx context.Context, q querier, parentID *int64) (prefix st
 func (s *Store) CreateGroup(ctx context.Context, name string, parentID *int64) (Group, error) {
 	var g Group
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		prefix, depth, err := parentPlacement(ctx, tx, parentID)
-		if err != nil {
-			return err
-		}
-		if taken, err := groupNameTaken(ctx, tx, name, 0); err != nil {
-			return err
-		} else if taken {
-			return ErrNameExists
-		}
-		order, err := nextSortOrder(ctx, tx, parentID)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx,
-			`INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at) VALUES (?, ?, '', ?, ?, ?)`,
-			name, parentID, depth, order, Now())
-		if err != nil {
-			return fmt.Errorf("insert group: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		path := prefix + strconv.FormatInt(id, 10) + "/"
-		if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET path = ? WHERE id = ?`, path, id); err != nil {
-			return fmt.Errorf("set group path: %w", err)
-		}
-		g, err = getGroup(ctx, tx, id)
+		var err error
+		g, err = createGroupTx(ctx, tx, name, parentID)
 		return err
 	})
 	return g, err
+}
+
+func createGroupTx(ctx context.Context, tx *sql.Tx, name string, parentID *int64) (Group, error) {
+	prefix, depth, err := parentPlacement(ctx, tx, parentID)
+	if err != nil {
+		return Group{}, err
+	}
+	if taken, err := groupNameTaken(ctx, tx, name, 0); err != nil {
+		return Group{}, err
+	} else if taken {
+		return Group{}, ErrNameExists
+	}
+	order, err := nextSortOrder(ctx, tx, parentID)
+	if err != nil {
+		return Group{}, err
+	}
+	res, err := tx.ExecContext(ctx,
+		`INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at) VALUES (?, ?, '', ?, ?, ?)`,
+		name, parentID, depth, order, Now())
+	if err != nil {
+		return Group{}, fmt.Errorf("insert group: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Group{}, err
+	}
+	path := prefix + strconv.FormatInt(id, 10) + "/"
+	if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET path = ? WHERE id = ?`, path, id); err != nil {
+		return Group{}, fmt.Errorf("set group path: %w", err)
+	}
+	return getGroup(ctx, tx, id)
 }
 
 // UpdateGroup renames (when name is non-nil) and places the group under

@@ -52,7 +52,7 @@ func NewRoot() *cobra.Command {
 	pf.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database and secret.key)")
 	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
-	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newExport(&cfg), newVersion())
+	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newExport(&cfg), newVersion())
 	return root
 }
 

@@ -82,7 +82,7 @@ func init() {
 	aos.Pager = arubaMore
 	Register(Platform{
 		ID: "aruba_os", Name: "ArubaOS (Mobility Controller)", Vendor: "HPE Aruba",
-		Aliases:         []string{"aosw"},
+		Aliases:         []string{"aosw", "aruba"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        aos,
 		Notes: "ArubaOS 6 and 8 controllers and conductors. Collected with `encrypt disable`, so keys are " +

@@ -185,7 +185,7 @@ func init() {
 	smb.PreLogin = credentialAnswers(re(`^User ?Name:$`), re(`^Password:$`))
 	Register(Platform{
 		ID: "cisco_smb", Name: "Cisco Small Business (SG/CBS)", Vendor: "Cisco",
-		Aliases:         []string{"ciscosmb", "ciscocbs", "cisco_s300"},
+		Aliases:         []string{"ciscosmb", "ciscocbs", "cisco_s300", "cisco-sb"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        smb,
 		Notes: "SG300/350/550 and CBS250/350 switches. Without `ip ssh password-auth` the switch asks for " +
@@ -206,7 +206,7 @@ func init() {
 	}
 	Register(Platform{
 		ID: "cisco_wlc", Name: "Cisco Wireless LAN Controller (AireOS)", Vendor: "Cisco",
-		Aliases:         []string{"aireos"},
+		Aliases:         []string{"aireos", "cisco-wlc4", "cisco-wlc5"},
 		DefaultCommands: lines("show run-config commands"),
 		Dialogue:        wlc,
 		Noise: []string{

@@ -45,7 +45,7 @@ func init() {
 	pc.PreLogin = credentialAnswers(re(`^User( Name)?:$`), re(`^Password:$`))
 	Register(Platform{
 		ID: "dell_powerconnect", Name: "Dell PowerConnect", Vendor: "Dell",
-		Aliases:         []string{"powerconnect"},
+		Aliases:         []string{"powerconnect", "dell"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        pc,
 		Noise: []string{

@@ -8,7 +8,7 @@ func init() {
 	// configuration." section headers never change and stay.
 	Register(Platform{
 		ID: "extreme_exos", Name: "Extreme EXOS", Vendor: "Extreme Networks",
-		Aliases:         []string{"exos", "xos"},
+		Aliases:         []string{"exos", "xos", "extreme"},
 		DefaultCommands: lines("show configuration"),
 		Dialogue: Dialogue{
 			Prompt:         re(`^(\* )?(\([^)]*\) )?([\w\-]+ )?[\w.\-]+\.\d+ ?[#>]$`),

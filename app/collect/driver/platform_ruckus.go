@@ -15,7 +15,7 @@ func init() {
 	// ? for a list", "Incomplete command.", "Error - …".
 	Register(Platform{
 		ID: "ruckus_fastiron", Name: "Ruckus FastIron (ICX)", Vendor: "Ruckus (CommScope)",
-		Aliases:         []string{"fastiron", "ironware", "brocade_fastiron", "ruckus_icx"},
+		Aliases:         []string{"fastiron", "ironware", "brocade_fastiron", "ruckus_icx", "foundry"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue: Dialogue{
 			Prompt:           re(`^((SSH|telnet|console)@)?[\w.\-#][\w.\-# ]{0,62}(\([\w.\-/: ]{1,40}\))?[>#]$`),

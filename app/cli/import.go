@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"backupd/app/config"
+	"backupd/app/importer"
+)
+
+// The import commands bring the device list of another tool into
+// backupd: Oxidized's or RANCID's router.db, or backupd's own CSV. A dry
+// run shows what would be created, updated and skipped; an import applies
+// it in one transaction.
+
+func newImport(cfg *config.Config) *cobra.Command {
+	cmd := &cobra.Command{Use: "import", Short: "Import devices from Oxidized, RANCID or a CSV file"}
+	cmd.AddCommand(newImportOxidized(cfg), newImportRancid(cfg))
+	return cmd
+}
+
+func newImportOxidized(cfg *config.Config) *cobra.Command {
+	var (
+		delimiter, columns, group string
+		dryRun                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "oxidized ROUTER_DB",
+		Short: "Import the devices of an Oxidized CSV router.db",
+		Long: `Imports the devices of an Oxidized router.db (the CSV source), by default
+name:model:group:username:password, one device per line. --delimiter and
+--map read other layouts as Oxidized's source.csv.delimiter and
+source.csv.map do, for example --delimiter ',' --map name=0,ip=1,model=2.
+Without an ip column the host is the name.
+
+Models map to backupd platforms by the platform aliases (backupd platform
+list); a line with an unknown model, a bad host or a name already used
+earlier in the file is skipped, with its line number and why. Devices
+whose name backupd already has are updated, so a second import changes
+nothing. Groups are created as needed, at the top of the group tree and
+named as written ("dc1/core" is one group). Logins from the file become
+credentials, sealed, one per distinct username, password and enable
+password, named "Imported oxidized N"; an existing credential with the
+same login is used instead.
+
+A file with IPv6 hosts must not use ":" as its delimiter (the address
+would be split): write it with another one, such as ";" or ",", and pass
+--delimiter. Lines that hold an IPv6 address split by ":" are skipped and
+say so.
+
+Use - for standard input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m := importer.DefaultMap()
+			if columns != "" {
+				var err error
+				if m, err = importer.ParseMap(columns); err != nil {
+					return err
+				}
+			}
+			if delimiter == "" {
+				return errors.New("--delimiter must not be empty")
+			}
+			data, err := readImportFile(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			parsed, err := importer.ParseOxidized(data, delimiter, m)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			return runImport(cmd, cfg, parsed, args[0], group, dryRun)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&delimiter, "delimiter", ":", "field delimiter")
+	f.StringVar(&columns, "map", "name=0,model=1,group=2,username=3,password=4", "column of each field, from 0: name, model (required), ip, group, username, password, enable")
+	f.StringVar(&group, "group", "", "group of the devices whose line names none")
+	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
+	return cmd
+}
+
+func newImportRancid(cfg *config.Config) *cobra.Command {
+	var (
+		cloginrc, group string
+		dryRun          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "rancid ROUTER_DB",
+		Short: "Import the devices of a RANCID router.db",
+		Long: `Imports the devices of a RANCID router.db: name;type;state[;comment], or
+name:type:state as RANCID before 3.0 wrote it (the first device line
+decides). Only devices whose state is "up" are imported; the others are
+listed as skipped. The host is the name. Types map to backupd platforms
+by the platform aliases (backupd platform list).
+
+--cloginrc reads the "add user GLOB USER" and "add password GLOB PASSWORD
+[ENABLE]" lines of a .cloginrc; as clogin does, the first line whose glob
+matches a device's name gives its user, and the first for its passwords.
+Logins become credentials, sealed and deduplicated, named "Imported rancid
+N". RANCID keeps one router.db per group directory: --group places the
+devices in a group (created if needed).
+
+Devices whose name backupd already has are updated, so a second import
+changes nothing. Use - for standard input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := readImportFile(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			var rc []byte
+			if cloginrc != "" {
+				if rc, err = readImportFile(cmd, cloginrc); err != nil {
+					return err
+				}
+			}
+			parsed, err := importer.ParseRancid(data, rc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			return runImport(cmd, cfg, parsed, args[0], group, dryRun)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cloginrc, "cloginrc", "", "a .cloginrc to take the devices' logins from")
+	f.StringVar(&group, "group", "", "group of the imported devices")
+	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
+	return cmd
+}
+
+// readImportFile reads a file to import, or standard input for "-",
+// bounded in size.
+func readImportFile(cmd *cobra.Command, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = cmd.InOrStdin()
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", name, errors.Unwrap(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, importer.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", name, err)
+	}
+	if len(data) > importer.MaxBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB", name, importer.MaxBytes>>20)
+	}
+	return data, nil
+}
+
+// runImport plans the import, shows it, and unless dryRun applies it.
+func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, file, group string, dryRun bool) error {
+	ctx := cmd.Context()
+	store, sealer, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	plan, err := importer.Build(ctx, store, sealer, parsed, group)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if dryRun {
+		plan.Report(out, true, false)
+		if len(plan.Rows) == 0 {
+			return importer.ErrNothing
+		}
+		return nil
+	}
+	if err := plan.Apply(ctx, store, sealer); err != nil {
+		plan.Report(cmd.ErrOrStderr(), false, false)
+		return err
+	}
+	plan.Report(out, false, true)
+	created, updated, unchanged, skipped := plan.Counts()
+	if created+updated > 0 {
+		audit(ctx, store, cmd.ErrOrStderr(), "device.import", "device", "", map[string]any{
+			"format": parsed.Format, "file": filepath.Base(file), "created": created, "updated": updated,
+			"unchanged": unchanged, "skipped": skipped, "groups_created": len(plan.Groups), "credentials_created": len(plan.Credentials),
+		})
+	}
+	return nil
+}

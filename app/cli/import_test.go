@@ -1,0 +1,116 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backupd/db"
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func deviceNames(t *testing.T, data string) []string {
+	t.Helper()
+	list, err := openStore(t, data).DevicesAfter(context.Background(), db.Scope{All: true}, db.DeviceFilter{}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range list {
+		names = append(names, d.Name+"="+d.Platform)
+	}
+	return names
+}
+
+// From an Oxidized router.db to devices: a dry run changes nothing and
+// says what would happen, line by line; the import applies it and is
+// audited; a second import changes nothing.
+func TestImportOxidizedCLI(t *testing.T) {
+	data := t.TempDir()
+	routerDB := writeFile(t, "router.db", "# Oxidized\r\ncore-1:ios:dc1:admin:s3cret\r\ncore-2:nxos:dc1:admin:s3cret\r\n\r\nodd:nosuchmodel\r\ncore-1:eos\r\n")
+	r := mustRun(t, call{}, "import", "oxidized", "--data", data, "--dry-run", routerDB)
+	for _, want := range []string{
+		`line 2: would create core-1: cisco_ios at core-1, group "dc1", credential "Imported oxidized 1"`,
+		`line 5: skip odd: unknown model "nosuchmodel"`,
+		`line 6: skip core-1: duplicate name "core-1": first on line 2`,
+		"summary: 2 device(s) would be created, 0 updated, 0 unchanged, 2 line(s) skipped",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "s3cret") {
+		t.Error("the output shows a password")
+	}
+	if got := deviceNames(t, data); len(got) != 0 {
+		t.Fatalf("the dry run created %v", got)
+	}
+	r = mustRun(t, call{}, "import", "oxidized", "--data", data, routerDB)
+	if !strings.Contains(r.stdout, "summary: 2 device(s) were created, 0 updated, 0 unchanged, 2 line(s) skipped") {
+		t.Errorf("import output:\n%s", r)
+	}
+	if got := fmt.Sprint(deviceNames(t, data)); got != "[core-1=cisco_ios core-2=cisco_nxos]" {
+		t.Errorf("devices %s", got)
+	}
+	r = mustRun(t, call{}, "import", "oxidized", "--data", data, routerDB)
+	if !strings.Contains(r.stdout, "summary: 0 device(s) were created, 0 updated, 2 unchanged, 2 line(s) skipped") {
+		t.Errorf("second import output:\n%s", r)
+	}
+	entries, _, err := openStore(t, data).ListAudit(context.Background(), 50, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imports []string
+	for _, e := range entries {
+		if e.Action == "device.import" {
+			imports = append(imports, fmt.Sprint(e.Interface, " ", e.Details["format"], " ", e.Details["created"], " ", e.Details["file"]))
+			if strings.Contains(fmt.Sprint(e.Details), "s3cret") {
+				t.Errorf("secret in audit details: %v", e.Details)
+			}
+		}
+	}
+	if fmt.Sprint(imports) != "[cli oxidized 2 router.db]" {
+		t.Errorf("audit entries of imports: %v (the unchanged re-run writes none)", imports)
+	}
+
+	// A custom layout, and the files that cannot be imported.
+	csvish := writeFile(t, "router.csv", "edge-9,2001:db8::9,junos\n")
+	mustRun(t, call{}, "import", "oxidized", "--data", data, "--delimiter", ",", "--map", "name=0,ip=1,model=2", csvish)
+	mustFail(t, call{}, []string{"cannot read", "no such file"}, "import", "oxidized", "--data", data, filepath.Join(t.TempDir(), "missing.db"))
+	r = mustFail(t, call{}, []string{"nothing to import"}, "import", "oxidized", "--data", data, writeFile(t, "v6.db", "r1:2001:db8::1:ios\n"))
+	if !strings.Contains(r.stderr, "line 1: skip") || !strings.Contains(r.stderr, "IPv6") || strings.Contains(r.stderr, "goroutine") {
+		t.Errorf("IPv6 with ':' delimiter:\n%s", r)
+	}
+	mustFail(t, call{}, []string{"column map", "colour"}, "import", "oxidized", "--data", data, "--map", "name=0,model=1,colour=2", routerDB)
+}
+
+func TestImportRancidCLI(t *testing.T) {
+	data := t.TempDir()
+	routerDB := writeFile(t, "router.db", "r1;cisco;up;core\nr2;juniper;down\nr3;foundry;up\n")
+	rc := writeFile(t, "cloginrc", "add user r* netops\nadd password r1 {a b} en\nadd password * pw\n")
+	r := mustRun(t, call{}, "import", "rancid", "--data", data, "--cloginrc", rc, "--group", "networking", routerDB)
+	for _, want := range []string{
+		`line 2: skip r2: state is "down": only devices that are "up" are imported`,
+		"create 1 group(s): networking",
+		"create 2 credential(s): Imported rancid 1, Imported rancid 2",
+		"summary: 2 device(s) were created, 0 updated, 0 unchanged, 1 line(s) skipped",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r)
+		}
+	}
+	if got := fmt.Sprint(deviceNames(t, data)); got != "[r1=cisco_ios r3=ruckus_fastiron]" {
+		t.Errorf("devices %s", got)
+	}
+}

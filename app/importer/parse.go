@@ -1,0 +1,474 @@
+// Package importer reads the device lists of other backup tools —
+// Oxidized's and RANCID's router.db, RANCID's .cloginrc — and turns them
+// into a plan: which devices, groups and credentials an import creates,
+// which devices it updates, which lines it skips and why. The command
+// line (backupd import) and the web UI's devices page share it, and both
+// check devices with app/inventory, as the API and the CSV import do.
+//
+// Model and type names map to platforms through the platform registry's
+// aliases (driver.Resolve), the one table every interface uses.
+//
+// Group names are taken as written, at the top of the group tree: a group
+// "dc1/core" is one group of that name, not "core" inside "dc1", since
+// group names are unique across the whole tree and two sites' "core"
+// would otherwise clash. Groups can be rearranged afterwards.
+package importer
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"backupd/app/collect/driver"
+)
+
+// Limits of one file.
+const (
+	MaxBytes  = 64 << 20
+	MaxLines  = 500_000
+	maxFields = 64
+)
+
+// Formats.
+const (
+	Oxidized = "oxidized"
+	Rancid   = "rancid"
+)
+
+// Entry is one device line of a file.
+type Entry struct {
+	Line     int
+	Name     string
+	Host     string
+	Model    string // as written
+	Platform string // resolved platform ID
+	Group    string
+	Username string
+	Password string
+	Enable   string
+}
+
+// Reason codes: why a line is skipped.
+const (
+	ReasonBlankName     = "blank_name"
+	ReasonNoModel       = "no_model"
+	ReasonUnknownModel  = "unknown_model"
+	ReasonBadHost       = "bad_host"
+	ReasonIPv6Delimiter = "ipv6_delimiter"
+	ReasonDuplicate     = "duplicate"
+	ReasonNotUp         = "not_up"
+	ReasonFieldCount    = "field_count"
+	ReasonInvalid       = "invalid"
+	ReasonBadGroup      = "bad_group"
+)
+
+// Skip is a line that is not imported, and why: Code is one of the Reason
+// constants, Args its details (strings and ints), for interfaces that
+// translate the message; Error gives it in English.
+type Skip struct {
+	Line int
+	Name string
+	Code string
+	Args []any
+}
+
+// Reason says in English why the line is skipped.
+func (s Skip) Reason() string {
+	arg := func(i int) any {
+		if i < len(s.Args) {
+			return s.Args[i]
+		}
+		return ""
+	}
+	switch s.Code {
+	case ReasonBlankName:
+		return "no device name"
+	case ReasonNoModel:
+		return "no model or type"
+	case ReasonUnknownModel:
+		return fmt.Sprintf("unknown model %q (see `backupd platform list` for the names backupd knows)", arg(0))
+	case ReasonBadHost:
+		return fmt.Sprintf("bad host %q: must be an IP address or a DNS name", arg(0))
+	case ReasonIPv6Delimiter:
+		return fmt.Sprintf("the line holds an IPv6 address, which contains the delimiter %q; write the file with another delimiter (for example --delimiter ';' or ',') as Oxidized users do", arg(0))
+	case ReasonDuplicate:
+		return fmt.Sprintf("duplicate name %q: first on line %v", arg(0), arg(1))
+	case ReasonNotUp:
+		return fmt.Sprintf("state is %q: only devices that are \"up\" are imported", arg(0))
+	case ReasonFieldCount:
+		return fmt.Sprintf("%v fields, at least %v expected", arg(0), arg(1))
+	case ReasonBadGroup:
+		return fmt.Sprintf("bad group name %q: at most %v characters", arg(0), arg(1))
+	case ReasonInvalid:
+		return fmt.Sprint(arg(0))
+	}
+	return s.Code
+}
+
+// Parsed is what a file holds: its device lines and the lines skipped.
+type Parsed struct {
+	Format    string
+	Delimiter string
+	Entries   []Entry
+	Skipped   []Skip
+}
+
+// FileError is about the whole file: not text, too large, a bad map.
+type FileError struct{ Message string }
+
+func (e *FileError) Error() string { return e.Message }
+
+// Map is Oxidized's source.csv.map: the column (from 0) of each field.
+// A field missing from the map is not read; without ip, the host is the
+// name.
+type Map map[string]int
+
+// MapFields are the fields a map may name.
+var MapFields = []string{"name", "ip", "model", "group", "username", "password", "enable"}
+
+// DefaultMap is name:model:group:username:password.
+func DefaultMap() Map {
+	return Map{"name": 0, "model": 1, "group": 2, "username": 3, "password": 4}
+}
+
+// ParseMap reads "name=0,model=1,ip=2".
+func ParseMap(s string) (Map, error) {
+	m := Map{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !ok {
+			return nil, &FileError{fmt.Sprintf("column map: %q is not field=column", part)}
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n >= maxFields {
+			return nil, &FileError{fmt.Sprintf("column map: %q: the column must be a number from 0 to %d", part, maxFields-1)}
+		}
+		if !contains(MapFields, k) {
+			return nil, &FileError{fmt.Sprintf("column map: unknown field %q; known: %s", k, strings.Join(MapFields, ", "))}
+		}
+		if _, dup := m[k]; dup {
+			return nil, &FileError{fmt.Sprintf("column map: field %q given twice", k)}
+		}
+		m[k] = n
+	}
+	for _, need := range []string{"name", "model"} {
+		if _, ok := m[need]; !ok {
+			return nil, &FileError{fmt.Sprintf("column map: the %s column is required", need)}
+		}
+	}
+	return m, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lines splits a file into lines, without a byte order mark or CR, and
+// calls fn with each non-blank, non-comment line and its number.
+func lines(data []byte, fn func(n int, line string)) error {
+	if len(data) > MaxBytes {
+		return &FileError{fmt.Sprintf("the file is larger than %d MiB", MaxBytes>>20)}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(data) {
+		return &FileError{"the file is not UTF-8 text"}
+	}
+	n := 0
+	for len(data) > 0 {
+		n++
+		if n > MaxLines {
+			return &FileError{fmt.Sprintf("the file has more than %d lines", MaxLines)}
+		}
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte("\n"))
+		s := strings.TrimSpace(strings.TrimSuffix(string(line), "\r"))
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		fn(n, s)
+	}
+	return nil
+}
+
+// resolver caches model lookups: a large file names few models.
+type resolver map[string]string
+
+func (r resolver) resolve(model string) (string, bool) {
+	k := strings.ToLower(model)
+	if id, ok := r[k]; ok {
+		return id, id != ""
+	}
+	p, ok := driver.Resolve(k)
+	r[k] = p.ID
+	return p.ID, ok
+}
+
+// finish checks what is common to every format: a name, a known model,
+// a name not repeated in the file.
+func (p *Parsed) add(res resolver, seen map[string]int, e Entry) {
+	skip := func(code string, args ...any) {
+		p.Skipped = append(p.Skipped, Skip{Line: e.Line, Name: e.Name, Code: code, Args: args})
+	}
+	switch {
+	case e.Name == "":
+		skip(ReasonBlankName)
+		return
+	case e.Model == "":
+		skip(ReasonNoModel)
+		return
+	}
+	id, ok := res.resolve(e.Model)
+	if !ok {
+		skip(ReasonUnknownModel, e.Model)
+		return
+	}
+	e.Platform = id
+	k := Fold(e.Name)
+	if first, dup := seen[k]; dup {
+		skip(ReasonDuplicate, e.Name, first)
+		return
+	}
+	seen[k] = e.Line
+	p.Entries = append(p.Entries, e)
+}
+
+// Fold folds ASCII letters only, as the database's NOCASE names do.
+func Fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, s)
+}
+
+// ParseOxidized reads an Oxidized CSV router.db: fields split by delim
+// (":" when empty), read by the column map m (DefaultMap when nil).
+func ParseOxidized(data []byte, delim string, m Map) (*Parsed, error) {
+	if delim == "" {
+		delim = ":"
+	}
+	if m == nil {
+		m = DefaultMap()
+	}
+	need := 0
+	for _, k := range []string{"name", "model", "ip"} {
+		if c, ok := m[k]; ok && c+1 > need {
+			need = c + 1
+		}
+	}
+	p := &Parsed{Format: Oxidized, Delimiter: delim}
+	res, seen := resolver{}, map[string]int{}
+	err := lines(data, func(n int, line string) {
+		fields := strings.SplitN(line, delim, maxFields+1)
+		if strings.Contains(delim, ":") && holdsIPv6(fields, delim) {
+			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonIPv6Delimiter, Args: []any{delim}})
+			return
+		}
+		if len(fields) < need {
+			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonFieldCount, Args: []any{len(fields), need}})
+			return
+		}
+		get := func(k string) string {
+			c, ok := m[k]
+			if !ok || c >= len(fields) {
+				return ""
+			}
+			return strings.TrimSpace(fields[c])
+		}
+		e := Entry{Line: n, Name: get("name"), Host: get("ip"), Model: get("model"), Group: get("group"),
+			Username: get("username"), Password: get("password"), Enable: get("enable")}
+		if e.Host == "" {
+			e.Host = e.Name
+		}
+		p.add(res, seen, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// holdsIPv6 reports whether some run of three or more fields, joined
+// again by the delimiter, is an IPv6 address: the delimiter split it.
+func holdsIPv6(fields []string, delim string) bool {
+	if len(fields) < 3 {
+		return false
+	}
+	for i := range fields {
+		s := strings.TrimSpace(fields[i])
+		for j := i + 1; j < len(fields) && j < i+8; j++ {
+			s += delim + strings.TrimSpace(fields[j])
+			if j-i >= 2 {
+				if ip := net.ParseIP(strings.Trim(s, "[]")); ip != nil && strings.Contains(s, ":") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// ParseRancid reads a RANCID router.db: "name;type;state[;comment]", or
+// "name:type:state[:comment]" as RANCID before 3.0 wrote it (the file's
+// first device line decides). Only devices in state "up" are imported.
+// cloginrc, when not nil, is a .cloginrc whose "add user" and "add
+// password" lines give the devices' credentials.
+func ParseRancid(data []byte, cloginrc []byte) (*Parsed, error) {
+	var rc *Cloginrc
+	if cloginrc != nil {
+		var err error
+		if rc, err = ParseCloginrc(cloginrc); err != nil {
+			return nil, err
+		}
+	}
+	p := &Parsed{Format: Rancid}
+	res, seen := resolver{}, map[string]int{}
+	err := lines(data, func(n int, line string) {
+		if p.Delimiter == "" {
+			p.Delimiter = ":"
+			if strings.Contains(line, ";") {
+				p.Delimiter = ";"
+			}
+		}
+		fields := strings.SplitN(line, p.Delimiter, 4)
+		name := strings.TrimSpace(fields[0])
+		if len(fields) < 3 {
+			p.Skipped = append(p.Skipped, Skip{Line: n, Name: name, Code: ReasonFieldCount, Args: []any{len(fields), 3}})
+			return
+		}
+		if state := strings.TrimSpace(fields[2]); !strings.EqualFold(state, "up") {
+			p.Skipped = append(p.Skipped, Skip{Line: n, Name: name, Code: ReasonNotUp, Args: []any{state}})
+			return
+		}
+		e := Entry{Line: n, Name: name, Host: name, Model: strings.TrimSpace(fields[1])}
+		if rc != nil {
+			e.Username, e.Password, e.Enable = rc.For(name)
+		}
+		p.add(res, seen, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Cloginrc is the credentials part of a .cloginrc: "add user GLOB USER"
+// and "add password GLOB PASSWORD [ENABLE]". As clogin does, the first
+// line whose glob matches the device name wins, for each of the two.
+type Cloginrc struct {
+	users     []rcRule
+	passwords []rcRule
+}
+
+type rcRule struct {
+	glob   string
+	values []string
+}
+
+// ParseCloginrc reads the "add user" and "add password" lines of a
+// .cloginrc; every other line is left alone.
+func ParseCloginrc(data []byte) (*Cloginrc, error) {
+	rc := &Cloginrc{}
+	err := lines(data, func(n int, line string) {
+		words := tclWords(line)
+		if len(words) < 4 || words[0] != "add" {
+			return
+		}
+		r := rcRule{glob: strings.ToLower(words[2]), values: words[3:]}
+		switch words[1] {
+		case "user":
+			rc.users = append(rc.users, r)
+		case "password":
+			rc.passwords = append(rc.passwords, r)
+		}
+	})
+	if err != nil {
+		return nil, &FileError{".cloginrc: " + err.Error()}
+	}
+	return rc, nil
+}
+
+// For returns the user, password and enable password for a device name.
+func (rc *Cloginrc) For(name string) (user, password, enable string) {
+	name = strings.ToLower(name)
+	for _, r := range rc.users {
+		if globMatch(r.glob, name) {
+			user = r.values[0]
+			break
+		}
+	}
+	for _, r := range rc.passwords {
+		if globMatch(r.glob, name) {
+			password = r.values[0]
+			if len(r.values) > 1 {
+				enable = r.values[1]
+			}
+			break
+		}
+	}
+	return user, password, enable
+}
+
+// globMatch is Tcl's "string match": *, ? and [...]; a malformed pattern
+// matches nothing.
+func globMatch(glob, name string) bool {
+	ok, err := path.Match(glob, name)
+	return err == nil && ok
+}
+
+// tclWords splits a line into words as Tcl would for the simple cases a
+// .cloginrc holds: words separated by blanks, {braced} or "quoted".
+func tclWords(line string) []string {
+	var words []string
+	for i := 0; i < len(line) && len(words) < maxFields; {
+		switch c := line[i]; {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '{':
+			end := strings.IndexByte(line[i+1:], '}')
+			if end < 0 {
+				words = append(words, line[i+1:])
+				return words
+			}
+			words = append(words, line[i+1:i+1+end])
+			i += end + 2
+		case c == '"':
+			end := strings.IndexByte(line[i+1:], '"')
+			if end < 0 {
+				words = append(words, line[i+1:])
+				return words
+			}
+			words = append(words, line[i+1:i+1+end])
+			i += end + 2
+		default:
+			end := strings.IndexAny(line[i:], " \t")
+			if end < 0 {
+				end = len(line) - i
+			}
+			words = append(words, line[i:i+end])
+			i += end
+		}
+	}
+	return words
+}
+
+// sortSkips orders skipped lines by line number.
+func sortSkips(s []Skip) {
+	sort.SliceStable(s, func(a, b int) bool { return s[a].Line < s[b].Line })
+}

@@ -1,0 +1,390 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"backupd/app/collect/driver"
+	"backupd/app/inventory"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// Actions of a planned line.
+const (
+	Create    = "create"
+	Update    = "update"
+	Unchanged = "unchanged"
+)
+
+// Row is one device line the import acts on.
+type Row struct {
+	Line    int
+	Action  string
+	Device  db.Device
+	Changes []string // for Update: the fields that change
+	// Group and Credential name what the device is placed in and logs in
+	// with ("" when the file says nothing); NewGroup and NewCredential
+	// say that the import creates them.
+	Group         string
+	NewGroup      bool
+	Credential    string
+	NewCredential int // 1-based index into Plan.Credentials; 0: an existing one or none
+}
+
+// NewCredential is a credential the import creates. The secrets stay
+// plain only in memory until Apply seals them.
+type NewCredential struct {
+	Name, Username, Password, Enable string
+}
+
+// Plan is what an import does: every device line with its action, the
+// lines skipped, and the groups and credentials created.
+type Plan struct {
+	Format      string
+	Rows        []Row
+	Skipped     []Skip
+	Groups      []string
+	Credentials []NewCredential
+}
+
+// Counts of a plan.
+func (p *Plan) Counts() (created, updated, unchanged, skipped int) {
+	for _, r := range p.Rows {
+		switch r.Action {
+		case Create:
+			created++
+		case Update:
+			updated++
+		default:
+			unchanged++
+		}
+	}
+	return created, updated, unchanged, len(p.Skipped)
+}
+
+// Build plans the import of parsed into the store: a device whose name is
+// already known (compared as names are, ASCII case folded) is updated,
+// others are created. Each device is checked by inventory.CheckDevice;
+// one that fails is skipped with the reason. Credentials are compared
+// with the store's (opened with sealer), so that the same login is never
+// stored twice, and neither are groups. defaultGroup, when not empty,
+// is the group of lines that name none.
+func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *Parsed, defaultGroup string) (*Plan, error) {
+	plan := &Plan{Format: parsed.Format, Skipped: append([]Skip(nil), parsed.Skipped...)}
+	existing := map[string]db.Device{}
+	var after int64
+	for range 10_000 { // a billion devices at the most
+		page, err := store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range page {
+			existing[Fold(d.Name)] = d
+			after = d.ID
+		}
+		if len(page) < 1000 {
+			break
+		}
+	}
+	allGroups, err := store.AllGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string]db.Group{}
+	groupNames := map[int64]string{}
+	for _, g := range allGroups {
+		groups[Fold(g.Name)] = g
+		groupNames[g.ID] = g.Name
+	}
+	creds, err := newCredentialIndex(ctx, store, sealer, parsed.Format)
+	if err != nil {
+		return nil, err
+	}
+	newGroups := map[string]string{}
+	defaultGroup = strings.TrimSpace(defaultGroup)
+	for _, e := range parsed.Entries {
+		skip := func(code string, args ...any) {
+			plan.Skipped = append(plan.Skipped, Skip{Line: e.Line, Name: e.Name, Code: code, Args: args})
+		}
+		old, known := existing[Fold(e.Name)]
+		d := old
+		if !known {
+			d = inventory.NewDevice()
+			d.Name = e.Name
+		}
+		d.Host, d.Platform = e.Host, e.Platform
+		if pl, ok := driver.Lookup(d.Platform); ok && !pl.OffersTransport(d.LoginMethod) {
+			inventory.SetLoginMethod(&d, pl.TransportList()[0])
+		}
+		if errs := inventory.CheckDevice(&d); len(errs) > 0 {
+			if errs[0].Problem == inventory.BadHost {
+				skip(ReasonBadHost, e.Host)
+			} else {
+				skip(ReasonInvalid, errs[0].Error())
+			}
+			continue
+		}
+		row := Row{Line: e.Line, Device: d}
+		group := e.Group
+		if group == "" {
+			group = defaultGroup
+		}
+		if group != "" {
+			if utf8.RuneCountInString(group) > inventory.MaxNameLength {
+				skip(ReasonBadGroup, group, inventory.MaxNameLength)
+				continue
+			}
+			if g, ok := groups[Fold(group)]; ok {
+				row.Group, row.Device.GroupID = g.Name, &g.ID
+			} else {
+				k := Fold(group)
+				if _, seen := newGroups[k]; !seen {
+					newGroups[k] = group
+					plan.Groups = append(plan.Groups, group)
+				}
+				row.Group, row.NewGroup, row.Device.GroupID = newGroups[k], true, nil
+			}
+		} else if d.GroupID != nil {
+			row.Group = groupNames[*d.GroupID]
+		}
+		if e.Username != "" || e.Password != "" || e.Enable != "" {
+			id, name, idx := creds.find(e.Username, e.Password, e.Enable, plan)
+			row.Credential, row.NewCredential = name, idx
+			if idx == 0 {
+				row.Device.CredentialID = &id
+			} else {
+				row.Device.CredentialID = nil
+			}
+		} else if d.CredentialID != nil {
+			row.Credential = creds.names[*d.CredentialID]
+		}
+		switch {
+		case !known:
+			row.Action = Create
+		default:
+			row.Changes = changes(old, row)
+			row.Action = Unchanged
+			if len(row.Changes) > 0 {
+				row.Action = Update
+			}
+		}
+		plan.Rows = append(plan.Rows, row)
+	}
+	sortSkips(plan.Skipped)
+	return plan, nil
+}
+
+// changes lists what the import changes of an existing device.
+func changes(old db.Device, r Row) []string {
+	var out []string
+	if old.Host != r.Device.Host {
+		out = append(out, "host")
+	}
+	if old.Platform != r.Device.Platform {
+		out = append(out, "platform")
+	}
+	if old.LoginMethod != r.Device.LoginMethod {
+		out = append(out, "login method")
+	}
+	if r.NewGroup || !sameID(old.GroupID, r.Device.GroupID) {
+		out = append(out, "group")
+	}
+	if r.NewCredential > 0 || !sameID(old.CredentialID, r.Device.CredentialID) {
+		out = append(out, "credential")
+	}
+	return out
+}
+
+func sameID(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// credentialIndex finds a login among the store's credentials and those
+// the plan creates.
+type credentialIndex struct {
+	existing map[[3]string]db.Credential
+	names    map[int64]string
+	planned  map[[3]string]int
+	prefix   string
+	next     int
+	taken    map[string]bool
+}
+
+// newCredentialIndex opens the store's password credentials (those with
+// no private key) to compare them with the file's logins.
+func newCredentialIndex(ctx context.Context, store *db.Store, sealer *secret.Sealer, format string) (*credentialIndex, error) {
+	ix := &credentialIndex{existing: map[[3]string]db.Credential{}, names: map[int64]string{}, planned: map[[3]string]int{},
+		prefix: "Imported " + format + " ", next: 1, taken: map[string]bool{}}
+	for off := 0; off < 1_000_000; off += 500 {
+		page, total, err := store.ListCredentials(ctx, 500, off)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range page {
+			ix.names[c.ID] = c.Name
+			ix.taken[Fold(c.Name)] = true
+			if n, err := strconv.Atoi(strings.TrimPrefix(c.Name, ix.prefix)); err == nil && strings.HasPrefix(c.Name, ix.prefix) && n >= ix.next {
+				ix.next = n + 1
+			}
+			if c.PrivateKey != nil {
+				continue
+			}
+			open := func(b []byte, purpose string) (string, error) {
+				if b == nil {
+					return "", nil
+				}
+				return sealer.Open(b, purpose)
+			}
+			pw, err1 := open(c.Password, secret.PurposePassword)
+			en, err2 := open(c.EnablePassword, secret.PurposeEnablePassword)
+			if err := errors.Join(err1, err2); err != nil {
+				continue // sealed with another key: cannot be the same login
+			}
+			k := [3]string{c.Username, pw, en}
+			if _, dup := ix.existing[k]; !dup {
+				ix.existing[k] = c
+			}
+		}
+		if off+len(page) >= total || len(page) == 0 {
+			break
+		}
+	}
+	return ix, nil
+}
+
+// find returns the existing credential for a login (id, name, 0) or the
+// plan's new one (0, name, index), adding it to the plan when first seen.
+func (ix *credentialIndex) find(user, password, enable string, plan *Plan) (int64, string, int) {
+	k := [3]string{user, password, enable}
+	if c, ok := ix.existing[k]; ok {
+		return c.ID, c.Name, 0
+	}
+	if i, ok := ix.planned[k]; ok {
+		return 0, plan.Credentials[i-1].Name, i
+	}
+	name := ix.prefix + strconv.Itoa(ix.next)
+	for ix.taken[Fold(name)] {
+		ix.next++
+		name = ix.prefix + strconv.Itoa(ix.next)
+	}
+	ix.next++
+	ix.taken[Fold(name)] = true
+	plan.Credentials = append(plan.Credentials, NewCredential{Name: name, Username: user, Password: password, Enable: enable})
+	ix.planned[k] = len(plan.Credentials)
+	return 0, name, len(plan.Credentials)
+}
+
+// ErrNothing is Apply's answer to a plan with nothing to do.
+var ErrNothing = errors.New("nothing to import: every line was skipped")
+
+// Apply carries the plan out in one transaction: the groups, the
+// credentials (sealed with sealer) and the devices, all or nothing.
+// Unchanged devices are not written.
+func (p *Plan) Apply(ctx context.Context, store *db.Store, sealer *secret.Sealer) error {
+	if len(p.Rows) == 0 {
+		return ErrNothing
+	}
+	creds := make([]db.Credential, len(p.Credentials))
+	for i, c := range p.Credentials {
+		creds[i] = db.Credential{Name: c.Name, Username: c.Username}
+		if c.Password != "" {
+			creds[i].Password = sealer.Seal(c.Password, secret.PurposePassword)
+		}
+		if c.Enable != "" {
+			creds[i].EnablePassword = sealer.Seal(c.Enable, secret.PurposeEnablePassword)
+		}
+	}
+	devices := make([]db.PlannedDevice, 0, len(p.Rows))
+	lines := make([]int, 0, len(p.Rows))
+	for _, r := range p.Rows {
+		if r.Action == Unchanged {
+			continue
+		}
+		pd := db.PlannedDevice{Device: r.Device, NewCredential: r.NewCredential}
+		if r.NewGroup {
+			pd.NewGroup = r.Group
+		}
+		devices = append(devices, pd)
+		lines = append(lines, r.Line)
+	}
+	err := store.ApplyImport(ctx, p.Groups, creds, devices)
+	var ie *db.ImportError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("line %d (%s): %w; another change came between; run the import again", lines[ie.Index], devices[ie.Index].Device.Name, ie.Err)
+	}
+	return err
+}
+
+// Report writes the plan for a person: with all set, one line per device
+// (a dry run); else only the skipped lines. It ends with the summary.
+func (p *Plan) Report(w io.Writer, all, applied bool) {
+	would := "would "
+	if applied {
+		would = ""
+	}
+	type line struct {
+		n    int
+		text string
+	}
+	var out []line
+	if all {
+		for _, r := range p.Rows {
+			d := r.Device
+			var text string
+			switch r.Action {
+			case Create:
+				text = fmt.Sprintf("%screate %s: %s at %s", would, d.Name, d.Platform, d.Host)
+				if r.Group != "" {
+					text += ", group " + strconv.Quote(r.Group)
+				}
+				if r.Credential != "" {
+					text += ", credential " + strconv.Quote(r.Credential)
+				}
+			case Update:
+				text = fmt.Sprintf("%supdate %s: %s", would, d.Name, strings.Join(r.Changes, ", "))
+			default:
+				text = fmt.Sprintf("unchanged %s", d.Name)
+			}
+			out = append(out, line{r.Line, text})
+		}
+	}
+	for _, s := range p.Skipped {
+		name := ""
+		if s.Name != "" {
+			name = " " + s.Name
+		}
+		out = append(out, line{s.Line, fmt.Sprintf("skip%s: %s", name, s.Reason())})
+	}
+	if all {
+		sort.SliceStable(out, func(a, b int) bool { return out[a].n < out[b].n })
+	}
+	for _, l := range out {
+		fmt.Fprintf(w, "line %d: %s\n", l.n, l.text)
+	}
+	if len(p.Groups) > 0 {
+		fmt.Fprintf(w, "%screate %d group(s): %s\n", would, len(p.Groups), strings.Join(p.Groups, ", "))
+	}
+	if len(p.Credentials) > 0 {
+		names := make([]string, len(p.Credentials))
+		for i, c := range p.Credentials {
+			names[i] = c.Name
+		}
+		fmt.Fprintf(w, "%screate %d credential(s): %s\n", would, len(p.Credentials), strings.Join(names, ", "))
+	}
+	c, u, n, s := p.Counts()
+	verb := "would be"
+	if applied {
+		verb = "were"
+	}
+	fmt.Fprintf(w, "summary: %d device(s) %s created, %d updated, %d unchanged, %d line(s) skipped\n", c, verb, u, n, s)
+}

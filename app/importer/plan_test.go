@@ -1,0 +1,220 @@
+package importer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"backupd/app/importer"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+func openData(t testing.TB) (*db.Store, *secret.Sealer) {
+	t.Helper()
+	dir := t.TempDir()
+	sealer, err := secret.LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := db.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, sealer
+}
+
+func plan(t *testing.T, store *db.Store, sealer *secret.Sealer, file string) *importer.Plan {
+	t.Helper()
+	parsed, err := importer.ParseOxidized([]byte(file), ":", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := importer.Build(context.Background(), store, sealer, parsed, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func counts(p *importer.Plan) string {
+	c, u, n, s := p.Counts()
+	return fmt.Sprintf("%d/%d/%d/%d", c, u, n, s)
+}
+
+func allDevices(t *testing.T, store *db.Store) map[string]db.Device {
+	t.Helper()
+	list, err := store.DevicesAfter(context.Background(), db.Scope{All: true}, db.DeviceFilter{}, 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]db.Device{}
+	for _, d := range list {
+		out[d.Name] = d
+	}
+	return out
+}
+
+func tableCount(t *testing.T, store *db.Store, table string) int {
+	t.Helper()
+	var n int
+	if err := store.Reader().QueryRowContext(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+const routerDB = `# two sites
+core-1:ios:dc1:admin:s3cret
+core-2:nxos:dc1:admin:s3cret
+edge-1:junos:dc2:ops:other
+lab-1:eos
+bad-host:ios::
+`
+
+func TestApplyAndReapply(t *testing.T) {
+	ctx := context.Background()
+	store, sealer := openData(t)
+	// An existing group of the same name (any case) is reused, and an
+	// existing credential with the same login too.
+	if _, err := store.CreateGroup(ctx, "DC2", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateCredential(ctx, db.Credential{Name: "ops login", Username: "ops",
+		Password: sealer.Seal("other", secret.PurposePassword)}); err != nil {
+		t.Fatal(err)
+	}
+	p := plan(t, store, sealer, routerDB+"bad host!:ios\n")
+	if got := counts(p); got != "5/0/0/1" {
+		t.Fatalf("first plan counts %s, want 5/0/0/1", got)
+	}
+	var dry bytes.Buffer
+	p.Report(&dry, true, false)
+	for _, want := range []string{
+		`line 2: would create core-1: cisco_ios at core-1, group "dc1", credential "Imported oxidized 1"`,
+		`line 4: would create edge-1: juniper_junos at edge-1, group "DC2", credential "ops login"`,
+		`line 5: would create lab-1: arista_eos at lab-1` + "\n",
+		`line 7: skip bad host!: bad host "bad host!"`,
+		"would create 1 group(s): dc1\n",
+		"would create 1 credential(s): Imported oxidized 1\n",
+		"summary: 5 device(s) would be created, 0 updated, 0 unchanged, 1 line(s) skipped\n",
+	} {
+		if !strings.Contains(dry.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, dry.String())
+		}
+	}
+	if strings.Contains(dry.String(), "s3cret") {
+		t.Error("the dry run shows a password")
+	}
+	if n := tableCount(t, store, "devices"); n != 0 {
+		t.Fatalf("planning created %d devices", n)
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	devs := allDevices(t, store)
+	if len(devs) != 5 {
+		t.Fatalf("%d devices after the import, want 5", len(devs))
+	}
+	c1, c2 := devs["core-1"], devs["core-2"]
+	if c1.CredentialID == nil || c2.CredentialID == nil || *c1.CredentialID != *c2.CredentialID {
+		t.Fatalf("core-1 and core-2 share a login but not a credential: %v %v", c1.CredentialID, c2.CredentialID)
+	}
+	cred, err := store.GetCredential(ctx, *c1.CredentialID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(cred.Password, []byte("s3cret")) {
+		t.Fatal("the password is stored in the clear")
+	}
+	if pw, err := sealer.Open(cred.Password, secret.PurposePassword); err != nil || pw != "s3cret" || cred.Username != "admin" {
+		t.Fatalf("credential %q: user %q password %q (%v)", cred.Name, cred.Username, pw, err)
+	}
+	if n := tableCount(t, store, "credentials"); n != 2 {
+		t.Errorf("%d credentials, want 2 (one new, one reused)", n)
+	}
+	if n := tableCount(t, store, "device_groups"); n != 2 {
+		t.Errorf("%d groups, want 2 (dc1 new, DC2 reused)", n)
+	}
+
+	// Running the same file again changes nothing.
+	p = plan(t, store, sealer, routerDB)
+	if got := counts(p); got != "0/0/5/0" || len(p.Groups) != 0 || len(p.Credentials) != 0 {
+		t.Fatalf("second plan counts %s, groups %v, credentials %d; want 0/0/5/0 and nothing new", got, p.Groups, len(p.Credentials))
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	if n := tableCount(t, store, "devices"); n != 5 {
+		t.Fatalf("%d devices after the second import, want 5", n)
+	}
+
+	// A changed file updates in place.
+	p = plan(t, store, sealer, "Core-1:iosxe:dc3:admin:new\nlab-1:eos\n")
+	if got := counts(p); got != "0/1/1/0" {
+		t.Fatalf("third plan counts %s, want 0/1/1/0", got)
+	}
+	if ch := strings.Join(p.Rows[0].Changes, ","); ch != "host,platform,group,credential" {
+		t.Errorf("changes %q", ch)
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	d := allDevices(t, store)["core-1"]
+	if d.ID != c1.ID || d.Platform != "cisco_xe" || d.CredentialID == nil || *d.CredentialID == *c1.CredentialID {
+		t.Fatalf("core-1 after the update: %+v", d)
+	}
+}
+
+func TestApplyAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	store, sealer := openData(t)
+	// The database refuses the last device of the file.
+	if _, err := store.Exec(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON devices WHEN NEW.name = 'lab-1'
+		BEGIN SELECT RAISE(ABORT, 'refused by test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	p := plan(t, store, sealer, routerDB)
+	err := p.Apply(ctx, store, sealer)
+	if err == nil || !strings.Contains(err.Error(), "refused by test") {
+		t.Fatalf("Apply = %v, want the database's refusal", err)
+	}
+	for _, table := range []string{"devices", "device_groups", "credentials"} {
+		if n := tableCount(t, store, table); n != 0 {
+			t.Errorf("%d rows in %s after a failed import, want 0", n, table)
+		}
+	}
+}
+
+func TestApplyNothing(t *testing.T) {
+	store, sealer := openData(t)
+	p := plan(t, store, sealer, "# only comments\nx:nosuch\n")
+	if err := p.Apply(context.Background(), store, sealer); err != importer.ErrNothing {
+		t.Fatalf("Apply = %v, want ErrNothing", err)
+	}
+}
+
+func TestRancidPlan(t *testing.T) {
+	ctx := context.Background()
+	store, sealer := openData(t)
+	parsed, err := importer.ParseRancid([]byte("r1;cisco;up\nr2;juniper;up\nr3;cisco;down\n"), []byte("add user * rancid\nadd password r1 a b\nadd password * c\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := importer.Build(ctx, store, sealer, parsed, "networking")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := counts(p); got != "2/0/0/1" || len(p.Credentials) != 2 || p.Credentials[0].Name != "Imported rancid 1" || len(p.Groups) != 1 {
+		t.Fatalf("plan %s, credentials %+v, groups %v", got, len(p.Credentials), p.Groups)
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	if d := allDevices(t, store)["r1"]; d.GroupID == nil || d.Host != "r1" {
+		t.Fatalf("r1: %+v", d)
+	}
+}

@@ -1,0 +1,113 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// PlannedDevice is one device of an import from another tool's inventory
+// (app/importer): created when Device.ID is 0, else updated. NewGroup and
+// NewCredential point at a group or credential the same import creates:
+// NewGroup by name (then Device.GroupID is ignored), NewCredential as a
+// 1-based index into the import's credentials (0: none; then
+// Device.CredentialID is kept).
+type PlannedDevice struct {
+	Device        Device
+	NewGroup      string
+	NewCredential int
+}
+
+// ApplyImport creates the groups (at the root of the tree) and the
+// credentials (secrets already sealed), then creates or updates the
+// devices, all in one transaction: everything or nothing. Names are
+// checked again here, since another writer may have come between the
+// plan and now; a clash is an *ImportError naming the device's index.
+func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Credential, devices []PlannedDevice) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error {
+		groupIDs := make(map[string]int64, len(groups))
+		for _, name := range groups {
+			g, err := createGroupTx(ctx, tx, name, nil)
+			if err != nil {
+				return fmt.Errorf("create group %q: %w", name, err)
+			}
+			groupIDs[name] = g.ID
+		}
+		credIDs := make([]int64, len(creds))
+		now := Now()
+		for i, c := range creds {
+			if taken, err := exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
+				return err
+			} else if taken {
+				return fmt.Errorf("create credential %q: %w", c.Name, ErrNameExists)
+			}
+			res, err := tx.ExecContext(ctx,
+				`INSERT INTO credentials (name, username, password, enable_password, private_key, remarks, created_at, updated_at)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), now, now)
+			if err != nil {
+				return fmt.Errorf("insert credential: %w", err)
+			}
+			if credIDs[i], err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+		taken, err := tx.PrepareContext(ctx, `SELECT id FROM devices WHERE name = ?`)
+		if err != nil {
+			return err
+		}
+		defer taken.Close()
+		insert, err := tx.PrepareContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
+			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+		update, err := tx.PrepareContext(ctx, `UPDATE devices SET host = ?, port = ?, platform = ?, login_method = ?,
+			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ? WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer update.Close()
+		for i, p := range devices {
+			d := p.Device
+			if p.NewGroup != "" {
+				id, ok := groupIDs[p.NewGroup]
+				if !ok {
+					return &ImportError{Index: i, Err: &ErrReference{"group_id", "group " + strconv.Quote(p.NewGroup) + " is not part of the import"}}
+				}
+				d.GroupID = &id
+			}
+			if p.NewCredential > 0 {
+				if p.NewCredential > len(credIDs) {
+					return &ImportError{Index: i, Err: &ErrReference{"credential_id", "credential " + strconv.Itoa(p.NewCredential) + " is not part of the import"}}
+				}
+				d.CredentialID = &credIDs[p.NewCredential-1]
+			}
+			var id int64
+			switch err := taken.QueryRowContext(ctx, d.Name).Scan(&id); {
+			case err == nil && id != d.ID:
+				return &ImportError{Index: i, Err: ErrNameExists}
+			case err != nil && !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("import device %d: %w", i, err)
+			case errors.Is(err, sql.ErrNoRows) && d.ID != 0:
+				return &ImportError{Index: i, Err: ErrNotFound}
+			}
+			if d.ID == 0 {
+				if _, err := insert.ExecContext(ctx, d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID,
+					d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now); err != nil {
+					return fmt.Errorf("import device %d: %w", i, err)
+				}
+				continue
+			}
+			if _, err := update.ExecContext(ctx, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID,
+				d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), now, d.ID); err != nil {
+				return fmt.Errorf("import device %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+}
