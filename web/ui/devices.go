@@ -57,6 +57,7 @@ func (u *UI) mountDevices(mux *http.ServeMux) {
 	mux.Handle("POST /devices/backup", u.page("backups.create", u.devicesBackup))
 	mux.Handle("GET /devices/import", u.page("devices.create", u.devicesImportForm))
 	mux.Handle("POST /devices/import", u.devicesUploadBody(u.page("devices.create", u.devicesImport)))
+	mux.Handle("POST /devices/import/router-db", u.devicesUploadBody(u.page("devices.create", u.devicesImportRouterDB)))
 	mux.Handle("GET /devices/sample.csv", u.page("devices.create", u.devicesSample))
 	mux.Handle("GET /devices/export", u.page("devices.view", u.devicesExport))
 }
@@ -992,6 +993,12 @@ type devicesImportPage struct {
 	Encodings    []string
 	MaxRows      int
 	MaxMiB       int
+	// The router.db import (devices_routerdb.go): the form as filled in,
+	// an error about the whole file, and the plan or its result.
+	RouterDBForm      devicesRouterDBForm
+	RouterDBError     string
+	RouterDBErrorArgs []any
+	RouterDB          *devicesRouterDBResult
 }
 
 // devicesImportProblem is one bad cell (or row, when Column is "") of an
@@ -1005,7 +1012,7 @@ type devicesImportProblem struct {
 
 func (u *UI) devicesImportPageData() devicesImportPage {
 	return devicesImportPage{Sample: devicesSampleCSV, Platforms: devicesPlatforms(), Encodings: driver.Encodings,
-		MaxRows: devicesImportRows, MaxMiB: devicesImportBytes >> 20}
+		MaxRows: devicesImportRows, MaxMiB: devicesImportBytes >> 20, RouterDBForm: devicesRouterDBDefaults()}
 }
 
 func (u *UI) devicesImportForm(w http.ResponseWriter, r *http.Request) error {

@@ -1,0 +1,218 @@
+package ui
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"backupd/app/importer"
+	"backupd/db"
+)
+
+// The devices page also imports Oxidized's and RANCID's router.db, as
+// `backupd import oxidized|rancid` does (app/importer): a dry run lists
+// what would be created, updated and skipped; an import applies it in one
+// transaction. Since it creates groups and credentials and updates any
+// device named in the file, it needs a user who sees every group and may
+// create groups and credentials and update devices.
+
+// devicesRouterDBShown bounds the lines listed on the page.
+const devicesRouterDBShown = 200
+
+// devicesRouterDBForm is what the router.db form was filled in with,
+// shown again with its result.
+type devicesRouterDBForm struct {
+	Format, Delimiter, Map, Group string
+	DryRun                        bool
+}
+
+// devicesRouterDBResult is the plan, or what was applied.
+type devicesRouterDBResult struct {
+	Applied                              bool
+	Created, Updated, Unchanged, Skipped int
+	Groups, Credentials                  []string
+	Lines                                []devicesRouterDBLine
+	More                                 int
+}
+
+// devicesRouterDBLine is one line of the file: its action (a message
+// key) and the device, or why it is skipped (Key, Args).
+type devicesRouterDBLine struct {
+	Line   int
+	Name   string
+	Action string
+	Key    string
+	Args   []any
+}
+
+// devicesRouterDBReasons and devicesRouterDBActions are the messages of
+// the importer's reasons and actions.
+var (
+	devicesRouterDBReasons = map[string]string{
+		importer.ReasonBlankName: keyDevicesRouterDBBlankName, importer.ReasonNoModel: keyDevicesRouterDBNoModel,
+		importer.ReasonUnknownModel: keyDevicesRouterDBUnknownModel, importer.ReasonBadHost: keyDevicesRouterDBBadHost,
+		importer.ReasonIPv6Delimiter: keyDevicesRouterDBIPv6, importer.ReasonDuplicate: keyDevicesRouterDBDuplicate,
+		importer.ReasonNotUp: keyDevicesRouterDBNotUp, importer.ReasonFieldCount: keyDevicesRouterDBFieldCount,
+		importer.ReasonInvalid: keyDevicesRouterDBInvalid, importer.ReasonBadGroup: keyDevicesRouterDBBadGroup,
+	}
+	devicesRouterDBActions = map[string]string{
+		importer.Create: keyDevicesRouterDBCreate, importer.Update: keyDevicesRouterDBUpdate, importer.Unchanged: keyDevicesRouterDBUnchanged,
+	}
+)
+
+func devicesRouterDBDefaults() devicesRouterDBForm {
+	return devicesRouterDBForm{Format: importer.Oxidized, Delimiter: ":", Map: "name=0,model=1,group=2,username=3,password=4", DryRun: true}
+}
+
+// devicesImportRouterDB plans, and unless it is a dry run applies, the
+// import of an uploaded router.db.
+func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	s := sessionOf(r)
+	p := u.devicesImportPageData()
+	f := devicesRouterDBForm{
+		Format: r.PostFormValue("format"), Delimiter: r.PostFormValue("delimiter"), Map: strings.TrimSpace(r.PostFormValue("map")),
+		Group: strings.TrimSpace(r.PostFormValue("group")), DryRun: r.PostFormValue("dry_run") != "",
+	}
+	p.RouterDBForm = f
+	fail := func(status int, key string, args ...any) error {
+		p.RouterDBError, p.RouterDBErrorArgs = key, args
+		return u.render(w, r, status, "devices_import.html", keyTitleDevicesImport, p)
+	}
+	if !s.Scope().All {
+		return fail(http.StatusForbidden, keyDevicesRouterDBScoped)
+	}
+	if f.Format != importer.Oxidized && f.Format != importer.Rancid {
+		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBFormat)
+	}
+	data, msg := u.devicesUploadedFile(r, "file", true)
+	if msg != "" {
+		return fail(http.StatusUnprocessableEntity, msg)
+	}
+	var (
+		parsed *importer.Parsed
+		err    error
+	)
+	if f.Format == importer.Oxidized {
+		m := importer.DefaultMap()
+		if f.Map != "" {
+			if m, err = importer.ParseMap(f.Map); err != nil {
+				return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBFile, err.Error())
+			}
+		}
+		if f.Delimiter == "" {
+			f.Delimiter = ":"
+		}
+		parsed, err = importer.ParseOxidized(data, f.Delimiter, m)
+	} else {
+		rc, msg := u.devicesUploadedFile(r, "cloginrc", false)
+		if msg != "" {
+			return fail(http.StatusUnprocessableEntity, msg)
+		}
+		parsed, err = importer.ParseRancid(data, rc)
+	}
+	var fe *importer.FileError
+	if errors.As(err, &fe) {
+		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBFile, fe.Message)
+	}
+	if err != nil {
+		return err
+	}
+	plan, err := importer.Build(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group)
+	if err != nil {
+		return err
+	}
+	created, updated, unchanged, skipped := plan.Counts()
+	res := &devicesRouterDBResult{Created: created, Updated: updated, Unchanged: unchanged, Skipped: skipped, Groups: plan.Groups}
+	for _, c := range plan.Credentials {
+		res.Credentials = append(res.Credentials, c.Name)
+	}
+	res.Lines, res.More = devicesRouterDBLines(plan)
+	p.RouterDB = res
+	if len(plan.Rows) == 0 {
+		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBNothing)
+	}
+	if f.DryRun {
+		return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
+	}
+	for _, need := range []struct {
+		perm string
+		used bool
+	}{{"devices.update", updated > 0}, {"groups.create", len(plan.Groups) > 0}, {"credentials.create", len(plan.Credentials) > 0}} {
+		if need.used && !s.Can(need.perm) {
+			return fail(http.StatusForbidden, keyDevicesRouterDBPermission, need.perm)
+		}
+	}
+	if err := plan.Apply(ctx, u.deps.Store, u.deps.Sealer); err != nil {
+		var ie *db.ImportError
+		if errors.As(err, &ie) {
+			return fail(http.StatusConflict, keyDevicesImportChanged)
+		}
+		return err
+	}
+	res.Applied = true
+	if created+updated > 0 {
+		filename := ""
+		if _, h, err := r.FormFile("file"); err == nil {
+			filename = truncate(h.Filename, 128)
+		}
+		u.auditEntry(r, db.AuditEntry{
+			UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.import", TargetType: "device",
+			Details: map[string]any{"format": parsed.Format, "file": filename, "created": created, "updated": updated,
+				"unchanged": unchanged, "skipped": skipped, "groups_created": len(plan.Groups), "credentials_created": len(plan.Credentials)},
+		})
+	}
+	return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
+}
+
+// devicesUploadedFile reads an uploaded file of the form, bounded: its
+// bytes, or the message key of what is wrong.
+func (u *UI) devicesUploadedFile(r *http.Request, field string, required bool) ([]byte, string) {
+	file, _, err := r.FormFile(field)
+	if err != nil {
+		if required {
+			return nil, keyDevicesImportNoFile
+		}
+		return nil, ""
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, devicesImportBytes+1))
+	if err != nil || len(data) > devicesImportBytes {
+		return nil, keyDevicesRouterDBTooLarge
+	}
+	return data, ""
+}
+
+// devicesRouterDBLines lists the plan's lines in file order: the skipped
+// ones first, since they need attention, then the others; at most
+// devicesRouterDBShown, with the count of those left out.
+func devicesRouterDBLines(plan *importer.Plan) ([]devicesRouterDBLine, int) {
+	var out []devicesRouterDBLine
+	total := len(plan.Skipped) + len(plan.Rows)
+	for _, s := range plan.Skipped {
+		if len(out) == devicesRouterDBShown {
+			break
+		}
+		args := s.Args
+		if s.Code == importer.ReasonInvalid && len(args) > 0 {
+			args = []any{args[0]}
+		}
+		out = append(out, devicesRouterDBLine{Line: s.Line, Name: s.Name, Action: keyDevicesRouterDBSkip,
+			Key: devicesRouterDBReasons[s.Code], Args: args})
+	}
+	for _, row := range plan.Rows {
+		if len(out) == devicesRouterDBShown {
+			break
+		}
+		l := devicesRouterDBLine{Line: row.Line, Name: row.Device.Name, Action: devicesRouterDBActions[row.Action]}
+		switch row.Action {
+		case importer.Create:
+			l.Key, l.Args = keyDevicesRouterDBCreateDetail, []any{row.Device.Platform, row.Device.Host}
+		case importer.Update:
+			l.Key, l.Args = keyDevicesRouterDBUpdateDetail, []any{strings.Join(row.Changes, ", ")}
+		}
+		out = append(out, l)
+	}
+	return out, total - len(out)
+}

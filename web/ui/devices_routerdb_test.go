@@ -1,0 +1,163 @@
+package ui_test
+
+import (
+	"bytes"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"backupd/app/auth"
+	"backupd/app/secret"
+)
+
+// uploadRouterDB posts the router.db form with its files; csrf "" is the
+// page's token.
+func (b *browser) uploadRouterDB(fields map[string]string, files map[string]string, csrf string) page {
+	b.e.t.Helper()
+	if csrf == "" {
+		csrf = b.csrf
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", csrf)
+	for k, v := range fields {
+		_ = mw.WriteField(k, v)
+	}
+	for field, content := range files {
+		fw, err := mw.CreateFormFile(field, field+".txt")
+		if err != nil {
+			b.e.t.Fatal(err)
+		}
+		_, _ = io.WriteString(fw, content)
+	}
+	mw.Close()
+	req, err := http.NewRequest(http.MethodPost, b.e.srv.URL+"/devices/import/router-db", &body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Origin", b.e.srv.URL)
+	return b.do(req)
+}
+
+func TestDevicesImportRouterDB(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("op", "operator-password-1", auth.RoleOperator, true)
+	b := e.browser()
+	b.mustLogin("op", "operator-password-1")
+	p := b.get("/devices/import")
+	expectBody(t, "import page", p, `action="/devices/import/router-db#routerdb"`, `name="cloginrc"`, "Import from Oxidized or RANCID")
+
+	routerDB := "# Oxidized\r\ncore-1:ios:dc1:admin:s3cret\r\ncore-2:nxos:dc1:admin:s3cret\r\nodd:nosuchmodel\r\n2001:db8::1:ios\r\n"
+	oxidized := map[string]string{"format": "oxidized", "delimiter": ":", "map": "name=0,model=1,group=2,username=3,password=4"}
+	dry := map[string]string{"dry_run": "1"}
+	for k, v := range oxidized {
+		dry[k] = v
+	}
+
+	t.Run("a wrong CSRF token changes nothing", func(t *testing.T) {
+		p := b.uploadRouterDB(oxidized, map[string]string{"file": routerDB}, "forged")
+		if p.status != http.StatusForbidden {
+			t.Fatalf("forged token: %d", p.status)
+		}
+		if n := devicesCount(t, e); n != 0 {
+			t.Fatalf("%d devices after a forged upload", n)
+		}
+	})
+
+	t.Run("dry run", func(t *testing.T) {
+		p := b.uploadRouterDB(dry, map[string]string{"file": routerDB}, "")
+		expect(t, "dry run", p, http.StatusOK, "")
+		expectBody(t, "dry run", p, "Dry run, nothing changed: 2 would be created, 0 updated, 0 unchanged, 2 lines skipped.",
+			"<code>dc1</code>", "<code>Imported oxidized 1</code>", "Unknown model “nosuchmodel”.",
+			"The line holds an IPv6 address, which contains the delimiter “:”", "cisco_nxos at core-2")
+		if strings.Contains(p.body, "s3cret") {
+			t.Error("the page shows a password")
+		}
+		if n := devicesCount(t, e); n != 0 {
+			t.Fatalf("the dry run created %d devices", n)
+		}
+	})
+
+	t.Run("import, then again", func(t *testing.T) {
+		p := b.uploadRouterDB(oxidized, map[string]string{"file": routerDB}, "")
+		expect(t, "import", p, http.StatusOK, "")
+		expectBody(t, "import", p, "Imported: 2 created, 0 updated, 0 unchanged, 2 lines skipped.")
+		c1 := devicesByName(t, e, "core-1")
+		if c1.Platform != "cisco_ios" || c1.GroupID == nil || c1.CredentialID == nil {
+			t.Fatalf("core-1 = %+v", c1)
+		}
+		cred, err := e.store.GetCredential(t.Context(), *c1.CredentialID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pw, err := e.sealer.Open(cred.Password, secret.PurposePassword); err != nil || pw != "s3cret" {
+			t.Fatalf("the credential's password opens to %q (%v)", pw, err)
+		}
+		p = b.uploadRouterDB(oxidized, map[string]string{"file": routerDB}, "")
+		expectBody(t, "again", p, "Imported: 0 created, 0 updated, 2 unchanged, 2 lines skipped.")
+		if n := devicesCount(t, e); n != 2 {
+			t.Fatalf("%d devices after importing twice, want 2", n)
+		}
+		var imports int
+		for _, a := range e.auditEntries() {
+			if a.Action == "device.import" {
+				imports++
+				if a.Details["format"] != "oxidized" || strings.Contains(a.Username, "s3cret") {
+					t.Errorf("audit entry %+v", a)
+				}
+			}
+		}
+		if imports != 1 {
+			t.Errorf("%d audit entries for imports, want 1 (the unchanged one writes none)", imports)
+		}
+	})
+
+	t.Run("RANCID in Chinese", func(t *testing.T) {
+		b.header.Set("Accept-Language", "zh-CN")
+		defer b.header.Del("Accept-Language")
+		p := b.uploadRouterDB(map[string]string{"format": "rancid", "group": "networking"},
+			map[string]string{"file": "r1;juniper;up\nr2;cisco;down\n", "cloginrc": "add user * rancid\nadd password * pw\n"}, "")
+		expect(t, "rancid", p, http.StatusOK, "")
+		expectBody(t, "rancid", p, "已导入：创建 1 个，更新 0 个，无变化 0 个，跳过 1 行。", "状态为“down”")
+		if d := devicesByName(t, e, "r1"); d.Platform != "juniper_junos" || d.GroupID == nil || d.CredentialID == nil {
+			t.Errorf("r1 = %+v", d)
+		}
+	})
+
+	t.Run("nothing importable", func(t *testing.T) {
+		p := b.uploadRouterDB(oxidized, map[string]string{"file": "# nothing\nx:nosuch\n"}, "")
+		expect(t, "nothing", p, http.StatusUnprocessableEntity, "")
+		expectBody(t, "nothing", p, "No line of the file can be imported.", "Unknown model “nosuch”.")
+		p = b.uploadRouterDB(map[string]string{"format": "oxidized", "map": "name=0"}, map[string]string{"file": routerDB}, "")
+		expect(t, "bad map", p, http.StatusUnprocessableEntity, "")
+		expectBody(t, "bad map", p, "The file cannot be imported: column map: the model column is required.")
+	})
+
+	t.Run("refused without the permission or the whole tree", func(t *testing.T) {
+		before := devicesCount(t, e)
+		e.createUser("viewer", "viewer-password-1", auth.RoleViewer, true)
+		v := e.browser()
+		v.mustLogin("viewer", "viewer-password-1")
+		v.get("/devices")
+		if p := v.uploadRouterDB(oxidized, map[string]string{"file": "new-1:ios\n"}, ""); p.status != http.StatusForbidden {
+			t.Errorf("viewer: %d", p.status)
+		}
+		g, err := e.store.CreateGroup(t.Context(), "Branch", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.createUser("scoped", "scoped-password-1", auth.RoleOperator, false, g.ID)
+		s := e.browser()
+		s.mustLogin("scoped", "scoped-password-1")
+		s.get("/devices/import")
+		p := s.uploadRouterDB(oxidized, map[string]string{"file": "new-1:ios\n"}, "")
+		expect(t, "scoped", p, http.StatusForbidden, "")
+		expectBody(t, "scoped", p, "Importing a router.db needs a user who sees every group.")
+		if n := devicesCount(t, e); n != before {
+			t.Errorf("%d devices after refused uploads, want %d", n, before)
+		}
+	})
+}
