@@ -21,8 +21,8 @@ import (
 )
 
 func newExport(cfg *config.Config) *cobra.Command {
-	cmd := &cobra.Command{Use: "export", Short: "Export the stored configurations"}
-	cmd.AddCommand(newExportGit(cfg))
+	cmd := &cobra.Command{Use: "export", Short: "Export the stored configurations (git) or the device list (csv)"}
+	cmd.AddCommand(newExportGit(cfg), newExportCSV(cfg))
 	return cmd
 }
 

@@ -20,7 +20,7 @@ import (
 
 func newImport(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{Use: "import", Short: "Import devices from Oxidized, RANCID or a CSV file"}
-	cmd.AddCommand(newImportOxidized(cfg), newImportRancid(cfg))
+	cmd.AddCommand(newImportOxidized(cfg), newImportRancid(cfg), newImportCSV(cfg))
 	return cmd
 }
 
@@ -131,6 +131,39 @@ changes nothing. Use - for standard input.`,
 	f.StringVar(&cloginrc, "cloginrc", "", "a .cloginrc to take the devices' logins from")
 	f.StringVar(&group, "group", "", "group of the imported devices")
 	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
+	return cmd
+}
+
+func newImportCSV(cfg *config.Config) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "csv FILE",
+		Short: "Import devices from backupd's CSV (as the devices page and backupd export csv write it)",
+		Long: `Imports the devices of a CSV file in backupd's format: a header row naming
+the columns (any order, any case) name, host, platform (required), port,
+login_method, group, credential, template, encoding, enabled, remarks; then
+one device per row. Commas or semicolons, a byte order mark and Windows
+line ends are fine. A platform may be written as its ID or an alias.
+
+Devices whose name backupd already has are updated (an empty cell leaves
+the field as it is, except remarks), others are created; a second import
+changes nothing. Groups are created when missing; a credential or template
+must exist, by name (a CSV holds no secret). Rows with a problem are
+skipped with their line and why. Use - for standard input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := readImportFile(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			parsed, err := importer.ParseCSV(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			return runImport(cmd, cfg, parsed, args[0], "", dryRun)
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
 	return cmd
 }
 

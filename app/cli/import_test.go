@@ -114,3 +114,35 @@ func TestImportRancidCLI(t *testing.T) {
 		t.Errorf("devices %s", got)
 	}
 }
+
+// export csv writes what import csv and the devices page read; importing
+// it again changes nothing, an edited row updates its device.
+func TestExportImportCSVCLI(t *testing.T) {
+	data := t.TempDir()
+	mustRun(t, call{}, "import", "oxidized", "--data", data, writeFile(t, "router.db", "core-1:ios:dc1:admin:s3cret\nedge-1:junos\n"))
+	r := mustRun(t, call{}, "export", "csv", "--data", data)
+	want := "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks\r\n" +
+		"core-1,core-1,22,cisco_ios,ssh,dc1,Imported oxidized 1,,utf-8,true,\r\n" +
+		"edge-1,edge-1,22,juniper_junos,ssh,,,,utf-8,true,\r\n"
+	if r.stdout != want || !strings.Contains(r.stderr, "exported 2 device(s)") {
+		t.Fatalf("export:\n%q\nwant\n%q\n%s", r.stdout, want, r.stderr)
+	}
+	exported := writeFile(t, "devices.csv", r.stdout)
+	r = mustRun(t, call{}, "import", "csv", "--data", data, exported)
+	if !strings.Contains(r.stdout, "summary: 0 device(s) were created, 0 updated, 2 unchanged, 0 line(s) skipped") {
+		t.Errorf("re-import:\n%s", r)
+	}
+	edited := writeFile(t, "edited.csv", strings.Replace(want, "edge-1,edge-1,22,", "edge-1,192.0.2.9,830,", 1))
+	r = mustRun(t, call{}, "import", "csv", "--data", data, "--dry-run", edited)
+	if !strings.Contains(r.stdout, "line 3: would update edge-1: host, port") {
+		t.Errorf("edited dry run:\n%s", r)
+	}
+	// Elsewhere, the credential does not exist: that row is skipped, the
+	// other imported.
+	other := t.TempDir()
+	r = mustRun(t, call{}, "import", "csv", "--data", other, exported)
+	if !strings.Contains(r.stdout, `line 2: skip core-1: no credential named "Imported oxidized 1"`) || !strings.Contains(r.stdout, "1 device(s) were created") {
+		t.Errorf("import elsewhere:\n%s", r)
+	}
+	mustFail(t, call{}, []string{"unknown column"}, "import", "csv", "--data", other, writeFile(t, "bad.csv", "name,host,platfrom\n"))
+}

@@ -51,6 +51,15 @@ type Entry struct {
 	Username string
 	Password string
 	Enable   string
+	// Set by backupd's CSV only; zero values leave a device's own (or
+	// the default) as it is.
+	Port        int
+	LoginMethod string
+	Credential  string // an existing credential, by name
+	Template    string // an existing template of the platform, by name
+	Encoding    string
+	Enabled     *bool
+	Remarks     *string
 }
 
 // Reason codes: why a line is skipped.
@@ -106,6 +115,14 @@ func (s Skip) Reason() string {
 		return fmt.Sprintf("bad group name %q: at most %v characters", arg(0), arg(1))
 	case ReasonInvalid:
 		return fmt.Sprint(arg(0))
+	case ReasonBadPort:
+		return fmt.Sprintf("bad port %q: must be a number from 1 to 65535", arg(0))
+	case ReasonBadEnabled:
+		return fmt.Sprintf("enabled is %q: write true or false", arg(0))
+	case ReasonNoCredential:
+		return fmt.Sprintf("no credential named %q", arg(0))
+	case ReasonNoTemplate:
+		return fmt.Sprintf("no template named %q for platform %v", arg(0), arg(1))
 	}
 	return s.Code
 }

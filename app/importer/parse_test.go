@@ -157,3 +157,34 @@ func TestFileErrors(t *testing.T) {
 		t.Error("a .cloginrc that is not UTF-8 was accepted")
 	}
 }
+
+func TestParseCSV(t *testing.T) {
+	file := "\xef\xbb\xbfName;Host;Platform;Port;Enabled;Remarks;Login Method\r\n" +
+		"sw-1;192.0.2.1;ios;2222;no;'=1+1;telnet\r\n" +
+		";;;;;;\r\n" +
+		"sw-2;192.0.2.2;cisco_nxos;;;;\r\n" +
+		"sw-3;192.0.2.3;ios;99999;;;\r\n" +
+		"sw-4;192.0.2.4;ios;;perhaps;;\r\n" +
+		"sw-5;192.0.2.5\r\n" +
+		"SW-1;192.0.2.6;ios;;;;\r\n"
+	p, err := ParseCSV([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Entries) != 2 {
+		t.Fatalf("entries %+v", p.Entries)
+	}
+	e := p.Entries[0]
+	if e.Line != 2 || e.Platform != "cisco_ios" || e.Port != 2222 || e.Enabled == nil || *e.Enabled || e.Remarks == nil || *e.Remarks != "=1+1" || e.LoginMethod != "telnet" {
+		t.Errorf("sw-1 = %+v", e)
+	}
+	want := map[int]string{5: ReasonBadPort, 6: ReasonBadEnabled, 7: ReasonFieldCount, 8: ReasonDuplicate}
+	if got := skipCodes(p); !reflect.DeepEqual(got, want) {
+		t.Errorf("skipped %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "name,host\n", "name,host,platform,colour\n", "name,host,platform,name\n", "name,host,platform\n\"a,b\n"} {
+		if _, err := ParseCSV([]byte(bad)); err == nil {
+			t.Errorf("ParseCSV(%q) accepted", bad)
+		}
+	}
+}

@@ -107,6 +107,18 @@ func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *
 	if err != nil {
 		return nil, err
 	}
+	tpls, err := store.DeviceTemplateChoices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	templates := map[string]map[string][]int64{}
+	for _, t := range tpls {
+		if templates[t.Platform] == nil {
+			templates[t.Platform] = map[string][]int64{}
+		}
+		k := Fold(t.Name)
+		templates[t.Platform][k] = append(templates[t.Platform][k], t.ID)
+	}
 	newGroups := map[string]string{}
 	defaultGroup = strings.TrimSpace(defaultGroup)
 	for _, e := range parsed.Entries {
@@ -120,8 +132,43 @@ func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *
 			d.Name = e.Name
 		}
 		d.Host, d.Platform = e.Host, e.Platform
-		if pl, ok := driver.Lookup(d.Platform); ok && !pl.OffersTransport(d.LoginMethod) {
+		if e.LoginMethod != "" {
+			inventory.SetLoginMethod(&d, e.LoginMethod)
+		} else if pl, ok := driver.Lookup(d.Platform); ok && !pl.OffersTransport(d.LoginMethod) {
 			inventory.SetLoginMethod(&d, pl.TransportList()[0])
+		}
+		if e.Port != 0 {
+			d.Port = e.Port
+		}
+		if e.Encoding != "" {
+			d.Encoding = e.Encoding
+		}
+		if e.Enabled != nil {
+			d.Enabled = *e.Enabled
+		}
+		if e.Remarks != nil {
+			d.Remarks = nil
+			if r := *e.Remarks; r != "" {
+				d.Remarks = &r
+			}
+		}
+		if e.Template != "" {
+			ids := templates[d.Platform][Fold(e.Template)]
+			if len(ids) != 1 {
+				skip(ReasonNoTemplate, e.Template, d.Platform)
+				continue
+			}
+			d.TemplateID = &ids[0]
+		} else if d.TemplateID != nil && d.Platform != old.Platform {
+			d.TemplateID = nil // a template belongs to one platform
+		}
+		if e.Credential != "" {
+			id, ok := creds.byName[Fold(e.Credential)]
+			if !ok {
+				skip(ReasonNoCredential, e.Credential)
+				continue
+			}
+			d.CredentialID = &id
 		}
 		if errs := inventory.CheckDevice(&d); len(errs) > 0 {
 			if errs[0].Problem == inventory.BadHost {
@@ -193,6 +240,21 @@ func changes(old db.Device, r Row) []string {
 	if old.LoginMethod != r.Device.LoginMethod {
 		out = append(out, "login method")
 	}
+	if old.Port != r.Device.Port {
+		out = append(out, "port")
+	}
+	if old.Encoding != r.Device.Encoding {
+		out = append(out, "encoding")
+	}
+	if old.Enabled != r.Device.Enabled {
+		out = append(out, "enabled")
+	}
+	if !sameString(old.Remarks, r.Device.Remarks) {
+		out = append(out, "remarks")
+	}
+	if !sameID(old.TemplateID, r.Device.TemplateID) {
+		out = append(out, "template")
+	}
 	if r.NewGroup || !sameID(old.GroupID, r.Device.GroupID) {
 		out = append(out, "group")
 	}
@@ -200,6 +262,13 @@ func changes(old db.Device, r Row) []string {
 		out = append(out, "credential")
 	}
 	return out
+}
+
+func sameString(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
 }
 
 func sameID(a, b *int64) bool {
@@ -214,6 +283,7 @@ func sameID(a, b *int64) bool {
 type credentialIndex struct {
 	existing map[[3]string]db.Credential
 	names    map[int64]string
+	byName   map[string]int64
 	planned  map[[3]string]int
 	prefix   string
 	next     int
@@ -223,7 +293,7 @@ type credentialIndex struct {
 // newCredentialIndex opens the store's password credentials (those with
 // no private key) to compare them with the file's logins.
 func newCredentialIndex(ctx context.Context, store *db.Store, sealer *secret.Sealer, format string) (*credentialIndex, error) {
-	ix := &credentialIndex{existing: map[[3]string]db.Credential{}, names: map[int64]string{}, planned: map[[3]string]int{},
+	ix := &credentialIndex{existing: map[[3]string]db.Credential{}, names: map[int64]string{}, byName: map[string]int64{}, planned: map[[3]string]int{},
 		prefix: "Imported " + format + " ", next: 1, taken: map[string]bool{}}
 	for off := 0; off < 1_000_000; off += 500 {
 		page, total, err := store.ListCredentials(ctx, 500, off)
@@ -232,6 +302,7 @@ func newCredentialIndex(ctx context.Context, store *db.Store, sealer *secret.Sea
 		}
 		for _, c := range page {
 			ix.names[c.ID] = c.Name
+			ix.byName[Fold(c.Name)] = c.ID
 			ix.taken[Fold(c.Name)] = true
 			if n, err := strconv.Atoi(strings.TrimPrefix(c.Name, ix.prefix)); err == nil && strings.HasPrefix(c.Name, ix.prefix) && n >= ix.next {
 				ix.next = n + 1
