@@ -144,3 +144,19 @@ func (s *Store) GroupPaths(ctx context.Context) (map[int64][]string, error) {
 	}
 	return paths, nil
 }
+
+// MirrorFingerprint changes when the git mirror may have to: a backup
+// started (every finished backup started after the last one the mirror
+// saw, once the queue is idle), a device was added, changed or deleted,
+// or a group was renamed. It reads indexes only.
+func (s *Store) MirrorFingerprint(ctx context.Context) (string, error) {
+	var fp string
+	err := s.reader.QueryRowContext(ctx, `SELECT
+		(SELECT COALESCE(MAX(started_at), '') FROM backups) || '|' ||
+		(SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM devices) || '|' ||
+		(SELECT COUNT(*) || ':' || COALESCE(group_concat(name, '/'), '') FROM device_groups)`).Scan(&fp)
+	if err != nil {
+		return "", fmt.Errorf("git mirror fingerprint: %w", err)
+	}
+	return fp, nil
+}

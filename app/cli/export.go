@@ -105,6 +105,9 @@ func mirrorAfterRun(ctx context.Context, store *db.Store, sealer *secret.Sealer,
 		return
 	}
 	m := gitmirror.New(store, sealer, log, dataDir)
+	// One try: the run is over, and the next run (or the server) pushes
+	// whatever is left.
+	m.PushAttempts = 1
 	res, err := m.Sync(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)

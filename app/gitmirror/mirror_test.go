@@ -430,4 +430,9 @@ func TestRunCommitsAfterTheQueueDrains(t *testing.T) {
 	if got := commits(t, bare); len(got) != 2 || got[0] != "backupd: r1" {
 		t.Fatalf("remote commits: %q", got)
 	}
+	// No run: a deleted device is noticed too.
+	if err := e.store.DeleteDevice(e.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	waitPushed(3)
 }
