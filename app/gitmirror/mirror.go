@@ -96,7 +96,12 @@ func (m *Mirror) open(ctx context.Context) (*runner, func(), error) {
 			unlock()
 			return nil, nil, fmt.Errorf("git mirror: %w", err)
 		}
-		if _, err := r.run(ctx, gitTimeout, nil, nil, "init", "-q", "-b", "main"); err != nil {
+		// init -b needs git 2.28; symbolic-ref works with any.
+		if _, err := r.run(ctx, gitTimeout, nil, nil, "init", "-q"); err != nil {
+			unlock()
+			return nil, nil, fmt.Errorf("git mirror: %w", err)
+		}
+		if _, err := r.run(ctx, gitTimeout, nil, nil, "symbolic-ref", "HEAD", "refs/heads/main"); err != nil {
 			unlock()
 			return nil, nil, fmt.Errorf("git mirror: %w", err)
 		}
