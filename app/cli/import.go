@@ -78,7 +78,7 @@ Use - for standard input.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&delimiter, "delimiter", ":", "field delimiter")
+	f.StringVar(&delimiter, "delimiter", ":", `field delimiter (\t or "tab" for a tab)`)
 	f.StringVar(&columns, "map", "name=0,model=1,group=2,username=3,password=4", "column of each field, from 0: name, model (required), ip, group, username, password, enable")
 	f.StringVar(&group, "group", "", "group of the devices whose line names none")
 	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")

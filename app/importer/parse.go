@@ -275,10 +275,14 @@ func Fold(s string) string {
 }
 
 // ParseOxidized reads an Oxidized CSV router.db: fields split by delim
-// (":" when empty), read by the column map m (DefaultMap when nil).
+// (":" when empty; `\t` or "tab" for a tab), read by the column map m
+// (DefaultMap when nil).
 func ParseOxidized(data []byte, delim string, m Map) (*Parsed, error) {
-	if delim == "" {
+	switch delim {
+	case "":
 		delim = ":"
+	case `\t`, "tab":
+		delim = "\t"
 	}
 	if m == nil {
 		m = DefaultMap()

@@ -82,6 +82,16 @@ func TestParseOxidizedCustomMapAndIPv6(t *testing.T) {
 	}
 }
 
+func TestParseOxidizedTab(t *testing.T) {
+	p, err := ParseOxidized([]byte("r1\tios\tlab\n"), `\t`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Entries) != 1 || p.Entries[0].Group != "lab" {
+		t.Errorf("tab-separated: %+v %+v", p.Entries, p.Skipped)
+	}
+}
+
 func TestParseMapErrors(t *testing.T) {
 	for _, bad := range []string{"name=0", "model=1", "name=0,model=x", "name=0,model=1,colour=2", "name=0,name=1,model=2", "name=-1,model=1", "name"} {
 		if _, err := ParseMap(bad); err == nil {

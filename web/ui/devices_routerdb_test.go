@@ -156,8 +156,22 @@ func TestDevicesImportRouterDB(t *testing.T) {
 		p := s.uploadRouterDB(oxidized, map[string]string{"file": "new-1:ios\n"}, "")
 		expect(t, "scoped", p, http.StatusForbidden, "")
 		expectBody(t, "scoped", p, "Importing a router.db needs a user who sees every group.")
+		// devices.create alone may add devices, but not the groups and
+		// credentials a file needs.
+		if _, err := e.store.CreateRole(t.Context(), "Adder", "", []string{"devices.view", "devices.create"}); err != nil {
+			t.Fatal(err)
+		}
+		e.createUser("adder", "adder-password-1", "Adder", true)
+		a := e.browser()
+		a.mustLogin("adder", "adder-password-1")
+		a.get("/devices/import")
+		p = a.uploadRouterDB(oxidized, map[string]string{"file": "new-1:ios:new-group\n"}, "")
+		expect(t, "no groups.create", p, http.StatusForbidden, "")
+		expectBody(t, "no groups.create", p, "This import needs the permission groups.create, which your role lacks.")
 		if n := devicesCount(t, e); n != before {
 			t.Errorf("%d devices after refused uploads, want %d", n, before)
 		}
+		p = a.uploadRouterDB(oxidized, map[string]string{"file": "new-1:ios\n"}, "")
+		expectBody(t, "devices.create suffices for plain devices", p, "Imported: 1 created")
 	})
 }
