@@ -37,9 +37,10 @@ under a folder per group when the mirror's groups setting is on) and commit
 it, naming the devices that changed; nothing is committed when nothing
 changed. Then push to the configured remote, unless --no-push.
 
---history fills an empty mirror with the whole stored history instead: one
-commit per version (a device's first backup and each change), oldest first,
-dated when the backup ran, so that git log -p DEVICE shows each change.
+--history fills an empty mirror with the whole stored history instead (a
+device's first backup and each change): one commit per past run (backups
+less than 10 minutes apart, no device twice), oldest first, dated when its
+last backup ran, so that git log -p DEVICE shows each change.
 
 Needs the git program (apt install git); backups themselves never do.`,
 		Args: cobra.NoArgs,
@@ -76,7 +77,7 @@ Needs the git program (apt install git); backups themselves never do.`,
 			return pushMirror(ctx, store, m, out)
 		},
 	}
-	cmd.Flags().BoolVar(&history, "history", false, "fill an empty mirror with the whole history, oldest first")
+	cmd.Flags().BoolVar(&history, "history", false, "fill an empty mirror with the whole history, one commit per past run, oldest first")
 	cmd.Flags().BoolVar(&noPush, "no-push", false, "commit only; do not push to the remote")
 	return cmd
 }

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"time"
+
+	"backupd/db"
 )
 
 // historyTimeout bounds a backfill: git fast-import writes hundreds of
@@ -18,8 +21,9 @@ var ErrHasHistory = errors.New("git mirror: the mirror already has commits; --hi
 	"(move the data directory's git folder away to start over)")
 
 // Backfill writes the whole stored history into an empty mirror: one
-// commit per version (a device's first backup and each change, noise
-// ignored), oldest first, dated when the backup ran, so that
+// commit per run (see Runs) of the versions it found (a device's first
+// backup and each change, noise ignored), oldest first, dated when the
+// run's last backup started, so that
 // `git log -p DEVICE` shows how a device's configuration evolved. Files
 // are named by the devices' current names and groups. A final Sync
 // brings the mirror to the current state. It returns the commits written.
@@ -51,6 +55,7 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("git mirror: %w", err)
 	}
 	paths := Layout(append(current, history...), groups, cfg.Groups)
+	runs := Runs(history)
 	name, email := identity(cfg)
 
 	pr, pw := io.Pipe()
@@ -59,21 +64,32 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 	go func() {
 		defer close(done)
 		w := bufio.NewWriterSize(pw, 1<<16)
-		for _, v := range history {
+		for _, run := range runs {
 			if ctx.Err() != nil {
 				streamErr = ctx.Err()
 				break
 			}
-			text, err := m.store.SnapshotText(ctx, v.SnapshotHash)
-			if err != nil {
-				streamErr = fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
+			changes := make([]Change, len(run))
+			for i, v := range run {
+				changes[i] = Change{Device: v.Name, Path: paths[v.DeviceID], Trigger: v.Trigger, New: v.First}
+			}
+			listed := append([]Change(nil), changes...)
+			sort.Slice(listed, func(i, j int) bool { return listed[i].Path < listed[j].Path })
+			msg := Message(Subject(listed), listed)
+			when := fmt.Sprintf("%d +0000", run[len(run)-1].StartedAt.Unix())
+			fmt.Fprintf(w, "commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n%s\n",
+				name, email, when, name, email, when, len(msg), msg)
+			for i, v := range run {
+				text, err := m.store.SnapshotText(ctx, v.SnapshotHash)
+				if err != nil {
+					streamErr = fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
+					break
+				}
+				fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", changes[i].Path, len(text), text)
+			}
+			if streamErr != nil {
 				break
 			}
-			c := Change{Device: v.Name, Path: paths[v.DeviceID], Trigger: v.Trigger, New: v.First}
-			msg := Message(Subject([]Change{c}), []Change{c})
-			when := fmt.Sprintf("%d +0000", v.StartedAt.Unix())
-			fmt.Fprintf(w, "commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n%s\nM 100644 inline %s\ndata %d\n%s\n",
-				name, email, when, name, email, when, len(msg), msg, c.Path, len(text), text)
 		}
 		if err := w.Flush(); err != nil && streamErr == nil {
 			streamErr = err
@@ -89,7 +105,7 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("git mirror: %w", err)
 	}
-	if len(history) > 0 {
+	if len(runs) > 0 {
 		if _, err := r.run(ctx, gitTimeout, nil, nil, "reset", "-q", "--hard", "HEAD"); err != nil {
 			return 0, fmt.Errorf("git mirror: %w", err)
 		}
@@ -97,11 +113,36 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 	m.written, m.clean = nil, false
 	res, err := m.sync(ctx, r, cfg, "")
 	if err != nil {
-		return len(history), err
+		return len(runs), err
 	}
-	n := len(history)
+	n := len(runs)
 	if res.Commit != "" {
 		n++
 	}
 	return n, nil
+}
+
+// runGap is the longest pause between two backups of one run.
+const runGap = 10 * time.Minute
+
+// Runs cuts time-ordered versions into backup runs, as the server
+// commits them: a run goes on while backups follow each other within
+// runGap and no device comes twice. A device's versions thus stay in
+// their order, each in its own commit.
+func Runs(versions []db.MirrorVersion) [][]db.MirrorVersion {
+	var runs [][]db.MirrorVersion
+	var cur []db.MirrorVersion
+	seen := map[int64]bool{}
+	for _, v := range versions {
+		if len(cur) > 0 && (seen[v.DeviceID] || v.StartedAt.Sub(cur[len(cur)-1].StartedAt) > runGap) {
+			runs = append(runs, cur)
+			cur, seen = nil, map[int64]bool{}
+		}
+		cur = append(cur, v)
+		seen[v.DeviceID] = true
+	}
+	if len(cur) > 0 {
+		runs = append(runs, cur)
+	}
+	return runs
 }

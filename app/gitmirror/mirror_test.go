@@ -335,40 +335,46 @@ func TestBackfillHistoryInTimeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 5 { // r1: first + 2 changes, r2: first + 1 change
-		t.Fatalf("backfill wrote %d commits, want 5", n)
+	if n != 3 { // one commit per run: r1 and r2 first, r1 changed, both changed
+		t.Fatalf("backfill wrote %d commits, want 3", n)
 	}
 	repo := e.mirror.Dir()
-	// Author dates never go back, and each commit is one version.
-	dates := strings.Fields(git(t, repo, "log", "--reverse", "--format=%at"))
-	for i := 1; i < len(dates); i++ {
-		if dates[i] < dates[i-1] {
-			t.Fatalf("author dates out of order: %q", dates)
-		}
-	}
 	if got := len(strings.Split(strings.TrimSpace(git(t, repo, "log", "--format=%H", "--", "r1")), "\n")); got != 3 {
 		t.Fatalf("r1 has %d commits, want 3", got)
 	}
-	// The history's versions in order, byte for byte.
+	if got := len(strings.Split(strings.TrimSpace(git(t, repo, "log", "--format=%H", "--", "r2")), "\n")); got != 2 {
+		t.Fatalf("r2 has %d commits, want 2 (its unchanged run has none)", got)
+	}
+	// Each run's commit holds its versions byte for byte, dated when its
+	// last backup started; dates never go back.
 	h, err := e.store.MirrorHistory(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := gitmirror.Runs(h)
 	revs := strings.Fields(git(t, repo, "log", "--reverse", "--format=%H"))
-	if len(revs) != len(h) {
-		t.Fatalf("%d commits for %d versions", len(revs), len(h))
+	if len(revs) != len(runs) {
+		t.Fatalf("%d commits for %d runs", len(revs), len(runs))
 	}
-	for i, v := range h {
-		text, err := e.store.SnapshotText(e.ctx, v.SnapshotHash)
-		if err != nil {
-			t.Fatal(err)
+	var last int64
+	for i, run := range runs {
+		for _, v := range run {
+			text, err := e.store.SnapshotText(e.ctx, v.SnapshotHash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if git(t, repo, "show", revs[i]+":"+v.Name) != text {
+				t.Fatalf("commit %d: %s differs from version %s", i, v.Name, v.BackupID)
+			}
 		}
-		if git(t, repo, "show", revs[i]+":"+v.Name) != text {
-			t.Fatalf("commit %d: %s differs from version %s", i, v.Name, v.BackupID)
+		at, _ := strconv.ParseInt(strings.TrimSpace(git(t, repo, "log", "-1", "--format=%at", revs[i])), 10, 64)
+		if want := run[len(run)-1].StartedAt.Unix(); at != want || at < last {
+			t.Fatalf("commit %d dated %d, want %d, after %d", i, at, want, last)
 		}
-		if at := git(t, repo, "log", "-1", "--format=%at", revs[i]); strings.TrimSpace(at) != strconv.FormatInt(v.StartedAt.Unix(), 10) {
-			t.Fatalf("commit %d dated %s, backup at %d", i, at, v.StartedAt.Unix())
-		}
+		last = at
+	}
+	if body := git(t, repo, "log", "-1", "--format=%B", revs[0]); !strings.Contains(body, "- r1: first backup (trigger: manual)\n- r2: first backup (trigger: manual)") {
+		t.Fatalf("first commit's message: %s", body)
 	}
 	if git(t, repo, "show", "HEAD:r1") != e.latestText(r1) || git(t, repo, "show", "HEAD:r2") != e.latestText(r2) {
 		t.Fatal("the backfilled mirror is not the current state")
@@ -435,4 +441,27 @@ func TestRunCommitsAfterTheQueueDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPushed(3)
+}
+
+func TestRuns(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 2, 0, 0, 0, time.UTC)
+	v := func(dev int64, min int) db.MirrorVersion {
+		return db.MirrorVersion{DeviceID: dev, StartedAt: t0.Add(time.Duration(min) * time.Minute)}
+	}
+	got := gitmirror.Runs([]db.MirrorVersion{v(1, 0), v(2, 1), v(1, 2), v(3, 9), v(4, 25), v(5, 30)})
+	var shape []string
+	for _, run := range got {
+		var ids []string
+		for _, x := range run {
+			ids = append(ids, strconv.FormatInt(x.DeviceID, 10))
+		}
+		shape = append(shape, strings.Join(ids, ","))
+	}
+	// Device 1 twice: a second run; 16 minutes of quiet: a third.
+	if strings.Join(shape, " ") != "1,2 1,3 4,5" {
+		t.Fatalf("runs: %q", shape)
+	}
+	if gitmirror.Runs(nil) != nil {
+		t.Fatal("runs of nothing")
+	}
 }
