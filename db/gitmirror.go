@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -45,6 +47,70 @@ type GitPushStatus struct {
 	Commit string    `json:"commit,omitempty"`
 	// LastSuccess is when a push last succeeded.
 	LastSuccess *time.Time `json:"last_success,omitempty"`
+	// ConsecutiveFailures counts the failed pushes in a row (each after
+	// its retries): the hysteresis of git.push_failed/git.push_recovered.
+	ConsecutiveFailures int `json:"consecutive_failures,omitempty"`
+}
+
+// RecordGitPush stores how a push ended (st: At, OK, Error, Commit; the
+// rest is carried over from the last status) and, in the same
+// transaction, the system events it causes: git.push_failed when the
+// failed pushes in a row reach a rule's threshold (once per streak), and
+// git.push_recovered on the first good push after a streak that did.
+// remote must hold no credentials; attempts is the tries of this push.
+// Only rules of scope "all" match these events. It returns the stored
+// status.
+func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote string, attempts int) (GitPushStatus, error) {
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		q := s.prepared(tx)
+		var prev GitPushStatus
+		var raw string
+		err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, SettingGitPush).Scan(&raw)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil {
+			if err := json.Unmarshal([]byte(raw), &prev); err != nil {
+				return fmt.Errorf("setting %s: %w", SettingGitPush, err)
+			}
+		}
+		st.LastSuccess, st.ConsecutiveFailures = prev.LastSuccess, prev.ConsecutiveFailures
+		at := st.At.UTC()
+		f := deviceFacts{}
+		if err := q.QueryRowContext(ctx, `SELECT (SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
+			JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)`).Scan(&f.wanted); err != nil {
+			return err
+		}
+		p := EventPayload{At: at, Trigger: TriggerGitPush, Git: &EventGit{Remote: remote, Attempts: attempts}}
+		if st.OK {
+			st.LastSuccess = &at
+			if n := prev.ConsecutiveFailures; n > 0 {
+				p.Kind, p.Failure = EventGitPushRecovered, &EventFailure{Stage: "push", Consecutive: n}
+				if _, err := recordEvent(ctx, q, &f, p, thresholdAtMost, n); err != nil {
+					return err
+				}
+			}
+			st.ConsecutiveFailures = 0
+		} else {
+			st.ConsecutiveFailures++
+			n := st.ConsecutiveFailures
+			p.Kind, p.Failure = EventGitPushFailed, &EventFailure{Stage: "push", Reason: st.Error, Consecutive: n}
+			if _, err := recordEvent(ctx, q, &f, p, thresholdEquals, n); err != nil {
+				return err
+			}
+		}
+		out, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		_, err = q.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, SettingGitPush, string(out), Now())
+		return err
+	})
+	if err != nil {
+		return st, fmt.Errorf("record git push: %w", err)
+	}
+	return st, nil
 }
 
 // GitMirrorSettings returns the stored git mirror settings (zero when

@@ -32,11 +32,19 @@ const (
 	EventDeviceReachable   EventKind = "device.reachable"
 	EventHostKeyChanged    EventKind = "hostkey.changed"
 	EventBackupStale       EventKind = "backup.stale"
+	// System events: about the server, not a device (DeviceID 0). Only
+	// rules of scope "all" match them.
+	EventGitPushFailed    EventKind = "git.push_failed"
+	EventGitPushRecovered EventKind = "git.push_recovered"
 )
 
 // EventKinds lists every kind, in the order the UI shows them.
 var EventKinds = []EventKind{EventConfigChanged, EventFirstBackup, EventBackupFailed, EventBackupRecovered,
-	EventDeviceUnreachable, EventDeviceReachable, EventHostKeyChanged, EventBackupStale}
+	EventDeviceUnreachable, EventDeviceReachable, EventHostKeyChanged, EventBackupStale,
+	EventGitPushFailed, EventGitPushRecovered}
+
+// System reports whether k is about the server rather than a device.
+func (k EventKind) System() bool { return k == EventGitPushFailed || k == EventGitPushRecovered }
 
 // Valid reports whether k is a known kind.
 func (k EventKind) Valid() bool { return slices.Contains(EventKinds, k) }
@@ -44,6 +52,9 @@ func (k EventKind) Valid() bool { return slices.Contains(EventKinds, k) }
 // TriggerCheck is the trigger of events that periodic checks (reachability,
 // staleness) find rather than a backup.
 const TriggerCheck = "check"
+
+// TriggerGitPush is the trigger of the git mirror's push events.
+const TriggerGitPush = "git_push"
 
 // Channel types.
 const (
@@ -652,6 +663,14 @@ type EventPayload struct {
 	PreviousBackupID string        `json:"previous_backup_id,omitempty"`
 	Failure          *EventFailure `json:"failure,omitempty"`
 	Stale            *EventStale   `json:"stale,omitempty"`
+	Git              *EventGit     `json:"git,omitempty"`
+}
+
+// EventGit is the git mirror's remote (without credentials) and how many
+// tries the push took, for git.push_failed and git.push_recovered.
+type EventGit struct {
+	Remote   string `json:"remote"`
+	Attempts int    `json:"attempts"`
 }
 
 // EventFailure is why a backup failed (or a device is unreachable), and

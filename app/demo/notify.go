@@ -88,7 +88,9 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	for _, ev := range env.Events {
 		got.Kinds = append(got.Kinds, ev.Kind)
-		got.Devices = append(got.Devices, ev.Device.Name)
+		if ev.Device != nil {
+			got.Devices = append(got.Devices, ev.Device.Name)
+		}
 	}
 	r.mu.Lock()
 	r.got = append(r.got, got)

@@ -56,7 +56,7 @@ func TestDemoNotifications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := notify.Event{Schema: notify.Schema, ID: "1", Kind: "config.changed", Device: notify.Device{Name: "core-rtr-01"}}
+	ev := notify.Event{Schema: notify.Schema, ID: "1", Kind: "config.changed", Device: &notify.Device{Name: "core-rtr-01"}}
 	if res := notify.Send(ctx, ch, []notify.Event{ev}, notify.Options{DeliveryID: "1"}); !res.OK() {
 		t.Fatalf("send: %+v", res)
 	}

@@ -187,23 +187,42 @@ func (m *Mirror) Push(ctx context.Context) error {
 	if cfg.RemoteURL == "" {
 		return nil
 	}
-	err = m.push(ctx, cfg)
+	attempts, secrets, err := m.push(ctx, cfg)
 	now := time.Now().UTC()
-	st, _ := m.PushStatus(ctx)
-	st.At, st.OK, st.Error = now, err == nil, ""
+	st := db.GitPushStatus{At: now, OK: err == nil}
 	if err != nil {
 		st.Error = err.Error()
-	} else {
-		st.LastSuccess = &now
 	}
 	if head, herr := m.head(ctx); herr == nil {
 		st.Commit = head
 	}
-	if perr := m.store.PutSetting(context.WithoutCancel(ctx), db.SettingGitPush, st); perr != nil {
+	// The status and its notification events (git.push_failed,
+	// git.push_recovered) are recorded together; a failure here is
+	// logged, never a reason to stop mirroring or backing up.
+	if _, perr := m.store.RecordGitPush(context.WithoutCancel(ctx), st, PublicRemote(cfg.RemoteURL, secrets), attempts); perr != nil {
 		m.log.Error("git mirror: recording the push", "err", perr)
 	}
 	metrics.GitPush(err == nil, now)
 	return err
+}
+
+// PublicRemote is the remote URL as events and the UI may show it: no
+// password or token in its user part, no secret anywhere in it.
+func PublicRemote(remote string, secrets []string) string {
+	if u, err := url.Parse(remote); err == nil && u.Scheme != "" && u.User != nil {
+		if u.Scheme == "https" || u.Scheme == "http" {
+			u.User = nil // user part of an HTTPS URL may itself be a token
+		} else if _, has := u.User.Password(); has {
+			u.User = url.User(u.User.Username())
+		}
+		remote = u.String()
+	}
+	for _, s := range secrets {
+		if s != "" {
+			remote = strings.ReplaceAll(remote, s, "[redacted]")
+		}
+	}
+	return remote
 }
 
 // PushStatus is how the last push ended (zero before the first).
@@ -222,20 +241,23 @@ func (m *Mirror) head(ctx context.Context) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) error {
+// push tries the push, and returns how many tries it made and the
+// secrets the remote's authentication used (to keep them out of what is
+// shown).
+func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secrets []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, unlock, err := m.open(ctx)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer unlock()
 	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
-		return nil // nothing committed yet
+		return 0, nil, nil // nothing committed yet
 	}
 	env, secrets, cleanup, err := m.remoteEnv(cfg)
 	if err != nil {
-		return err
+		return 0, secrets, err
 	}
 	defer cleanup()
 	branch := cfg.Branch
@@ -243,23 +265,23 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) error {
 		branch = "main"
 	}
 	if !ValidBranch(branch) {
-		return fmt.Errorf("git mirror: %q is not a branch name", branch)
+		return 0, secrets, fmt.Errorf("git mirror: %q is not a branch name", branch)
 	}
-	attempts := max(m.PushAttempts, 1)
+	limit := max(m.PushAttempts, 1)
 	wait := m.PushBackoff
 	for attempt := 1; ; attempt++ {
 		_, err = r.run(ctx, m.PushTimeout, nil, env, "push", "-q", "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)
 		if err == nil {
-			return nil
+			return attempt, secrets, nil
 		}
 		err = redact(err, secrets)
 		m.log.Warn("git mirror: push failed", "attempt", attempt, "err", err)
-		if attempt >= attempts || ctx.Err() != nil {
-			return err
+		if attempt >= limit || ctx.Err() != nil {
+			return attempt, secrets, err
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return attempt, secrets, err
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, 10*time.Minute)

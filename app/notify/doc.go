@@ -31,7 +31,9 @@
 //
 // "failure" ({"stage", "reason", "consecutive"}) comes with backup.failed
 // and device.unreachable, "stale" ({"last_good_at", "threshold_seconds"})
-// with backup.stale; "diff" only when the rule includes diffs (a diff
+// with backup.stale; "failure" and "git" ({"remote", "attempts"}) with
+// the system events git.push_failed and git.push_recovered, which alone
+// have no "device"; "diff" only when the rule includes diffs (a diff
 // may hold secrets of the configuration). A receiver checks the signature
 // over the raw bytes it received, in constant time, and drops a
 // delivery_id it has already processed. Any 2xx answer is success; a

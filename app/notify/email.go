@@ -521,10 +521,12 @@ func emailView(lang, channel string, events []Event) mailView {
 			Device:  deviceLabel(e.Device),
 			What:    what(lang, e),
 			Details: details(lang, e),
-			Group:   oneLine(strings.Join(e.Device.GroupPath, " / "), 200),
 			At:      when(e.At),
 			Trigger: triggerName(lang, e.Trigger),
 			URL:     e.URL,
+		}
+		if e.Device != nil {
+			it.Group = oneLine(strings.Join(e.Device.GroupPath, " / "), 200)
 		}
 		if d := e.Diff; d != nil && d.Unified != "" {
 			lines := strings.Split(strings.TrimSuffix(d.Unified, "\n"), "\n")

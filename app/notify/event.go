@@ -11,7 +11,8 @@ const Schema = "backupd.event/v1"
 // for the kinds they belong to: Backup for config.changed,
 // device.first_backup and backup.recovered; Failure for backup.failed and
 // device.unreachable; Diff for config.changed when the rule includes
-// diffs; Stale for backup.stale. It never carries a password; the
+// diffs; Stale for backup.stale; Failure and Git (no Device) for
+// git.push_failed and git.push_recovered. It never carries a password; the
 // configuration diff only where the rule allows it, since a configuration
 // may hold secrets.
 type Event struct {
@@ -20,11 +21,14 @@ type Event struct {
 	Kind    string    `json:"event"`   // config.changed, backup.failed, …
 	At      time.Time `json:"at"`      // when it happened, UTC
 	Trigger string    `json:"trigger"` // schedule | manual | syslog | retry | api | cli | check
-	Device  Device    `json:"device"`
-	Backup  *Backup   `json:"backup,omitempty"`
-	Failure *Failure  `json:"failure,omitempty"`
-	Diff    *Diff     `json:"diff,omitempty"`
-	Stale   *Stale    `json:"stale,omitempty"`
+	// Device is nil (absent) only for system events, which are about
+	// the server rather than a device: git.push_failed, git.push_recovered.
+	Device  *Device  `json:"device,omitempty"`
+	Backup  *Backup  `json:"backup,omitempty"`
+	Failure *Failure `json:"failure,omitempty"`
+	Diff    *Diff    `json:"diff,omitempty"`
+	Stale   *Stale   `json:"stale,omitempty"`
+	Git     *Git     `json:"git,omitempty"`
 	// URL links to the event's page in the web interface (the diff, or
 	// the device), when the server knows its public URL.
 	URL string `json:"url,omitempty"`
@@ -65,6 +69,13 @@ type Failure struct {
 type Stale struct {
 	LastGoodAt       *time.Time `json:"last_good_at"`
 	ThresholdSeconds int64      `json:"threshold_seconds"`
+}
+
+// Git is the git mirror's remote, without credentials, and how many
+// tries the push took (git.push_failed, git.push_recovered).
+type Git struct {
+	Remote   string `json:"remote"`
+	Attempts int    `json:"attempts"`
 }
 
 // Envelope is the body of a webhook delivery: one or more events (more

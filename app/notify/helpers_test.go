@@ -55,7 +55,7 @@ var at = time.Date(2026, 11, 25, 13, 40, 0, 0, time.UTC)
 func changedEvent(id int64, name string) notify.Event {
 	return notify.Event{
 		ID: "101", Kind: "config.changed", At: at, Trigger: "schedule",
-		Device: notify.Device{ID: id, Name: name, Host: "10.0.0.1", Platform: "cisco_ios", GroupPath: []string{"Sites", "Berlin"}},
+		Device: &notify.Device{ID: id, Name: name, Host: "10.0.0.1", Platform: "cisco_ios", GroupPath: []string{"Sites", "Berlin"}},
 		Backup: &notify.Backup{ID: "b2", PreviousID: "b1", StartedAt: at, LinesAdded: 3, LinesRemoved: 1},
 		URL:    "https://backupd.example.net/devices/7/diff?from=b1&to=b2",
 	}
@@ -64,7 +64,7 @@ func changedEvent(id int64, name string) notify.Event {
 func failedEvent(id int64, name string) notify.Event {
 	return notify.Event{
 		ID: "102", Kind: "backup.failed", At: at, Trigger: "retry",
-		Device:  notify.Device{ID: id, Name: name, Host: "10.0.0.2", Platform: "junos"},
+		Device:  &notify.Device{ID: id, Name: name, Host: "10.0.0.2", Platform: "junos"},
 		Failure: &notify.Failure{Stage: "login", Reason: "authentication refused", Consecutive: 3},
 	}
 }

@@ -87,6 +87,9 @@ func details(lang string, e Event) []string {
 			out = append(out, tr(lang, "detail.consecutive", f.Consecutive))
 		}
 	}
+	if g := e.Git; g != nil {
+		out = append(out, tr(lang, "detail.git", oneLine(g.Remote, 200), g.Attempts))
+	}
 	if s := e.Stale; s != nil {
 		th := threshold(lang, s.ThresholdSeconds)
 		if s.LastGoodAt == nil {
@@ -116,8 +119,12 @@ func triggerName(lang, trigger string) string {
 	return oneLine(trigger, 40)
 }
 
-// deviceLabel is "name (host)", on one line.
-func deviceLabel(d Device) string {
+// deviceLabel is "name (host)", on one line; "backupd" for a system
+// event, which has no device.
+func deviceLabel(d *Device) string {
+	if d == nil {
+		return "backupd"
+	}
 	name := oneLine(d.Name, 100)
 	if name == "" {
 		name = fmt.Sprintf("#%d", d.ID)
@@ -140,7 +147,9 @@ func title(lang string, events []Event) string {
 func countDevices(events []Event) int {
 	seen := map[int64]bool{}
 	for _, e := range events {
-		seen[e.Device.ID] = true
+		if e.Device != nil {
+			seen[e.Device.ID] = true
+		}
 	}
 	return len(seen)
 }
@@ -160,7 +169,7 @@ func summary(lang string, e Event) string {
 func ordered(events []Event) []Event {
 	rank := func(kind string) int {
 		switch kind {
-		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale":
+		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale", "git.push_failed":
 			return 0
 		case "config.changed":
 			return 1
@@ -173,9 +182,16 @@ func ordered(events []Event) []Event {
 		if ri != rj {
 			return ri < rj
 		}
-		return out[i].Device.Name < out[j].Device.Name
+		return deviceName(out[i]) < deviceName(out[j])
 	})
 	return out
+}
+
+func deviceName(e Event) string {
+	if e.Device == nil {
+		return ""
+	}
+	return e.Device.Name
 }
 
 // oneLine makes untrusted text (a device name, a failure reason) safe

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"backupd/app/notify"
+	"backupd/db"
 )
 
 // schemaDef is the part of JSON Schema docs/backupd.event.v1.schema.json uses.
@@ -22,6 +25,9 @@ type schemaDef struct {
 	Defs       map[string]*schemaDef `json:"$defs"`
 	Const      any                   `json:"const"`
 	Enum       []string              `json:"enum"`
+	If         *schemaDef            `json:"if"`
+	Then       *schemaDef            `json:"then"`
+	Else       *schemaDef            `json:"else"`
 }
 
 func loadSchema(t *testing.T) *schemaDef {
@@ -56,7 +62,7 @@ func TestSchemaMatchesThePayload(t *testing.T) {
 		s: reflect.TypeFor[notify.Envelope](), s.Defs["event"]: reflect.TypeFor[notify.Event](),
 		s.Defs["device"]: reflect.TypeFor[notify.Device](), s.Defs["backup"]: reflect.TypeFor[notify.Backup](),
 		s.Defs["failure"]: reflect.TypeFor[notify.Failure](), s.Defs["diff"]: reflect.TypeFor[notify.Diff](),
-		s.Defs["stale"]: reflect.TypeFor[notify.Stale](),
+		s.Defs["stale"]: reflect.TypeFor[notify.Stale](), s.Defs["git"]: reflect.TypeFor[notify.Git](),
 	} {
 		fields := jsonFields(typ)
 		for name, omit := range fields {
@@ -74,7 +80,7 @@ func TestSchemaMatchesThePayload(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable",
-		"device.reachable", "hostkey.changed", "backup.stale"} {
+		"device.reachable", "hostkey.changed", "backup.stale", "git.push_failed", "git.push_recovered"} {
 		if !slices.Contains(s.Defs["event"].Properties["event"].Enum, k) {
 			t.Errorf("kind %s not in the schema", k)
 		}
@@ -94,6 +100,22 @@ func (s *schemaDef) check(root *schemaDef, v any, path string) error {
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		if s.If != nil {
+			// if: the listed properties present match; then or else applies.
+			branch := s.Then
+			for k, p := range s.If.Properties {
+				if sub, ok := x[k]; ok && p.check(root, sub, path+"."+k) != nil {
+					branch = s.Else
+				}
+			}
+			if branch != nil {
+				for _, r := range branch.Required {
+					if _, ok := x[r]; !ok {
+						return fmt.Errorf("%s: lacks %s", path, r)
+					}
+				}
+			}
+		}
 		for _, r := range s.Required {
 			if _, ok := x[r]; !ok {
 				return fmt.Errorf("%s: lacks %s", path, r)
@@ -140,5 +162,44 @@ func TestWorkerPayloadConformsToTheSchema(t *testing.T) {
 	}
 	if n := len(v.(map[string]any)["events"].([]any)); n != 2 {
 		t.Fatalf("%d events", n)
+	}
+}
+
+// A git push event, a system event, is sent without a device, with the
+// remote, the attempts, the failure and a link to the settings, and
+// conforms to the schema; a device event without its device does not.
+func TestGitPushEventConformsToTheSchema(t *testing.T) {
+	f := newFleetStore(t, 1)
+	ctx := context.Background()
+	var body []byte
+	srv := newServer(t, httpRecorder(&body))
+	ch := f.channel(t, hookChannel("h", srv.URL, "s"), false)
+	if _, err := f.s.CreateNotificationRule(ctx, db.NotificationRule{Name: "git", Enabled: true, Scope: db.RuleScopeAll,
+		Events: []db.EventKind{db.EventGitPushFailed}, ChannelIDs: []int64{ch}, FailureThreshold: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.RecordGitPush(ctx, db.GitPushStatus{At: time.Now(), Error: "remote: refused by policy"},
+		"https://git.example.com/net.git", 3); err != nil {
+		t.Fatal(err)
+	}
+	pass(t, f.worker(notify.WorkerOptions{PublicURL: "https://backupd.example"}))
+	var v map[string]any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	s := loadSchema(t)
+	if err := s.check(s, v, "body"); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	ev := v["events"].([]any)[0].(map[string]any)
+	if _, has := ev["device"]; has || ev["event"] != "git.push_failed" || ev["url"] != "https://backupd.example/settings#git" {
+		t.Fatalf("event: %s", body)
+	}
+	if g := ev["git"].(map[string]any); g["remote"] != "https://git.example.com/net.git" || g["attempts"] != 3.0 {
+		t.Fatalf("git: %s", body)
+	}
+	ev["event"] = "backup.failed"
+	if err := s.check(s, v, "body"); err == nil || !strings.Contains(err.Error(), "lacks device") {
+		t.Fatalf("a device event without its device: %v", err)
 	}
 }

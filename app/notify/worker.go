@@ -339,7 +339,12 @@ func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule)
 	p := d.Event.Payload
 	ev := Event{
 		Schema: Schema, ID: strconv.FormatInt(d.OutboxID, 10), Kind: string(p.Kind), At: p.At.UTC(), Trigger: p.Trigger,
-		Device: Device{ID: p.DeviceID, Name: p.DeviceName, Host: p.DeviceHost, Platform: p.DevicePlatform, GroupPath: p.GroupPath},
+	}
+	if !p.Kind.System() && !d.Event.Kind.System() {
+		ev.Device = &Device{ID: p.DeviceID, Name: p.DeviceName, Host: p.DeviceHost, Platform: p.DevicePlatform, GroupPath: p.GroupPath}
+		if ev.Device.GroupPath == nil {
+			ev.Device.GroupPath = []string{}
+		}
 	}
 	if ev.Kind == "" {
 		ev.Kind = string(d.Event.Kind)
@@ -347,8 +352,8 @@ func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule)
 	if ev.At.IsZero() {
 		ev.At = d.Event.CreatedAt
 	}
-	if ev.Device.GroupPath == nil {
-		ev.Device.GroupPath = []string{}
+	if p.Git != nil {
+		ev.Git = &Git{Remote: p.Git.Remote, Attempts: p.Git.Attempts}
 	}
 	if p.Failure != nil {
 		ev.Failure = &Failure{Stage: p.Failure.Stage, Reason: p.Failure.Reason, Consecutive: p.Failure.Consecutive}
@@ -382,8 +387,11 @@ func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule)
 }
 
 // eventURL links an event to the web interface: a change to its diff,
-// anything else to the device.
+// a git push event to the settings, anything else to the device.
 func (w *Worker) eventURL(p db.EventPayload) string {
+	if w.o.PublicURL != "" && p.Kind.System() {
+		return w.o.PublicURL + "/settings#git"
+	}
 	if w.o.PublicURL == "" || p.DeviceID == 0 {
 		return ""
 	}
