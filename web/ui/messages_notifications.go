@@ -67,6 +67,8 @@ const (
 	keyNotifEventDeviceReachable   = "notifications.event.device_reachable"
 	keyNotifEventHostkeyChanged    = "notifications.event.hostkey_changed"
 	keyNotifEventBackupStale       = "notifications.event.backup_stale"
+	keyNotifEventGitPushFailed     = "notifications.event.git_push_failed"
+	keyNotifEventGitPushRecovered  = "notifications.event.git_push_recovered"
 	keyNotifScopeAll               = "notifications.scope.all"
 	keyNotifScopeGroupsCount       = "notifications.scope.groups_count"
 	keyNotifScopeDevicesCount      = "notifications.scope.devices_count"

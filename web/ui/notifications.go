@@ -705,7 +705,7 @@ func notifTestEvent(now time.Time) notify.Event {
 	return notify.Event{
 		Schema: notify.Schema, ID: "test-" + strconv.FormatInt(now.UnixNano(), 10), Kind: NotifTestKind,
 		At: now.UTC().Truncate(time.Second), Trigger: "manual",
-		Device: notify.Device{ID: 0, Name: "backupd-test", Host: "192.0.2.1", Platform: "test", GroupPath: []string{}},
+		Device: &notify.Device{ID: 0, Name: "backupd-test", Host: "192.0.2.1", Platform: "test", GroupPath: []string{}},
 	}
 }
 
@@ -784,6 +784,8 @@ var notifEventKeys = map[db.EventKind]string{
 	db.EventDeviceReachable:   keyNotifEventDeviceReachable,
 	db.EventHostKeyChanged:    keyNotifEventHostkeyChanged,
 	db.EventBackupStale:       keyNotifEventBackupStale,
+	db.EventGitPushFailed:     keyNotifEventGitPushFailed,
+	db.EventGitPushRecovered:  keyNotifEventGitPushRecovered,
 }
 
 // notifScopeKeys name each rule scope in the list.
