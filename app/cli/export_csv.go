@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -55,35 +54,9 @@ page read it back.`,
 
 func exportCSV(cmd *cobra.Command, store *db.Store, w io.Writer) (int, error) {
 	ctx := cmd.Context()
-	names := func(list []db.DeviceChoice) map[int64]string {
-		m := map[int64]string{}
-		for _, c := range list {
-			m[c.ID] = c.Name
-		}
-		return m
-	}
-	groups, err := store.AllGroups(ctx)
+	names, err := importer.LoadCSVNames(ctx, store)
 	if err != nil {
 		return 0, err
-	}
-	groupNames := map[int64]string{}
-	for _, g := range groups {
-		groupNames[g.ID] = g.Name
-	}
-	creds, err := store.DeviceCredentialChoices(ctx)
-	if err != nil {
-		return 0, err
-	}
-	tpls, err := store.DeviceTemplateChoices(ctx)
-	if err != nil {
-		return 0, err
-	}
-	credNames, tplNames := names(creds), names(tpls)
-	ref := func(m map[int64]string, id *int64) string {
-		if id == nil {
-			return ""
-		}
-		return m[*id]
 	}
 	// A byte order mark makes spreadsheets read UTF-8 (Chinese names) right.
 	if _, err := io.WriteString(w, "\xef\xbb\xbf"); err != nil {
@@ -102,16 +75,7 @@ func exportCSV(cmd *cobra.Command, store *db.Store, w io.Writer) (int, error) {
 			return n, err
 		}
 		for _, d := range page {
-			remarks := ""
-			if d.Remarks != nil {
-				remarks = *d.Remarks
-			}
-			rec := []string{d.Name, d.Host, strconv.Itoa(d.Port), d.Platform, d.LoginMethod,
-				ref(groupNames, d.GroupID), ref(credNames, d.CredentialID), ref(tplNames, d.TemplateID),
-				d.Encoding, strconv.FormatBool(d.Enabled), remarks}
-			for i := range rec {
-				rec[i] = importer.Guard(rec[i])
-			}
+			rec := names.Record(d)
 			if err := cw.Write(rec); err != nil {
 				return n, err
 			}

@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"backupd/db"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -150,4 +152,59 @@ func Unguard(s string) string {
 		return s[1:]
 	}
 	return s
+}
+
+// CSVNames turns a device's group, credential and template ids into the
+// names the CSV carries.
+type CSVNames struct {
+	groups, credentials, templates map[int64]string
+}
+
+// LoadCSVNames reads the names of every group, credential and template.
+func LoadCSVNames(ctx context.Context, store *db.Store) (*CSVNames, error) {
+	n := &CSVNames{groups: map[int64]string{}, credentials: map[int64]string{}, templates: map[int64]string{}}
+	groups, err := store.AllGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		n.groups[g.ID] = g.Name
+	}
+	creds, err := store.DeviceCredentialChoices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range creds {
+		n.credentials[c.ID] = c.Name
+	}
+	tpls, err := store.DeviceTemplateChoices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tpls {
+		n.templates[t.ID] = t.Name
+	}
+	return n, nil
+}
+
+// Record is a device as a CSV row in CSVColumns' order: names, never a
+// secret, every cell guarded against spreadsheet formulas.
+func (n *CSVNames) Record(d db.Device) []string {
+	ref := func(m map[int64]string, id *int64) string {
+		if id == nil {
+			return ""
+		}
+		return m[*id]
+	}
+	remarks := ""
+	if d.Remarks != nil {
+		remarks = *d.Remarks
+	}
+	rec := []string{d.Name, d.Host, strconv.Itoa(d.Port), d.Platform, d.LoginMethod,
+		ref(n.groups, d.GroupID), ref(n.credentials, d.CredentialID), ref(n.templates, d.TemplateID),
+		d.Encoding, strconv.FormatBool(d.Enabled), remarks}
+	for i := range rec {
+		rec[i] = Guard(rec[i])
+	}
+	return rec
 }

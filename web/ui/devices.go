@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"backupd/app/collect/driver"
+	"backupd/app/importer"
 	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web"
@@ -966,9 +967,8 @@ func devicesWithQuery(path, key, value string) string {
 
 // ---- CSV import and export ----
 
-// devicesColumns are the CSV columns, in the export's order. The import
-// takes them in any order; name, host and platform are required.
-var devicesColumns = []string{"name", "host", "port", "platform", "login_method", "group", "credential", "template", "encoding", "enabled", "remarks"}
+// The CSV columns are importer.CSVColumns; the import takes them in any
+// order, and name, host and platform are required.
 
 var devicesRequiredColumns = []string{"name", "host", "platform"}
 
@@ -1261,7 +1261,7 @@ func (in *devicesImportInput) parse(data []byte) ([]db.Device, []int, []devicesI
 		}
 		row := map[string]string{}
 		for i, c := range cols {
-			row[c] = devicesUnguard(strings.TrimSpace(rec[i]))
+			row[c] = importer.Unguard(strings.TrimSpace(rec[i]))
 		}
 		d, rowProblems := in.device(row)
 		for _, p := range rowProblems {
@@ -1293,8 +1293,8 @@ func devicesHeader(head []string) ([]string, *devicesMessage) {
 	for i, h := range head {
 		c := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(h)), " ", "_")
 		switch {
-		case !slices.Contains(devicesColumns, c):
-			return nil, &devicesMessage{Key: keyDevicesImportUnknownColumn, Args: []any{strings.TrimSpace(h), strings.Join(devicesColumns, ", ")}}
+		case !slices.Contains(importer.CSVColumns, c):
+			return nil, &devicesMessage{Key: keyDevicesImportUnknownColumn, Args: []any{strings.TrimSpace(h), strings.Join(importer.CSVColumns, ", ")}}
 		case slices.Contains(cols[:i], c):
 			return nil, &devicesMessage{Key: keyDevicesImportRepeatedColumn, Args: []any{c}}
 		}
@@ -1412,25 +1412,6 @@ func (in *devicesImportInput) device(row map[string]string) (db.Device, []device
 	return d, problems
 }
 
-// Spreadsheets run a cell that starts with one of these as a formula. The
-// export puts an apostrophe before such a cell (a spreadsheet shows the
-// text as is), and the import takes it off again.
-const devicesFormulaStart = "=+-@\t\r"
-
-func devicesGuard(s string) string {
-	if s != "" && strings.ContainsRune(devicesFormulaStart, rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
-func devicesUnguard(s string) string {
-	if len(s) > 1 && s[0] == '\'' && strings.ContainsRune(devicesFormulaStart, rune(s[1])) {
-		return s[1:]
-	}
-	return s
-}
-
 // devicesExport writes the filtered devices of the user's scope as CSV in
 // the import's format (names, never a secret), a thousand at a time.
 func (u *UI) devicesExport(w http.ResponseWriter, r *http.Request) error {
@@ -1441,33 +1422,9 @@ func (u *UI) devicesExport(w http.ResponseWriter, r *http.Request) error {
 		return &pageError{status: http.StatusBadRequest, message: f.Error}
 	}
 	filter := f.store(u.now())
-	groups, err := u.deps.Store.AllGroups(ctx)
+	names, err := importer.LoadCSVNames(ctx, u.deps.Store)
 	if err != nil {
 		return err
-	}
-	creds, err := u.deps.Store.DeviceCredentialChoices(ctx)
-	if err != nil {
-		return err
-	}
-	tpls, err := u.deps.Store.DeviceTemplateChoices(ctx)
-	if err != nil {
-		return err
-	}
-	groupNames, credNames, tplNames := map[int64]string{}, map[int64]string{}, map[int64]string{}
-	for _, g := range groups {
-		groupNames[g.ID] = g.Name
-	}
-	for _, c := range creds {
-		credNames[c.ID] = c.Name
-	}
-	for _, t := range tpls {
-		tplNames[t.ID] = t.Name
-	}
-	ref := func(m map[int64]string, id *int64) string {
-		if id == nil {
-			return ""
-		}
-		return m[*id]
 	}
 	// The first page is read before anything is written, so that a
 	// failing store still gets an error page.
@@ -1484,20 +1441,11 @@ func (u *UI) devicesExport(w http.ResponseWriter, r *http.Request) error {
 	}
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	_ = cw.Write(devicesColumns)
+	_ = cw.Write(importer.CSVColumns)
 	// Bounded: a million devices at the most.
 	for range 1000 {
 		for _, d := range page {
-			remarks := ""
-			if d.Remarks != nil {
-				remarks = *d.Remarks
-			}
-			rec := []string{d.Name, d.Host, strconv.Itoa(d.Port), d.Platform, d.LoginMethod,
-				ref(groupNames, d.GroupID), ref(credNames, d.CredentialID), ref(tplNames, d.TemplateID),
-				d.Encoding, strconv.FormatBool(d.Enabled), remarks}
-			for i := range rec {
-				rec[i] = devicesGuard(rec[i])
-			}
+			rec := names.Record(d)
 			_ = cw.Write(rec)
 		}
 		cw.Flush()
