@@ -43,20 +43,7 @@ func TestPushWithToken(t *testing.T) {
 	url := srv.URL + "/" + filepath.Base(bare)
 	gm := db.GitMirror{Enabled: true, RemoteURL: url, HTTPSUsername: "ci-bot",
 		HTTPSToken: e.sealer.Seal(token, secret.PurposeGitToken)}
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {
-		t.Fatal(err)
-	}
-	e.run(db.TriggerManual)
-	res := e.sync()
-	if err := e.mirror.Push(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(git(t, bare, "rev-parse", "main")); got != res.Commit {
-		t.Fatalf("remote main %s, want %s", got, res.Commit)
-	}
-	if git(t, bare, "show", "main:r1") != e.latestText(r1) {
-		t.Fatal("the file pushed over HTTP differs from the stored text")
-	}
+	e.pushRun(gm, bare, r1, "r1", "over HTTP")
 	// A wrong token: refused, reported, and the token is nowhere.
 	gm.HTTPSToken = e.sealer.Seal("wrong-"+token, secret.PurposeGitToken)
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {

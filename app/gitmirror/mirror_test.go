@@ -465,3 +465,26 @@ func TestRuns(t *testing.T) {
 		t.Fatal("runs of nothing")
 	}
 }
+
+// pushRun stores gm as the mirror's settings, backs up, commits the run and
+// pushes it to bare, and checks that the remote's main is that commit with
+// device's file equal to its stored text. over names the way in messages.
+func (e *env) pushRun(gm db.GitMirror, bare string, device int64, file, over string) gitmirror.Result {
+	e.t.Helper()
+	t := e.t
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {
+		t.Fatal(err)
+	}
+	e.run(db.TriggerManual)
+	res := e.sync()
+	if err := e.mirror.Push(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(git(t, bare, "rev-parse", "main")); got != res.Commit {
+		t.Fatalf("remote main is %s, want %s", got, res.Commit)
+	}
+	if git(t, bare, "show", "main:"+file) != e.latestText(device) {
+		t.Fatalf("the file pushed %s differs from the stored text", over)
+	}
+	return res
+}

@@ -24,21 +24,8 @@ func TestPushToFileRemote(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("r1", "cisco_ios", 1, nil)
 	bare := bareRepo(t)
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare,
-		AuthorName: "Net Team", AuthorEmail: "net@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	e.run(db.TriggerManual)
-	res := e.sync()
-	if err := e.mirror.Push(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(git(t, bare, "rev-parse", "main")); got != res.Commit {
-		t.Fatalf("remote main is %s, want %s", got, res.Commit)
-	}
-	if git(t, bare, "show", "main:r1") != e.latestText(r1) {
-		t.Fatal("the pushed file differs from the stored text")
-	}
+	res := e.pushRun(db.GitMirror{Enabled: true, RemoteURL: "file://" + bare,
+		AuthorName: "Net Team", AuthorEmail: "net@example.com"}, bare, r1, "r1", "over file://")
 	if who := strings.TrimSpace(git(t, bare, "log", "-1", "--format=%an <%ae> / %cn <%ce>", "main")); who != "Net Team <net@example.com> / Net Team <net@example.com>" {
 		t.Fatalf("author/committer: %s", who)
 	}

@@ -149,20 +149,7 @@ func TestPushOverSSH(t *testing.T) {
 	url := "ssh://git@" + srv.addr + bare
 	gm := db.GitMirror{Enabled: true, RemoteURL: url, KnownHosts: srv.knownHosts(),
 		SSHKey: e.sealer.Seal(clientPEM, secret.PurposeGitKey)}
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {
-		t.Fatal(err)
-	}
-	e.run(db.TriggerManual)
-	res := e.sync()
-	if err := e.mirror.Push(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(git(t, bare, "rev-parse", "main")); got != res.Commit {
-		t.Fatalf("remote main %s, want %s", got, res.Commit)
-	}
-	if git(t, bare, "show", "main:r1") != e.latestText(r1) {
-		t.Fatal("the file pushed over SSH differs from the stored text")
-	}
+	e.pushRun(gm, bare, r1, "r1", "over SSH")
 
 	// Another server at the same address pins nothing: a wrong host key is
 	// refused before any login, and reported.
