@@ -2,16 +2,12 @@ package db
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // BackupTimeFormat is how backup times are stored: UTC with milliseconds,
@@ -128,56 +124,6 @@ func (s *Store) GetBackup(ctx context.Context, id string) (Backup, error) {
 		return b, fmt.Errorf("get backup: %w", err)
 	}
 	return b, nil
-}
-
-var (
-	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(256<<20))
-)
-
-// SnapshotHash is the content address of a configuration text: the
-// SHA-256 of its bytes, in hex.
-func SnapshotHash(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
-
-// PutSnapshot stores text once per distinct content and returns its hash.
-func (s *Store) PutSnapshot(ctx context.Context, text string) (string, error) {
-	return putSnapshot(ctx, s.writer, text)
-}
-
-func putSnapshot(ctx context.Context, q querier, text string) (string, error) {
-	hash := SnapshotHash(text)
-	if ok, err := exists(ctx, q, `SELECT 1 FROM snapshots WHERE hash = ?`, hash); err != nil {
-		return "", err
-	} else if ok {
-		return hash, nil
-	}
-	data := zstdEncoder.EncodeAll([]byte(text), nil)
-	if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO snapshots (hash, size, stored_size, data, created_at) VALUES (?, ?, ?, ?, ?)`,
-		hash, len(text), len(data), data, Now()); err != nil {
-		return "", fmt.Errorf("insert snapshot: %w", err)
-	}
-	return hash, nil
-}
-
-// SnapshotText returns the configuration text stored under hash, or
-// ErrNotFound.
-func (s *Store) SnapshotText(ctx context.Context, hash string) (string, error) {
-	var data []byte
-	err := s.reader.QueryRowContext(ctx, `SELECT data FROM snapshots WHERE hash = ?`, hash).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("get snapshot: %w", err)
-	}
-	text, err := zstdDecoder.DecodeAll(data, nil)
-	if err != nil {
-		return "", fmt.Errorf("decompress snapshot %s: %w", hash, err)
-	}
-	return string(text), nil
 }
 
 // A device's history is paged by key rather than by offset: a device may

@@ -255,14 +255,16 @@ type Outcome struct {
 func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	finished := o.FinishedAt.UTC()
 	dur := finished.Sub(c.StartedAt).Milliseconds()
+	var stored bool // a new text was stored: its predecessor can become a delta
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		stored = false
 		var errMsg, hash, size any
 		if o.Success {
-			h, err := putSnapshot(ctx, tx, o.Text)
+			h, isNew, err := putSnapshotNew(ctx, tx, o.Text)
 			if err != nil {
 				return err
 			}
-			hash, size = h, len(o.Text)
+			hash, size, stored = h, len(o.Text), isNew
 		} else {
 			errMsg = o.Error
 		}
@@ -330,6 +332,12 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	})
 	if err != nil {
 		return fmt.Errorf("finish job %d: %w", c.ID, err)
+	}
+	if stored {
+		// The attempt is recorded whatever packing does: a failure leaves
+		// the previous version whole (counted in PackCounts), and Repack
+		// tries again later.
+		_ = s.packDevice(ctx, c.DeviceID, SnapshotHash(o.Text), []byte(o.Text))
 	}
 	return nil
 }

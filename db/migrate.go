@@ -34,6 +34,9 @@ func newProvider(db *sql.DB) (*goose.Provider, error) {
 	return goose.NewProvider(goose.DialectSQLite3, db, fsys)
 }
 
+// deltaMigration is the version that added snapshot deltas (base_id).
+const deltaMigration = 17
+
 // Migrate applies, rolls back one, or reports migrations on the database
 // file at path; status lines go to out (which may be nil). It uses its own
 // short-lived connection so the store's pools never see a half-built schema.
@@ -78,6 +81,17 @@ func Migrate(ctx context.Context, path string, dir MigrateDirection, out io.Writ
 			}
 		}
 	case MigrateDown:
+		if current == deltaMigration {
+			// Deltas cannot outlive the column that says what they are
+			// based on: every one is written whole first.
+			n, err := expandAll(ctx, conn)
+			if err != nil {
+				return fmt.Errorf("roll back migration: %w", err)
+			}
+			if out != nil && n > 0 {
+				fmt.Fprintf(out, "expanded %d delta snapshots\n", n)
+			}
+		}
 		r, err := p.Down(ctx)
 		if err != nil {
 			return fmt.Errorf("roll back migration: %w", err)

@@ -103,8 +103,9 @@ func (s *Store) BackupTo(ctx context.Context, dst string) error {
 	return nil
 }
 
-// Check runs SQLite's integrity_check and foreign_key_check and returns
-// the problems found, none when the database is sound.
+// Check runs SQLite's integrity_check and foreign_key_check, then decodes
+// every stored snapshot (whole or delta) and checks it against its hash,
+// and returns the problems found, none when the database is sound.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var problems []string
 	rows, err := s.reader.QueryContext(ctx, `PRAGMA integrity_check`)
@@ -139,7 +140,12 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 		problems = append(problems, fmt.Sprintf("%s row %v refers to a missing %s row", table, rowid, parent))
 	}
-	return problems, fk.Err()
+	if err := fk.Err(); err != nil {
+		return nil, err
+	}
+	fk.Close()
+	err = checkSnapshots(ctx, s.reader, func(p string) { problems = append(problems, p) })
+	return problems, err
 }
 
 // SizeBytes is the database's size on disk: the file and its write-ahead

@@ -190,18 +190,40 @@ func (s *Store) deleteBackups(ctx context.Context, ids []string, res *RetentionR
 
 // deleteUnreferencedSnapshots deletes those of hashes that no backup
 // names, and, when createdBefore is set, that were stored before it.
+// Deltas based on them are first rewritten on what stays
+// (rebaseDependents), so no delta is ever left without its base.
 func deleteUnreferencedSnapshots(ctx context.Context, q querier, hashes []any, createdBefore string) (int, error) {
 	if len(hashes) == 0 {
 		return 0, nil
 	}
-	query := `DELETE FROM snapshots WHERE hash IN (` + placeholders(len(hashes)) + `)
+	query := `SELECT id, base_id FROM snapshots WHERE hash IN (` + placeholders(len(hashes)) + `)
 		AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = snapshots.hash)`
 	args := hashes
 	if createdBefore != "" {
 		query += ` AND created_at < ?`
 		args = append(args, createdBefore)
 	}
-	r, err := q.ExecContext(ctx, query, args...)
+	doomed := map[int64]sql.NullInt64{}
+	err := eachRow(ctx, q, query, args, func(row scanner) error {
+		var id int64
+		var base sql.NullInt64
+		if err := row.Scan(&id, &base); err != nil {
+			return err
+		}
+		doomed[id] = base
+		return nil
+	})
+	if err != nil || len(doomed) == 0 {
+		return 0, err
+	}
+	if _, err := rebaseDependents(ctx, q, doomed); err != nil {
+		return 0, err
+	}
+	ids := make([]any, 0, len(doomed))
+	for id := range doomed {
+		ids = append(ids, id)
+	}
+	r, err := q.ExecContext(ctx, `DELETE FROM snapshots WHERE id IN (`+placeholders(len(ids))+`)`, ids...)
 	if err != nil {
 		return 0, err
 	}

@@ -107,20 +107,3 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 		}
 	}
 }
-
-// snapshotText reads and decompresses one snapshot through q.
-func snapshotText(ctx context.Context, q querier, hash string) (string, error) {
-	var data []byte
-	err := q.QueryRowContext(ctx, `SELECT data FROM snapshots WHERE hash = ?`, hash).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("get snapshot: %w", err)
-	}
-	text, err := zstdDecoder.DecodeAll(data, nil)
-	if err != nil {
-		return "", fmt.Errorf("decompress snapshot %s: %w", hash, err)
-	}
-	return string(text), nil
-}
