@@ -148,6 +148,18 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	return problems, err
 }
 
+// Vacuum rewrites the database file compactly (SQLite VACUUM) and folds
+// the write-ahead log back into it.
+func (s *Store) Vacuum(ctx context.Context) error {
+	if _, err := s.writer.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
+	if _, err := s.writer.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("vacuum: checkpoint: %w", err)
+	}
+	return nil
+}
+
 // SizeBytes is the database's size on disk: the file and its write-ahead
 // log.
 func (s *Store) SizeBytes() int64 {

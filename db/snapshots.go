@@ -717,3 +717,31 @@ func expandAll(ctx context.Context, q querier) (int, error) {
 		}
 	}
 }
+
+// SnapshotFigures are the stored configurations' totals, from the
+// trigger-kept counters.
+type SnapshotFigures struct {
+	Snapshots, Deltas     int64
+	RawBytes, StoredBytes int64
+}
+
+// SnapshotFigures reads the stored configurations' totals.
+func (s *Store) SnapshotFigures(ctx context.Context) (SnapshotFigures, error) {
+	var f SnapshotFigures
+	dst := map[string]*int64{"snapshots": &f.Snapshots, "snapshot_deltas": &f.Deltas,
+		"snapshot_bytes": &f.RawBytes, "snapshot_stored_bytes": &f.StoredBytes}
+	err := eachRow(ctx, s.reader, `SELECT name, value FROM counters WHERE name IN ('snapshots', 'snapshot_deltas', 'snapshot_bytes', 'snapshot_stored_bytes')`,
+		nil, func(row scanner) error {
+			var name string
+			var v int64
+			if err := row.Scan(&name, &v); err != nil {
+				return err
+			}
+			*dst[name] = v
+			return nil
+		})
+	if err != nil {
+		return f, fmt.Errorf("snapshot figures: %w", err)
+	}
+	return f, nil
+}

@@ -37,3 +37,22 @@ func RunRetention(ctx context.Context, store *db.Store, log *slog.Logger) (db.Re
 		"jobs_pruned", jobs, "duration", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
+
+// RunRepack stores the older versions still whole as deltas (db.Repack):
+// what a database from before deltas, or a pack that failed, leaves. It
+// runs after retention and once soon after start.
+func RunRepack(ctx context.Context, store *db.Store, log *slog.Logger) (db.RepackResult, error) {
+	start := time.Now()
+	res, err := store.Repack(ctx, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Error("repack stopped", "err", err, "devices", res.Devices, "packed", res.Packed)
+		}
+		return res, err
+	}
+	if res.Packed > 0 {
+		log.Info("repack done", "devices", res.Devices, "packed", res.Packed, "bytes_freed", res.Bytes,
+			"duration", time.Since(start).Round(time.Millisecond))
+	}
+	return res, nil
+}

@@ -42,7 +42,21 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 	reach := backup.NewReachability(store, log.With("component", "reachability"), backup.ReachOptions{})
 	goBG(func() { reach.Run(bg) })
 	goBG(func() {
-		runDaily(bg, func() { _, _ = backup.RunRetention(bg, store, log.With("component", "retention")) })
+		runDaily(bg, func() {
+			_, _ = backup.RunRetention(bg, store, log.With("component", "retention"))
+			_, _ = backup.RunRepack(bg, store, log.With("component", "repack"))
+		})
+	})
+	// Versions stored whole before deltas existed are packed once soon
+	// after start (new ones are packed as they arrive).
+	goBG(func() {
+		t := time.NewTimer(repackDelay(cfg.Demo))
+		defer t.Stop()
+		select {
+		case <-bg.Done():
+		case <-t.C:
+			_, _ = backup.RunRepack(bg, store, log.With("component", "repack"))
+		}
 	})
 
 	// The git mirror: one commit per run, then a push; it only reads the
@@ -105,6 +119,16 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 // so that a newcomer sees the syslog-triggered backup soon after the
 // simulated change.
 const demoSyslogDebounce = 15 * time.Second
+
+// repackDelay is how long serve waits before packing what older versions
+// left whole: long enough for the first scheduled backups to have the
+// machine, short for the demo.
+func repackDelay(demo bool) time.Duration {
+	if demo {
+		return 10 * time.Second
+	}
+	return 5 * time.Minute
+}
 
 // runDaily calls fn an hour after start and then once a day until ctx
 // ends.

@@ -17,7 +17,7 @@ import (
 
 func newDB(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{Use: "db", Short: "Database tools"}
-	cmd.AddCommand(newDBSeed(cfg), newDBBackup(cfg), newDBCheck(cfg))
+	cmd.AddCommand(newDBSeed(cfg), newDBBackup(cfg), newDBCheck(cfg), newDBRepack(cfg))
 	return cmd
 }
 
@@ -74,7 +74,7 @@ func newDBBackup(cfg *config.Config) *cobra.Command {
 func newDBCheck(cfg *config.Config) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check",
-		Short: "Check the database's integrity (SQLite integrity_check and foreign keys)",
+		Short: "Check the database's integrity (SQLite integrity_check, foreign keys, every stored configuration against its hash)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := openExisting(cmd, cfg)
@@ -96,6 +96,51 @@ func newDBCheck(cfg *config.Config) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newDBRepack(cfg *config.Config) *cobra.Command {
+	var vacuum bool
+	cmd := &cobra.Command{
+		Use:   "repack [--vacuum]",
+		Short: "Store older configuration versions as deltas now (serve does it in the background)",
+		Long: "Store every device's older configuration versions as deltas against the next newer one,\n" +
+			"as new backups are stored anyway: what a database from before deltas needs once. serve does\n" +
+			"it in the background minutes after start and daily; this does it now, also while serve runs.\n" +
+			"Interrupting it loses nothing; the next run carries on. The file keeps its size until\n" +
+			"SQLite reuses the freed pages; --vacuum rewrites it compactly afterwards (needs free space\n" +
+			"the size of the database, and holds writers back while it runs).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := openExisting(cmd, cfg)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			start := time.Now()
+			before := store.SizeBytes()
+			last := time.Now()
+			res, err := store.Repack(cmd.Context(), func(r db.RepackResult) {
+				if time.Since(last) > 5*time.Second {
+					last = time.Now()
+					fmt.Fprintf(cmd.ErrOrStderr(), "%d devices, %d versions packed\n", r.Devices, r.Packed)
+				}
+			})
+			if err != nil {
+				return fmt.Errorf("repack stopped after %d devices (%d versions packed; run it again to carry on): %w", res.Devices, res.Packed, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "packed %d versions of %d devices in %s: %d bytes of stored configuration freed\n",
+				res.Packed, res.Devices, time.Since(start).Round(time.Millisecond), res.Bytes)
+			if vacuum {
+				if err := store.Vacuum(cmd.Context()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "vacuumed: %d -> %d bytes on disk\n", before, store.SizeBytes())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&vacuum, "vacuum", false, "rewrite the database file compactly afterwards (SQLite VACUUM)")
+	return cmd
 }
 
 func newDBSeed(cfg *config.Config) *cobra.Command {

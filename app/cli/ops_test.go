@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -111,5 +112,64 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRepackAndCheck converts a database written before deltas: db repack
+// stores the older versions as deltas, db check decodes every one against
+// its hash, and finds the one damaged afterwards.
+func TestRepackAndCheck(t *testing.T) {
+	data := t.TempDir()
+	ctx := t.Context()
+	store, err := db.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := store.CreateDevice(ctx, db.Device{Name: "r1", Host: "192.0.2.1", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("interface GigabitEthernet0/1\n description uplink\n!\n", 300)
+	start := time.Now().Add(-time.Hour)
+	for i := range 10 {
+		hash, err := store.PutSnapshot(ctx, fmt.Sprintf("hostname r1\n! revision %d\n%s", i, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := start.Add(time.Duration(i) * time.Minute)
+		if err := store.InsertBackup(ctx, db.Backup{ID: fmt.Sprintf("b%d", i), DeviceID: dev.ID, StartedAt: at, FinishedAt: &at,
+			Success: true, SnapshotHash: &hash, Trigger: db.TriggerCLI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+
+	r := mustRun(t, call{}, "db", "repack", "--data", data, "--vacuum")
+	if !strings.Contains(r.stdout, "packed 9 versions of 1 devices") || !strings.Contains(r.stdout, "vacuumed: ") {
+		t.Errorf("db repack output:\n%s", r)
+	}
+	if r := mustRun(t, call{}, "db", "check", "--data", data); strings.TrimSpace(r.stdout) != "ok" {
+		t.Errorf("db check after repack:\n%s", r)
+	}
+	if r := mustRun(t, call{}, "db", "repack", "--data", data); !strings.Contains(r.stdout, "packed 0 versions") {
+		t.Errorf("second db repack:\n%s", r)
+	}
+
+	// A flipped byte in one delta.
+	store, err = db.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hash string
+	if err := store.Reader().QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Exec(ctx, `UPDATE snapshots SET data = substr(data, 1, 12) || x'5a5a' || substr(data, 15) WHERE hash = ?`, hash); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	r = mustFail(t, call{}, []string{"the database has 1 problems"}, "db", "check", "--data", data)
+	if !strings.Contains(r.stdout, "snapshot "+hash) {
+		t.Errorf("db check does not name the damaged snapshot:\n%s", r)
 	}
 }

@@ -220,6 +220,9 @@ func serveMetrics(addr, dataDir string, store *db.Store, syslogTrigger *backup.S
 			return st, err
 		}
 		st.NotificationsPending, st.OldestNotification = q.Waiting, q.OldestWaiting
+		if st.Snapshots, err = store.SnapshotFigures(ctx); err != nil {
+			return st, err
+		}
 		st.DatabaseBytes = store.SizeBytes()
 		return st, nil
 	}))

@@ -41,7 +41,11 @@ var families = map[string]family{
 		"new, waiting for a retry, or being sent."},
 	"backupd_notifications_oldest_pending_age_seconds": {gauge, "Seconds since the event of the oldest unsettled " +
 		"notification delivery was recorded; 0 when none waits. It keeps growing while a channel is down."},
-	"backupd_database_size_bytes":         {gauge, "Size of the database file and its write-ahead log."},
+	"backupd_database_size_bytes": {gauge, "Size of the database file and its write-ahead log."},
+	"backupd_snapshots": {gauge, "Distinct configuration texts stored, by form: whole (a device's newest version, " +
+		"and a key frame every 32 versions) or delta (an older version stored against the next newer one)."},
+	"backupd_snapshot_bytes": {gauge, "Bytes of the distinct configuration texts stored, by kind: raw (the texts) " +
+		"or stored (compressed, deltas included)."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 
@@ -57,6 +61,9 @@ var families = map[string]family{
 	"backupd_notifications_sent_total": {counter, "Notification deliveries (one event to one channel; a digest " +
 		"holds several) this server process settled or tried, by channel type (webhook, slack, mattermost, teams, chat, email) " +
 		"and result (sent; failed: tried again later; gave_up: refused, or failing for a day)."},
+
+	"backupd_snapshot_pack_total": {counter, "Older configuration versions this process stored as deltas " +
+		"(result success) or failed to (failure: the version stays whole and the next repack tries again)."},
 
 	// The git mirror (left out until it first pushes).
 	"backupd_git_push_total": {counter, "Pushes of the git mirror to its remote this process tried, by result " +

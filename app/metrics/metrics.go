@@ -93,6 +93,8 @@ type State struct {
 	// unreachable).
 	DevicesByStatus map[string]int
 	DatabaseBytes   int64
+	// Snapshots are the stored configurations' totals.
+	Snapshots db.SnapshotFigures
 	// NotificationsPending counts unsettled deliveries; OldestNotification
 	// is when the oldest of them was recorded (nil: none).
 	NotificationsPending int
@@ -150,6 +152,9 @@ func Handler(o Options, state func(context.Context) (State, error)) http.Handler
 		if o.Syslog != nil {
 			writeSyslog(&raw, o.Syslog())
 		}
+		pk := db.PackCounts()
+		fmt.Fprintf(&raw, "backupd_snapshot_pack_total{result=\"success\"} %d\n", pk.Packed)
+		fmt.Fprintf(&raw, "backupd_snapshot_pack_total{result=\"failure\"} %d\n", pk.Failed)
 		set.WritePrometheus(&raw)
 		vm.WriteProcessMetrics(&raw)
 		vm.WriteFDMetrics(&raw)
@@ -175,6 +180,10 @@ func writeState(w io.Writer, st State, now time.Time) {
 	fmt.Fprintf(w, "backupd_notifications_pending %d\n", st.NotificationsPending)
 	fmt.Fprintf(w, "backupd_notifications_oldest_pending_age_seconds %s\n", ageSince(st.OldestNotification, now))
 	fmt.Fprintf(w, "backupd_database_size_bytes %d\n", max(st.DatabaseBytes, 0))
+	fmt.Fprintf(w, "backupd_snapshots{form=\"whole\"} %d\n", st.Snapshots.Snapshots-st.Snapshots.Deltas)
+	fmt.Fprintf(w, "backupd_snapshots{form=\"delta\"} %d\n", st.Snapshots.Deltas)
+	fmt.Fprintf(w, "backupd_snapshot_bytes{kind=\"raw\"} %d\n", st.Snapshots.RawBytes)
+	fmt.Fprintf(w, "backupd_snapshot_bytes{kind=\"stored\"} %d\n", st.Snapshots.StoredBytes)
 }
 
 func writeSyslog(w io.Writer, s Syslog) {

@@ -54,6 +54,7 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 				BackupsSucceeded: 40, BackupsFailed: 3, ConfigChanges: 5},
 			JobsQueued: 7, JobsRunning: 2,
 			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096,
+			Snapshots:            db.SnapshotFigures{Snapshots: 30, Deltas: 26, RawBytes: 1800000, StoredBytes: 61000},
 			NotificationsPending: 4, OldestNotification: &pending}, nil
 	})
 	for _, want := range []string{
@@ -80,6 +81,11 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_backups_total{result="failure"} 3`,
 		`backupd_config_changes_total 5`,
 		`backupd_database_size_bytes 4096`,
+		`backupd_snapshots{form="whole"} 4`,
+		`backupd_snapshots{form="delta"} 26`,
+		`backupd_snapshot_bytes{kind="raw"} 1800000`,
+		`backupd_snapshot_bytes{kind="stored"} 61000`,
+		`backupd_snapshot_pack_total{result="failure"} 0`,
 		`backupd_store_up 1`,
 		`backupd_notifications_sent_total{channel_type="webhook",result="sent"} 5`,
 		`backupd_notifications_sent_total{channel_type="email",result="gave_up"} 1`,

@@ -661,3 +661,36 @@ func TestSettingsPermissions(t *testing.T) {
 	v.mustLogin("viewer", "viewer-password-1")
 	expect(t, "viewer", v.get("/settings"), http.StatusForbidden, "")
 }
+
+func TestSettingsShowDeltaStorage(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	ctx := context.Background()
+	d, err := e.store.CreateDevice(ctx, db.Device{Name: "r-delta", Host: "192.0.2.9", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six versions stored whole, as a backupd before deltas left them.
+	base := strings.Repeat("interface GigabitEthernet0/1\n description uplink\n no shutdown\n!\n", 200)
+	now := time.Now().UTC()
+	for i := range 6 {
+		hash, err := e.store.PutSnapshot(ctx, fmt.Sprintf("hostname r-delta\n! version %d\n%s", i, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := now.Add(time.Duration(i-6) * time.Hour)
+		finished := started.Add(time.Second)
+		if err := e.store.InsertBackup(ctx, db.Backup{ID: fmt.Sprintf("r-delta-%d", i), DeviceID: d.ID, StartedAt: started,
+			FinishedAt: &finished, Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectBody(t, "before", b.get("/settings"), `<dd id="delta-facts">0 of 6 (`)
+	if _, err := e.store.Repack(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := b.get("/settings")
+	expectBody(t, "after", p, `<dd id="delta-facts">5 of 6 (`)
+	b.header.Set("Accept-Language", "zh")
+	expectBody(t, "zh", b.get("/settings"), `<dd id="delta-facts">5 / 6 份`)
+}

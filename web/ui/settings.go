@@ -63,6 +63,10 @@ type settingsFacts struct {
 	Snapshots     int
 	SnapshotBytes string
 	StoredBytes   string
+	// Deltas of Snapshots are stored against a newer version; Ratio is
+	// how many times larger the text is than what is stored.
+	Deltas int
+	Ratio  string
 }
 
 func (u *UI) settings(w http.ResponseWriter, r *http.Request) error {
@@ -121,10 +125,18 @@ func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status 
 	if err != nil {
 		return err
 	}
+	figures, err := u.deps.Store.SnapshotFigures(ctx)
+	if err != nil {
+		return err
+	}
 	p.Facts = settingsFacts{
 		Version: u.deps.Version, Timezone: u.scheduleDefaultZone(), DataFile: u.deps.Store.Path(),
 		Devices: st.DevicesTotal, Backups: st.BackupsTotal, Snapshots: st.Snapshots,
 		SnapshotBytes: settingsBytes(st.SnapshotBytes), StoredBytes: settingsBytes(st.SnapshotStoredBytes),
+		Deltas: int(figures.Deltas), Ratio: "—",
+	}
+	if st.SnapshotStoredBytes > 0 {
+		p.Facts.Ratio = strconv.FormatFloat(float64(st.SnapshotBytes)/float64(st.SnapshotStoredBytes), 'f', 1, 64)
 	}
 	return u.render(w, r, status, "settings.html", keySettingsTitle, p)
 }
