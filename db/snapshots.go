@@ -151,6 +151,23 @@ func snapshotBytes(ctx context.Context, q querier, hash string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("get snapshot: %w", err)
 	}
+	if pool, ok := q.(*sql.DB); ok && base.Valid {
+		// A delta's chain is walked in one read transaction: retention
+		// may re-base it meanwhile, and the walk must see one state.
+		tx, err := pool.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, fmt.Errorf("get snapshot: %w", err)
+		}
+		defer tx.Rollback()
+		err = tx.QueryRowContext(ctx, `SELECT base_id, data FROM snapshots WHERE hash = ?`, hash).Scan(&base, &data)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get snapshot: %w", err)
+		}
+		q = tx
+	}
 	return expand(ctx, q, hash, base, data)
 }
 
