@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"backupd/app/collect/driver/singlebyte"
+
 	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/korean"
 	"golang.org/x/text/encoding/simplifiedchinese"
@@ -19,17 +20,14 @@ var Encodings = []string{
 	"latin-1", "windows-1252", "windows-1251", "koi8-r",
 }
 
+// charsets are the multi-byte sets; package singlebyte has the others.
 var charsets = map[string]encoding.Encoding{
-	"gbk":          simplifiedchinese.GBK,
-	"gb18030":      simplifiedchinese.GB18030,
-	"big5":         traditionalchinese.Big5,
-	"shift_jis":    japanese.ShiftJIS,
-	"euc-jp":       japanese.EUCJP,
-	"euc-kr":       korean.EUCKR,
-	"latin-1":      charmap.ISO8859_1,
-	"windows-1252": charmap.Windows1252,
-	"windows-1251": charmap.Windows1251,
-	"koi8-r":       charmap.KOI8R,
+	"gbk":       simplifiedchinese.GBK,
+	"gb18030":   simplifiedchinese.GB18030,
+	"big5":      traditionalchinese.Big5,
+	"shift_jis": japanese.ShiftJIS,
+	"euc-jp":    japanese.EUCJP,
+	"euc-kr":    korean.EUCKR,
 }
 
 func normEncoding(name string) string {
@@ -54,6 +52,9 @@ func newEncoder(name string) (encoder, error) {
 	n := normEncoding(name)
 	if n == "utf-8" {
 		return func(s string) []byte { return []byte(s) }, nil
+	}
+	if sb := singlebyte.ByName(n); sb != nil {
+		return sb.Encode, nil
 	}
 	cs, ok := charsets[n]
 	if !ok {

@@ -4,39 +4,42 @@ import (
 	"fmt"
 	"strings"
 
+	"backupd/app/collect/driver/singlebyte"
+
 	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/korean"
 	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/encoding/traditionalchinese"
 )
 
-// charsets maps every name in Encodings but utf-8 to its decoder.
+// charsets maps every multi-byte name in Encodings to its decoder; the
+// single-byte ones (latin-1, windows-1252, windows-1251, koi8-r) are
+// package singlebyte's.
 var charsets = map[string]encoding.Encoding{
-	"gbk":          simplifiedchinese.GBK,
-	"gb18030":      simplifiedchinese.GB18030,
-	"big5":         traditionalchinese.Big5,
-	"shift_jis":    japanese.ShiftJIS,
-	"euc-jp":       japanese.EUCJP,
-	"euc-kr":       korean.EUCKR,
-	"latin-1":      charmap.ISO8859_1,
-	"windows-1252": charmap.Windows1252,
-	"windows-1251": charmap.Windows1251,
-	"koi8-r":       charmap.KOI8R,
+	"gbk":       simplifiedchinese.GBK,
+	"gb18030":   simplifiedchinese.GB18030,
+	"big5":      traditionalchinese.Big5,
+	"shift_jis": japanese.ShiftJIS,
+	"euc-jp":    japanese.EUCJP,
+	"euc-kr":    korean.EUCKR,
 }
 
-// charset returns the decoder for an encoding name; nil means UTF-8.
-func charset(name string) (encoding.Encoding, error) {
+// charset returns the decoder for an encoding name: a multi-byte one, a
+// single-byte one, or neither for UTF-8.
+func charset(name string) (encoding.Encoding, *singlebyte.Charset, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "" || n == "utf-8" {
-		return nil, nil
+		return nil, nil, nil
+	}
+	if sb := singlebyte.ByName(n); sb != nil {
+		return nil, sb, nil
 	}
 	cs, ok := charsets[n]
 	if !ok {
-		return nil, fmt.Errorf("unknown encoding %q (known: %s)", name, strings.Join(Encodings, ", "))
+		return nil, nil, fmt.Errorf("unknown encoding %q (known: %s)", name, strings.Join(Encodings, ", "))
 	}
-	return cs, nil
+	return cs, nil, nil
 }
 
 // Decode turns what a device printed in encoding (one of Encodings, ""
@@ -44,9 +47,12 @@ func charset(name string) (encoding.Encoding, error) {
 // become U+FFFD; only an unknown encoding is an error, so a device that
 // prints stray bytes still gets backed up.
 func Decode(encoding string, raw []byte) (string, error) {
-	cs, err := charset(encoding)
+	cs, sb, err := charset(encoding)
 	if err != nil {
 		return "", err
+	}
+	if sb != nil {
+		return sb.Decode(raw), nil
 	}
 	if cs == nil {
 		return strings.ToValidUTF8(string(raw), "\uFFFD"), nil

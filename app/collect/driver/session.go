@@ -161,7 +161,7 @@ func NewSession(conn Conn, d Dialogue, maxOutput int) *Session {
 // SetEncoding sets the character set the device prints in (one of
 // Encodings; "" is UTF-8).
 func (s *Session) SetEncoding(name string) error {
-	if _, err := charset(name); err != nil {
+	if _, _, err := charset(name); err != nil {
 		return err
 	}
 	s.encoding = name
@@ -588,7 +588,7 @@ func NewExecSession(e Execer, d Dialogue, maxOutput int) *ExecSession {
 
 // SetEncoding sets the character set the device prints in.
 func (s *ExecSession) SetEncoding(name string) error {
-	if _, err := charset(name); err != nil {
+	if _, _, err := charset(name); err != nil {
 		return err
 	}
 	s.encoding = name
