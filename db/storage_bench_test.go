@@ -39,6 +39,10 @@ const (
 // measured.
 var storageRepack func(context.Context, *db.Store) error
 
+// storageResetCache, when set (by a build whose store caches decoded
+// texts), empties that cache: the cold reads and diffs call it first.
+var storageResetCache func()
+
 // benchDevices inserts n devices and returns their ids.
 func benchDevices(tb testing.TB, s *db.Store, n int) []int64 {
 	tb.Helper()
@@ -128,6 +132,25 @@ func vacuumedSize(tb testing.TB, s *db.Store, repack bool) int64 {
 	return size
 }
 
+// largestTables lists the tables and indexes that take the most pages,
+// from SQLite's dbstat (empty when the build lacks it).
+func largestTables(s *db.Store, n int) string {
+	rows, err := s.Reader().Query(`SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT ?`, n)
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var name string
+		var size int64
+		if rows.Scan(&name, &size) == nil {
+			parts = append(parts, fmt.Sprintf("%s %d", name, size))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // emptyDBSize is the size of a database with the schema and nothing else.
 func emptyDBSize(tb testing.TB) int64 {
 	s, err := db.Open(context.Background(), tb.TempDir())
@@ -146,12 +169,17 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
 }
 
-// readLatency reads hash n times and returns p50 and p99.
-func readLatency(tb testing.TB, s *db.Store, hash string, n int) (p50, p99 time.Duration) {
+// readLatency reads hash n times and returns p50 and p99. cold empties
+// the store's cache of decoded texts (in a build that has one) before
+// each read, so every read decodes what is stored.
+func readLatency(tb testing.TB, s *db.Store, hash string, n int, cold bool) (p50, p99 time.Duration) {
 	tb.Helper()
 	ctx := context.Background()
 	times := make([]time.Duration, n)
 	for i := range times {
+		if cold && storageResetCache != nil {
+			storageResetCache()
+		}
 		start := time.Now()
 		text, err := s.SnapshotText(ctx, hash)
 		times[i] = time.Since(start)
@@ -161,6 +189,18 @@ func readLatency(tb testing.TB, s *db.Store, hash string, n int) (p50, p99 time.
 	}
 	slices.Sort(times)
 	return percentile(times, 0.50), percentile(times, 0.99)
+}
+
+// deepestChain returns the snapshot whose reading walks the most deltas,
+// and how many; ok is false when the store keeps no deltas (no base_id).
+func deepestChain(s *db.Store) (hash string, depth int, ok bool) {
+	err := s.Reader().QueryRow(`WITH RECURSIVE chain(hash, base, depth) AS (
+			SELECT hash, base_id, 0 FROM snapshots
+			UNION ALL
+			SELECT chain.hash, s.base_id, chain.depth + 1 FROM chain JOIN snapshots s ON s.id = chain.base
+			WHERE chain.depth < 10000)
+		SELECT hash, MAX(depth) FROM chain GROUP BY hash ORDER BY 2 DESC, hash LIMIT 1`).Scan(&hash, &depth)
+	return hash, depth, err == nil
 }
 
 // gitYear commits each text as one commit of one file in a new
@@ -268,11 +308,23 @@ func BenchmarkStorageYear(b *testing.B) {
 			}
 		}
 		gitBytes := gitYear(b, texts)
+		tables := largestTables(s, 8)
 		newest, oldest := db.SnapshotHash(texts[len(texts)-1]), db.SnapshotHash(texts[0])
-		newP50, newP99 := readLatency(b, s, newest, 200)
-		oldP50, oldP99 := readLatency(b, s, oldest, 200)
+		var cold, warm [3][2]time.Duration // newest, oldest, deepest chain; p50, p99
+		cold[0][0], cold[0][1] = readLatency(b, s, newest, 200, true)
+		cold[1][0], cold[1][1] = readLatency(b, s, oldest, 200, true)
+		warm[0][0], warm[0][1] = readLatency(b, s, newest, 200, false)
+		warm[1][0], warm[1][1] = readLatency(b, s, oldest, 200, false)
+		deepest, depth, deltas := deepestChain(s)
+		if deltas {
+			cold[2][0], cold[2][1] = readLatency(b, s, deepest, 200, true)
+			warm[2][0], warm[2][1] = readLatency(b, s, deepest, 200, false)
+		}
 		diffs := make([]time.Duration, 20)
 		for i := range diffs {
+			if storageResetCache != nil {
+				storageResetCache()
+			}
 			start := time.Now()
 			d, err := backup.Diff(ctx, s, ids[0], ids[len(ids)-1], nil)
 			diffs[i] = time.Since(start)
@@ -292,16 +344,28 @@ func BenchmarkStorageYear(b *testing.B) {
 		b.ReportMetric(float64(size-empty)/float64(gitBytes), "history/git")
 		b.ReportMetric(float64(raw)/float64(size), "raw/backupd")
 		b.ReportMetric(float64(benchYear)/write.Seconds(), "versions/s")
-		b.ReportMetric(ms(newP50), "newest-p50-ms")
-		b.ReportMetric(ms(newP99), "newest-p99-ms")
-		b.ReportMetric(ms(oldP50), "oldest-p50-ms")
-		b.ReportMetric(ms(oldP99), "oldest-p99-ms")
+		b.ReportMetric(ms(cold[0][0]), "newest-p50-ms")
+		b.ReportMetric(ms(cold[0][1]), "newest-p99-ms")
+		b.ReportMetric(ms(cold[1][0]), "oldest-p50-ms")
+		b.ReportMetric(ms(cold[1][1]), "oldest-p99-ms")
+		if deltas {
+			b.ReportMetric(float64(depth), "deepest-chain")
+			b.ReportMetric(ms(cold[2][0]), "deepest-p50-ms")
+			b.ReportMetric(ms(cold[2][1]), "deepest-p99-ms")
+		}
 		b.ReportMetric(ms(percentile(diffs, 0.5)), "diff-year-ms")
 		b.Logf("%d versions of a %d-line configuration, %d bytes of text; schema alone %d bytes", benchYear, g.Lines(), raw, empty)
 		b.Logf("backupd %d bytes after VACUUM (%d before repack), git gc --aggressive %d bytes: backupd/git %.2f, raw/backupd %.1fx",
 			size, unpacked, gitBytes, float64(size)/float64(gitBytes), float64(raw)/float64(size))
-		b.Logf("written in %v (%.0f versions/s); content read newest p50 %v p99 %v, oldest p50 %v p99 %v; diff of versions 1 and %d: median %v",
-			write.Round(time.Millisecond), float64(benchYear)/write.Seconds(), newP50, newP99, oldP50, oldP99, len(ids), percentile(diffs, 0.5))
+		if tables != "" {
+			b.Logf("largest tables and indexes (bytes): %s", tables)
+		}
+		b.Logf("written in %v (%.0f versions/s); diff of versions 1 and %d: median %v", write.Round(time.Millisecond), float64(benchYear)/write.Seconds(), len(ids), percentile(diffs, 0.5))
+		for i, name := range []string{"newest", "oldest", fmt.Sprintf("deepest chain (%d deltas)", depth)} {
+			if i < 2 || deltas {
+				b.Logf("content read %s: p50 %v p99 %v (cache emptied before each read), p50 %v p99 %v (read again)", name, cold[i][0], cold[i][1], warm[i][0], warm[i][1])
+			}
+		}
 	}
 }
 
