@@ -94,8 +94,11 @@ func (s *Store) InsertBackup(ctx context.Context, b Backup) error {
 	return insertBackup(ctx, s.writer, b)
 }
 
+// insertBackupQuery is prepared when the store opens (jobQueries).
+const insertBackupQuery = `INSERT INTO backups (` + backupColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 func insertBackup(ctx context.Context, q querier, b Backup) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO backups (`+backupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.ExecContext(ctx, insertBackupQuery,
 		b.ID, b.DeviceID, backupTime(b.StartedAt), optionalTime(b.FinishedAt), b.Success, b.ErrorMessage,
 		b.SnapshotHash, b.Trigger, b.Changed && !b.First, b.First, b.DurationMS, b.Bytes)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,34 +167,55 @@ type Claim struct {
 	StartedAt time.Time
 }
 
+// The claim's statements, prepared when the store opens (jobQueries).
+const (
+	claimQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
+				attempt = attempt + 1, finished_at = NULL, error = NULL
+			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?
+				ORDER BY not_before, id LIMIT ?)
+			RETURNING ` + jobColumns
+	// One JSON parameter, however many jobs: no statement with
+	// thousands of placeholders to parse per claim.
+	claimAmongQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
+				attempt = attempt + 1, finished_at = NULL, error = NULL
+			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?
+				AND id IN (SELECT value FROM json_each(?)) ORDER BY not_before, id LIMIT ?)
+			RETURNING ` + jobColumns
+	readyQueueQuery  = `SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ? ORDER BY not_before, id LIMIT ?`
+	claimBackupQuery = `UPDATE jobs SET backup_id = ? WHERE id = ?`
+)
+
 // ClaimJobs moves up to n ready jobs (oldest first) to running under
 // owner, each with a fresh backups row that shows it running. With only
-// non-empty, it claims only among those job IDs.
+// non-empty, it claims only among those job IDs (sorted ascending, a
+// caller claiming often from a long list saves a sort per claim).
 func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64) ([]Claim, error) {
 	if n <= 0 {
 		return nil, nil
 	}
+	if !slices.IsSorted(only) {
+		only = slices.Sorted(slices.Values(only))
+	}
 	now := time.Now().UTC()
+	stamp := backupTime(now)
 	var claims []Claim
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
-		filter, args := "", []any{owner, backupTime(now), backupTime(now)}
+		q := s.prepared(tx)
+		query, args := claimQuery, []any{owner, stamp, stamp}
 		if len(only) > 0 {
-			// One JSON parameter, however many jobs: no statement with
-			// thousands of placeholders to parse per claim.
-			raw, err := json.Marshal(only)
+			among, err := readyAmong(ctx, q, stamp, only, n)
+			if err != nil || len(among) == 0 {
+				return err
+			}
+			raw, err := json.Marshal(among)
 			if err != nil {
 				return err
 			}
-			filter = ` AND id IN (SELECT value FROM json_each(?))`
-			args = append(args, string(raw))
+			query, args = claimAmongQuery, append(args, string(raw))
 		}
 		args = append(args, n)
-		jobs, err := queryAll(ctx, tx, scanJob, `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
-				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?`+filter+`
-				ORDER BY not_before, id LIMIT ?)
-			RETURNING `+jobColumns, args...)
+		jobs, err := queryAll(ctx, q, scanJob, query, args...)
 		if err != nil {
 			return err
 		}
@@ -203,10 +225,10 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 			if j.Attempt > 1 {
 				trigger = TriggerRetry
 			}
-			if err := insertBackup(ctx, tx, Backup{ID: c.BackupID, DeviceID: j.DeviceID, StartedAt: now, Trigger: trigger}); err != nil {
+			if err := insertBackup(ctx, q, Backup{ID: c.BackupID, DeviceID: j.DeviceID, StartedAt: now, Trigger: trigger}); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET backup_id = ? WHERE id = ?`, c.BackupID, j.ID); err != nil {
+			if _, err := q.ExecContext(ctx, claimBackupQuery, c.BackupID, j.ID); err != nil {
 				return err
 			}
 			c.Job.BackupID = &c.BackupID
@@ -218,6 +240,43 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 		return nil, fmt.Errorf("claim jobs: %w", err)
 	}
 	return claims, nil
+}
+
+// readyAmong picks the first n ready jobs in claim order that are in
+// only (sorted). It walks the ready queue rather than handing SQLite the
+// whole list: a fleet-wide `backup run` claims thousands of times from a
+// list of thousands of jobs, almost all of them at the head of the
+// queue. A queue mostly of other jobs stops the walk after as many rows
+// as only has; then it returns only itself and the claim filters the
+// whole list in SQL, as before.
+func readyAmong(ctx context.Context, q querier, now string, only []int64, n int) ([]int64, error) {
+	budget := len(only) + n
+	rows, err := q.QueryContext(ctx, readyQueueQuery, now, budget)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	picked := []int64{}
+	walked := 0
+	for rows.Next() {
+		walked++
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		if _, ok := slices.BinarySearch(only, id); ok {
+			if picked = append(picked, id); len(picked) == n {
+				return picked, nil
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if walked == budget {
+		return only, nil // the walk gave up: let SQL filter
+	}
+	return picked, nil // the whole ready queue was walked
 }
 
 // Outcome is how one attempt ended.
@@ -249,6 +308,50 @@ type Outcome struct {
 	Cancelled bool
 }
 
+// The end of an attempt's statements, prepared when the store opens
+// (jobQueries).
+const (
+	finishBackupQuery = `UPDATE backups SET finished_at = ?, success = ?, error_message = ?,
+				snapshot_hash = ?, changed = ?, first_backup = ?, duration_ms = ?, bytes = ? WHERE id = ?`
+	finishSucceededQuery = `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ?`
+	finishCancelledQuery = `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ? WHERE id = ?`
+	finishRetryQuery     = `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ? WHERE id = ?`
+	finishFailedQuery    = `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ? WHERE id = ?`
+)
+
+// finishDeviceQuery updates a device's status fields at the end of an
+// attempt: whether it answered when reachable is known, its host key
+// pinned, a changed key recorded.
+func finishDeviceQuery(reachable, pin, pending bool) string {
+	set := `last_backup_at = ?, last_backup_success = ?`
+	if reachable {
+		set += `, status = ?, last_checked_at = ?`
+	}
+	if pin {
+		set += `, host_key = ?, pending_host_key = NULL`
+	}
+	if pending {
+		set += `, pending_host_key = ?`
+	}
+	return `UPDATE devices SET ` + set + ` WHERE id = ?`
+}
+
+// jobQueries are the statements every backup runs, prepared when the
+// store opens: parsing them again for each of thousands of devices is a
+// good part of a fleet-wide run's CPU.
+var jobQueries = func() []string {
+	out := []string{claimQuery, claimAmongQuery, readyQueueQuery, claimBackupQuery, insertBackupQuery,
+		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery}
+	for _, reachable := range []bool{false, true} {
+		for _, pin := range []bool{false, true} {
+			for _, pending := range []bool{false, true} {
+				out = append(out, finishDeviceQuery(reachable, pin, pending))
+			}
+		}
+	}
+	return out
+}()
+
 // FinishJob records the end of a claimed attempt: the backups row, the
 // job, the device's status fields and the notification events the end
 // causes (see recordOutcomeEvents), in one transaction.
@@ -258,6 +361,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	var stored bool // a new text was stored: its predecessor can become a delta
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		stored = false
+		q := s.prepared(tx)
 		var errMsg, hash, size any
 		if o.Success {
 			h, isNew, err := putSnapshotNew(ctx, tx, o.Text)
@@ -268,66 +372,50 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		} else {
 			errMsg = o.Error
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = ?, error_message = ?,
-				snapshot_hash = ?, changed = ?, first_backup = ?, duration_ms = ?, bytes = ? WHERE id = ?`,
+		if _, err := q.ExecContext(ctx, finishBackupQuery,
 			backupTime(finished), o.Success, errMsg, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
 			dur, size, c.BackupID); err != nil {
 			return err
 		}
+		var err error
 		switch {
 		case o.Success:
-			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ?`,
-				backupTime(finished), c.ID)
-			if err != nil {
-				return err
-			}
+			_, err = q.ExecContext(ctx, finishSucceededQuery, backupTime(finished), c.ID)
 		case o.Cancelled:
-			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ? WHERE id = ?`,
-				backupTime(finished), o.Error, c.ID)
-			if err != nil {
-				return err
-			}
+			_, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, c.ID)
 		case o.RetryAt != nil:
-			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ? WHERE id = ?`,
-				backupTime(*o.RetryAt), o.Error, c.ID)
-			if err != nil {
-				return err
-			}
+			_, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, c.ID)
 		default:
-			_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ? WHERE id = ?`,
-				backupTime(finished), o.Error, c.ID)
-			if err != nil {
-				return err
-			}
+			_, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, c.ID)
+		}
+		if err != nil {
+			return err
 		}
 		// The notifications this end causes commit or roll back with it.
 		trigger := c.Trigger
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := recordOutcomeEvents(ctx, s.prepared(tx), c, o, finished, trigger); err != nil {
+		if err := recordOutcomeEvents(ctx, q, c, o, finished, trigger); err != nil {
 			return err
 		}
 		at := finished.Format(TimeFormat)
-		set := `last_backup_at = ?, last_backup_success = ?`
 		args := []any{at, o.Success}
 		if o.Reachable != nil {
 			status := StatusUnreachable
 			if *o.Reachable {
 				status = StatusReachable
 			}
-			set += `, status = ?, last_checked_at = ?`
 			args = append(args, status, at)
 		}
 		if o.PinHostKey != nil {
-			set += `, host_key = ?, pending_host_key = NULL`
 			args = append(args, o.PinHostKey)
 		}
 		if o.PendingHostKey != nil {
-			set += `, pending_host_key = ?`
 			args = append(args, o.PendingHostKey)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE devices SET `+set+` WHERE id = ?`, append(args, c.DeviceID)...)
+		_, err = q.ExecContext(ctx, finishDeviceQuery(o.Reachable != nil, o.PinHostKey != nil, o.PendingHostKey != nil),
+			append(args, c.DeviceID)...)
 		return err
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,6 +110,63 @@ func TestClaimJobsNeverHandsOutAJobTwice(t *testing.T) {
 	s.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&backupsRunning)
 	if running != 200 || backupsRunning != 200 {
 		t.Fatalf("running jobs %d, running backup records %d; want 200 each", running, backupsRunning)
+	}
+}
+
+// A claim among a list of jobs takes, oldest first, the ready ones of the
+// list, whether they lead the queue (the walk of the queue finds them),
+// sit behind more ready jobs of others than the list is long (the walk
+// gives up and SQL filters the whole list), or come unsorted.
+func TestClaimAmongListFollowsQueueOrder(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	var devices []int64
+	for i := range 12 {
+		devices = append(devices, insertDevice(t, s, fmt.Sprint("q", i), nil, nil, nil))
+	}
+	// Jobs 0..9 are ready oldest first (job i ready 20-i s ago); 10 and
+	// 11 are ready the latest.
+	reqs := make([]db.JobRequest, len(devices))
+	for i, d := range devices {
+		reqs[i] = db.JobRequest{DeviceID: d, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(time.Duration(i-20) * time.Second)}
+	}
+	jobs, err := s.EnqueueJobs(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(n int, only ...int64) []int64 {
+		t.Helper()
+		claims, err := s.ClaimJobs(ctx, "w", n, only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, c := range claims {
+			got = append(got, c.ID)
+		}
+		slices.Sort(got)
+		return got
+	}
+	// Behind ten ready jobs of others, a list of two: the walk stops
+	// after three rows and SQL finds them.
+	if got := claim(5, jobs[11], jobs[10]); !slices.Equal(got, []int64{jobs[10], jobs[11]}) {
+		t.Fatalf("claimed %v from behind the queue, want %v", got, jobs[10:12])
+	}
+	// Among the head of the queue, oldest first: 1 and 3 before 8.
+	if got := claim(2, jobs[8], jobs[3], jobs[1]); !slices.Equal(got, []int64{jobs[1], jobs[3]}) {
+		t.Fatalf("claimed %v, want the two oldest %v, %v", got, jobs[1], jobs[3])
+	}
+	// Nothing of the list ready: no claim, the others stay queued.
+	if got := claim(3, jobs[1], jobs[3]); len(got) != 0 {
+		t.Fatalf("claimed %v of jobs already running", got)
+	}
+	if got := claim(1, jobs[8]); !slices.Equal(got, []int64{jobs[8]}) {
+		t.Fatalf("claimed %v, want %v", got, jobs[8])
+	}
+	var queued int
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'queued'`).Scan(&queued)
+	if queued != 7 {
+		t.Fatalf("%d jobs still queued, want 7", queued)
 	}
 }
 

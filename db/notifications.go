@@ -757,7 +757,7 @@ type preparedTx struct {
 	stmts map[string]*sql.Stmt
 }
 
-// prepared wraps tx so that the event queries run prepared.
+// prepared wraps tx so that the event and job queries run prepared.
 func (s *Store) prepared(tx *sql.Tx) querier { return preparedTx{tx, s.stmts} }
 
 func (p preparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -781,12 +781,12 @@ func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) 
 	return p.tx.ExecContext(ctx, query, args...)
 }
 
-// prepareEventQueries prepares the event queries on the writer; a query
+// prepareEventQueries prepares the event and job queries on the writer; a query
 // that fails to prepare simply runs unprepared (and fails there, with
 // its error, if it is wrong).
 func prepareEventQueries(writer *sql.DB) map[string]*sql.Stmt {
 	out := map[string]*sql.Stmt{}
-	for _, q := range eventQueries {
+	for _, q := range slices.Concat(eventQueries, jobQueries) {
 		if st, err := writer.Prepare(q); err == nil {
 			out[q] = st
 		}

@@ -590,11 +590,11 @@ func TestClaimDeliveries(t *testing.T) {
 	}
 }
 
-// The event queries run prepared: none failed to compile at open.
+// The event and job queries run prepared: none failed to compile at open.
 func TestEventQueriesArePrepared(t *testing.T) {
 	s := openStore(t)
 	if got, want := db.PreparedEventQueries(s); got != want {
-		t.Fatalf("%d of %d event queries prepared", got, want)
+		t.Fatalf("%d of %d event and job queries prepared", got, want)
 	}
 }
 
