@@ -26,6 +26,10 @@ const truncateMark = '\x01'
 // sequences removed, backspaces applied, carriage-return overwrites
 // resolved, line endings normalised to "\n", trailing spaces trimmed.
 func CleanLines(raw []byte) []string {
+	if bytes.IndexByte(raw, 0x1b) < 0 {
+		// No escape sequence: nothing for the expressions below to do.
+		return splitLines(string(raw))
+	}
 	raw = cursorBack.ReplaceAllFunc(raw, func(m []byte) []byte {
 		n := 0
 		for _, d := range m[2 : len(m)-1] {
@@ -35,13 +39,26 @@ func CleanLines(raw []byte) []string {
 	})
 	raw = eraseLine.ReplaceAll(raw, []byte{truncateMark})
 	raw = ansiEscape.ReplaceAll(raw, nil)
-	text := strings.ReplaceAll(string(raw), "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	for i, line := range lines {
-		lines[i] = strings.TrimRight(resolveLine(line), " \t\r")
-	}
-	return lines
+	return splitLines(string(raw))
 }
+
+// splitLines splits text at "\n" (a "\r\n" ends a line as one) and
+// resolves and trims each line. The lines share text's memory: a 60 KB
+// configuration is not copied again on its way to the lines.
+func splitLines(text string) []string {
+	lines := make([]string, 0, strings.Count(text, "\n")+1)
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			break
+		}
+		lines = append(lines, cleanLine(strings.TrimSuffix(text[:i], "\r")))
+		text = text[i+1:]
+	}
+	return append(lines, cleanLine(text))
+}
+
+func cleanLine(line string) string { return strings.TrimRight(resolveLine(line), " \t\r") }
 
 // resolveLine applies backspaces and bare carriage returns the way a
 // terminal would: text after a '\r' overwrites the line from its start.

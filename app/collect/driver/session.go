@@ -190,6 +190,15 @@ func clean(raw []byte) []string {
 	return CleanLines(raw)
 }
 
+// cleanText is clean of decoded text; text without escapes is split as
+// it is, not copied first.
+func cleanText(text string) []string {
+	if strings.IndexByte(text, 0x1b) < 0 {
+		return splitLines(text)
+	}
+	return clean([]byte(text))
+}
+
 // lastLine is the cleaned text after the last newline of raw. Only its
 // last maxTail bytes are examined: a prompt is short, and a device that
 // never sends a newline must not make every read cost more.
@@ -491,7 +500,7 @@ func (s *Session) output(raw []byte, cmd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lines := clean([]byte(text))
+	lines := cleanText(text)
 	lines = lines[:len(lines)-1] // the prompt
 	for i := 0; i < maxPromptLines && len(lines) > 0 && s.d.PromptLines != nil &&
 		s.d.PromptLines.MatchString(strings.TrimSpace(lines[len(lines)-1])); i++ {
@@ -545,7 +554,7 @@ func nonEmpty(lines []string) int {
 // form feed, shift in/out, a stray escape, delete) and reports the ones
 // that only binary data or line noise produce.
 func sanitize(line string) (string, bool) {
-	if !strings.ContainsFunc(line, isControl) {
+	if !hasControl(line) {
 		return line, false
 	}
 	binary := false
@@ -564,6 +573,18 @@ func sanitize(line string) (string, bool) {
 }
 
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+
+// hasControl is strings.ContainsFunc(line, isControl) byte by byte: the
+// control characters are ASCII, and no byte of a multi-byte UTF-8
+// sequence (nor an invalid byte) is below 0x80.
+func hasControl(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
 
 // Execer runs one command per request, as SSH exec does, copying what it
 // prints to out; an error from out.Write stops the command and is
@@ -614,7 +635,7 @@ func (s *ExecSession) Run(ctx context.Context, cmd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return finish(s.d, cmd, clean([]byte(text)))
+	return finish(s.d, cmd, cleanText(text))
 }
 
 // capWriter collects output up to max bytes.
