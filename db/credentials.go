@@ -45,11 +45,14 @@ func (s *Store) ListCredentials(ctx context.Context, limit, offset int) ([]Crede
 
 // GetCredential returns one credential or ErrNotFound.
 func (s *Store) GetCredential(ctx context.Context, id int64) (Credential, error) {
-	return getCredential(ctx, s.reader, id)
+	return getCredential(ctx, s.read(), id)
 }
 
+// getCredentialQuery is prepared when the store opens (readQueries).
+const getCredentialQuery = `SELECT ` + credentialColumns + ` FROM credentials WHERE id = ?`
+
 func getCredential(ctx context.Context, q querier, id int64) (Credential, error) {
-	c, err := scanCredential(q.QueryRowContext(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE id = ?`, id))
+	c, err := scanCredential(q.QueryRowContext(ctx, getCredentialQuery, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNotFound
 	}

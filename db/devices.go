@@ -204,11 +204,14 @@ func listDevicesQueries(scope Scope, f DeviceFilter) (count, list string, args [
 // check scope with DeviceInScope so that "missing" and "forbidden" stay
 // distinct answers.
 func (s *Store) GetDevice(ctx context.Context, id int64) (Device, error) {
-	return getDevice(ctx, s.reader, id)
+	return getDevice(ctx, s.read(), id)
 }
 
+// getDeviceQuery is prepared when the store opens (readQueries).
+const getDeviceQuery = `SELECT ` + deviceColumns + ` FROM devices d WHERE d.id = ?`
+
 func getDevice(ctx context.Context, q querier, id int64) (Device, error) {
-	d, err := scanDevice(q.QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM devices d WHERE d.id = ?`, id))
+	d, err := scanDevice(q.QueryRowContext(ctx, getDeviceQuery, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, ErrNotFound
 	}

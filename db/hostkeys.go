@@ -13,10 +13,13 @@ import (
 // that has not presented a changed one.
 var ErrNoPendingHostKey = errors.New("the device has not presented a changed host key")
 
+// hostKeysQuery is prepared when the store opens (readQueries).
+const hostKeysQuery = `SELECT host_key, pending_host_key FROM devices WHERE id = ?`
+
 // HostKeys returns the key pinned for a device (nil before first use) and
 // a changed key it presented since (nil when none).
 func (s *Store) HostKeys(ctx context.Context, deviceID int64) (pinned, pending []byte, err error) {
-	err = s.reader.QueryRowContext(ctx, `SELECT host_key, pending_host_key FROM devices WHERE id = ?`, deviceID).Scan(&pinned, &pending)
+	err = s.read().QueryRowContext(ctx, hostKeysQuery, deviceID).Scan(&pinned, &pending)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, ErrNotFound
 	}

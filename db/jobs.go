@@ -513,6 +513,13 @@ func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruption
 	return out, nil
 }
 
+// getJobsQuery reads n jobs by ID; the one of a single job, which an
+// engine reads as each of its jobs finishes, is prepared when the store
+// opens (readQueries).
+func getJobsQuery(n int) string {
+	return `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (` + placeholders(n) + `)`
+}
+
 // GetJobs returns the jobs with the given IDs (missing ones are skipped).
 func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 	var out []Job
@@ -522,7 +529,7 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 		for i, id := range chunk {
 			args[i] = id
 		}
-		jobs, err := queryAll(ctx, s.reader, scanJob, `SELECT `+jobColumns+` FROM jobs WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
+		jobs, err := queryAll(ctx, s.read(), scanJob, getJobsQuery(len(chunk)), args...)
 		if err != nil {
 			return nil, fmt.Errorf("get jobs: %w", err)
 		}
@@ -665,12 +672,15 @@ func (s *Store) PruneJobs(ctx context.Context, cutoff time.Time) (int, error) {
 	return int(n), nil
 }
 
+// latestGoodSnapshotQuery is prepared when the store opens (readQueries).
+const latestGoodSnapshotQuery = `SELECT snapshot_hash FROM backups
+		WHERE device_id = ? AND success = 1 ORDER BY started_at DESC LIMIT 1`
+
 // LatestGoodSnapshot is the snapshot of a device's newest successful
 // backup.
 func (s *Store) LatestGoodSnapshot(ctx context.Context, deviceID int64) (string, bool, error) {
 	var hash string
-	err := s.reader.QueryRowContext(ctx, `SELECT snapshot_hash FROM backups
-		WHERE device_id = ? AND success = 1 ORDER BY started_at DESC LIMIT 1`, deviceID).Scan(&hash)
+	err := s.read().QueryRowContext(ctx, latestGoodSnapshotQuery, deviceID).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

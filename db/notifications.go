@@ -785,13 +785,7 @@ func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) 
 // that fails to prepare simply runs unprepared (and fails there, with
 // its error, if it is wrong).
 func prepareEventQueries(writer *sql.DB) map[string]*sql.Stmt {
-	out := map[string]*sql.Stmt{}
-	for _, q := range slices.Concat(eventQueries, jobQueries) {
-		if st, err := writer.Prepare(q); err == nil {
-			out[q] = st
-		}
-	}
-	return out
+	return prepareAll(writer, slices.Concat(eventQueries, jobQueries))
 }
 
 // recordEvent matches the enabled rules of p.Kind whose scope holds the

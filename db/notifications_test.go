@@ -590,11 +590,15 @@ func TestClaimDeliveries(t *testing.T) {
 	}
 }
 
-// The event and job queries run prepared: none failed to compile at open.
+// The event, job and read queries run prepared: none failed to compile
+// at open.
 func TestEventQueriesArePrepared(t *testing.T) {
 	s := openStore(t)
 	if got, want := db.PreparedEventQueries(s); got != want {
 		t.Fatalf("%d of %d event and job queries prepared", got, want)
+	}
+	if got, want := db.PreparedReadQueries(s); got != want {
+		t.Fatalf("%d of %d read queries prepared", got, want)
 	}
 }
 

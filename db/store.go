@@ -29,8 +29,10 @@ type Store struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
-	// stmts are statements prepared on writer (notifications.go).
+	// stmts are statements prepared on writer (notifications.go, jobs.go),
+	// reads on reader (prepared.go).
 	stmts map[string]*sql.Stmt
+	reads map[string]*sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite connection string with the pragmas every
@@ -109,13 +111,17 @@ func openPools(path string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer)}, nil
+	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer),
+		reads: prepareAll(reader, readQueries)}, nil
 }
 
 // Close closes both pools.
 func (s *Store) Close() error {
 	var errs []error
 	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	for _, st := range s.reads {
 		errs = append(errs, st.Close())
 	}
 	return errors.Join(append(errs, s.reader.Close(), s.writer.Close())...)
