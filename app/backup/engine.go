@@ -4,6 +4,7 @@ package backup
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,6 +91,8 @@ type Engine struct {
 	// finished, when set, hears of every job this engine finishes.
 	finishedMu sync.Mutex
 	finished   func(jobID int64)
+	// compare remembers each device's latest version as compared.
+	compare *compareCache
 	// running maps the jobs in hand to what stops them early.
 	runningMu sync.Mutex
 	running   map[int64]context.CancelCauseFunc
@@ -151,6 +154,7 @@ func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, opts Options)
 		owner:   uuid.NewString(),
 		wake:    make(chan struct{}, 1),
 		collect: collect.Collect,
+		compare: newCompareCache(),
 		running: map[int64]context.CancelCauseFunc{},
 	}
 }
@@ -539,9 +543,11 @@ func (e *Engine) backoff(attempt int) time.Duration {
 	return d
 }
 
-// changed compares text with the device's previous good version, noise
-// ignored. first is set when there is no previous version: the device's
-// first backup, which is not a change.
+// changed compares text (normalised) with the device's previous good
+// version, noise ignored. first is set when there is no previous version:
+// the device's first backup, which is not a change. The stripped form of
+// the previous version comes from e.compare when it holds it; otherwise
+// the previous version is read and compared in full.
 func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, text string) (changed, first bool, err error) {
 	prevHash, ok, err := e.store.LatestGoodSnapshot(ctx, deviceID)
 	if err != nil {
@@ -553,24 +559,42 @@ func (e *Engine) changed(ctx context.Context, deviceID int64, platform, hash, te
 	if prevHash == hash {
 		return false, false, nil
 	}
-	prev, err := e.store.SnapshotText(ctx, prevHash)
-	if err != nil {
-		return false, false, err
-	}
 	rules, err := e.store.NoiseRules(ctx)
 	if err != nil {
 		return false, false, err
 	}
-	f, err := NewNoiseFilter(platform, rules)
+	key, err := noiseFingerprint(platform, rules)
 	if err != nil {
+		return false, false, err
+	}
+	cf := e.compare.filter(key, func() cachedFilter {
+		f, err := NewNoiseFilter(platform, rules)
+		if err == nil {
+			return cachedFilter{f: f}
+		}
+		builtin, berr := NewNoiseFilter(platform, nil)
+		return cachedFilter{f: builtin, warn: err, err: berr}
+	})
+	if cf.warn != nil {
 		// A bad user rule must not stop backups: compare with the
 		// built-in rules only.
-		e.log.Warn("ignoring the user's noise rules", "err", err)
-		if f, err = NewNoiseFilter(platform, nil); err != nil {
+		e.log.Warn("ignoring the user's noise rules", "err", cf.warn)
+	}
+	if cf.err != nil {
+		return false, false, cf.err
+	}
+	stripped := sha256.Sum256([]byte(cf.f.Strip(text)))
+	if prev, ok := e.compare.lookup(deviceID, prevHash, key); ok {
+		changed = prev != stripped
+	} else {
+		prev, err := e.store.SnapshotText(ctx, prevHash)
+		if err != nil {
 			return false, false, err
 		}
+		changed = Changed(prev, text, cf.f)
 	}
-	return Changed(prev, text, f), false, nil
+	e.compare.remember(deviceID, strippedVersion{snapshot: hash, filter: key, stripped: stripped})
+	return changed, false, nil
 }
 
 // target gathers what collecting from a device needs: address, platform,
