@@ -538,6 +538,38 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 	return out, nil
 }
 
+// jobStatesQuery reads the state of a list of jobs, one JSON parameter
+// however long the list.
+const jobStatesQuery = `SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
+
+// JobStates returns the state of each of the jobs with the given IDs that
+// exists: a cheap look at a long list, for a caller waiting for them to
+// finish.
+func (s *Store) JobStates(ctx context.Context, ids []int64) (map[int64]string, error) {
+	raw, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("job states: %w", err)
+	}
+	rows, err := s.read().QueryContext(ctx, jobStatesQuery, string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("job states: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var state string
+		if err := rows.Scan(&id, &state); err != nil {
+			return nil, fmt.Errorf("job states: %w", err)
+		}
+		out[id] = state
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("job states: %w", err)
+	}
+	return out, nil
+}
+
 // ErrorCancelled is the error of an attempt an operator stopped.
 const ErrorCancelled = "cancelled by an operator"
 

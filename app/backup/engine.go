@@ -295,6 +295,32 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 		}
 		return nil
 	}
+	// poll reports the pending jobs that ended elsewhere and drops those
+	// whose device was deleted meanwhile. It reads only the states of
+	// what may be thousands of jobs still queued or running.
+	poll := func() error {
+		ids := make([]int64, 0, len(pending))
+		for id := range pending {
+			ids = append(ids, id)
+		}
+		states, err := e.store.JobStates(ctx, ids)
+		if err != nil {
+			return err
+		}
+		var ended []int64
+		for _, id := range ids {
+			switch state, ok := states[id]; {
+			case !ok:
+				delete(pending, id) // its device was deleted meanwhile
+			case state != db.JobQueued && state != db.JobRunning:
+				ended = append(ended, id)
+			}
+		}
+		if len(ended) == 0 {
+			return nil
+		}
+		return check(ended, true)
+	}
 	for len(pending) > 0 {
 		var err error
 		select {
@@ -310,11 +336,7 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 		case id := <-local:
 			err = check([]int64{id}, false)
 		case <-tick.C:
-			ids := make([]int64, 0, len(pending))
-			for id := range pending {
-				ids = append(ids, id)
-			}
-			err = check(ids, true)
+			err = poll()
 		}
 		if err != nil {
 			return err
