@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -243,12 +244,42 @@ type wrapped struct {
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
+// readChunk is the most one read of the session takes.
+const readChunk = 32 << 10
+
+// readBufs holds the buffers output is read into, so that thousands of
+// backups do not each allocate and grow their own; buffers past
+// maxPooledRead are left to the collector.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooledRead = 1 << 20
+
+// poisonReleased makes releaseRead overwrite what it releases, so that a
+// test sees any use of a buffer after its release (tests only).
+var poisonReleased = false
+
+// releaseRead returns a buffer readToPrompt returned once nothing refers
+// to it any more.
+func releaseRead(b []byte) {
+	if cap(b) > maxPooledRead {
+		return
+	}
+	if poisonReleased {
+		b = b[:cap(b)]
+		for i := range b {
+			b[i] = 0xff
+		}
+	}
+	b = b[:0]
+	readBufs.Put(&b)
+}
+
 // readToPrompt reads until a prompt ends the output, answering pagers on
 // the way (and, during login, the PreLogin questions), and returns
-// everything read before and including the prompt.
+// everything read before and including the prompt. The caller hands the
+// result to releaseRead when done with it.
 func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int) ([]byte, error) {
-	var out []byte
-	buf := make([]byte, 32*1024)
+	out := (*readBufs.Get().(*[]byte))[:0]
 	var candidateSince time.Time
 	var st readState
 	answered := make([]int, len(answers))
@@ -313,8 +344,10 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 		if err := s.conn.SetReadDeadline(step); err != nil {
 			return out, fmt.Errorf("%w: %w", ErrClosed, err)
 		}
-		n, err := s.conn.Read(buf)
-		out = append(out, buf[:n]...)
+		// Read straight into out: no copy through a buffer of our own.
+		out = slices.Grow(out, readChunk)
+		n, err := s.conn.Read(out[len(out) : len(out)+readChunk])
+		out = out[:len(out)+n]
 		if n > 0 {
 			candidateSince = time.Time{}
 		}
@@ -372,6 +405,7 @@ func (s *Session) Start(ctx context.Context, enablePassword string) error {
 		return fmt.Errorf("waiting for the first prompt: %w", err)
 	}
 	s.prompt = lastLine(out)
+	releaseRead(out)
 	if s.needsEnable(enablePassword) {
 		if err := s.enable(ctx, enablePassword); err != nil {
 			return err
@@ -487,6 +521,8 @@ func (s *Session) Run(ctx context.Context, cmd string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", cmd, err)
 	}
+	// output copies what it keeps (the decoded text, the prompt).
+	defer releaseRead(raw)
 	return s.output(raw, cmd)
 }
 
