@@ -359,6 +359,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	finished := o.FinishedAt.UTC()
 	dur := finished.Sub(c.StartedAt).Milliseconds()
 	var stored bool // a new text was stored: its predecessor can become a delta
+	var storedHash string
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		stored = false
 		q := s.prepared(tx)
@@ -368,7 +369,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 			if err != nil {
 				return err
 			}
-			hash, size, stored = h, len(o.Text), isNew
+			hash, size, stored, storedHash = h, len(o.Text), isNew, h
 		} else {
 			errMsg = o.Error
 		}
@@ -425,7 +426,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		// The attempt is recorded whatever packing does: a failure leaves
 		// the previous version whole (counted in PackCounts), and Repack
 		// tries again later.
-		_ = s.packDevice(ctx, c.DeviceID, SnapshotHash(o.Text), []byte(o.Text))
+		_ = s.packDevice(ctx, c.DeviceID, storedHash, []byte(o.Text))
 	}
 	return nil
 }
