@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/cpu"
 )
 
 // sshBufferLimit is how much shell output is held for a caller that is not
@@ -329,10 +331,36 @@ func sshAlgorithms() ssh.Algorithms {
 	})
 	return ssh.Algorithms{
 		KeyExchanges: join(sup.KeyExchanges, insec.KeyExchanges),
-		Ciphers:      join(sup.Ciphers, insec.Ciphers),
+		Ciphers:      preferCipher(join(sup.Ciphers, insec.Ciphers), aesGCMHardware),
 		MACs:         join(sup.MACs, insec.MACs),
 		HostKeys:     hostKeys,
 	}
+}
+
+// aesGCMHardware is whether this CPU runs AES-GCM in hardware (AES and
+// carry-less multiply instructions, as crypto/tls decides). Without them
+// ChaCha20-Poly1305 costs a fraction of AES-GCM's time: a Raspberry Pi 4,
+// or any 32-bit ARM, has no AES instructions.
+var aesGCMHardware = runtime.GOARCH == "amd64" && cpu.X86.HasAES && cpu.X86.HasPCLMULQDQ ||
+	runtime.GOARCH == "arm64" && cpu.ARM64.HasAES && cpu.ARM64.HasPMULL ||
+	runtime.GOARCH == "s390x" && cpu.S390X.HasAES && cpu.S390X.HasAESCTR && cpu.S390X.HasGHASH ||
+	runtime.GOARCH == "ppc64" || runtime.GOARCH == "ppc64le"
+
+// preferCipher orders the ciphers the client offers: x/crypto's order
+// (AES-GCM first) on a CPU with AES-GCM in hardware, ChaCha20-Poly1305
+// first on one without. The peer takes the first of ours it supports;
+// every cipher stays offered, the insecure ones old gear needs last.
+func preferCipher(ciphers []string, aesHardware bool) []string {
+	if aesHardware || !slices.Contains(ciphers, ssh.CipherChaCha20Poly1305) {
+		return ciphers
+	}
+	out := []string{ssh.CipherChaCha20Poly1305}
+	for _, c := range ciphers {
+		if c != ssh.CipherChaCha20Poly1305 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // hostKeyAlgorithmsFor restricts negotiation to the pinned key's type, so a
