@@ -150,6 +150,9 @@ func (f *NoiseFilter) Strip(text string) string {
 // start or end, and exactly one final "\n" ("" stays ""). Nothing else is
 // touched; in particular secrets are kept as the device printed them.
 func Normalise(text string) string {
+	if out, ok := normalForm(text); ok {
+		return out
+	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	var b strings.Builder
@@ -172,6 +175,41 @@ func Normalise(text string) string {
 	}
 	return b.String()
 }
+
+// normalForm is Normalise(text) when text needs at most its final "\n":
+// no '\r', no trailing whitespace on a line, no blank line at the start
+// or end. Collected text is mostly so, and one pass over its bytes is
+// cheaper than splitting it into lines and joining them again.
+func normalForm(text string) (string, bool) {
+	if text == "" {
+		return "", true
+	}
+	if text[0] == '\n' {
+		return "", false
+	}
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\r':
+			return "", false
+		case '\n':
+			if isLineSpace(text[i-1]) {
+				return "", false
+			}
+		}
+	}
+	switch last := text[len(text)-1]; {
+	case last == '\n' && text[len(text)-2] == '\n':
+		return "", false
+	case last == '\n':
+		return text, true
+	case isLineSpace(last):
+		return "", false
+	}
+	return text + "\n", true
+}
+
+// isLineSpace is what Normalise trims from the end of a line.
+func isLineSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
 
 // Changed decides whether cur is a new version after prev, noise ignored.
 // prev is "" when there is nothing to compare with, and then any text is
