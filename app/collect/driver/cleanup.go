@@ -28,7 +28,8 @@ const truncateMark = '\x01'
 func CleanLines(raw []byte) []string {
 	if bytes.IndexByte(raw, 0x1b) < 0 {
 		// No escape sequence: nothing for the expressions below to do.
-		return splitLines(string(raw))
+		lines, _ := splitLines(string(raw))
+		return lines
 	}
 	raw = cursorBack.ReplaceAllFunc(raw, func(m []byte) []byte {
 		n := 0
@@ -39,26 +40,39 @@ func CleanLines(raw []byte) []string {
 	})
 	raw = eraseLine.ReplaceAll(raw, []byte{truncateMark})
 	raw = ansiEscape.ReplaceAll(raw, nil)
-	return splitLines(string(raw))
+	lines, _ := splitLines(string(raw))
+	return lines
 }
 
 // splitLines splits text at "\n" (a "\r\n" ends a line as one) and
 // resolves and trims each line. The lines share text's memory: a 60 KB
-// configuration is not copied again on its way to the lines.
-func splitLines(text string) []string {
-	lines := make([]string, 0, strings.Count(text, "\n")+1)
+// configuration is not copied again on its way to the lines. plain
+// reports that no line holds a control character (see hasControl).
+func splitLines(text string) (lines []string, plain bool) {
+	lines = make([]string, 0, strings.Count(text, "\n")+1)
+	plain = true
 	for {
 		i := strings.IndexByte(text, '\n')
 		if i < 0 {
 			break
 		}
-		lines = append(lines, cleanLine(strings.TrimSuffix(text[:i], "\r")))
+		line, p := cleanLine(strings.TrimSuffix(text[:i], "\r"))
+		lines, plain = append(lines, line), plain && p
 		text = text[i+1:]
 	}
-	return append(lines, cleanLine(text))
+	line, p := cleanLine(text)
+	return append(lines, line), plain && p
 }
 
-func cleanLine(line string) string { return strings.TrimRight(resolveLine(line), " \t\r") }
+// cleanLine resolves and trims one line; plain reports a line without
+// control characters, which has nothing to resolve (one pass over its
+// bytes, not two).
+func cleanLine(line string) (string, bool) {
+	if !hasControl(line) {
+		return strings.TrimRight(line, " \t"), true
+	}
+	return strings.TrimRight(resolveLine(line), " \t\r"), false
+}
 
 // resolveLine applies backspaces and bare carriage returns the way a
 // terminal would: text after a '\r' overwrites the line from its start.

@@ -57,6 +57,12 @@ func TestCleanFastPathsMatchBefore(t *testing.T) {
 		}
 		inputs = append(inputs, b.String())
 	}
+	plainSeen := 0
+	defer func() {
+		if plainSeen < len(files) {
+			t.Errorf("only %d outputs were found plain", plainSeen)
+		}
+	}()
 	for _, in := range inputs {
 		want := cleanLinesBefore([]byte(in))
 		if got := CleanLines([]byte(in)); !slices.Equal(got, want) {
@@ -66,8 +72,21 @@ func TestCleanFastPathsMatchBefore(t *testing.T) {
 		if strings.Contains(in, "\x1b]") {
 			wantText = cleanLinesBefore(osc.ReplaceAll([]byte(in), nil))
 		}
-		if got := cleanText(in); !slices.Equal(got, wantText) {
+		got, plain := cleanText(in)
+		if !slices.Equal(got, wantText) {
 			t.Fatalf("cleanText(%q) = %q, want %q", in, got, wantText)
+		}
+		if plain {
+			plainSeen++
+			if slices.ContainsFunc(got, hasControl) {
+				t.Fatalf("cleanText(%q) reports plain lines, but %q holds control characters", in, got)
+			}
+		}
+		// finish gives the same with plain lines unchecked as checked.
+		out, err := finish(Dialogue{}, "show", slices.Clone(got), plain)
+		wantOut, wantErr := finish(Dialogue{}, "show", slices.Clone(got), false)
+		if out != wantOut || (err == nil) != (wantErr == nil) {
+			t.Fatalf("finish of %q: %q, %v; want %q, %v", in, out, err, wantOut, wantErr)
 		}
 		if got, want := hasControl(in), strings.ContainsFunc(in, isControl); got != want {
 			t.Fatalf("hasControl(%q) = %v, want %v", in, got, want)

@@ -192,12 +192,13 @@ func clean(raw []byte) []string {
 }
 
 // cleanText is clean of decoded text; text without escapes is split as
-// it is, not copied first.
-func cleanText(text string) []string {
+// it is, not copied first. plain reports lines without control
+// characters (false when unknown).
+func cleanText(text string) (lines []string, plain bool) {
 	if strings.IndexByte(text, 0x1b) < 0 {
 		return splitLines(text)
 	}
-	return clean([]byte(text))
+	return clean([]byte(text)), false
 }
 
 // lastLine is the cleaned text after the last newline of raw. Only its
@@ -536,7 +537,7 @@ func (s *Session) output(raw []byte, cmd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lines := cleanText(text)
+	lines, plain := cleanText(text)
 	lines = lines[:len(lines)-1] // the prompt
 	for i := 0; i < maxPromptLines && len(lines) > 0 && s.d.PromptLines != nil &&
 		s.d.PromptLines.MatchString(strings.TrimSpace(lines[len(lines)-1])); i++ {
@@ -545,7 +546,7 @@ func (s *Session) output(raw []byte, cmd string) (string, error) {
 	if len(lines) > 0 && s.isEcho(lines[0], cmd) {
 		lines = lines[1:]
 	}
-	return finish(s.d, cmd, lines)
+	return finish(s.d, cmd, lines, plain)
 }
 
 // isEcho reports whether line is the device echoing cmd, possibly after
@@ -560,9 +561,13 @@ func (s *Session) isEcho(line, cmd string) bool {
 	return rest == "" || rest == s.prompt || s.d.Prompt.MatchString(rest)
 }
 
-// finish checks a command's cleaned output lines and joins them.
-func finish(d Dialogue, cmd string, lines []string) (string, error) {
+// finish checks a command's cleaned output lines and joins them; plain
+// lines (no control characters, as cleanText found) need no sanitizing.
+func finish(d Dialogue, cmd string, lines []string, plain bool) (string, error) {
 	for i, l := range lines {
+		if plain {
+			break
+		}
 		l, binary := sanitize(l)
 		if binary {
 			return "", fmt.Errorf("%s: %w", cmd, ErrBinaryOutput)
@@ -671,7 +676,8 @@ func (s *ExecSession) Run(ctx context.Context, cmd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return finish(s.d, cmd, cleanText(text))
+	lines, plain := cleanText(text)
+	return finish(s.d, cmd, lines, plain)
 }
 
 // capWriter collects output up to max bytes.
