@@ -341,6 +341,7 @@ func finishDeviceQuery(reachable, pin, pending bool) string {
 // good part of a fleet-wide run's CPU.
 var jobQueries = func() []string {
 	out := []string{claimQuery, claimAmongQuery, readyQueueQuery, claimBackupQuery, insertBackupQuery,
+		snapshotExistsQuery, insertSnapshotQuery,
 		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery}
 	for _, reachable := range []bool{false, true} {
 		for _, pin := range []bool{false, true} {
@@ -365,7 +366,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		q := s.prepared(tx)
 		var errMsg, hash, size any
 		if o.Success {
-			h, isNew, err := putSnapshotNew(ctx, tx, o.Text)
+			h, isNew, err := putSnapshotNew(ctx, q, o.Text)
 			if err != nil {
 				return err
 			}

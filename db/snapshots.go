@@ -99,17 +99,23 @@ func putSnapshot(ctx context.Context, q querier, text string) (string, error) {
 	return hash, err
 }
 
+// The statements of putSnapshotNew, which every backup runs: prepared
+// when the store opens (jobQueries).
+const (
+	snapshotExistsQuery = `SELECT 1 FROM snapshots WHERE hash = ?`
+	insertSnapshotQuery = `INSERT OR IGNORE INTO snapshots (hash, size, stored_size, data, created_at) VALUES (?, ?, ?, ?, ?)`
+)
+
 // putSnapshotNew is putSnapshot, telling whether the text was new.
 func putSnapshotNew(ctx context.Context, q querier, text string) (string, bool, error) {
 	hash := SnapshotHash(text)
-	if ok, err := exists(ctx, q, `SELECT 1 FROM snapshots WHERE hash = ?`, hash); err != nil {
+	if ok, err := exists(ctx, q, snapshotExistsQuery, hash); err != nil {
 		return "", false, err
 	} else if ok {
 		return hash, false, nil
 	}
 	data := wholeEncoder.EncodeAll([]byte(text), nil)
-	r, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO snapshots (hash, size, stored_size, data, created_at) VALUES (?, ?, ?, ?, ?)`,
-		hash, len(text), len(data), data, Now())
+	r, err := q.ExecContext(ctx, insertSnapshotQuery, hash, len(text), len(data), data, Now())
 	if err != nil {
 		return "", false, fmt.Errorf("insert snapshot: %w", err)
 	}
