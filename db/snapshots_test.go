@@ -178,6 +178,16 @@ func TestSnapshotDeltasRoundTrip(t *testing.T) {
 		newest = id
 	}
 	checkVersions(t, s, want)
+	// The 5 MB text is a delta too (on its edited successor), through an
+	// encoder sized to it.
+	var bigStored int
+	var bigBase sql.NullInt64
+	if err := s.Reader().QueryRow(`SELECT stored_size, base_id FROM snapshots WHERE hash = ?`, db.SnapshotHash(big)).Scan(&bigStored, &bigBase); err != nil {
+		t.Fatal(err)
+	}
+	if !bigBase.Valid || bigStored > 4096 {
+		t.Errorf("the 5 MB version is stored in %d bytes (delta: %v); want a small delta", bigStored, bigBase.Valid)
+	}
 
 	deltas := countDeltas(t, s)
 	if deltas < 60 {
@@ -229,7 +239,7 @@ func TestChainsStayBoundedOverAYear(t *testing.T) {
 			whole++
 		}
 	}
-	// Every MaxDeltaChain versions a key frame, and the newest.
+	// After every MaxDeltaChain deltas a key frame, and the newest.
 	if longest != db.MaxDeltaChain || whole != 4 {
 		t.Errorf("longest chain %d, %d whole frames; want %d and 4", longest, whole, db.MaxDeltaChain)
 	}
@@ -381,6 +391,10 @@ func TestCachedTextOfADeletedSnapshotIsNotFound(t *testing.T) {
 	}
 }
 
+// deltasOf is how many of a device's n versions packing stores as
+// deltas: all but the newest and a key frame after every MaxDeltaChain.
+func deltasOf(n int) int { return n - 1 - (n-1)/(db.MaxDeltaChain+1) }
+
 // legacyHistory writes versions as a backupd before deltas did: each
 // snapshot whole, nothing packed.
 func legacyHistory(t *testing.T, s *db.Store, devices, versions, size int) map[string]string {
@@ -408,9 +422,9 @@ func TestRepackConvertsAnOldDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ := s.Stats(ctx, time.Now())
-	// 40 versions: one whole newest, one key frame, 38 deltas, per device.
-	if res.Devices != 3 || res.Packed != 3*38 || countDeltas(t, s) != 3*38 {
-		t.Errorf("repack %+v, %d deltas; want 3 devices, 114 packed", res, countDeltas(t, s))
+	// 40 versions: the newest whole, 39 deltas, per device.
+	if want := 3 * deltasOf(40); res.Devices != 3 || res.Packed != want || countDeltas(t, s) != want {
+		t.Errorf("repack %+v, %d deltas; want 3 devices, %d packed", res, countDeltas(t, s), want)
 	}
 	if res.Bytes <= 0 || after.SnapshotStoredBytes != before.SnapshotStoredBytes-res.Bytes || after.SnapshotStoredBytes*4 > before.SnapshotStoredBytes {
 		t.Errorf("stored bytes %d -> %d (repack says %d saved); want under a quarter", before.SnapshotStoredBytes, after.SnapshotStoredBytes, res.Bytes)
@@ -475,7 +489,7 @@ func TestRepackSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if n < 40 || n >= 8*58 {
+	if n < 40 || n >= 8*deltasOf(60) {
 		t.Fatalf("killed after %d deltas; want some but not all (child said %s)", n, out.String())
 	}
 
@@ -490,8 +504,8 @@ func TestRepackSurvivesKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := countDeltas(t, s); got != 8*58 {
-		t.Errorf("after the second run %d deltas (it packed %d); want %d", got, res.Packed, 8*58)
+	if got := countDeltas(t, s); got != 8*deltasOf(60) {
+		t.Errorf("after the second run %d deltas (it packed %d); want %d", got, res.Packed, 8*deltasOf(60))
 	}
 	checkVersions(t, s, want)
 	checkClean(t, s)

@@ -13,6 +13,7 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"os"
@@ -205,8 +206,8 @@ func deepestChain(s *db.Store) (hash string, depth int, ok bool) {
 
 // gitYear commits each text as one commit of one file in a new
 // repository, runs git gc --aggressive and returns the size of
-// .git/objects.
-func gitYear(tb testing.TB, texts []string) int64 {
+// .git/objects and what its blobs take of it.
+func gitYear(tb testing.TB, texts []string) (total, blobs int64) {
 	tb.Helper()
 	dir := tb.TempDir()
 	run := func(args ...string) {
@@ -228,7 +229,57 @@ func gitYear(tb testing.TB, texts []string) int64 {
 		run("commit", "-q", "-m", fmt.Sprintf("sw00001: version %d", i+1))
 	}
 	run("gc", "-q", "--aggressive", "--prune=now")
-	return dirSize(tb, filepath.Join(dir, ".git", "objects"))
+	return dirSize(tb, filepath.Join(dir, ".git", "objects")), gitBlobBytes(tb, dir)
+}
+
+// gitBlobBytes sums what the blobs (the configuration texts, without the
+// commits and trees) take in the repository's packs, from git verify-pack.
+func gitBlobBytes(tb testing.TB, dir string) int64 {
+	tb.Helper()
+	idx, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
+	var n int64
+	for _, f := range idx {
+		out, err := exec.Command("git", "verify-pack", "-v", f).Output()
+		if err != nil {
+			tb.Fatalf("git verify-pack: %v", err)
+		}
+		// sha type size size-in-pack offset [depth base]
+		for _, line := range strings.Split(string(out), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) >= 5 && fields[1] == "blob" {
+				v, err := strconv.ParseInt(fields[3], 10, 64)
+				if err == nil {
+					n += v
+				}
+			}
+		}
+	}
+	return n
+}
+
+// pruneJobsToNights deletes the finished jobs but the newest nights (one
+// job a night), as serve's daily pruning leaves a year-old database.
+func pruneJobsToNights(tb testing.TB, s *db.Store, nights int) {
+	tb.Helper()
+	var created string
+	if err := s.Reader().QueryRow(`SELECT created_at FROM jobs ORDER BY created_at DESC LIMIT 1 OFFSET ?`, nights-1).Scan(&created); err != nil {
+		tb.Fatalf("the %dth newest job: %v", nights, err)
+	}
+	cutoff, err := time.Parse(db.BackupTimeFormat, created)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.PruneJobs(context.Background(), cutoff); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// tableBytes sums the pages dbstat counts for a table and all its
+// indexes.
+func tableBytes(s *db.Store, table string) int64 {
+	var n sql.NullInt64
+	_ = s.Reader().QueryRow(`SELECT SUM(d.pgsize) FROM dbstat d JOIN sqlite_schema m ON m.name = d.name WHERE m.tbl_name = ?`, table).Scan(&n)
+	return n.Int64
 }
 
 func dirSize(tb testing.TB, dir string) int64 {
@@ -291,6 +342,10 @@ func BenchmarkStorageYear(b *testing.B) {
 		for _, t := range texts {
 			raw += len(t)
 		}
+		// serve keeps 30 days of finished jobs (backup.JobHistoryDays);
+		// the year was written in seconds, so the 30 newest nights' jobs
+		// are what it would have kept.
+		pruneJobsToNights(b, s, backup.JobHistoryDays)
 		unpacked := vacuumedSize(b, s, false)
 		size := unpacked
 		if storageRepack != nil {
@@ -307,8 +362,12 @@ func BenchmarkStorageYear(b *testing.B) {
 				b.Fatalf("version %d does not read back as written (%v)", i+1, err)
 			}
 		}
-		gitBytes := gitYear(b, texts)
+		gitBytes, gitBlobs := gitYear(b, texts)
 		tables := largestTables(s, 8)
+		// What holds the configuration texts (git's blobs), and with the
+		// version records beside them (git's commits and trees).
+		configBytes := tableBytes(s, "snapshots")
+		versionBytes := tableBytes(s, "backups")
 		newest, oldest := db.SnapshotHash(texts[len(texts)-1]), db.SnapshotHash(texts[0])
 		var cold, warm [3][2]time.Duration // newest, oldest, deepest chain; p50, p99
 		cold[0][0], cold[0][1] = readLatency(b, s, newest, 200, true)
@@ -343,6 +402,12 @@ func BenchmarkStorageYear(b *testing.B) {
 		b.ReportMetric(float64(size)/float64(gitBytes), "backupd/git")
 		b.ReportMetric(float64(size-empty)/float64(gitBytes), "history/git")
 		b.ReportMetric(float64(raw)/float64(size), "raw/backupd")
+		if configBytes > 0 {
+			b.ReportMetric(float64(configBytes), "configs-bytes")
+			b.ReportMetric(float64(gitBlobs), "git-blob-bytes")
+			b.ReportMetric(float64(configBytes)/float64(gitBlobs), "configs/git-blobs")
+			b.ReportMetric(float64(configBytes+versionBytes)/float64(gitBytes), "configs+versions/git")
+		}
 		b.ReportMetric(float64(benchYear)/write.Seconds(), "versions/s")
 		b.ReportMetric(ms(cold[0][0]), "newest-p50-ms")
 		b.ReportMetric(ms(cold[0][1]), "newest-p99-ms")
@@ -359,6 +424,10 @@ func BenchmarkStorageYear(b *testing.B) {
 			size, unpacked, gitBytes, float64(size)/float64(gitBytes), float64(raw)/float64(size))
 		if tables != "" {
 			b.Logf("largest tables and indexes (bytes): %s", tables)
+		}
+		if configBytes > 0 {
+			b.Logf("configuration texts: backupd %d bytes (snapshots and their indexes), git %d bytes of blobs in its pack: %.2f; with the version records (backups and its indexes, %d bytes) against all of git: %.2f",
+				configBytes, gitBlobs, float64(configBytes)/float64(gitBlobs), versionBytes, float64(configBytes+versionBytes)/float64(gitBytes))
 		}
 		b.Logf("written in %v (%.0f versions/s); diff of versions 1 and %d: median %v", write.Round(time.Millisecond), float64(benchYear)/write.Seconds(), len(ids), percentile(diffs, 0.5))
 		for i, name := range []string{"newest", "oldest", fmt.Sprintf("deepest chain (%d deltas)", depth)} {

@@ -43,7 +43,7 @@ var families = map[string]family{
 		"notification delivery was recorded; 0 when none waits. It keeps growing while a channel is down."},
 	"backupd_database_size_bytes": {gauge, "Size of the database file and its write-ahead log."},
 	"backupd_snapshots": {gauge, "Distinct configuration texts stored, by form: whole (a device's newest version, " +
-		"and a key frame every 32 versions) or delta (an older version stored against the next newer one)."},
+		"and a key frame every 65 versions) or delta (an older version stored against the next newer one)."},
 	"backupd_snapshot_bytes": {gauge, "Bytes of the distinct configuration texts stored, by kind: raw (the texts) " +
 		"or stored (compressed, deltas included)."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},

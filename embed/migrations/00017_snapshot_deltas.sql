@@ -4,7 +4,7 @@
 -- is the text of the snapshot base_id names (db/snapshots.go). A device's
 -- newest version stays whole and older ones point at a newer one, so
 -- reading the newest decodes one frame; a whole "key frame" is kept often
--- enough that no chain is longer than 32 deltas. base_id is NULL for a
+-- enough that no chain is longer than 64 deltas. base_id is NULL for a
 -- whole frame. It is not declared a foreign key, so the column can be
 -- dropped again on the way down; the trigger below keeps a base from being
 -- deleted under a delta instead.
