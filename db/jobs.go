@@ -288,6 +288,9 @@ type Outcome struct {
 	// it (once per distinct content) in the same transaction that names
 	// it, so a retention purge can never slip in between.
 	Text string
+	// Hash is db.SnapshotHash(Text) when the caller has computed it
+	// (the engine does, to compare); empty, FinishJob computes it.
+	Hash string
 	// Changed is whether Text differs from the device's previous version,
 	// noise ignored; First whether there was no previous version (then
 	// it is not a change).
@@ -366,7 +369,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		q := s.prepared(tx)
 		var errMsg, hash, size any
 		if o.Success {
-			h, isNew, err := putSnapshotNew(ctx, q, o.Text)
+			h, isNew, err := putSnapshotNew(ctx, q, o.Text, o.Hash)
 			if err != nil {
 				return err
 			}
@@ -423,7 +426,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	if err != nil {
 		return fmt.Errorf("finish job %d: %w", c.ID, err)
 	}
-	if stored {
+	if stored && !o.First {
 		// The attempt is recorded whatever packing does: a failure leaves
 		// the previous version whole (counted in PackCounts), and Repack
 		// tries again later.

@@ -47,7 +47,11 @@ const chainGuard = 2 * MaxDeltaChain
 const deltaDict = 1
 
 var (
-	wholeEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	// A whole frame is mostly short-lived: the newest version, rewritten
+	// as a delta when the next one arrives. So it is written fast; only
+	// the newest and the key frames (one in 65) stay at this level, about
+	// 7% larger than the default level's.
+	wholeEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	wholeDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(256<<20))
 
 	// Delta decoders carry their dictionary as state, so each use takes
@@ -143,7 +147,7 @@ func (s *Store) PutSnapshot(ctx context.Context, text string) (string, error) {
 // putSnapshot stores text whole; packing turns it into a delta once a
 // newer version of its device exists.
 func putSnapshot(ctx context.Context, q querier, text string) (string, error) {
-	hash, _, err := putSnapshotNew(ctx, q, text)
+	hash, _, err := putSnapshotNew(ctx, q, text, "")
 	return hash, err
 }
 
@@ -155,8 +159,10 @@ const (
 )
 
 // putSnapshotNew is putSnapshot, telling whether the text was new.
-func putSnapshotNew(ctx context.Context, q querier, text string) (string, bool, error) {
-	hash := SnapshotHash(text)
+func putSnapshotNew(ctx context.Context, q querier, text, hash string) (string, bool, error) {
+	if hash == "" {
+		hash = SnapshotHash(text)
+	}
 	if ok, err := exists(ctx, q, snapshotExistsQuery, hash); err != nil {
 		return "", false, err
 	} else if ok {

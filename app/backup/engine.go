@@ -547,12 +547,13 @@ func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
 	}
 	store, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancelStore()
-	changed, first, err := e.changed(store, c.DeviceID, t.Platform, db.SnapshotHash(text), text)
+	hash := db.SnapshotHash(text)
+	changed, first, err := e.changed(store, c.DeviceID, t.Platform, hash, text)
 	if err != nil {
 		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), "store"
 		return o
 	}
-	o.Success, o.Text, o.Changed, o.First = true, text, changed, first
+	o.Success, o.Text, o.Hash, o.Changed, o.First = true, text, hash, changed, first
 	return o
 }
 
