@@ -11,6 +11,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -78,7 +79,23 @@ const (
 
 var deltaEncoder struct {
 	sync.Mutex
-	e *zstd.Encoder
+	e    *zstd.Encoder
+	used time.Time
+	idle *time.Timer // drops e after deltaIdle unused
+}
+
+// deltaIdle is how long the delta encoder's tables outlive their last
+// use: packing comes in bursts (a backup run), and a Raspberry Pi
+// should have its 20 MB back between them.
+const deltaIdle = time.Minute
+
+func dropIdleEncoder() {
+	deltaEncoder.Lock()
+	defer deltaEncoder.Unlock()
+	if deltaEncoder.e != nil && time.Since(deltaEncoder.used) >= deltaIdle {
+		deltaEncoder.e.Close()
+		deltaEncoder.e = nil
+	}
 }
 
 // minDeltaBase is the shortest text worth using as a dictionary.
@@ -113,6 +130,12 @@ func encodeDelta(text, base []byte) ([]byte, error) {
 			return nil, err
 		}
 		deltaEncoder.e = e
+	}
+	deltaEncoder.used = time.Now()
+	if deltaEncoder.idle == nil {
+		deltaEncoder.idle = time.AfterFunc(deltaIdle, dropIdleEncoder)
+	} else {
+		deltaEncoder.idle.Reset(deltaIdle)
 	}
 	if err := deltaEncoder.e.ResetWithOptions(nil, zstd.WithEncoderDictRaw(deltaDict, base)); err != nil {
 		return nil, err
@@ -272,7 +295,12 @@ func expand(ctx context.Context, q querier, hash string, base sql.NullInt64, dat
 			t = []byte{}
 		}
 		text = t
-		texts.put(chain[i].hash, text)
+		// A whole frame read on its own (the newest version, what
+		// backups compare with) is not kept: one decode, and nothing
+		// else reads it soon. One reached through a chain is.
+		if i > 0 {
+			texts.put(chain[i].hash, text)
+		}
 		i--
 	}
 	for ; i >= 0; i-- {
@@ -302,7 +330,7 @@ type textCache struct {
 
 // texts is shared by every store in the process: content addressing makes
 // that safe.
-var texts = &textCache{m: map[string][]byte{}, limit: 16 << 20}
+var texts = &textCache{m: map[string][]byte{}, limit: 8 << 20}
 
 func (c *textCache) get(hash string) ([]byte, bool) {
 	c.mu.Lock()
