@@ -64,6 +64,28 @@ func (s *Store) ApplyRetention(ctx context.Context, r Retention, now time.Time) 
 	return res, nil
 }
 
+// eachDeviceBatch hands fn the ids of every device, in id order, 500 at
+// a time, until fn or the listing fails.
+func (s *Store) eachDeviceBatch(ctx context.Context, fn func([]int64) error) error {
+	var after int64
+	for {
+		devices, err := queryAll(ctx, s.reader, func(row scanner) (int64, error) {
+			var id int64
+			return id, row.Scan(&id)
+		}, `SELECT id FROM devices WHERE id > ? ORDER BY id LIMIT 500`, after)
+		if err != nil {
+			return fmt.Errorf("list devices: %w", err)
+		}
+		if len(devices) == 0 {
+			return nil
+		}
+		after = devices[len(devices)-1]
+		if err := fn(devices); err != nil {
+			return err
+		}
+	}
+}
+
 // trimHistories walks the devices in id order and deletes the backups
 // outside the policy, retentionBatch at a time.
 func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, res *RetentionResult) error {
@@ -84,19 +106,7 @@ func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, r
 		pending = pending[:0]
 		return nil
 	}
-	var after int64
-	for {
-		devices, err := queryAll(ctx, s.reader, func(row scanner) (int64, error) {
-			var id int64
-			return id, row.Scan(&id)
-		}, `SELECT id FROM devices WHERE id > ? ORDER BY id LIMIT 500`, after)
-		if err != nil {
-			return fmt.Errorf("retention: list devices: %w", err)
-		}
-		if len(devices) == 0 {
-			return flush()
-		}
-		after = devices[len(devices)-1]
+	err := s.eachDeviceBatch(ctx, func(devices []int64) error {
 		for _, dev := range devices {
 			// The newest version is kept even when keep_last is not set.
 			for _, list := range []struct {
@@ -137,7 +147,12 @@ func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, r
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return flush()
 }
 
 // deleteBackups deletes backups by id in one transaction, and with them

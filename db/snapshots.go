@@ -549,31 +549,21 @@ func (s *Store) Repack(ctx context.Context, progress func(RepackResult)) (res Re
 			res.Bytes = before - after
 		}
 	}()
-	var after int64
-	for {
-		devices, err := queryAll(ctx, s.reader, func(row scanner) (int64, error) {
-			var id int64
-			return id, row.Scan(&id)
-		}, `SELECT id FROM devices WHERE id > ? ORDER BY id LIMIT 500`, after)
-		if err != nil {
-			return res, fmt.Errorf("repack: list devices: %w", err)
-		}
-		if len(devices) == 0 {
-			return res, nil
-		}
-		after = devices[len(devices)-1]
+	err = s.eachDeviceBatch(ctx, func(devices []int64) error {
 		for _, dev := range devices {
 			n, err := s.repackDevice(ctx, dev)
 			res.Packed += n
 			if err != nil {
-				return res, err
+				return err
 			}
 			res.Devices++
 			if progress != nil {
 				progress(res)
 			}
 		}
-	}
+		return nil
+	})
+	return res, err
 }
 
 func (s *Store) storedBytes(ctx context.Context) (int64, error) {
@@ -713,6 +703,24 @@ func (c *textCache) getOr(hash string, load func() ([]byte, error)) ([]byte, err
 	return load()
 }
 
+// storedFrame is one snapshot row as stored.
+type storedFrame struct {
+	id   int64
+	hash string
+	size int64
+	base sql.NullInt64
+	data []byte
+}
+
+// frameBatch reads the next 200 snapshot rows after id after, in id
+// order, that meet cond (an SQL "AND ..." or "").
+func frameBatch(ctx context.Context, q querier, after int64, cond string) ([]storedFrame, error) {
+	return queryAll(ctx, q, func(r scanner) (storedFrame, error) {
+		var x storedFrame
+		return x, r.Scan(&x.id, &x.hash, &x.size, &x.base, &x.data)
+	}, `SELECT id, hash, size, base_id, data FROM snapshots WHERE id > ? `+cond+` ORDER BY id LIMIT 200`, after)
+}
+
 // checkSnapshots decodes every stored frame on its own (a delta against
 // its base's text) and reports those that do not give the text their hash
 // names, whose base is missing, or whose size is wrong. It reads in id
@@ -720,17 +728,7 @@ func (c *textCache) getOr(hash string, load func() ([]byte, error)) ([]byte, err
 func checkSnapshots(ctx context.Context, q querier, report func(string)) error {
 	var after int64
 	for {
-		type row struct {
-			id   int64
-			hash string
-			size int64
-			base sql.NullInt64
-			data []byte
-		}
-		batch, err := queryAll(ctx, q, func(r scanner) (row, error) {
-			var x row
-			return x, r.Scan(&x.id, &x.hash, &x.size, &x.base, &x.data)
-		}, `SELECT id, hash, size, base_id, data FROM snapshots WHERE id > ? ORDER BY id LIMIT 200`, after)
+		batch, err := frameBatch(ctx, q, after, "")
 		if err != nil {
 			return fmt.Errorf("check snapshots: %w", err)
 		}
@@ -794,16 +792,8 @@ func mustHex(s string) []byte {
 func expandAll(ctx context.Context, q querier) (int, error) {
 	var n int
 	for {
-		type row struct {
-			id   int64
-			hash string
-			base sql.NullInt64
-			data []byte
-		}
-		batch, err := queryAll(ctx, q, func(r scanner) (row, error) {
-			var x row
-			return x, r.Scan(&x.id, &x.hash, &x.base, &x.data)
-		}, `SELECT id, hash, base_id, data FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 200`)
+		// Expanded rows drop out of the condition: each batch starts over.
+		batch, err := frameBatch(ctx, q, 0, "AND base_id IS NOT NULL")
 		if err != nil {
 			return n, fmt.Errorf("expand deltas: %w", err)
 		}

@@ -81,6 +81,22 @@ func storeVersion(t *testing.T, s *db.Store, device int64, text string) string {
 	return claims[0].BackupID
 }
 
+// history gives a new device n versions (configVersions(seed, n, size))
+// through storeVersion and returns their backup ids and texts, oldest
+// first, and the map of one to the other checkVersions takes.
+func history(t *testing.T, s *db.Store, seed uint64, n, size int) (ids, texts []string, want map[string]string) {
+	t.Helper()
+	dev := retDevice(t, s, fmt.Sprintf("r%d", seed))
+	texts = configVersions(seed, n, size)
+	want = map[string]string{}
+	for _, text := range texts {
+		id := storeVersion(t, s, dev, text)
+		ids = append(ids, id)
+		want[id] = text
+	}
+	return ids, texts, want
+}
+
 // checkVersions reads every backup back from what is stored and compares
 // it byte for byte.
 func checkVersions(t *testing.T, s *db.Store, want map[string]string) {
@@ -227,11 +243,7 @@ func zstdWhole(t *testing.T, text string) []byte {
 
 func TestChainsStayBoundedOverAYear(t *testing.T) {
 	s := openStore(t)
-	dev := retDevice(t, s, "r1")
-	want := map[string]string{}
-	for _, text := range configVersions(2, 3*db.MaxDeltaChain+5, 4<<10) {
-		want[storeVersion(t, s, dev, text)] = text
-	}
+	_, _, want := history(t, s, 2, 3*db.MaxDeltaChain+5, 4<<10)
 	longest, whole := 0, 0
 	for _, n := range chains(t, s) {
 		longest = max(longest, n)
@@ -250,12 +262,7 @@ func TestChainsStayBoundedOverAYear(t *testing.T) {
 func TestCheckFindsADamagedSnapshot(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	dev := retDevice(t, s, "r1")
-	texts := configVersions(3, 12, 20<<10)
-	var ids []string
-	for _, text := range texts {
-		ids = append(ids, storeVersion(t, s, dev, text))
-	}
+	ids, texts, _ := history(t, s, 3, 12, 20<<10)
 	checkClean(t, s)
 	hashOf := func(i int) string {
 		b, _ := s.GetBackup(ctx, ids[i])
@@ -310,15 +317,9 @@ func TestCheckFindsADamagedSnapshot(t *testing.T) {
 func TestRetentionRebasesDeltas(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	dev := retDevice(t, s, "r1")
-	texts := configVersions(4, 40, 20<<10)
-	var ids []string
-	want := map[string]string{}
-	for _, text := range texts {
-		id := storeVersion(t, s, dev, text)
-		ids = append(ids, id)
-		want[id] = text
-	}
+	ids, texts, want := history(t, s, 4, 40, 20<<10)
+	first, _ := s.GetBackup(ctx, ids[0])
+	dev := first.DeviceID
 	// Versions 10 to 19 go from the middle of the chain: version 9 was a
 	// delta on version 10 and must now rest on version 20.
 	res, err := s.DeleteBackups(ctx, ids[10:20])
@@ -361,11 +362,7 @@ func TestRetentionRebasesDeltas(t *testing.T) {
 func TestDeletingABaseIsRefused(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	dev := retDevice(t, s, "r1")
-	texts := configVersions(5, 3, 8<<10)
-	for _, text := range texts {
-		storeVersion(t, s, dev, text)
-	}
+	history(t, s, 5, 3, 8<<10)
 	_, err := s.Exec(ctx, `DELETE FROM snapshots WHERE id = (SELECT base_id FROM snapshots WHERE base_id IS NOT NULL LIMIT 1)`)
 	if err == nil || !strings.Contains(err.Error(), "base of a stored delta") {
 		t.Fatalf("deleting a delta's base: %v; want it refused", err)
@@ -518,11 +515,7 @@ func TestMigrateDownExpandsDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := retDevice(t, s, "r1")
-	want := map[string]string{}
-	for _, text := range configVersions(7, 10, 8<<10) {
-		want[storeVersion(t, s, dev, text)] = text
-	}
+	_, _, want := history(t, s, 7, 10, 8<<10)
 	if countDeltas(t, s) == 0 {
 		t.Fatal("no deltas to expand")
 	}

@@ -17,25 +17,7 @@ import (
 // that quotes nothing the device sent; the other devices are backed up.
 func TestPanicFailsOnlyItsOwnJob(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
-	cred, err := store.CreateCredential(ctx, db.Credential{Name: "c", Username: "u", Password: sealer.Seal("pw", secret.PurposePassword)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for _, host := range []string{"192.0.2.1", "192.0.2.66", "192.0.2.3"} {
-		d, err := store.CreateDevice(ctx, db.Device{Name: host, Host: host, Port: 22, Platform: "cisco_ios",
-			LoginMethod: "ssh", CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, d.ID)
-	}
+	store, sealer, ids := internalFleet(t, "192.0.2.1", "192.0.2.66", "192.0.2.3")
 	boomID := ids[1]
 	var logs bytes.Buffer
 	e := New(store, sealer, slog.New(slog.NewTextHandler(&logs, nil)), Options{Workers: 3})
@@ -68,4 +50,32 @@ func TestPanicFailsOnlyItsOwnJob(t *testing.T) {
 	if strings.Contains(logs.String(), "enable secret") {
 		t.Fatal("the panic value, which may quote device output, reached the log")
 	}
+}
+
+// internalFleet opens a store in a temporary directory with one
+// credential and a cisco_ios device (SSH) at each of hosts, and returns
+// it, its sealer and the devices' ids in order.
+func internalFleet(t *testing.T, hosts ...string) (*db.Store, *secret.Sealer, []int64) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := db.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
+	cred, err := store.CreateCredential(ctx, db.Credential{Name: "c", Username: "u", Password: sealer.Seal("pw", secret.PurposePassword)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, host := range hosts {
+		d, err := store.CreateDevice(ctx, db.Device{Name: host, Host: host, Port: 22, Platform: "cisco_ios",
+			LoginMethod: "ssh", CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	return store, sealer, ids
 }

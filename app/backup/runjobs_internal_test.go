@@ -1,7 +1,6 @@
 package backup
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"backupd/app/collect"
-	"backupd/app/secret"
 	"backupd/db"
 )
 
@@ -19,25 +17,7 @@ import (
 // waited for).
 func TestRunJobsReportsJobsEndedElsewhereAndDropsDeletedOnes(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
-	cred, err := store.CreateCredential(ctx, db.Credential{Name: "c", Username: "u", Password: sealer.Seal("pw", secret.PurposePassword)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for _, host := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {
-		d, err := store.CreateDevice(ctx, db.Device{Name: host, Host: host, Port: 22, Platform: "cisco_ios",
-			LoginMethod: "ssh", CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, d.ID)
-	}
+	store, sealer, ids := internalFleet(t, "192.0.2.1", "192.0.2.2", "192.0.2.3")
 	e := New(store, sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{Workers: 2})
 	e.collect = func(_ context.Context, tg collect.Target) (collect.Result, error) {
 		return collect.Result{Text: "hostname " + tg.Host + "\n"}, nil
