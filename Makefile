@@ -32,7 +32,9 @@ NOINLINE := $(foreach p,app/devsim web/ui app/cli app/demo,-gcflags 'backupd/$(p
 # the names our templates use as methods (internal/tmplnames): a lookup by
 # any run-time name makes the linker keep every exported method of every
 # type, 1.6 MB of the binary that nothing calls.
-OVERLAY := bin/template-overlay
+# The generated exec.go lives in a directory whose name starts with a dot,
+# so that `go test ./...` and `go vet ./...` never take it for a package.
+OVERLAY := bin/.template-overlay
 GOBUILD := CGO_ENABLED=0 go build -trimpath -tags packed -overlay $(OVERLAY)/overlay.json $(NOINLINE) -ldflags "$(LDFLAGS)"
 PACK := go run ./embed/pack -o embed/packed.gz
 TMPLOVERLAY := go run ./internal/tmplnames/overlay -o $(OVERLAY)

@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("o", "bin/template-overlay", "directory to write overlay.json and exec.go into")
+	dir := flag.String("o", "bin/.template-overlay", "directory to write overlay.json and exec.go into")
 	flag.Parse()
 	if err := write(*dir); err != nil {
 		fmt.Fprintln(os.Stderr, "overlay:", err)
