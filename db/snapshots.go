@@ -26,7 +26,7 @@ import (
 //
 // Deltas point from older to newer: a device's newest version is stored
 // whole, and when a newer one arrives the previous one is rewritten as a
-// delta against it (PackDevice; Repack does the same for a whole database
+// delta against it (packDevice, after FinishJob; Repack does the same for a whole database
 // written before deltas existed). Reading the newest version, by far the
 // most frequent read, decodes one frame. Following base_id from any
 // snapshot always ends at a whole frame after at most MaxDeltaChain
@@ -370,18 +370,13 @@ var packed, packFailed atomic.Uint64
 // PackCounts returns the process's packing counters.
 func PackCounts() PackStats { return PackStats{Packed: packed.Load(), Failed: packFailed.Load()} }
 
-// PackDevice rewrites the device's previous version as a delta against
-// its newest one, which stays whole. It is what keeps history small as
-// backups arrive; the engine calls it after a backup stored a new
-// version. Anything that makes a delta unsuitable (a key frame is due,
-// the newest is itself not whole, the delta would not be smaller) leaves
-// the previous version whole, which is never wrong.
-func (s *Store) PackDevice(ctx context.Context, deviceID int64) error {
-	return s.packDevice(ctx, deviceID, "", nil)
-}
-
-// packDevice is PackDevice, given the text of one version (hash) when
-// the caller holds it.
+// packDevice rewrites the device's previous version as a delta against
+// its newest one, which stays whole: what keeps history small as backups
+// arrive (FinishJob calls it once a new text is stored). text is the
+// newest version's when the caller holds it (hash names it), saving a
+// read. Anything that makes a delta unsuitable (a key frame is due, the
+// newest is itself not whole, the delta would not be smaller) leaves the
+// previous version whole, which is never wrong.
 func (s *Store) packDevice(ctx context.Context, deviceID int64, hash string, text []byte) error {
 	var hashes []string
 	err := eachRow(ctx, s.reader, `SELECT snapshot_hash FROM backups WHERE device_id = ? AND `+versionCond+`
@@ -662,12 +657,10 @@ func rebaseDependents(ctx context.Context, q querier, doomed map[int64]sql.NullI
 		var base any
 		if anc.Valid {
 			var ah string
-			var ab sql.NullInt64
-			var ad []byte
-			if err := q.QueryRowContext(ctx, `SELECT hash, base_id, data FROM snapshots WHERE id = ?`, anc.Int64).Scan(&ah, &ab, &ad); err != nil {
+			if err := q.QueryRowContext(ctx, `SELECT hash FROM snapshots WHERE id = ?`, anc.Int64).Scan(&ah); err != nil {
 				return 0, fmt.Errorf("read the new base of snapshot %s: %w", d.hash, err)
 			}
-			baseText, err := texts.getOr(ah, func() ([]byte, error) { return expand(ctx, q, ah, ab, ad) })
+			baseText, err := snapshotBytes(ctx, q, ah)
 			if err != nil {
 				return 0, err
 			}
@@ -693,14 +686,6 @@ func rebaseDependents(ctx context.Context, q querier, doomed map[int64]sql.NullI
 		return 0, err
 	}
 	return len(deps), nil
-}
-
-// getOr returns the cached text of hash, or load's.
-func (c *textCache) getOr(hash string, load func() ([]byte, error)) ([]byte, error) {
-	if t, ok := c.get(hash); ok {
-		return t, nil
-	}
-	return load()
 }
 
 // storedFrame is one snapshot row as stored.

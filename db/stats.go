@@ -28,6 +28,7 @@ type Stats struct {
 	Snapshots           int
 	SnapshotBytes       int64
 	SnapshotStoredBytes int64
+	SnapshotDeltas      int64 // of Snapshots, stored as deltas
 }
 
 // Stats computes the dashboard figures as of now.
@@ -68,6 +69,7 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 	var total, ok, failed, snaps int64
 	counters["backups_total"], counters["backups_succeeded"], counters["backups_failed"] = &total, &ok, &failed
 	counters["snapshots"], counters["snapshot_bytes"], counters["snapshot_stored_bytes"] = &snaps, &st.SnapshotBytes, &st.SnapshotStoredBytes
+	counters["snapshot_deltas"] = &st.SnapshotDeltas
 	crows, err := s.reader.QueryContext(ctx, `SELECT name, value FROM counters`)
 	if err != nil {
 		return st, fmt.Errorf("counters: %w", err)

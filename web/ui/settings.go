@@ -125,15 +125,11 @@ func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status 
 	if err != nil {
 		return err
 	}
-	figures, err := u.deps.Store.SnapshotFigures(ctx)
-	if err != nil {
-		return err
-	}
 	p.Facts = settingsFacts{
 		Version: u.deps.Version, Timezone: u.scheduleDefaultZone(), DataFile: u.deps.Store.Path(),
 		Devices: st.DevicesTotal, Backups: st.BackupsTotal, Snapshots: st.Snapshots,
 		SnapshotBytes: settingsBytes(st.SnapshotBytes), StoredBytes: settingsBytes(st.SnapshotStoredBytes),
-		Deltas: int(figures.Deltas), Ratio: "—",
+		Deltas: int(st.SnapshotDeltas), Ratio: "—",
 	}
 	if st.SnapshotStoredBytes > 0 {
 		p.Facts.Ratio = strconv.FormatFloat(float64(st.SnapshotBytes)/float64(st.SnapshotStoredBytes), 'f', 1, 64)
