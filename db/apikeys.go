@@ -32,14 +32,12 @@ type APIKey struct {
 func (s *Store) CreateAPIKey(ctx context.Context, k APIKey) (int64, error) {
 	var id int64
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
+		var err error
+		id, err = insertID(ctx, tx,
 			`INSERT INTO api_keys (user_id, name, prefix, hash, narrowed, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			k.UserID, k.Name, k.Prefix, k.Hash, k.Narrowed, nullString(k.ExpiresAt), Now())
 		if err != nil {
 			return fmt.Errorf("insert api key: %w", err)
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
 		}
 		for _, p := range k.Permissions {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO api_key_permissions (key_id, permission) VALUES (?, ?)`, id, p); err != nil {

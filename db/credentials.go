@@ -72,16 +72,12 @@ func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential,
 			return ErrNameExists
 		}
 		now := Now()
-		res, err := tx.ExecContext(ctx,
+		id, err := insertID(ctx, tx,
 			`INSERT INTO credentials (name, username, password, enable_password, private_key, remarks, created_at, updated_at)
 			 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), now, now)
 		if err != nil {
 			return fmt.Errorf("insert credential: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
 		}
 		out, err = getCredential(ctx, tx, id)
 		return err

@@ -286,17 +286,13 @@ func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 			return ErrNameExists
 		}
 		now := Now()
-		res, err := tx.ExecContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
+		id, err := insertID(ctx, tx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
 			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID, d.TemplateID,
 			d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now)
 		if err != nil {
 			return fmt.Errorf("insert device: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
 		}
 		out, err = getDevice(ctx, tx, id)
 		return err
@@ -471,8 +467,8 @@ func (s *Store) DeviceIDsOutside(ctx context.Context, scope Scope, ids []int64) 
 		return nil, nil, err
 	}
 	cond, args := scope.clause()
-	rows, err := s.reader.QueryContext(ctx, `SELECT j.value, d.id IS NOT NULL, COALESCE(`+cond+`, 0)
-		FROM json_each(?) j LEFT JOIN devices d ON d.id = j.value`, append(args, string(list))...)
+	rows, err := s.reader.QueryContext(ctx, `SELECT j.id, d.id IS NOT NULL, COALESCE(`+cond+`, 0)
+		FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j LEFT JOIN devices d ON d.id = j.id`, append(args, string(list))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("check device ids: %w", err)
 	}

@@ -133,15 +133,11 @@ func createGroupTx(ctx context.Context, tx *sql.Tx, name string, parentID *int64
 	if err != nil {
 		return Group{}, err
 	}
-	res, err := tx.ExecContext(ctx,
+	id, err := insertID(ctx, tx,
 		`INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at) VALUES (?, ?, '', ?, ?, ?)`,
 		name, parentID, depth, order, Now())
 	if err != nil {
 		return Group{}, fmt.Errorf("insert group: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return Group{}, err
 	}
 	path := prefix + strconv.FormatInt(id, 10) + "/"
 	if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET path = ? WHERE id = ?`, path, id); err != nil {

@@ -43,15 +43,13 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 			} else if taken {
 				return fmt.Errorf("create credential %q: %w", c.Name, ErrNameExists)
 			}
-			res, err := tx.ExecContext(ctx,
+			var err error
+			credIDs[i], err = insertID(ctx, tx,
 				`INSERT INTO credentials (name, username, password, enable_password, private_key, remarks, created_at, updated_at)
 				 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 				c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), now, now)
 			if err != nil {
 				return fmt.Errorf("insert credential: %w", err)
-			}
-			if credIDs[i], err = res.LastInsertId(); err != nil {
-				return err
 			}
 		}
 		taken, err := tx.PrepareContext(ctx, `SELECT id FROM devices WHERE name = ?`)

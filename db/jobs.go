@@ -130,7 +130,7 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 		// job's trigger.
 		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs
 			SET trigger = CASE WHEN ? = 'syslog' AND not_before > ? THEN 'syslog' ELSE trigger END,
-				not_before = MIN(not_before, ?), attempt = 0
+				not_before = CASE WHEN not_before < ? THEN not_before ELSE ? END, attempt = 0
 			WHERE device_id = ? AND state = 'queued'`)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 			}
 			if n, _ := res.RowsAffected(); n == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI || r.Trigger == TriggerSyslog) {
 				at := backupTime(r.NotBefore)
-				if _, err := refresh.ExecContext(ctx, r.Trigger, at, at, r.DeviceID); err != nil {
+				if _, err := refresh.ExecContext(ctx, r.Trigger, at, at, at, r.DeviceID); err != nil {
 					return err
 				}
 			}
@@ -179,7 +179,7 @@ const (
 	claimAmongQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
 				attempt = attempt + 1, finished_at = NULL, error = NULL
 			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?
-				AND id IN (SELECT value FROM json_each(?)) ORDER BY not_before, id LIMIT ?)
+				AND id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY not_before, id LIMIT ?)
 			RETURNING ` + jobColumns
 	readyQueueQuery  = `SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ? ORDER BY not_before, id LIMIT ?`
 	claimBackupQuery = `UPDATE jobs SET backup_id = ? WHERE id = ?`
@@ -545,7 +545,7 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 
 // jobStatesQuery reads the state of a list of jobs, one JSON parameter
 // however long the list.
-const jobStatesQuery = `SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
+const jobStatesQuery = `SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`
 
 // JobStates returns the state of each of the jobs with the given IDs that
 // exists: a cheap look at a long list, for a caller waiting for them to

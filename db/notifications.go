@@ -250,14 +250,10 @@ func (s *Store) CreateNotificationChannel(ctx context.Context, c NotificationCha
 			return ErrNameExists
 		}
 		now := Now()
-		res, err := tx.ExecContext(ctx, `INSERT INTO notification_channels (name, type, enabled, config, secret, language, created_at, updated_at)
+		id, err := insertID(ctx, tx, `INSERT INTO notification_channels (name, type, enabled, config, secret, language, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.Name, c.Type, c.Enabled, string(c.Config), c.Secret, c.Language, now, now)
 		if err != nil {
 			return fmt.Errorf("insert notification channel: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
 		}
 		out, err = getChannel(ctx, tx, id)
 		return err
@@ -391,8 +387,8 @@ func checkRuleReferences(ctx context.Context, q querier, r NotificationRule) err
 			return err
 		}
 		var missing sql.NullInt64
-		err = q.QueryRowContext(ctx, `SELECT MIN(j.value) FROM json_each(?) j
-			WHERE NOT EXISTS (SELECT 1 FROM `+ref.table+` t WHERE t.id = j.value)`, string(raw)).Scan(&missing)
+		err = q.QueryRowContext(ctx, `SELECT MIN(j.id) FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j
+			WHERE NOT EXISTS (SELECT 1 FROM `+ref.table+` t WHERE t.id = j.id)`, string(raw)).Scan(&missing)
 		if err != nil {
 			return err
 		}
@@ -534,13 +530,13 @@ func writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRule) error {
 		events[i] = string(k)
 	}
 	for _, l := range []struct {
-		table, column string
-		values        any
+		table, column, kind string
+		values              any
 	}{
-		{"notification_rule_events", "event", events},
-		{"notification_rule_groups", "group_id", r.GroupIDs},
-		{"notification_rule_devices", "device_id", r.DeviceIDs},
-		{"notification_rule_channels", "channel_id", r.ChannelIDs},
+		{"notification_rule_events", "event", "TEXT", events},
+		{"notification_rule_groups", "group_id", "BIGINT", r.GroupIDs},
+		{"notification_rule_devices", "device_id", "BIGINT", r.DeviceIDs},
+		{"notification_rule_channels", "channel_id", "BIGINT", r.ChannelIDs},
 	} {
 		raw, err := json.Marshal(l.values)
 		if err != nil {
@@ -549,7 +545,7 @@ func writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRule) error {
 		if string(raw) == "null" || string(raw) == "[]" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, value FROM json_each(?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, CAST(value AS `+l.kind+`) FROM json_each(?)`,
 			r.ID, string(raw)); err != nil {
 			return err
 		}
@@ -573,13 +569,11 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 			return ErrNameExists
 		}
 		now := Now()
-		res, err := tx.ExecContext(ctx, `INSERT INTO notification_rules (name, enabled, scope, include_diff, failure_threshold, created_at, updated_at)
+		var err error
+		r.ID, err = insertID(ctx, tx, `INSERT INTO notification_rules (name, enabled, scope, include_diff, failure_threshold, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, r.Name, r.Enabled, r.Scope, r.IncludeDiff, r.FailureThreshold, now, now)
 		if err != nil {
 			return fmt.Errorf("insert notification rule: %w", err)
-		}
-		if r.ID, err = res.LastInsertId(); err != nil {
-			return err
 		}
 		if err := writeRuleLists(ctx, tx, r); err != nil {
 			return fmt.Errorf("insert notification rule: %w", err)
@@ -826,14 +820,10 @@ func recordEvent(ctx context.Context, q querier, f *deviceFacts, p EventPayload,
 		return false, err
 	}
 	now := backupTime(time.Now())
-	res, err := q.ExecContext(ctx, insertOutboxQuery,
+	outboxID, err := insertID(ctx, q, insertOutboxQuery,
 		string(p.Kind), p.DeviceID, backupTime(p.At), string(payload))
 	if err != nil {
 		return false, fmt.Errorf("record %s event: %w", p.Kind, err)
-	}
-	outboxID, err := res.LastInsertId()
-	if err != nil {
-		return false, err
 	}
 	// One statement for every channel: [[channel, diff], ...].
 	rows := make([][2]int64, len(targets))
@@ -1205,7 +1195,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 			return err
 		}
 		out, err = queryAll(ctx, tx, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
-			WHERE dl.id IN (SELECT value FROM json_each(?)) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
+			WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
 		return err
 	})
 	if err != nil {
@@ -1271,7 +1261,7 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, status string, a
 	stamp := backupTime(at)
 	_, err = s.writer.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ?, last_status = ?, last_error = NULL,
 			owner = NULL, lease_until = NULL, updated_at = ?
-		WHERE id IN (SELECT value FROM json_each(?)) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw))
+		WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw))
 	if err != nil {
 		return fmt.Errorf("mark deliveries sent: %w", err)
 	}
@@ -1315,7 +1305,7 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 		}, `UPDATE deliveries SET
 				state = CASE WHEN ? OR ? > strftime('%Y-%m-%dT%H:%M:%f', created_at, ?) THEN 'gave_up' ELSE 'failed' END,
 				next_attempt_at = ?, last_status = ?, last_error = ?, owner = NULL, lease_until = NULL, updated_at = ?
-			WHERE id IN (SELECT value FROM json_each(?)) AND state = 'sending' AND owner = ?
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state = 'sending' AND owner = ?
 			RETURNING id, state`, f.Permanent, retry, fmt.Sprintf("+%d seconds", int64(DeliveryMaxAge/time.Second)),
 			retry, shortText(f.Status, 200), shortText(f.Error, 500), stamp, string(raw), owner)
 		if err != nil {
@@ -1357,7 +1347,7 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []int64) ([]Delivery, err
 		return nil, err
 	}
 	out, err := queryAll(ctx, s.reader, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
-		WHERE dl.id IN (SELECT value FROM json_each(?)) ORDER BY dl.id`, string(raw))
+		WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY dl.id`, string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("get deliveries: %w", err)
 	}

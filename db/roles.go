@@ -26,14 +26,11 @@ func (s *Store) EnsureRole(ctx context.Context, r Role) error {
 		err := tx.QueryRowContext(ctx, `SELECT id FROM roles WHERE name = ?`, r.Name).Scan(&id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			res, err := tx.ExecContext(ctx,
+			id, err = insertID(ctx, tx,
 				`INSERT INTO roles (name, description, builtin, all_permissions, created_at) VALUES (?, ?, ?, ?, ?)`,
 				r.Name, r.Description, r.Builtin, r.AllPermissions, Now())
 			if err != nil {
 				return fmt.Errorf("insert role: %w", err)
-			}
-			if id, err = res.LastInsertId(); err != nil {
-				return err
 			}
 		case err != nil:
 			return fmt.Errorf("find role: %w", err)
@@ -190,13 +187,11 @@ func (s *Store) CreateRole(ctx context.Context, name, description string, perms 
 		} else if taken {
 			return ErrNameExists
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO roles (name, description, builtin, all_permissions, created_at)
+		var err error
+		id, err = insertID(ctx, tx, `INSERT INTO roles (name, description, builtin, all_permissions, created_at)
 			VALUES (?, ?, 0, 0, ?)`, name, description, Now())
 		if err != nil {
 			return fmt.Errorf("insert role: %w", err)
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
 		}
 		return setRolePermissions(ctx, tx, id, perms)
 	})

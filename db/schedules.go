@@ -115,7 +115,8 @@ func checkScheduleTargets(ctx context.Context, q querier, target, idsJSON string
 		return &ErrReference{"target", fmt.Sprintf("unknown target %q", target)}
 	}
 	var missing int64
-	err := q.QueryRowContext(ctx, `SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM `+table+`) LIMIT 1`,
+	err := q.QueryRowContext(ctx, `SELECT j.id FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j
+		WHERE j.id NOT IN (SELECT id FROM `+table+`) LIMIT 1`,
 		idsJSON).Scan(&missing)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -174,15 +175,11 @@ func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, erro
 			return ErrNameExists
 		}
 		now := Now()
-		res, err := tx.ExecContext(ctx, `INSERT INTO schedules (name, cron, timezone, target, target_ids, spread_seconds,
+		id, err := insertID(ctx, tx, `INSERT INTO schedules (name, cron, timezone, target, target_ids, spread_seconds,
 			enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sc.Name, sc.Cron, sc.Timezone, sc.Target, ids, sc.SpreadSeconds, sc.Enabled, nullScheduleTime(sc.NextRunAt), now, now)
 		if err != nil {
 			return fmt.Errorf("insert schedule: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
 		}
 		out, err = getSchedule(ctx, tx, id)
 		return err
@@ -348,7 +345,7 @@ func (s *Store) TargetDevices(ctx context.Context, target string, ids []int64) (
 		}
 		// One JSON argument instead of one placeholder per device: a
 		// target may list thousands of devices.
-		where, args = `d.id IN (SELECT value FROM json_each(?))`, []any{string(raw)}
+		where, args = `d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, []any{string(raw)}
 	default:
 		return nil, fmt.Errorf("target devices: unknown target %q", target)
 	}
@@ -454,7 +451,7 @@ func (s *Store) ScheduleDeviceNames(ctx context.Context, ids []int64) ([]DeviceR
 		return nil, err
 	}
 	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
-		WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.name`, string(raw))
+		WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY d.name`, string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("device names: %w", err)
 	}
@@ -484,7 +481,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 	args := []any{string(raw)}
 	switch target {
 	case ScheduleTargetGroups:
-		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT value FROM json_each(?))`
+		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`
 		if len(scope.GroupIDs) > 0 {
 			query += ` AND x.id NOT IN (` + scopeGroupsQuery(len(scope.GroupIDs)) + `)`
 			args = append(args, scopeArgs(scope)...)
@@ -493,7 +490,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 		cond, cargs := scope.clause()
 		// A device outside any group is in no scope but All; COALESCE
 		// turns its NULL comparison into "outside".
-		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT value FROM json_each(?))
+		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
 			AND NOT COALESCE((` + cond + `), 0)`
 		args = append(args, cargs...)
 	default:

@@ -146,14 +146,10 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO credentials (name, username, remarks, created_at, updated_at)
+	credentialID, err := insertID(ctx, tx, `INSERT INTO credentials (name, username, remarks, created_at, updated_at)
 		VALUES ('seed-credential', 'backup', 'Created by the seeding helper; no secrets set.', ?, ?)`, now, now)
 	if err != nil {
 		return fmt.Errorf("insert credential: %w", err)
-	}
-	credentialID, err := res.LastInsertId()
-	if err != nil {
-		return err
 	}
 	hashes := make([]string, opt.Snapshots)
 	sizes := make([]int64, opt.Snapshots)
@@ -294,14 +290,10 @@ type seededGroups struct{ roots, children []int64 }
 func seedGroups(ctx context.Context, tx *sql.Tx, opt SeedOptions, now string) (seededGroups, error) {
 	var g seededGroups
 	insert := func(name string, parent *int64, parentPath string, depth, order int) (int64, error) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at)
+		id, err := insertID(ctx, tx, `INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at)
 			VALUES (?, ?, '', ?, ?, ?)`, name, parent, depth, order, now)
 		if err != nil {
 			return 0, fmt.Errorf("insert group: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return 0, err
 		}
 		path := parentPath + strconv.FormatInt(id, 10) + "/"
 		if _, err := tx.ExecContext(ctx, `UPDATE device_groups SET path = ? WHERE id = ?`, path, id); err != nil {

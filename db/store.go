@@ -1,5 +1,7 @@
-// Package db is backupd's SQLite store: one writer connection for all
-// changes, a small read-only pool for queries, and raw SQL per aggregate.
+// Package db is backupd's store: SQLite by default (one writer connection
+// for all changes, a small read-only pool for queries), or PostgreSQL for a
+// store several nodes share (postgres.go), with raw SQL per aggregate that
+// both engines run.
 package db
 
 import (
@@ -26,7 +28,11 @@ var ErrNotFound = errors.New("not found")
 // connection (SQLite has one writer anyway; queueing in Go beats
 // SQLITE_BUSY), reads through a pool that never writes.
 type Store struct {
-	path   string
+	path string
+	// pg is set on a PostgreSQL store, whose url is the connection string
+	// it was opened with (path is then "").
+	pg     bool
+	url    string
 	writer *sql.DB
 	reader *sql.DB
 	// stmts are statements prepared on writer (notifications.go, jobs.go),
@@ -127,8 +133,20 @@ func (s *Store) Close() error {
 	return errors.Join(append(errs, s.reader.Close(), s.writer.Close())...)
 }
 
-// Path is the database file's path.
+// Path is the database file's path ("" on PostgreSQL).
 func (s *Store) Path() string { return s.path }
+
+// Location is where the store lives: the database file's path, or the
+// PostgreSQL URL it was opened with.
+func (s *Store) Location() string {
+	if s.pg {
+		return s.url
+	}
+	return s.path
+}
+
+// Postgres reports whether the store is a PostgreSQL database.
+func (s *Store) Postgres() bool { return s.pg }
 
 // Reader is the read-only pool, for queries outside a transaction.
 func (s *Store) Reader() *sql.DB { return s.reader }
@@ -241,4 +259,12 @@ func eachRow(ctx context.Context, q querier, query string, args []any, fn func(s
 		}
 	}
 	return rows.Err()
+}
+
+// insertID runs an INSERT and returns the id of the row it added (through
+// RETURNING, which both engines have; PostgreSQL has no last insert id).
+func insertID(ctx context.Context, q querier, query string, args ...any) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, query+` RETURNING id`, args...).Scan(&id)
+	return id, err
 }

@@ -12,17 +12,14 @@ import (
 	"testing"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
-// openStore opens a migrated store in a fresh temporary data directory.
+// openStore opens a migrated, empty store: SQLite in a fresh temporary
+// data directory, or a fresh PostgreSQL database (see internal/dbtest).
 func openStore(t *testing.T) *db.Store {
 	t.Helper()
-	s, err := db.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatalf("db.Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return dbtest.Open(t)
 }
 
 func createGroup(t *testing.T, s *db.Store, name string, parent *int64) db.Group {

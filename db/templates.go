@@ -54,15 +54,11 @@ func getTemplate(ctx context.Context, q querier, id int64) (Template, error) {
 // CreateTemplate inserts t.
 func (s *Store) CreateTemplate(ctx context.Context, t Template) (Template, error) {
 	now := Now()
-	res, err := s.writer.ExecContext(ctx,
+	id, err := insertID(ctx, s.writer,
 		`INSERT INTO templates (name, platform, commands, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
 		t.Name, t.Platform, t.Commands, now, now)
 	if err != nil {
 		return t, fmt.Errorf("insert template: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return t, err
 	}
 	return getTemplate(ctx, s.writer, id)
 }

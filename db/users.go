@@ -51,14 +51,12 @@ func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 			return ErrNameExists
 		}
 		now := Now()
-		res, err := tx.ExecContext(ctx,
+		var err error
+		id, err = insertID(ctx, tx,
 			`INSERT INTO users (username, password_hash, all_groups, must_change_password, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			u.Username, u.PasswordHash, u.AllGroups, u.MustChangePassword, now, now)
 		if err != nil {
 			return fmt.Errorf("insert user: %w", err)
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
 		}
 		for _, r := range u.RoleIDs {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_roles (user_id, role_id) VALUES (?, ?)`, id, r); err != nil {

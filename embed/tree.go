@@ -9,7 +9,7 @@ import (
 
 // The files as they are in the tree; Packed() lists the same patterns.
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var treeMigrations embed.FS
 
 //go:embed i18n/*.json i18n/ui/*.json

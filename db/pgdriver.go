@@ -1,0 +1,196 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/lib/pq"
+)
+
+// The store's queries are written once, in the SQL both engines speak, with
+// SQLite's ? placeholders. On PostgreSQL they pass through pgDriver, which
+// wraps lib/pq and rewrites each query once (then from a cache):
+// placeholders become $1, $2, …, and the few SQLite spellings that have a
+// direct PostgreSQL equivalent are translated. Functions PostgreSQL lacks
+// (instr, group_concat, SUM of a comparison) are defined by its schema
+// (embed/migrations/postgres). Queries that differ in more than spelling
+// branch on Store.pg where they are built.
+
+// pgDriverName is the database/sql name of the rewriting PostgreSQL driver.
+const pgDriverName = "backupd-postgres"
+
+func init() { sql.Register(pgDriverName, pgDriver{}) }
+
+type pgDriver struct{}
+
+func (pgDriver) Open(name string) (driver.Conn, error) {
+	c, err := pq.Driver{}.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{c}, nil
+}
+
+// pgConn is a lib/pq connection whose queries are rewritten and whose
+// arguments are converted the way modernc.org/sqlite converts them.
+type pgConn struct{ driver.Conn }
+
+func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
+	return c.Conn.Prepare(pgRewrite(query))
+}
+
+func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, pgRewrite(query))
+}
+
+func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, pgRewrite(query), args)
+}
+
+func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, pgRewrite(query), args)
+}
+
+func (c *pgConn) Ping(ctx context.Context) error {
+	return c.Conn.(driver.Pinger).Ping(ctx)
+}
+
+func (c *pgConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *pgConn) IsValid() bool {
+	if v, ok := c.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+// CheckNamedValue stores Go booleans as 1 and 0: every flag column is an
+// integer on both engines, as SQLite has no other kind.
+func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if b, ok := nv.Value.(bool); ok {
+		if b {
+			nv.Value = int64(1)
+		} else {
+			nv.Value = int64(0)
+		}
+		return nil
+	}
+	v, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
+	if err != nil {
+		return err
+	}
+	nv.Value = v
+	return nil
+}
+
+var pgRewrites sync.Map // query → rewritten query
+
+// pgRewrite turns a query written for SQLite into PostgreSQL's spelling.
+func pgRewrite(query string) string {
+	if v, ok := pgRewrites.Load(query); ok {
+		return v.(string)
+	}
+	out := pgTranslate(pgRebind(query))
+	pgRewrites.Store(query, out)
+	return out
+}
+
+// pgRebind numbers the ? placeholders outside string literals, quoted
+// identifiers and comments.
+func pgRebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		ch := query[i]
+		switch {
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(query) {
+				if query[j] == ch {
+					if j+1 < len(query) && query[j+1] == ch { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			if j >= len(query) {
+				j = len(query) - 1
+			}
+			b.WriteString(query[i : j+1])
+			i = j
+		case ch == '-' && i+1 < len(query) && query[i+1] == '-':
+			j := strings.IndexByte(query[i:], '\n')
+			if j < 0 {
+				j = len(query) - i - 1
+			}
+			b.WriteString(query[i : i+j+1])
+			i += j
+		case ch == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
+
+// pgTranslations are SQLite spellings with a PostgreSQL equivalent of the
+// same meaning.
+var pgTranslations = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	// SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+	{regexp.MustCompile(`\bLIKE\b`), "ILIKE"},
+	// x IS ? compares values, NULL included.
+	{regexp.MustCompile(`\bIS NOT (\$\d+)`), "IS DISTINCT FROM $1"},
+	{regexp.MustCompile(`\bIS (\$\d+)`), "IS NOT DISTINCT FROM $1"},
+	// NOCASE orders by the ASCII-lowercased text, in byte order.
+	{regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*) COLLATE NOCASE`), `lower($1) COLLATE "C"`},
+	// A parameter compared without case: as citext.
+	{regexp.MustCompile(`(\$\d+) COLLATE NOCASE`), "CAST($1 AS citext)"},
+	// An element of an array in a JSON array (json_each of [[a, b], …]), as
+	// the integer it is.
+	{regexp.MustCompile(`\bvalue ->> (\d+)`), "CAST(CAST(value AS jsonb) ->> $1 AS BIGINT)"},
+	// json_each of an array: its elements as text.
+	{regexp.MustCompile(`\bjson_each\(`), "bd_json_each("},
+}
+
+func pgTranslate(query string) string {
+	// INSERT OR IGNORE: ON CONFLICT DO NOTHING, before any RETURNING.
+	if strings.Contains(query, "INSERT OR IGNORE INTO") {
+		query = strings.Replace(query, "INSERT OR IGNORE INTO", "INSERT INTO", 1)
+		query = strings.TrimRight(query, " \t\n;")
+		if i := strings.LastIndex(query, " RETURNING "); i >= 0 {
+			query = query[:i] + " ON CONFLICT DO NOTHING" + query[i:]
+		} else {
+			query += " ON CONFLICT DO NOTHING"
+		}
+	}
+	for _, t := range pgTranslations {
+		query = t.re.ReplaceAllString(query, t.repl)
+	}
+	return query
+}

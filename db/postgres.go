@@ -1,0 +1,199 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"backupd/embed"
+)
+
+// IsPostgresURL reports whether s names a PostgreSQL database
+// (postgres://… or postgresql://…) rather than a data directory.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// ErrNotPostgresURL is returned for a --db value that is not a
+// PostgreSQL URL.
+var ErrNotPostgresURL = errors.New("not a PostgreSQL URL: want postgres://user:password@host:port/database")
+
+// pgURL checks a PostgreSQL URL and returns it with extra run-time
+// parameters set.
+func pgURL(raw string, params map[string]string) (string, error) {
+	if !IsPostgresURL(raw) {
+		return "", ErrNotPostgresURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error repeats the URL, password included: say only what is wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("PostgreSQL URL: %v", err)
+	}
+	if strings.TrimPrefix(u.Path, "/") == "" {
+		return "", errors.New("PostgreSQL URL names no database: want postgres://user:password@host:port/database")
+	}
+	q := u.Query()
+	for k, v := range params {
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// RedactURL is a PostgreSQL URL fit for a log line: its password removed.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "postgres://(unreadable URL)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.Redacted()
+}
+
+// OpenPostgres opens the PostgreSQL database at dbURL, bringing its
+// schema up to date first. Several backupd nodes may open the same one.
+func OpenPostgres(ctx context.Context, dbURL string) (*Store, error) {
+	if err := MigratePostgres(ctx, dbURL, MigrateUp, nil); err != nil {
+		return nil, err
+	}
+	return openPostgresPools(ctx, dbURL)
+}
+
+func openPostgresPools(ctx context.Context, dbURL string) (*Store, error) {
+	wURL, err := pgURL(dbURL, map[string]string{"application_name": "backupd"})
+	if err != nil {
+		return nil, err
+	}
+	rURL, err := pgURL(dbURL, map[string]string{"application_name": "backupd", "default_transaction_read_only": "on"})
+	if err != nil {
+		return nil, err
+	}
+	writer, err := sql.Open(pgDriverName, wURL)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// One writing connection per node, as on SQLite: a node's own writes
+	// never race each other; other nodes' are kept apart by row locks and
+	// constraints.
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxIdleTime(5 * time.Minute)
+	reader, err := sql.Open(pgDriverName, rURL)
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	reader.SetMaxOpenConns(4)
+	reader.SetMaxIdleConns(4)
+	reader.SetConnMaxIdleTime(5 * time.Minute)
+	if err := writer.PingContext(ctx); err != nil {
+		writer.Close()
+		reader.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return &Store{pg: true, url: dbURL, writer: writer, reader: reader, stmts: prepareEventQueries(writer),
+		reads: prepareAll(reader, readQueries)}, nil
+}
+
+// pgMigrations is the PostgreSQL schema's migration set.
+func pgMigrations() (fs.FS, error) {
+	return fs.Sub(embed.Migrations, "migrations/postgres")
+}
+
+// pgFirstVersion is where PostgreSQL's migrations start: the schema of
+// SQLite's 00017 in one file.
+const pgFirstVersion = 17
+
+// MigratePostgres is Migrate for a PostgreSQL database. Nodes starting
+// together take turns through a session advisory lock.
+func MigratePostgres(ctx context.Context, dbURL string, dir MigrateDirection, out io.Writer) error {
+	u, err := pgURL(dbURL, map[string]string{"application_name": "backupd-migrate"})
+	if err != nil {
+		return err
+	}
+	conn, err := sql.Open(pgDriverName, u)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer conn.Close()
+	if err := conn.PingContext(ctx); err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	fsys, err := pgMigrations()
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, conn, fsys, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	current, target, err := p.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if current > target {
+		return fmt.Errorf("%w: database is at version %d, this binary knows up to %d; run a newer backupd or restore a backup", ErrSchemaFromFuture, current, target)
+	}
+	switch dir {
+	case MigrateUp:
+		res, err := p.Up(ctx)
+		if err != nil {
+			return fmt.Errorf("apply migrations: %w", err)
+		}
+		if out != nil {
+			for _, r := range res {
+				fmt.Fprintf(out, "applied %s\n", r.Source.Path)
+			}
+			if len(res) == 0 {
+				fmt.Fprintf(out, "schema is current (version %d)\n", current)
+			}
+		}
+	case MigrateDown:
+		if current <= pgFirstVersion {
+			return fmt.Errorf("roll back migration: version %d is where a PostgreSQL store starts; there is no older schema to return to (drop the database to start again)", current)
+		}
+		r, err := p.Down(ctx)
+		if err != nil {
+			return fmt.Errorf("roll back migration: %w", err)
+		}
+		if out != nil {
+			fmt.Fprintf(out, "rolled back %s\n", r.Source.Path)
+		}
+	case MigrateStatus:
+		st, err := p.Status(ctx)
+		if err != nil {
+			return fmt.Errorf("read migration status: %w", err)
+		}
+		if out != nil {
+			for _, s := range st {
+				applied := "pending"
+				if s.State == goose.StateApplied {
+					applied = "applied " + s.AppliedAt.UTC().Format(TimeFormat)
+				}
+				fmt.Fprintf(out, "%05d  %-40s %s\n", s.Source.Version, s.Source.Path, applied)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown migrate command %q (want up, down or status)", dir)
+	}
+	return nil
+}
