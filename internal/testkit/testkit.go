@@ -7,9 +7,11 @@ import (
 	"backupd/app/auth"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -65,18 +67,18 @@ func Chromium(t *testing.T, ctx context.Context, width, height int, extra ...chr
 	return chromedp.NewExecAllocator(ctx, opts...)
 }
 
-// OpenData opens a fresh data directory the way `serve` does: a migrated
-// store, the secret key, the built-in roles and the admin user, whose
-// initial password it returns.
+// OpenData opens a fresh store the way `serve` does: a migrated store
+// (from dbtest, so SQLite or PostgreSQL), the secret key in a data
+// directory, the built-in roles and the admin user, whose initial password
+// it returns.
 func OpenData(t testing.TB) (*db.Store, *secret.Sealer, string) {
 	t.Helper()
 	ctx := context.Background()
+	store := dbtest.Open(t)
 	dir := t.TempDir()
-	store, err := db.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
+	if !store.Postgres() {
+		dir = filepath.Dir(store.Location())
 	}
-	t.Cleanup(func() { store.Close() })
 	sealer, err := secret.LoadOrCreate(dir)
 	if err != nil {
 		t.Fatal(err)
