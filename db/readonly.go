@@ -27,7 +27,34 @@ func OpenReadOnly(ctx context.Context, dataDir string) (*Store, error) {
 	reader.SetMaxOpenConns(4)
 	reader.SetMaxIdleConns(4)
 	// writer is the same read-only pool: the store has no write path.
-	s := &Store{path: path, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}}
+	return checkReadOnly(ctx, &Store{path: path, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+}
+
+// OpenPostgresReadOnly is OpenReadOnly for a PostgreSQL store: no
+// migration, and every transaction of its one pool is read-only
+// (default_transaction_read_only), so a write fails.
+func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
+	u, err := pgURL(dbURL, map[string]string{"application_name": "backupd", "default_transaction_read_only": "on"})
+	if err != nil {
+		return nil, err
+	}
+	reader, err := sql.Open(pgDriverName, u)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	reader.SetMaxOpenConns(4)
+	reader.SetMaxIdleConns(4)
+	if err := reader.PingContext(ctx); err != nil {
+		reader.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+}
+
+// checkReadOnly returns s when its schema is the one this binary knows,
+// else closes it.
+func checkReadOnly(ctx context.Context, s *Store) (*Store, error) {
+	reader := s.reader
 	want, err := LatestSchemaVersion()
 	if err == nil {
 		var have int64

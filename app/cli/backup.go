@@ -39,7 +39,7 @@ means no limit of that kind).`,
 				return errors.New("--keep-last and --keep-days must be 0 (no limit) or more")
 			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ Prints one line per device and exits non-zero if any backup failed.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			store, sealer, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

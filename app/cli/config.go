@@ -323,12 +323,18 @@ Exit status, as grep(1): 0 lines found, 1 none, 2 trouble.`,
 	return cmd
 }
 
-// openConfigStore opens the data directory's database read-only: no
-// migration, no bootstrap, no write (see db.OpenReadOnly), so it reads
+// openConfigStore opens the store read-only: no migration, no bootstrap,
+// no write (see db.OpenReadOnly and db.OpenPostgresReadOnly), so it reads
 // while backupd serve runs and writes. Custom platforms are loaded for
 // their noise rules.
 func openConfigStore(cmd *cobra.Command, cfg *config.Config) (*db.Store, error) {
-	store, err := db.OpenReadOnly(cmd.Context(), cfg.DataDir)
+	var store *db.Store
+	var err error
+	if cfg.Postgres() {
+		store, err = db.OpenPostgresReadOnly(cmd.Context(), cfg.DB)
+	} else {
+		store, err = db.OpenReadOnly(cmd.Context(), cfg.DataDir)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,14 @@ func newDB(cfg *config.Config) *cobra.Command {
 // openExisting opens a data directory that must already hold a database:
 // the copy and check commands never create one by mistake.
 func openExisting(cmd *cobra.Command, cfg *config.Config) (*db.Store, error) {
+	if cfg.Postgres() {
+		store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
+		return store, err
+	}
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, db.FileName)); err != nil {
 		return nil, fmt.Errorf("no database in %s (%v); point --data at backupd's data directory", cfg.DataDir, err)
 	}
-	store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+	store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 	return store, err
 }
 
@@ -156,14 +160,14 @@ func newDBSeed(cfg *config.Config) *cobra.Command {
 			if opt.Devices < 1 || opt.Devices > 1_000_000 || opt.BackupsPerDevice < 1 || opt.BackupsPerDevice > 10_000 {
 				return errors.New("--devices must be 1 to 1,000,000 and --backups-per-device 1 to 10,000")
 			}
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer store.Close()
 			start := time.Now()
 			if err := store.Seed(cmd.Context(), opt); errors.Is(err, db.ErrNotEmpty) {
-				return fmt.Errorf("%s already holds devices; seed only an empty data directory", cfg.DataDir)
+				return fmt.Errorf("%s already holds devices; seed only an empty store", storeName(cfg))
 			} else if err != nil {
 				return err
 			}

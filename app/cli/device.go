@@ -33,7 +33,7 @@ replaced or re-keyed), accept-hostkey pins the new key.`,
 				return fmt.Errorf("device ID %q: want a positive number", args[0])
 			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ Needs the git program (apt install git); backups themselves never do.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			store, sealer, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -26,7 +26,7 @@ page read it back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -194,7 +194,7 @@ func readImportFile(cmd *cobra.Command, name string) ([]byte, error) {
 // runImport plans the import, shows it, and unless dryRun applies it.
 func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, file, group string, dryRun bool) error {
 	ctx := cmd.Context()
-	store, sealer, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+	store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

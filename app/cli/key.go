@@ -51,7 +51,7 @@ func newKeyCreate(cfg *config.Config) *cobra.Command {
 				expiresAt = &s
 			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -130,7 +130,7 @@ func newKeyList(cfg *config.Config) *cobra.Command {
 		Short: "List API keys (never the keys themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func newKeyRevoke(cfg *config.Config) *cobra.Command {
 			if err != nil || id <= 0 {
 				return fmt.Errorf("key ID %q: want the number from `backupd key list`", args[0])
 			}
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

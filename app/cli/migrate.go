@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -20,6 +21,12 @@ func newMigrate(cfg *config.Config) *cobra.Command {
 			dir := db.MigrateUp
 			if len(args) == 1 {
 				dir = db.MigrateDirection(args[0])
+			}
+			if cfg.Postgres() {
+				if err := db.MigratePostgres(cmd.Context(), cfg.DB, dir, cmd.OutOrStdout()); err != nil {
+					return fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
+				}
+				return nil
 			}
 			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 				return err

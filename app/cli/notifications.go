@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"backupd/app/config"
@@ -28,9 +29,11 @@ func startNotifications(bg context.Context, cfg config.Config, store *db.Store, 
 		Window:    window,
 		PublicURL: cfg.PublicURL,
 		UserAgent: "backupd/" + Version,
-		LockDir:   notify.LockDir(store.Path()),
-		Logger:    wlog,
-		Sent:      metrics.NotificationsSent,
+		// The data directory's, also on PostgreSQL (whose store has no
+		// file): each node keeps its own run files.
+		LockDir: filepath.Join(cfg.DataDir, "run"),
+		Logger:  wlog,
+		Sent:    metrics.NotificationsSent,
 	})
 	goBG(func() {
 		if err := w.Run(bg); err != nil {

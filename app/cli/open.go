@@ -2,28 +2,42 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime/debug"
 
 	"backupd/app/auth"
+	"backupd/app/config"
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
 )
 
-// openData opens the data directory the way every command needs it:
-// schema current, built-in roles present, secret key loaded. On a fresh
-// directory it creates the admin user and shows its password once on
+// openData opens the store the way every command needs it: SQLite in the
+// data directory, or the PostgreSQL database of --db; schema current,
+// built-in roles present, secret key loaded (from the data directory in
+// both cases) and, on PostgreSQL, the same as the other nodes'. On a
+// fresh store it creates the admin user and shows its password once on
 // stderr. The custom platforms are loaded into the driver registry.
-func openData(ctx context.Context, dataDir string, stderr io.Writer) (*db.Store, *secret.Sealer, error) {
-	sealer, err := secret.LoadOrCreate(dataDir)
+func openData(ctx context.Context, cfg *config.Config, stderr io.Writer) (*db.Store, *secret.Sealer, error) {
+	if err := cfg.ValidateStore(); err != nil {
+		return nil, nil, err
+	}
+	sealer, err := secret.LoadOrCreate(cfg.DataDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := db.Open(ctx, dataDir)
+	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if store.Postgres() {
+		if err := checkKeyFingerprint(ctx, store, sealer, cfg.DataDir); err != nil {
+			store.Close()
+			return nil, nil, err
+		}
 	}
 	password, err := auth.Bootstrap(ctx, store)
 	if err != nil {
@@ -46,4 +60,57 @@ func openData(ctx context.Context, dataDir string, stderr io.Writer) (*db.Store,
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
 	return store, sealer, nil
+}
+
+// openStore opens (creating or migrating) the store cfg names.
+func openStore(ctx context.Context, cfg *config.Config) (*db.Store, error) {
+	if cfg.Postgres() {
+		s, err := db.OpenPostgres(ctx, cfg.DB)
+		if err != nil {
+			return nil, fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
+		}
+		return s, nil
+	}
+	return db.Open(ctx, cfg.DataDir)
+}
+
+// storeName names the store in messages and logs: the data directory, or
+// the PostgreSQL URL without its password.
+func storeName(cfg *config.Config) string {
+	if cfg.Postgres() {
+		return db.RedactURL(cfg.DB)
+	}
+	return cfg.DataDir
+}
+
+// keyFingerprintSetting is the settings key under which a PostgreSQL
+// store keeps the fingerprint of the secret key its first node used.
+const keyFingerprintSetting = "secret_key_fingerprint"
+
+// errKeyMismatch is a node's secret key differing from the one the
+// store's sealed secrets were written with.
+var errKeyMismatch = errors.New("this node's secret key is not the one the database was set up with")
+
+// checkKeyFingerprint makes every node of a PostgreSQL store use one
+// secret key: the first to open the store records its key's fingerprint
+// (never the key), and a node with another key refuses to start, since
+// it could neither open the device passwords the others sealed nor seal
+// ones they can open.
+func checkKeyFingerprint(ctx context.Context, store *db.Store, sealer *secret.Sealer, dataDir string) error {
+	fp := sealer.Fingerprint()
+	raw := fmt.Sprintf("%q", fp)
+	// The first node's insert wins; any other keeps the recorded value.
+	if _, err := store.Exec(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		keyFingerprintSetting, raw, db.Now()); err != nil {
+		return fmt.Errorf("record the secret key's fingerprint: %w", err)
+	}
+	var have string
+	if _, err := store.GetSetting(ctx, keyFingerprintSetting, &have); err != nil {
+		return err
+	}
+	if have != fp {
+		return fmt.Errorf("%w: every node of a PostgreSQL store needs the same %s; copy DATA/%s from the first node (its fingerprint begins %.12s, this node's %s begins %.12s), or set %s to the same key",
+			errKeyMismatch, secret.KeyFile, secret.KeyFile, have, filepath.Join(dataDir, secret.KeyFile), fp, secret.EnvKey)
+	}
+	return nil
 }

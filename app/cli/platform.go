@@ -31,7 +31,7 @@ func newPlatformList(cfg *config.Config) *cobra.Command {
 		Short: "List the built-in and custom platforms",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ func newPlatformExport(cfg *config.Config) *cobra.Command {
 		Short: "Print a platform's JSON definition (a built-in one as a starting point, its ID prefixed custom_)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -112,7 +112,7 @@ func newPlatformImport(cfg *config.Config) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -43,13 +43,18 @@ func NewRoot() *cobra.Command {
 			if !opensData(cmd) {
 				return nil
 			}
+			if err := cfg.ValidateStore(); err != nil {
+				return err
+			}
 			// Before any file is opened: umask, the switch from root to
 			// the directory's owner, private modes.
 			return datadir.Prepare(cfg.DataDir, cfg.Logger(cmd.ErrOrStderr()))
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (database and secret.key)")
+	pf.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (SQLite database, secret.key and run files)")
+	pf.StringVar(&cfg.DB, "db", cfg.DB, "database: empty for SQLite in --data, or a PostgreSQL URL postgres://user:password@host:port/database "+
+		"shared by several nodes (secret.key stays in --data and must be the same on every node)")
 	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
 	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newExport(&cfg), newVersion())

@@ -89,7 +89,7 @@ const shutdownGrace = 15 * time.Second
 func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byte) (int, error) }) error {
 	log := cfg.Logger(stderr)
 	slog.SetDefault(log)
-	store, sealer, err := openData(ctx, cfg.DataDir, stderr)
+	store, sealer, err := openData(ctx, &cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -154,14 +154,18 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		defer stopMetrics()
 	}
 
+	storeLog := []any{"data", cfg.DataDir, "version", Version}
+	if cfg.Postgres() {
+		storeLog = []any{"database", db.RedactURL(cfg.DB), "version", Version}
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if cfg.TLSCert != "" {
-			log.Info("backupd listening", "url", "https://"+ln.Addr().String(), "data", cfg.DataDir, "version", Version)
+			log.Info("backupd listening", append([]any{"url", "https://" + ln.Addr().String()}, storeLog...)...)
 			errc <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
 			return
 		}
-		log.Info("backupd listening", "url", "http://"+ln.Addr().String(), "data", cfg.DataDir, "version", Version)
+		log.Info("backupd listening", append([]any{"url", "http://" + ln.Addr().String()}, storeLog...)...)
 		errc <- srv.Serve(ln)
 	}()
 

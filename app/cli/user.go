@@ -64,7 +64,7 @@ func newUserCreate(cfg *config.Config) *cobra.Command {
 				password, mustChange = auth.RandomPassword(), true
 			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -134,7 +134,7 @@ func newUserPasswd(cfg *config.Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func newUserList(cfg *config.Config) *cobra.Command {
 		Short: "List users with roles and group scope",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := openData(cmd.Context(), cfg.DataDir, cmd.ErrOrStderr())
+			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,11 @@ import (
 
 // Config is everything `backupd serve` needs to know.
 type Config struct {
-	DataDir   string
+	DataDir string
+	// DB is the store: empty for SQLite in DataDir, or a PostgreSQL URL
+	// (postgres://user:password@host:port/database) for a store several
+	// nodes share. DataDir then still holds secret.key and run files.
+	DB        string
 	Listen    string
 	Timezone  string
 	TLSCert   string
@@ -104,8 +108,8 @@ func (c Config) Location() (*time.Location, error) {
 
 // Validate reports the first setting that cannot work.
 func (c Config) Validate() error {
-	if strings.TrimSpace(c.DataDir) == "" {
-		return errors.New("--data must name a directory")
+	if err := c.ValidateStore(); err != nil {
+		return err
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key must be given together")
@@ -150,6 +154,37 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// ValidateStore checks --data and --db, which every command that opens
+// the store needs. An error never repeats the --db value: it may hold a
+// password.
+func (c Config) ValidateStore() error {
+	if strings.TrimSpace(c.DataDir) == "" {
+		return errors.New("--data must name a directory")
+	}
+	if c.DB == "" {
+		return nil
+	}
+	if !strings.HasPrefix(c.DB, "postgres://") && !strings.HasPrefix(c.DB, "postgresql://") {
+		scheme, _, ok := strings.Cut(c.DB, "://")
+		what := "it is not a URL"
+		if ok && scheme != "" && len(scheme) < 20 && !strings.ContainsAny(scheme, ":@/") {
+			what = fmt.Sprintf("it names %q", scheme+"://")
+		}
+		return fmt.Errorf("--db (BACKUPD_DB): want empty for SQLite in --data, or a PostgreSQL URL postgres://user:password@host:port/database; %s", what)
+	}
+	u, err := url.Parse(c.DB)
+	if err != nil {
+		return errors.New("--db (BACKUPD_DB): the PostgreSQL URL cannot be read; want postgres://user:password@host:port/database (characters such as @ : / in the password percent-encoded)")
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		return errors.New("--db (BACKUPD_DB): the PostgreSQL URL names no database; want postgres://user:password@host:port/database")
+	}
+	return nil
+}
+
+// Postgres reports whether the store is a PostgreSQL database.
+func (c Config) Postgres() bool { return c.DB != "" }
 
 func (c Config) level() (slog.Level, error) {
 	var l slog.Level

@@ -6,7 +6,9 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -28,6 +30,7 @@ const version byte = 1
 // Sealer seals and opens secrets.
 type Sealer struct {
 	aead cipher.AEAD
+	fp   string
 }
 
 // New returns a Sealer for a 32-byte key.
@@ -43,8 +46,18 @@ func New(key []byte) (*Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sealer{aead: aead}, nil
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(fingerprintLabel))
+	return &Sealer{aead: aead, fp: hex.EncodeToString(mac.Sum(nil))}, nil
 }
+
+// fingerprintLabel is what the key's fingerprint is the HMAC of.
+const fingerprintLabel = "backupd key fingerprint"
+
+// Fingerprint names the key without revealing it: hex of
+// HMAC-SHA256(key, "backupd key fingerprint"). Nodes sharing one
+// PostgreSQL store compare it to find a node started with another key.
+func (s *Sealer) Fingerprint() string { return s.fp }
 
 // LoadOrCreate reads the key from BACKUPD_SECRET_KEY, or from dataDir's key
 // file, creating the file (mode 0600, 32 random bytes) when missing.

@@ -2,7 +2,9 @@ package secret_test
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -237,5 +239,24 @@ func TestBadEnvKeyErrors(t *testing.T) {
 				t.Errorf("a bad env key fell back to creating a key file")
 			}
 		})
+	}
+}
+
+func TestFingerprintNamesTheKeyWithoutShowingIt(t *testing.T) {
+	k1 := bytes.Repeat([]byte{1}, 32)
+	k2 := bytes.Repeat([]byte{2}, 32)
+	a, _ := secret.New(k1)
+	b, _ := secret.New(k1)
+	c, _ := secret.New(k2)
+	if a.Fingerprint() != b.Fingerprint() || a.Fingerprint() == c.Fingerprint() {
+		t.Fatalf("fingerprints: same key %s/%s, other key %s", a.Fingerprint(), b.Fingerprint(), c.Fingerprint())
+	}
+	mac := hmac.New(sha256.New, k1)
+	mac.Write([]byte("backupd key fingerprint"))
+	if want := hex.EncodeToString(mac.Sum(nil)); a.Fingerprint() != want {
+		t.Errorf("fingerprint %s, want HMAC-SHA256(key, label) %s", a.Fingerprint(), want)
+	}
+	if strings.Contains(a.Fingerprint(), hex.EncodeToString(k1)) {
+		t.Error("the fingerprint shows the key")
 	}
 }
