@@ -122,11 +122,20 @@ func (s DeviceSort) orderBy() (string, bool) {
 	return "", false
 }
 
-func (f DeviceFilter) where(scope Scope) (string, []any) {
+// where is the condition on devices d of f within scope, for PostgreSQL
+// when pg is set.
+func (f DeviceFilter) where(pg bool, scope Scope) (string, []any) {
 	cond, args := scope.clause()
 	parts := []string{cond}
 	if q := strings.TrimSpace(f.Query); q != "" {
-		if utf8.RuneCountInString(q) >= 3 {
+		if pg {
+			// The same case-insensitive substring, found through the trigram
+			// indexes of 00017 (devices_name_trgm is on name::text, so the
+			// condition names it so).
+			pattern := "%" + escapeLike(q) + "%"
+			parts = append(parts, `(d.name::text ILIKE ? ESCAPE '\' OR d.host ILIKE ? ESCAPE '\')`)
+			args = append(args, pattern, pattern)
+		} else if utf8.RuneCountInString(q) >= 3 {
 			// The trigram index finds substrings of three characters or more;
 			// a quoted phrase takes q literally.
 			parts = append(parts, `d.id IN (SELECT rowid FROM devices_search WHERE devices_search MATCH ?)`)
@@ -169,7 +178,7 @@ func escapeLike(s string) string {
 // the filter, in the filter's order (by id unless it says otherwise), and
 // their total count.
 func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, limit, offset int) ([]Device, int, error) {
-	count, list, args, err := listDevicesQueries(scope, f)
+	count, list, args, err := listDevicesQueries(s.pg, scope, f)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -186,12 +195,12 @@ func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, li
 
 // listDevicesQueries are ListDevices' count and page queries, with their
 // arguments (the page query takes limit and offset after them).
-func listDevicesQueries(scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
+func listDevicesQueries(pg bool, scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
 	order, ok := f.Sort.orderBy()
 	if !ok {
 		return "", "", nil, fmt.Errorf("list devices: unknown order %q", f.Sort)
 	}
-	where, args := f.where(scope)
+	where, args := f.where(pg, scope)
 	// The page's ids first, from the indexes where the filter allows, then
 	// only those rows: sorting whole rows of a large scope costs more.
 	return `SELECT COUNT(*) FROM devices d WHERE ` + where,
@@ -430,7 +439,7 @@ func scanDeviceChoice(row scanner) (DeviceChoice, error) {
 // above afterID, by id. Walking a long list this way costs the same for
 // every page, where OFFSET would read all the pages before.
 func (s *Store) DevicesAfter(ctx context.Context, scope Scope, f DeviceFilter, afterID int64, limit int) ([]Device, error) {
-	where, args := f.where(scope)
+	where, args := f.where(s.pg, scope)
 	items, err := queryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d
 		WHERE d.id > ? AND `+where+` ORDER BY d.id LIMIT ?`, append(append([]any{afterID}, args...), limit)...)
 	if err != nil {
@@ -442,7 +451,7 @@ func (s *Store) DevicesAfter(ctx context.Context, scope Scope, f DeviceFilter, a
 // DeviceIDsMatching returns the ids of every device in scope matching f,
 // by id: the targets of "back up this group".
 func (s *Store) DeviceIDsMatching(ctx context.Context, scope Scope, f DeviceFilter) ([]int64, error) {
-	where, args := f.where(scope)
+	where, args := f.where(s.pg, scope)
 	ids, err := queryAll(ctx, s.reader, scanID, `SELECT d.id FROM devices d WHERE `+where+` ORDER BY d.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("device ids: %w", err)

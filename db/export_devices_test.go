@@ -1,4 +1,12 @@
 package db
 
-// ListDevicesQueries lets the tests check the plans of ListDevices.
-var ListDevicesQueries = listDevicesQueries
+// ListDevicesQueries lets the tests check the plans of ListDevices on
+// SQLite.
+func ListDevicesQueries(scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
+	return listDevicesQueries(false, scope, f)
+}
+
+// ListDevicesQueriesOf are ListDevices' queries on s's engine.
+func ListDevicesQueriesOf(s *Store, scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
+	return listDevicesQueries(s.pg, scope, f)
+}
