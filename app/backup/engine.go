@@ -486,11 +486,20 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		return
 	}
 	o.FinishedAt = time.Now()
-	metrics.BackupFinished(o.FinishedAt.Sub(began), o.Success, o.Reason)
-	finish, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	if err := e.record(context.WithoutCancel(ctx), c, o, o.FinishedAt.Sub(began)); err != nil {
+		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+	}
+}
+
+// record stores how an attempt ended (FinishJob), counts it in the
+// metrics, tells a waiting RunJobs and logs it. took is how long the
+// collection ran.
+func (e *Engine) record(ctx context.Context, c db.Claim, o db.Outcome, took time.Duration) error {
+	metrics.BackupFinished(took, o.Success, o.Reason)
+	finish, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := e.store.FinishJob(finish, c, o); err != nil {
-		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+		return err
 	}
 	e.finishedMu.Lock()
 	notify := e.finished
@@ -513,6 +522,7 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		attrs = append(attrs, "reason", o.Reason, "error", o.Error)
 	}
 	e.log.Log(context.Background(), level, msg, attrs...)
+	return nil
 }
 
 // attempt backs the claimed device up once.
@@ -524,23 +534,78 @@ func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, t.Timeouts.Job)
 	defer cancel()
 	res, err := e.collect(ctx, t)
-	reachable := err == nil || collect.Reason(err) != "connect"
-	if err != nil {
-		o := db.Outcome{Error: err.Error(), Reason: collect.Reason(err), Reachable: &reachable}
-		if o.Reason == "host_key_changed" && res.HostKey != nil {
-			o.PendingHostKey = res.HostKey
+	return e.outcome(ctx, c, t.Platform, t.PinnedHostKey != nil, CaptureOf(res, err))
+}
+
+// Capture is what one collection from a device produced, wherever it
+// ran: in this process, or at a remote collector that uploaded it. The
+// server turns it into the attempt's outcome the same way whatever made
+// it (the noise rules, the comparison with the previous version, the
+// storage and the events are all the server's), so a device's backups
+// are the same in every zone.
+type Capture struct {
+	// Text is the collected text (collect.Result.Text) when the
+	// collection succeeded.
+	Text string
+	// HostKey is the SSH host key the device presented, in wire format
+	// (collect.Result.HostKey): pinned on first use, or recorded as the
+	// key an operator may accept after a host_key_changed failure.
+	HostKey []byte
+	// Reason and Error describe a failed collection: its class
+	// (collect.Reason) and its message, written for the operator and
+	// free of secrets and configuration text. Error is empty when the
+	// collection succeeded.
+	Reason string
+	Error  string
+}
+
+// Failed reports whether the collection failed.
+func (cp Capture) Failed() bool { return cp.Error != "" || cp.Reason != "" }
+
+// CaptureOf is the capture of a collect.Collect call.
+func CaptureOf(res collect.Result, err error) Capture {
+	if err == nil {
+		return Capture{Text: res.Text, HostKey: res.HostKey}
+	}
+	cp := Capture{HostKey: res.HostKey, Reason: collect.Reason(err), Error: err.Error()}
+	if cp.Error == "" {
+		cp.Error = "the collection failed"
+	}
+	return cp
+}
+
+// outcome turns a capture of the claimed device into the attempt's
+// outcome: a failure classified (reachability, retry, a changed host
+// key to accept) or a success normalised and compared with the previous
+// version, noise ignored. platform is the device's, pinned whether it has
+// a host key pinned.
+func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinned bool, cp Capture) db.Outcome {
+	if cp.Failed() {
+		reason := cp.Reason
+		if reason == "" {
+			reason = collect.ReasonProtocol
 		}
-		if collect.Retryable(err) && c.Attempt < e.opts.MaxAttempts {
+		msg := cp.Error
+		if msg == "" {
+			msg = "the collection failed"
+		}
+		reachable := reason != collect.ReasonConnect
+		o := db.Outcome{Error: msg, Reason: reason, Reachable: &reachable}
+		if reason == collect.ReasonHostKeyChanged && cp.HostKey != nil {
+			o.PendingHostKey = cp.HostKey
+		}
+		if collect.RetryableReason(reason) && c.Attempt < e.opts.MaxAttempts {
 			at := time.Now().Add(e.backoff(c.Attempt))
 			o.RetryAt = &at
 		}
 		return o
 	}
+	reachable := true
 	o := db.Outcome{Reachable: &reachable}
-	if t.PinnedHostKey == nil && res.HostKey != nil {
-		o.PinHostKey = res.HostKey
+	if !pinned && cp.HostKey != nil {
+		o.PinHostKey = cp.HostKey
 	}
-	text := Normalise(res.Text)
+	text := Normalise(cp.Text)
 	if text == "" {
 		o.Error, o.Reason = "the device returned no configuration text", "empty"
 		return o
@@ -548,13 +613,32 @@ func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
 	store, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancelStore()
 	hash := db.SnapshotHash(text)
-	changed, first, err := e.changed(store, c.DeviceID, t.Platform, hash, text)
+	changed, first, err := e.changed(store, c.DeviceID, platform, hash, text)
 	if err != nil {
 		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), "store"
 		return o
 	}
 	o.Success, o.Text, o.Hash, o.Changed, o.First = true, text, hash, changed, first
 	return o
+}
+
+// RecordCapture ends a claimed attempt whose collection ran elsewhere (a
+// remote collector uploaded it): the capture becomes the outcome exactly
+// as a collection in this process does, and is recorded as the engine
+// records its own (FinishJob, metrics, log). took is how long the
+// collection ran, for the metrics.
+func (e *Engine) RecordCapture(ctx context.Context, c db.Claim, cp Capture, took time.Duration) (db.Outcome, error) {
+	d, err := e.store.GetDevice(ctx, c.DeviceID)
+	if err != nil {
+		return db.Outcome{}, fmt.Errorf("loading the device: %w", err)
+	}
+	pinned, _, err := e.store.HostKeys(ctx, c.DeviceID)
+	if err != nil {
+		return db.Outcome{}, fmt.Errorf("loading the device's host key: %w", err)
+	}
+	o := e.outcome(ctx, c, d.Platform, pinned != nil, cp)
+	o.FinishedAt = time.Now()
+	return o, e.record(ctx, c, o, took)
 }
 
 // backoff is the wait before retry number attempt.

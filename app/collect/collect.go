@@ -148,7 +148,11 @@ func Reason(err error) string {
 // failures, never rejected credentials (retries lock accounts), a changed
 // host key (an operator must decide) or a device that stopped answering
 // after login.
-func Retryable(err error) bool { return Reason(err) == ReasonConnect }
+func Retryable(err error) bool { return RetryableReason(Reason(err)) }
+
+// RetryableReason is Retryable for a failure known by its reason (one a
+// remote collector reported).
+func RetryableReason(reason string) bool { return reason == ReasonConnect }
 
 // runner is a logged-in command line: an interactive session or exec
 // requests.
