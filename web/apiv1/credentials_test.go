@@ -88,15 +88,14 @@ func TestCredentialsSecretsSealedAndNeverReturned(t *testing.T) {
 
 func dumpDatabase(t *testing.T, store *db.Store) string {
 	t.Helper()
-	rows, err := store.Reader().Query(`SELECT name, username, COALESCE(password, x''), COALESCE(enable_password, x''), COALESCE(private_key, x''), COALESCE(remarks, '') FROM credentials`)
+	rows, err := store.Reader().Query(`SELECT name, username, password, enable_password, private_key, remarks FROM credentials`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	var b strings.Builder
 	for rows.Next() {
-		var n, u, rem string
-		var p, en, k []byte
+		var n, u, p, en, k, rem []byte // NULL reads as empty
 		if err := rows.Scan(&n, &u, &p, &en, &k, &rem); err != nil {
 			t.Fatal(err)
 		}

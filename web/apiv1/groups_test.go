@@ -2,6 +2,7 @@ package apiv1_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"testing"
@@ -22,13 +23,13 @@ func (e *env) group(name string, parent any) int64 {
 // but in-use checks must already hold.
 func (e *env) device(name string, groupID, credentialID, templateID any) int64 {
 	e.t.Helper()
-	res, err := e.store.Exec(context.Background(),
-		`INSERT INTO devices (name, host, port, platform, login_method, group_id, credential_id, template_id, created_at, updated_at)
-		 VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ?, ?)`, name, groupID, credentialID, templateID, db.Now(), db.Now())
-	if err != nil {
+	var id int64
+	if err := e.store.InTx(context.Background(), func(tx *sql.Tx) error {
+		return tx.QueryRow(`INSERT INTO devices (name, host, port, platform, login_method, group_id, credential_id, template_id, created_at, updated_at)
+		 VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ?, ?) RETURNING id`, name, groupID, credentialID, templateID, db.Now(), db.Now()).Scan(&id)
+	}); err != nil {
 		e.t.Fatal(err)
 	}
-	id, _ := res.LastInsertId()
 	return id
 }
 

@@ -88,6 +88,14 @@ func newEnv(t testing.TB, hooks ...func(store *db.Store, engine *backup.Engine, 
 		srv.Close()
 		cancel()
 		<-done
+		if t.Failed() {
+			// What the server logged as errors says why a page failed.
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, "level=ERROR") {
+					t.Log(line)
+				}
+			}
+		}
 	})
 	return &env{t: t, srv: srv, store: store, sealer: sealer, engine: engine, clock: clk, logs: logs, adminPassword: pw}
 }
