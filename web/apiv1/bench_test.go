@@ -2,6 +2,7 @@ package apiv1_test
 
 import (
 	"context"
+	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,6 +24,7 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/embed"
+	"backupd/internal/dbtest"
 	"backupd/web"
 	"backupd/web/apiv1"
 )
@@ -38,6 +40,10 @@ import (
 // backupd-bench-<schema>-<date>/, so that later runs the same day start at
 // once; the date in the name keeps the "last 24 hours" figures of /stats
 // real. Delete those directories to reclaim the space (about 400 MB each).
+//
+// With BACKUPD_TEST_POSTGRES set they measure PostgreSQL instead: the
+// seeded database is kept on that server as backupd_bench_<schema>_<date>
+// (older ones of the same schema are dropped).
 
 // benchSeedVersion names what db.Seed builds; bump it when that changes
 // without a migration changing.
@@ -159,18 +165,69 @@ func benchDataDir(b *testing.B) (string, error) {
 	return dir, nil
 }
 
-func newBenchAPI(b *testing.B) (*benchAPI, error) {
+// benchPostgres returns the URL of the seeded database on the PostgreSQL
+// server tests run on (BACKUPD_TEST_POSTGRES), seeding it when no database
+// of today's name is kept there yet.
+func benchPostgres(b *testing.B) (string, error) {
+	key, err := benchCacheKey()
+	if err != nil {
+		return "", err
+	}
+	prefix := "backupd_bench_" + key + "_"
+	return dbtest.KeptPostgres(prefix+time.Now().UTC().Format("20060102"), prefix, func(url string) error {
+		ctx := context.Background()
+		store, err := db.OpenPostgres(ctx, url)
+		if err != nil {
+			return err
+		}
+		opt := benchSeed
+		opt.Now = time.Now()
+		start := time.Now()
+		err = store.Seed(ctx, opt)
+		if cerr := store.Close(); err == nil {
+			err = cerr
+		}
+		b.Logf("seeded %d devices × %d backups on PostgreSQL in %.1fs", opt.Devices, opt.BackupsPerDevice, time.Since(start).Seconds())
+		return err
+	})
+}
+
+// benchStore opens the seeded store, SQLite or PostgreSQL as the tests
+// run, and its secret key's sealer.
+func benchStore(b *testing.B) (*db.Store, *secret.Sealer, error) {
 	ctx := context.Background()
+	if dbtest.Postgres() {
+		url, err := benchPostgres(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.Logf("seeded database: %s", db.RedactURL(url))
+		store, err := db.OpenPostgres(ctx, url)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The seed seals nothing: a new key each run will do.
+		key := make([]byte, 32)
+		crand.Read(key)
+		sealer, err := secret.New(key)
+		return store, sealer, err
+	}
 	dir, err := benchDataDir(b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// The process keeps the store open; the benchmarks share it.
 	store, err := db.Open(ctx, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sealer, err := secret.LoadOrCreate(dir)
+	return store, sealer, err
+}
+
+func newBenchAPI(b *testing.B) (*benchAPI, error) {
+	ctx := context.Background()
+	// The process keeps the store open; the benchmarks share it.
+	store, sealer, err := benchStore(b)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/web"
 	"backupd/web/ui"
 )
@@ -760,16 +761,13 @@ func TestDevicesRefuseCrossSiteForms(t *testing.T) {
 //
 //	go test ./web/ui -run '^$' -bench DevicesPage -benchtime 200x
 //
+// (on PostgreSQL with BACKUPD_TEST_POSTGRES set).
 // It reports the size of each page (bytes/page) besides ns/op. The
 // orders by last change and the "changed in the last N days" filter are
 // measured beside the list by id.
 func BenchmarkDevicesPage(b *testing.B) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(b) // SQLite, or PostgreSQL with BACKUPD_TEST_POSTGRES set
 	if _, err := auth.Bootstrap(ctx, store); err != nil {
 		b.Fatal(err)
 	}
