@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -17,7 +20,7 @@ import (
 
 func newDB(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{Use: "db", Short: "Database tools"}
-	cmd.AddCommand(newDBSeed(cfg), newDBBackup(cfg), newDBCheck(cfg), newDBRepack(cfg))
+	cmd.AddCommand(newDBSeed(cfg), newDBBackup(cfg), newDBCheck(cfg), newDBRepack(cfg), newDBMigrateToPostgres(cfg))
 	return cmd
 }
 
@@ -40,22 +43,30 @@ func newDBBackup(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup --out FILE",
 		Short: "Write a consistent copy of the database, also while the server runs",
-		Long: "Write a consistent copy of the database to FILE (SQLite VACUUM INTO), also while\n" +
-			"`backupd serve` runs. Keep secret.key from the data directory with it: without the\n" +
-			"key, the device passwords stored in the copy cannot be read. To restore, put the\n" +
-			"copy into an empty data directory as " + db.FileName + " beside that secret.key.",
+		Long: "Write a consistent copy of the database to FILE, also while `backupd serve` runs.\n" +
+			"Keep secret.key from the data directory with it: without the key, the device\n" +
+			"passwords stored in the copy cannot be read.\n\n" +
+			"SQLite (the default): the copy is a database file (VACUUM INTO). To restore, put it\n" +
+			"into an empty data directory as " + db.FileName + " beside that secret.key.\n\n" +
+			"PostgreSQL (--db): the copy is pg_dump's custom format (pg_dump --format=custom),\n" +
+			"made by the pg_dump found in PATH (Debian package postgresql-client, the server's\n" +
+			"major version or newer). The URL's password is handed to pg_dump in its environment\n" +
+			"(PGPASSWORD), not on its command line. To restore, create an empty database and run\n" +
+			"pg_restore --no-owner --dbname=postgres://…/NEWDB FILE, then start backupd with\n" +
+			"--db naming it and the same secret.key.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return errors.New("--out FILE is required")
 			}
-			store, err := openExisting(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
 			start := time.Now()
-			if err := store.BackupTo(cmd.Context(), out); err != nil {
+			var err error
+			if cfg.Postgres() {
+				err = pgDump(cmd, cfg, out)
+			} else {
+				err = sqliteBackup(cmd, cfg, out)
+			}
+			if err != nil {
 				if who := datadir.RunningAs(); who != "" && errors.Is(err, fs.ErrPermission) {
 					return fmt.Errorf("%w; this command runs as user %s, who owns the data directory: choose a folder that user can write", err, who)
 				}
@@ -75,11 +86,87 @@ func newDBBackup(cfg *config.Config) *cobra.Command {
 	return cmd
 }
 
+func sqliteBackup(cmd *cobra.Command, cfg *config.Config, out string) error {
+	store, err := openExisting(cmd, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return store.BackupTo(cmd.Context(), out)
+}
+
+// pgDumpTimeout bounds one pg_dump run.
+const pgDumpTimeout = 6 * time.Hour
+
+// pgDump writes the PostgreSQL store to out with pg_dump's custom format.
+// out is created first, empty and 0600 (pg_dump would create it 0644
+// less the umask), which also refuses an existing file.
+func pgDump(cmd *cobra.Command, cfg *config.Config, out string) error {
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		return errors.New("pg_dump was not found in PATH; install the PostgreSQL client tools (Debian: apt install postgresql-client, the server's major version or newer) or put pg_dump in PATH")
+	}
+	// The store must be this backupd's (schema current, same secret key)
+	// before a copy of it is called a backup.
+	store, err := openExisting(cmd, cfg)
+	if err != nil {
+		return err
+	}
+	store.Close()
+	dbURL, password, err := splitPassword(cfg.DB)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists; choose a new file name", out)
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", out, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), pgDumpTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, "--format=custom", "--no-password", "--file="+out, "--dbname="+dbURL)
+	c.Env = os.Environ()
+	if password != "" {
+		c.Env = append(c.Env, "PGPASSWORD="+password)
+	}
+	c.Stdout = cmd.ErrOrStderr()
+	c.Stderr = cmd.ErrOrStderr()
+	if err := c.Run(); err != nil {
+		_ = os.Remove(out)
+		return fmt.Errorf("pg_dump of %s failed (%v); nothing was written", db.RedactURL(cfg.DB), err)
+	}
+	return nil
+}
+
+// splitPassword takes the password out of a PostgreSQL URL, so that it
+// can travel in the environment instead of on a command line that every
+// local user's ps shows.
+func splitPassword(raw string) (string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", errors.New("--db: the PostgreSQL URL cannot be read")
+	}
+	if u.User == nil {
+		return raw, "", nil
+	}
+	password, _ := u.User.Password()
+	u.User = url.User(u.User.Username())
+	return u.String(), password, nil
+}
+
 func newDBCheck(cfg *config.Config) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check",
-		Short: "Check the database's integrity (SQLite integrity_check, foreign keys, every stored configuration against its hash)",
-		Args:  cobra.NoArgs,
+		Short: "Check the database: every stored configuration against its hash, and the database's own integrity",
+		Long: "Check the database: every stored configuration is decoded and compared with its hash,\n" +
+			"and the database's own integrity is checked (on SQLite, integrity_check and foreign keys).\n" +
+			"It reads while `backupd serve` runs. Any problem is listed and the exit status is 1.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := openExisting(cmd, cfg)
 			if err != nil {
@@ -112,7 +199,10 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 			"it in the background minutes after start and daily; this does it now, also while serve runs.\n" +
 			"Interrupting it loses nothing; the next run carries on. The file keeps its size until\n" +
 			"SQLite reuses the freed pages; --vacuum rewrites it compactly afterwards (needs free space\n" +
-			"the size of the database, and holds writers back while it runs).",
+			"the size of the database, and holds writers back while it runs).\n\n" +
+			"On PostgreSQL (--db), --vacuum runs VACUUM (ANALYZE) on the stored configurations: the freed\n" +
+			"space is reused by PostgreSQL at once, without locking other nodes out; it is returned to\n" +
+			"the operating system only by a VACUUM FULL, which locks the table (a maintenance window).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := openExisting(cmd, cfg)
@@ -121,7 +211,7 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 			}
 			defer store.Close()
 			start := time.Now()
-			before := store.SizeBytes()
+			before := storeSize(cmd.Context(), store)
 			last := time.Now()
 			res, err := store.Repack(cmd.Context(), func(r db.RepackResult) {
 				if time.Since(last) > 5*time.Second {
@@ -135,16 +225,41 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "packed %d versions of %d devices in %s: %d bytes of stored configuration freed\n",
 				res.Packed, res.Devices, time.Since(start).Round(time.Millisecond), res.Bytes)
 			if vacuum {
-				if err := store.Vacuum(cmd.Context()); err != nil {
+				if err := vacuumStore(cmd.Context(), store); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "vacuumed: %d -> %d bytes on disk\n", before, store.SizeBytes())
+				fmt.Fprintf(cmd.OutOrStdout(), "vacuumed: %d -> %d bytes on disk\n", before, storeSize(cmd.Context(), store))
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&vacuum, "vacuum", false, "rewrite the database file compactly afterwards (SQLite VACUUM)")
+	cmd.Flags().BoolVar(&vacuum, "vacuum", false, "rewrite the database file compactly afterwards (SQLite VACUUM; PostgreSQL VACUUM (ANALYZE))")
 	return cmd
+}
+
+// storeSize is the database's size on disk, 0 when it cannot be told.
+func storeSize(ctx context.Context, store *db.Store) int64 {
+	if !store.Postgres() {
+		return store.SizeBytes()
+	}
+	var n int64
+	if err := store.Reader().QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// vacuumStore compacts the database after a repack: SQLite's VACUUM, or
+// on PostgreSQL a VACUUM of the snapshot table (and its TOAST table,
+// where the configurations' bytes are), which other nodes work through.
+func vacuumStore(ctx context.Context, store *db.Store) error {
+	if !store.Postgres() {
+		return store.Vacuum(ctx)
+	}
+	if _, err := store.Exec(ctx, `VACUUM (ANALYZE) snapshots`); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
+	return nil
 }
 
 func newDBSeed(cfg *config.Config) *cobra.Command {

@@ -1,13 +1,18 @@
 package cli_test
 
 import (
+	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "github.com/lib/pq"
 
 	"backupd/db"
 	"backupd/internal/dbtest"
@@ -152,5 +157,127 @@ func TestPostgresNodeWithAnotherKeyRefusesToStart(t *testing.T) {
 	}
 	if strings.Contains(stored, string(k)) || strings.Contains(stored, hex.EncodeToString(k)) {
 		t.Error("the stored fingerprint holds the key")
+	}
+}
+
+// emptyPostgresDatabase creates an empty database (no schema) on the test
+// server, dropped when t ends, and returns its URL with pgPassword.
+func emptyPostgresDatabase(t *testing.T) string {
+	t.Helper()
+	admin, err := sql.Open("postgres", os.Getenv(dbtest.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "backupd_restore_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE template0 ENCODING 'UTF8'`); err != nil {
+		admin.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+			t.Logf("drop %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(os.Getenv(dbtest.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	u.User = url.UserPassword(u.User.Username(), pgPassword)
+	return u.String()
+}
+
+func TestDBBackupOnPostgresIsAPgDumpThatRestores(t *testing.T) {
+	loc := pgLocation(t)
+	if _, err := exec.LookPath("pg_dump"); err != nil {
+		t.Skip("pg_dump is not installed (Debian: postgresql-client)")
+	}
+	data := t.TempDir()
+	mustRun(t, call{stdin: "a-long-enough-password\n"}, "user", "create", "--db", loc, "--data", data, "alice", "--all-groups", "--password-stdin")
+	out := filepath.Join(t.TempDir(), "store.pgdump")
+	r := mustRun(t, call{}, "db", "backup", "--db", loc, "--data", data, "--out", out)
+	if !strings.Contains(r.stdout, "wrote "+out) || !strings.Contains(r.stderr, "secret.key") {
+		t.Errorf("db backup on PostgreSQL:\n%s", r)
+	}
+	if strings.Contains(r.stdout+r.stderr, pgPassword) {
+		t.Errorf("db backup shows the database password:\n%s", r)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("the dump is mode %o, want 600", st.Mode().Perm())
+	}
+	head := make([]byte, 5)
+	if f, err := os.Open(out); err == nil {
+		_, _ = f.Read(head)
+		f.Close()
+	}
+	if string(head) != "PGDMP" {
+		t.Fatalf("the dump does not start with pg_dump's custom-format magic: %q", head)
+	}
+	mustFail(t, call{}, []string{"already exists"}, "db", "backup", "--db", loc, "--data", data, "--out", out)
+
+	// Restored into an empty database, as the help says, it is the store.
+	restored := emptyPostgresDatabase(t)
+	restore := exec.Command("pg_restore", "--no-owner", "--exit-on-error", "--dbname="+restored, out)
+	if b, err := restore.CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v\n%s", err, b)
+	}
+	r = mustRun(t, call{}, "user", "list", "--db", restored, "--data", data)
+	if !strings.Contains(r.stdout, "alice") {
+		t.Errorf("the restored store lacks the user created before the dump:\n%s", r)
+	}
+}
+
+func TestDBBackupOnPostgresWithoutPgDump(t *testing.T) {
+	loc := pgLocation(t)
+	r := mustFail(t, call{env: []string{"PATH=" + t.TempDir()}}, []string{"pg_dump was not found", "postgresql-client"},
+		"db", "backup", "--db", loc, "--data", t.TempDir(), "--out", filepath.Join(t.TempDir(), "x"))
+	if strings.Contains(r.stderr, pgPassword) {
+		t.Errorf("the error shows the password:\n%s", r.stderr)
+	}
+}
+
+// TestDBBackupHandsPgDumpThePasswordInItsEnvironment runs db backup with a
+// pg_dump of our own in PATH that records what it was given: the password
+// must be in its environment, not on its command line (which ps shows
+// every local user).
+func TestDBBackupHandsPgDumpThePasswordInItsEnvironment(t *testing.T) {
+	loc := pgLocation(t)
+	bin := t.TempDir()
+	record := filepath.Join(t.TempDir(), "record")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + record + "\nprintf 'PGPASSWORD=%s\\n' \"$PGPASSWORD\" >> " + record + "\nprintf PGDMP > \"${3#--file=}\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "pg_dump"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dump")
+	mustRun(t, call{env: []string{"PATH=" + bin + ":" + os.Getenv("PATH")}}, "db", "backup", "--db", loc, "--data", t.TempDir(), "--out", out)
+	got, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, env, _ := strings.Cut(string(got), "PGPASSWORD=")
+	if strings.Contains(args, pgPassword) {
+		t.Errorf("pg_dump's command line holds the password:\n%s", args)
+	}
+	if strings.TrimSpace(env) != pgPassword {
+		t.Errorf("pg_dump's PGPASSWORD = %q, want the URL's password", strings.TrimSpace(env))
+	}
+	if !strings.Contains(args, "--format=custom") || !strings.Contains(args, "--dbname=postgres://") {
+		t.Errorf("pg_dump arguments:\n%s", args)
+	}
+}
+
+func TestDBRepackOnPostgres(t *testing.T) {
+	loc := pgLocation(t)
+	data := t.TempDir()
+	r := mustRun(t, call{}, "db", "repack", "--vacuum", "--db", loc, "--data", data)
+	if !strings.Contains(r.stdout, "packed ") || !strings.Contains(r.stdout, "vacuumed: ") || strings.Contains(r.stdout, "vacuumed: 0 ->") {
+		t.Errorf("db repack --vacuum on PostgreSQL:\n%s", r)
 	}
 }
