@@ -48,7 +48,11 @@ func NewRoot() *cobra.Command {
 			}
 			// Before any file is opened: umask, the switch from root to
 			// the directory's owner, private modes.
-			return datadir.Prepare(cfg.DataDir, cfg.Logger(cmd.ErrOrStderr()))
+			dir := cfg.DataDir
+			if from := migrateFrom(cmd); from != "" {
+				dir = from
+			}
+			return datadir.Prepare(dir, cfg.Logger(cmd.ErrOrStderr()))
 		},
 	}
 	pf := root.PersistentFlags()

@@ -103,6 +103,19 @@ func LoadOrCreate(dataDir string) (*Sealer, error) {
 	return New(key)
 }
 
+// Load is LoadOrCreate for a data directory that must already have its
+// key: nothing is created.
+func Load(dataDir string) (*Sealer, error) {
+	if v := strings.TrimSpace(os.Getenv(EnvKey)); v != "" {
+		return LoadOrCreate(dataDir)
+	}
+	path := filepath.Join(dataDir, KeyFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return LoadOrCreate(dataDir)
+}
+
 func decodeKey(v string) ([]byte, error) {
 	if b, err := hex.DecodeString(v); err == nil && len(b) == 32 {
 		return b, nil

@@ -1,0 +1,332 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"backupd/db"
+	"backupd/internal/dbtest"
+)
+
+// applianceSource builds a SQLite appliance to copy: a seeded inventory
+// with a year of history, older versions packed as deltas, an API key,
+// audit entries, and a device deleted after others were created (so that
+// its id must never be given again).
+func applianceSource(t *testing.T, devices, backups int) string {
+	t.Helper()
+	data := t.TempDir()
+	createKey(t, data, "--name", "automation") // bootstraps admin, writes secret.key, audits
+	ctx := t.Context()
+	s, err := db.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Seed(ctx, db.SeedOptions{Devices: devices, BackupsPerDevice: backups, RootGroups: 3, ChildGroups: 2, Snapshots: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Repack(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := s.CreateDevice(ctx, db.Device{Name: "gone", Host: "192.0.2.99", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteDevice(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A device deleted with its history: the _ever counters keep what
+	// its backups counted, which no row shows any more.
+	if err := s.DeleteDevice(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	var deltas int
+	if err := s.Reader().QueryRow(`SELECT COUNT(*) FROM snapshots WHERE base_id IS NOT NULL`).Scan(&deltas); err != nil || (deltas == 0 && backups >= 10) {
+		t.Fatalf("the source holds %d deltas (%v); the copy must be shown with some", deltas, err)
+	}
+	return data
+}
+
+// storeFacts is what a copy must keep: rows per table, counters, and
+// every snapshot's text hash by id.
+type storeFacts struct {
+	rows      map[string]int64
+	counters  map[string]int64
+	snapshots map[int64]string
+	devices   []string // id:name:last_good_backup_at:last_changed_at
+}
+
+func factsOf(t *testing.T, s *db.Store) storeFacts {
+	t.Helper()
+	ctx := t.Context()
+	f := storeFacts{rows: map[string]int64{}, counters: map[string]int64{}, snapshots: map[int64]string{}}
+	for _, table := range []string{"users", "roles", "role_permissions", "user_roles", "api_keys", "audit_log", "device_groups",
+		"devices", "credentials", "backups", "snapshots", "jobs"} {
+		var n int64
+		if err := s.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		f.rows[table] = n
+	}
+	rows, err := s.Reader().QueryContext(ctx, `SELECT name, value FROM counters`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		var v int64
+		if err := rows.Scan(&n, &v); err != nil {
+			t.Fatal(err)
+		}
+		f.counters[n] = v
+	}
+	rows.Close()
+	rows, err = s.Reader().QueryContext(ctx, `SELECT id, hash FROM snapshots ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	var hashes []string
+	for rows.Next() {
+		var id int64
+		var h string
+		if err := rows.Scan(&id, &h); err != nil {
+			t.Fatal(err)
+		}
+		ids, hashes = append(ids, id), append(hashes, h)
+	}
+	rows.Close()
+	for i, h := range hashes {
+		text, err := s.SnapshotText(ctx, h)
+		if err != nil {
+			t.Fatalf("snapshot %s: %v", h, err)
+		}
+		f.snapshots[ids[i]] = db.SnapshotHash(text)
+	}
+	rows, err = s.Reader().QueryContext(ctx, `SELECT id, name, COALESCE(last_good_backup_at, ''), COALESCE(last_changed_at, '') FROM devices ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var name, good, changed string
+		if err := rows.Scan(&id, &name, &good, &changed); err != nil {
+			t.Fatal(err)
+		}
+		f.devices = append(f.devices, fmt.Sprintf("%d:%s:%s:%s", id, name, good, changed))
+	}
+	rows.Close()
+	return f
+}
+
+func expectSameFacts(t *testing.T, src, dst storeFacts) {
+	t.Helper()
+	for table, n := range src.rows {
+		if dst.rows[table] != n {
+			t.Errorf("%s: %d rows copied, the source has %d", table, dst.rows[table], n)
+		}
+	}
+	for name, v := range src.counters {
+		if dst.counters[name] != v {
+			t.Errorf("counter %s: %d on PostgreSQL, %d on the source", name, dst.counters[name], v)
+		}
+	}
+	if len(src.snapshots) == 0 || len(dst.snapshots) != len(src.snapshots) {
+		t.Errorf("%d snapshots on PostgreSQL, %d on the source", len(dst.snapshots), len(src.snapshots))
+	}
+	for id, h := range src.snapshots {
+		if dst.snapshots[id] != h {
+			t.Errorf("snapshot %d: text hash %q on PostgreSQL, %q on the source", id, dst.snapshots[id], h)
+		}
+	}
+	if !slices.Equal(src.devices, dst.devices) {
+		t.Errorf("devices differ:\nsource %v\ntarget %v", src.devices, dst.devices)
+	}
+}
+
+func sourceFacts(t *testing.T, data string) storeFacts {
+	t.Helper()
+	s, err := db.OpenReadOnly(t.Context(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return factsOf(t, s)
+}
+
+func TestMigrateToPostgresCopiesAndVerifies(t *testing.T) {
+	loc := pgLocation(t)
+	src := applianceSource(t, 40, 15)
+	want := sourceFacts(t, src)
+	dbBytes := fileDigest(t, filepath.Join(src, db.FileName))
+
+	r := mustRun(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	if strings.Contains(r.stdout, "DIFFERS") || !strings.Contains(r.stdout, "every one matches its hash") || !strings.Contains(r.stdout, "verified") {
+		t.Errorf("migrate-to-postgres summary:\n%s", r)
+	}
+	if strings.Contains(r.stdout+r.stderr, pgPassword) {
+		t.Errorf("the password is shown:\n%s", r)
+	}
+	if fileDigest(t, filepath.Join(src, db.FileName)) != dbBytes {
+		t.Error("the source database file changed during the copy")
+	}
+	dst, err := dbtest.OpenAt(t, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectSameFacts(t, want, factsOf(t, dst))
+
+	// A second run finds the copy finished and verifies it again.
+	r = mustRun(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	if !strings.Contains(r.stderr, "finished before") || !strings.Contains(r.stdout, "verified") {
+		t.Errorf("second run:\n%s", r)
+	}
+
+	// New rows get ids past every id the source gave, the deleted
+	// device's too.
+	var maxGiven int64
+	s, _ := db.OpenReadOnly(t.Context(), src)
+	_ = s.Reader().QueryRow(`SELECT seq FROM sqlite_sequence WHERE name = 'devices'`).Scan(&maxGiven)
+	s.Close()
+	d, err := dst.CreateDevice(t.Context(), db.Device{Name: "new-after-copy", Host: "192.0.2.200", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxGiven == 0 || d.ID != maxGiven+1 {
+		t.Errorf("a device created after the copy got id %d; the source gave ids up to %d", d.ID, maxGiven)
+	}
+
+	// The copy runs as a store: the appliance's key opens it, the API
+	// key made on SQLite lists, a configuration reads.
+	r = mustRun(t, call{}, "key", "list", "--db", loc, "--data", src)
+	if !strings.Contains(r.stdout, "automation") {
+		t.Errorf("key list on the copy:\n%s", r)
+	}
+	mustFail(t, call{}, []string{"secret key is not the one"}, "key", "list", "--db", loc, "--data", t.TempDir())
+
+}
+
+func fileDigest(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db.SnapshotHash(string(b))
+}
+
+// TestMigrateToPostgresResumesAfterKill9 kills the copy (SIGKILL, right
+// after a committed batch, at two places) and runs it again: it carries
+// on where it stopped and ends with the source's rows, counters and
+// snapshots exactly, none twice.
+func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
+	loc := pgLocation(t)
+	src := applianceSource(t, 25, 12)
+	want := sourceFacts(t, src)
+	dst, err := dbtest.OpenAt(t, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := func() int64 {
+		var n int64
+		if err := dst.Reader().QueryRow(`SELECT (SELECT COUNT(*) FROM audit_log) + (SELECT COUNT(*) FROM device_groups) + (SELECT COUNT(*) FROM devices)
+			+ (SELECT COUNT(*) FROM snapshots) + (SELECT COUNT(*) FROM backups)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	total := want.rows["audit_log"] + want.rows["device_groups"] + want.rows["devices"] + want.rows["snapshots"] + want.rows["backups"]
+	var partial []int64
+	for _, killAt := range []string{"9", "30"} {
+		r := run(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc, "--batch-rows", "7", "--test-kill-after-batches", killAt)
+		if r.code == 0 || strings.Contains(r.stdout, "verified") {
+			t.Fatalf("the run to be killed after %s batches finished:\n%s", killAt, r)
+		}
+		partial = append(partial, copied())
+	}
+	// The second run carried on from the first's rows, and neither got
+	// to the end.
+	if partial[0] == 0 || partial[1] <= partial[0] || partial[1] >= total {
+		t.Fatalf("rows copied after the two kills: %v of %d; want some, more, not all", partial, total)
+	}
+	r := mustRun(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc, "--batch-rows", "7")
+	if !strings.Contains(r.stderr, "carrying on the copy") || !strings.Contains(r.stdout, "verified") || strings.Contains(r.stdout, "DIFFERS") {
+		t.Errorf("the resumed copy:\n%s", r)
+	}
+	expectSameFacts(t, want, factsOf(t, dst))
+}
+
+func TestMigrateToPostgresRefusesAnotherStore(t *testing.T) {
+	src := applianceSource(t, 3, 2)
+
+	t.Run("a store started on the target", func(t *testing.T) {
+		loc := pgLocation(t)
+		other := t.TempDir()
+		copyFile(t, filepath.Join(src, "secret.key"), filepath.Join(other, "secret.key"))
+		mustRun(t, call{}, "user", "list", "--db", loc, "--data", other) // bootstraps an admin there
+		mustFail(t, call{}, []string{"is not empty (table ", "left alone"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	})
+	t.Run("another key", func(t *testing.T) {
+		loc := pgLocation(t)
+		mustRun(t, call{}, "user", "list", "--db", loc, "--data", t.TempDir())
+		mustFail(t, call{}, []string{"another secret key", "left alone"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	})
+	t.Run("a copy of another appliance", func(t *testing.T) {
+		loc := pgLocation(t)
+		first := applianceSource(t, 2, 2)
+		copyFile(t, filepath.Join(src, "secret.key"), filepath.Join(first, "secret.key"))
+		mustRun(t, call{}, "db", "migrate-to-postgres", "--from", first, "--to", loc)
+		mustFail(t, call{}, []string{"holds a copy of another store", "left alone"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	})
+}
+
+// TestMigrateToPostgresReportsADifference damages the target after a
+// copy: the next run's verification finds it and exits non-zero.
+func TestMigrateToPostgresReportsADifference(t *testing.T) {
+	loc := pgLocation(t)
+	src := applianceSource(t, 5, 4)
+	mustRun(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	dst, err := dbtest.OpenAt(t, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var hash string
+	if err := dst.Reader().QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.Exec(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.Exec(ctx, `DELETE FROM audit_log WHERE id = (SELECT MIN(id) FROM audit_log)`); err != nil {
+		t.Fatal(err)
+	}
+	r := mustFail(t, call{}, []string{"verification failed"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	if !strings.Contains(r.stdout, "audit_log") || !strings.Contains(r.stdout, "DIFFERS") || !strings.Contains(r.stdout, "snapshot "+hash) {
+		t.Errorf("the verification does not name what differs:\n%s", r)
+	}
+}
+
+// TestMigrateToPostgresRefusesWhileServing: the source must not be
+// written during the copy; a running server holds its run locks.
+func TestMigrateToPostgresRefusesWhileServing(t *testing.T) {
+	src := t.TempDir()
+	createKey(t, src, "--name", "x")
+	srv := startServe(t, src)
+	mustFail(t, call{}, []string{"a backupd process is working on", "stop it first"},
+		"db", "migrate-to-postgres", "--from", src, "--to", "postgres://u:"+pgPassword+"@127.0.0.1:1/backupd?connect_timeout=1")
+	if code := srv.stop(t); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	// Stopped, the same copy gets past that check (and on to the target,
+	// which here does not exist).
+	r := mustFail(t, call{}, []string{"127.0.0.1:1"}, "db", "migrate-to-postgres", "--from", src, "--to", "postgres://u:"+pgPassword+"@127.0.0.1:1/backupd?connect_timeout=1")
+	if strings.Contains(r.stderr, "is working on") || strings.Contains(r.stderr, pgPassword) {
+		t.Errorf("after serve stopped:\n%s", r.stderr)
+	}
+}
