@@ -807,12 +807,11 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 			}
 			devs := make([]int64, 100)
 			for i := range devs {
-				res, err := s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+				devs[i], err = s.InsertID(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
 					VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?)`, fmt.Sprintf("d%d", i), db.Now(), db.Now())
 				if err != nil {
 					b.Fatal(err)
 				}
-				devs[i], _ = res.LastInsertId()
 				runAttempt(b, s, devs[i], db.Outcome{Success: true, First: true, Text: fmt.Sprintf("hostname d%d\n", i)})
 			}
 			switch mode {

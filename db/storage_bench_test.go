@@ -50,14 +50,10 @@ func benchDevices(tb testing.TB, s *db.Store, n int) []int64 {
 	ctx := context.Background()
 	ids := make([]int64, 0, n)
 	for i := range n {
-		res, err := s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+		id, err := s.InsertID(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
 			VALUES (?, ?, 22, 'cisco_ios', 'ssh', ?, ?)`, fmt.Sprintf("sw%05d", i+1), fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), db.Now(), db.Now())
 		if err != nil {
 			tb.Fatalf("insert device: %v", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			tb.Fatal(err)
 		}
 		ids = append(ids, id)
 	}

@@ -50,16 +50,12 @@ func sameGroup(a, b db.Group) bool {
 // yet) and returns its id.
 func insertDevice(t *testing.T, s *db.Store, name string, groupID, credentialID, templateID *int64) int64 {
 	t.Helper()
-	res, err := s.Exec(context.Background(),
+	id, err := s.InsertID(context.Background(),
 		`INSERT INTO devices (name, host, port, platform, login_method, group_id, credential_id, template_id, created_at, updated_at)
 		 VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ?, ?)`,
 		name, groupID, credentialID, templateID, db.Now(), db.Now())
 	if err != nil {
 		t.Fatalf("insert device %q: %v", name, err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		t.Fatal(err)
 	}
 	return id
 }
