@@ -156,6 +156,13 @@ func TestDeviceHistoryQueriesUseTheIndex(t *testing.T) {
 		`SELECT b.id FROM backups b WHERE b.device_id = ? AND b.started_at >= ? AND (b.started_at > ? OR b.id > ?) ORDER BY b.started_at, b.id LIMIT 50`,
 		`SELECT b.id FROM backups b WHERE b.device_id = ? AND b.success = 1 AND b.snapshot_hash IS NOT NULL AND b.started_at <= ? AND (b.started_at < ? OR b.id < ?) ORDER BY b.started_at DESC, b.id DESC LIMIT 1`,
 	} {
+		if s.Postgres() {
+			p := explainPG(t, s, q, dev, at, at, "b")
+			if !p.uses("backups_device_started") && !p.uses("backups_device_success") || p.Sorts > 0 || len(p.SeqScans) > 0 {
+				t.Errorf("query does not use a range of a device index:\n%s\nplan:\n%s", q, p.Text)
+			}
+			continue
+		}
 		rows, err := s.Reader().Query(`EXPLAIN QUERY PLAN `+q, dev, at, at, "b")
 		if err != nil {
 			t.Fatal(err)

@@ -476,7 +476,7 @@ func (s *Store) DeviceIDsOutside(ctx context.Context, scope Scope, ids []int64) 
 		return nil, nil, err
 	}
 	cond, args := scope.clause()
-	rows, err := s.reader.QueryContext(ctx, `SELECT j.id, d.id IS NOT NULL, COALESCE(`+cond+`, 0)
+	rows, err := s.reader.QueryContext(ctx, `SELECT j.id, d.id IS NOT NULL, COALESCE(`+cond+`, 0=1)
 		FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j LEFT JOIN devices d ON d.id = j.id`, append(args, string(list))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("check device ids: %w", err)
@@ -508,11 +508,14 @@ func (s *Store) ExistingDeviceNames(ctx context.Context, names []string) ([]stri
 	if err != nil {
 		return nil, err
 	}
+	// CAST AS citext: PostgreSQL compares the names without case, as the
+	// column does (SQLite uses the column's NOCASE; to it citext is a
+	// spelling of TEXT).
 	out, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
 		var n string
 		err := row.Scan(&n)
 		return n, err
-	}, `SELECT name FROM devices WHERE name IN (SELECT value FROM json_each(?))`, string(list))
+	}, `SELECT name FROM devices WHERE name IN (SELECT CAST(value AS citext) FROM json_each(?))`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("existing device names: %w", err)
 	}

@@ -330,10 +330,14 @@ func finishDeviceQuery(reachable, pin, pending bool) string {
 	if reachable {
 		set += `, status = ?, last_checked_at = ?`
 	}
-	if pin {
+	// A key both pinned and recorded as pending keeps the pending one (a
+	// column is set once: PostgreSQL refuses a second assignment).
+	switch {
+	case pin && pending:
+		set += `, host_key = ?, pending_host_key = ?`
+	case pin:
 		set += `, host_key = ?, pending_host_key = NULL`
-	}
-	if pending {
+	case pending:
 		set += `, pending_host_key = ?`
 	}
 	return `UPDATE devices SET ` + set + ` WHERE id = ?`

@@ -716,7 +716,7 @@ const (
 			JOIN notification_rule_channels rc ON rc.rule_id = r.id
 			JOIN notification_channels ch ON ch.id = rc.channel_id
 		WHERE e.event = ? AND r.enabled = 1 AND ch.enabled = 1
-			AND CASE ? WHEN 1 THEN r.failure_threshold = ? WHEN 2 THEN r.failure_threshold <= ? ELSE 1 END
+			AND CASE CAST(? AS INTEGER) WHEN 1 THEN r.failure_threshold = ? WHEN 2 THEN r.failure_threshold <= ? ELSE 1 = 1 END
 			AND (r.scope = 'all'
 			OR (r.scope = 'devices' AND EXISTS (SELECT 1 FROM notification_rule_devices rd
 				WHERE rd.rule_id = r.id AND rd.device_id = ?))
@@ -1303,10 +1303,10 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 			var v settled
 			return v, r.Scan(&v.id, &v.state)
 		}, `UPDATE deliveries SET
-				state = CASE WHEN ? OR ? > strftime('%Y-%m-%dT%H:%M:%f', created_at, ?) THEN 'gave_up' ELSE 'failed' END,
+				state = CASE WHEN ? OR created_at < ? THEN 'gave_up' ELSE 'failed' END,
 				next_attempt_at = ?, last_status = ?, last_error = ?, owner = NULL, lease_until = NULL, updated_at = ?
 			WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state = 'sending' AND owner = ?
-			RETURNING id, state`, f.Permanent, retry, fmt.Sprintf("+%d seconds", int64(DeliveryMaxAge/time.Second)),
+			RETURNING id, state`, f.Permanent, backupTime(f.RetryAt.Add(-DeliveryMaxAge)),
 			retry, shortText(f.Status, 200), shortText(f.Error, 500), stamp, string(raw), owner)
 		if err != nil {
 			return err

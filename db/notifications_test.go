@@ -463,7 +463,13 @@ func TestEventCommitsWithTheBackupResult(t *testing.T) {
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	// A failure after the event is written: inserting its delivery.
-	if _, err := s.Exec(ctx, `CREATE TRIGGER fail_delivery BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'disk full'); END`); err != nil {
+	failing, dropFailing := `CREATE TRIGGER fail_delivery BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'disk full'); END`, `DROP TRIGGER fail_delivery`
+	if s.Postgres() {
+		failing = `CREATE FUNCTION fail_delivery() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
+			CREATE TRIGGER fail_delivery BEFORE INSERT ON deliveries FOR EACH ROW EXECUTE FUNCTION fail_delivery()`
+		dropFailing = `DROP TRIGGER fail_delivery ON deliveries`
+	}
+	if _, err := s.Exec(ctx, failing); err != nil {
 		t.Fatal(err)
 	}
 	jobs, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerManual, NotBefore: time.Now()}})
@@ -486,7 +492,7 @@ func TestEventCommitsWithTheBackupResult(t *testing.T) {
 		t.Fatalf("after the rollback: backup %+v, outbox %d, snapshots %d; want nothing recorded",
 			b, countRows(t, s, "outbox"), countRows(t, s, "snapshots"))
 	}
-	if _, err := s.Exec(ctx, `DROP TRIGGER fail_delivery`); err != nil {
+	if _, err := s.Exec(ctx, dropFailing); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishJob(ctx, claims[0], o); err != nil {
@@ -594,6 +600,9 @@ func TestClaimDeliveries(t *testing.T) {
 // at open.
 func TestEventQueriesArePrepared(t *testing.T) {
 	s := openStore(t)
+	for q, err := range db.UnpreparedQueries(s) {
+		t.Errorf("not prepared: %v\n%s", err, q)
+	}
 	if got, want := db.PreparedEventQueries(s); got != want {
 		t.Fatalf("%d of %d event and job queries prepared", got, want)
 	}
@@ -607,6 +616,14 @@ func TestEventQueriesArePrepared(t *testing.T) {
 func TestClaimDeliveriesUsesPartialIndexes(t *testing.T) {
 	s := openStore(t)
 	for i, q := range db.ClaimPicks {
+		if s.Postgres() {
+			p := explainPG(t, s, q, "2026-01-01T00:00:00.000", 10)
+			want := []string{"deliveries_leased", "deliveries_due"}[i]
+			if len(p.Indexes) != 1 || !p.uses(want) || len(p.SeqScans) > 0 || p.Sorts > 0 {
+				t.Errorf("claim query %d plan\n%s\nwant one search of %s", i, p.Text, want)
+			}
+			continue
+		}
 		rows, err := s.Reader().Query("EXPLAIN QUERY PLAN "+q, "2026-01-01T00:00:00.000", 10)
 		if err != nil {
 			t.Fatal(err)

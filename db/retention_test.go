@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -280,24 +281,27 @@ func TestApplyRetentionSnapshots(t *testing.T) {
 // TestApplyRetentionBatches runs retention over more rows than one batch
 // holds, on devices of several sizes.
 func TestApplyRetentionBatches(t *testing.T) {
-	ctx := context.Background()
 	s := openStore(t)
 	sizes := map[int64]int{}
 	for i, n := range []int{2300, 700, 700, 3, 0} {
 		dev := retDevice(t, s, fmt.Sprintf("big-%d", i))
 		sizes[dev] = n
-		// n good versions, one a minute, each with its own (fake) snapshot.
-		if _, err := s.Exec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-			INSERT INTO snapshots (hash, size, stored_size, data, created_at)
-			SELECT printf('%d-%06d', ?, i), 100, 10, x'00', '2020-01-01T00:00:00' FROM n WHERE ? > 0`, n, dev, n); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Exec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-			INSERT INTO backups (id, device_id, started_at, finished_at, success, snapshot_hash, trigger)
-			SELECT printf('b-%d-%06d', ?, i), ?, strftime('%Y-%m-%dT%H:%M:%f', '2025-01-01', printf('+%d minutes', i)),
-				strftime('%Y-%m-%dT%H:%M:%f', '2025-01-01', printf('+%d minutes', i)), 1, printf('%d-%06d', ?, i), 'schedule'
-			FROM n WHERE ? > 0`, n, dev, dev, dev, n); err != nil {
-			t.Fatal(err)
+		// n good versions, one a minute, each with its own (fake) snapshot,
+		// inserted 200 rows a statement.
+		for lo := 1; lo <= n; lo += 200 {
+			var snaps, backups []string
+			var snapArgs, backupArgs []any
+			for i := lo; i <= min(n, lo+199); i++ {
+				hash := fmt.Sprintf("%d-%06d", dev, i)
+				at := time.Date(2025, 1, 1, 0, i, 0, 0, time.UTC).Format(db.BackupTimeFormat)
+				snaps = append(snaps, `(?, 100, 10, ?, '2020-01-01T00:00:00')`)
+				snapArgs = append(snapArgs, hash, []byte{0})
+				backups = append(backups, `(?, ?, ?, ?, 1, ?, 'schedule')`)
+				backupArgs = append(backupArgs, fmt.Sprintf("b-%d-%06d", dev, i), dev, at, at, hash)
+			}
+			mustExec(t, s, `INSERT INTO snapshots (hash, size, stored_size, data, created_at) VALUES `+strings.Join(snaps, ", "), snapArgs...)
+			mustExec(t, s, `INSERT INTO backups (id, device_id, started_at, finished_at, success, snapshot_hash, trigger) VALUES `+
+				strings.Join(backups, ", "), backupArgs...)
 		}
 	}
 	retCheckCounters(t, s)

@@ -432,7 +432,7 @@ func (s *Store) ScheduleDevicesByName(ctx context.Context, scope Scope, names []
 	// One JSON argument rather than a placeholder per name: a target may
 	// list thousands of devices.
 	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
-		WHERE d.name IN (SELECT value FROM json_each(?)) AND `+cond+` ORDER BY d.name`,
+		WHERE d.name IN (SELECT CAST(value AS citext) FROM json_each(?)) AND `+cond+` ORDER BY d.name`,
 		append([]any{string(raw)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("devices by name: %w", err)
@@ -491,7 +491,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 		// A device outside any group is in no scope but All; COALESCE
 		// turns its NULL comparison into "outside".
 		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
-			AND NOT COALESCE((` + cond + `), 0)`
+			AND NOT COALESCE((` + cond + `), 0=1)`
 		args = append(args, cargs...)
 	default:
 		return false, fmt.Errorf("schedule target in scope: unknown target %q", target)

@@ -267,7 +267,8 @@ func TestTargetDevicesAtTenThousand(t *testing.T) {
 	// 10,000 devices, half in the subgroup, every tenth disabled.
 	if _, err := s.Exec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
 		INSERT INTO devices (name, host, port, platform, login_method, group_id, enabled, created_at, updated_at)
-		SELECT 'dev-' || i, '10.0.0.1', 22, 'cisco_ios', 'ssh', CASE WHEN i % 2 = 0 THEN ? ELSE ? END, i % 10 <> 0, ?, ? FROM n`,
+		SELECT 'dev-' || i, '10.0.0.1', 22, 'cisco_ios', 'ssh', CASE WHEN i % 2 = 0 THEN CAST(? AS INTEGER) ELSE CAST(? AS INTEGER) END,
+			CASE WHEN i % 10 <> 0 THEN 1 ELSE 0 END, ?, ? FROM n`,
 		g.ID, sub.ID, db.Now(), db.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,97 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"backupd/db"
+)
+
+// planPG is what PostgreSQL's plan of a query reads: the indexes it
+// searches, the tables it reads whole, and whether it sorts.
+type planPG struct {
+	Indexes  []string // index names, in plan order
+	SeqScans []string // tables read whole
+	// Sorts counts the Sort nodes: sorts of a whole selection. An
+	// Incremental Sort is not one: it orders rows that come in order of a
+	// leading key already (ties of a timestamp by id, say), a few at a time.
+	Sorts int
+	Text  string // the plan, one node a line, for messages
+}
+
+// uses reports whether the plan searches index.
+func (p planPG) uses(index string) bool {
+	for _, i := range p.Indexes {
+		if i == index {
+			return true
+		}
+	}
+	return false
+}
+
+// explainPG plans q on PostgreSQL with sequential scans and sorts priced
+// out of the planner's choices (enable_seqscan, enable_sort off, in this
+// transaction only). The test tables are small and unanalysed, so the
+// planner would otherwise read them whole whatever the indexes; off, it
+// still reads a table whole or sorts when no index can serve the query,
+// which is what the index tests are about: that one can, at 40,000
+// devices as at four.
+func explainPG(t testing.TB, s *db.Store, q string, args ...any) planPG {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.Reader().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_sort = off`} {
+		if _, err := tx.ExecContext(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var raw string
+	if err := tx.QueryRowContext(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&raw); err != nil {
+		t.Fatalf("EXPLAIN %s: %v", q, err)
+	}
+	var doc []struct{ Plan planPGNode }
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil || len(doc) != 1 {
+		t.Fatalf("EXPLAIN %s: %v: %s", q, err, raw)
+	}
+	var p planPG
+	var lines []string
+	var walk func(n planPGNode, depth int)
+	walk = func(n planPGNode, depth int) {
+		line := strings.Repeat("  ", depth) + n.NodeType
+		if n.Relation != "" {
+			line += " on " + n.Relation
+		}
+		if n.Index != "" {
+			line += " using " + n.Index
+			p.Indexes = append(p.Indexes, n.Index)
+		}
+		switch n.NodeType {
+		case "Seq Scan":
+			p.SeqScans = append(p.SeqScans, n.Relation)
+		case "Sort":
+			p.Sorts++
+		}
+		lines = append(lines, line)
+		for _, c := range n.Plans {
+			walk(c, depth+1)
+		}
+	}
+	walk(doc[0].Plan, 0)
+	sort.Strings(p.SeqScans)
+	p.Text = strings.Join(lines, "\n")
+	return p
+}
+
+type planPGNode struct {
+	NodeType string       `json:"Node Type"`
+	Relation string       `json:"Relation Name"`
+	Index    string       `json:"Index Name"`
+	Plans    []planPGNode `json:"Plans"`
+}
