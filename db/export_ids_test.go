@@ -51,7 +51,7 @@ func SeedFile(ctx context.Context, path string, opt SeedOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := seed(ctx, tx, opt.withDefaults()); err != nil {
+	if err := seed(ctx, tx, opt.withDefaults(), false); err != nil {
 		_ = tx.Rollback()
 		return fmt.Errorf("seed: %w", err)
 	}

@@ -822,8 +822,13 @@ func (s *Store) JobsInView(ctx context.Context, scope Scope, view string, device
 
 	from, cond, args := jobsFrom(scope, false)
 	var total int
-	err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM `+from+` WHERE `+state+` AND `+cond+` LIMIT ?)`,
-		append(append(append([]any{}, filter...), args...), countCap)...).Scan(&total)
+	countQuery := `SELECT COUNT(*) FROM (SELECT 1 FROM ` + from + ` WHERE ` + state + ` AND ` + cond
+	countArgs := append(append([]any{}, filter...), args...)
+	if countCap >= 0 {
+		countQuery += ` LIMIT ?`
+		countArgs = append(countArgs, countCap)
+	}
+	err := s.reader.QueryRowContext(ctx, countQuery+`) x`, countArgs...).Scan(&total)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count %s jobs: %w", view, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"backupd/embed"
 )
@@ -73,10 +74,18 @@ func (s *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
+// ErrBackupUsePgDump is BackupTo's answer on a PostgreSQL store: its
+// copies are made by the server's own tools.
+var ErrBackupUsePgDump = errors.New("a PostgreSQL store is copied with pg_dump (pg_dump --format=custom), not by backupd")
+
 // BackupTo writes a consistent copy of the database to dst with VACUUM
 // INTO, while other connections keep reading and writing. dst must not
-// exist: a copy never overwrites anything.
+// exist: a copy never overwrites anything. A PostgreSQL store returns
+// ErrBackupUsePgDump.
 func (s *Store) BackupTo(ctx context.Context, dst string) error {
+	if s.pg {
+		return ErrBackupUsePgDump
+	}
 	// The copy is created here, empty and 0600 (VACUUM INTO fills an empty
 	// file): SQLite would create it 0644 less the umask, readable by others
 	// until a chmod afterwards. O_EXCL also makes "never overwrites" exact.
@@ -105,9 +114,20 @@ func (s *Store) BackupTo(ctx context.Context, dst string) error {
 
 // Check runs SQLite's integrity_check and foreign_key_check, then decodes
 // every stored snapshot (whole or delta) and checks it against its hash,
-// and returns the problems found, none when the database is sound.
+// and returns the problems found, none when the database is sound. On
+// PostgreSQL, which checks its own pages and enforces foreign keys
+// itself, it looks for rows whose reference was left dangling all the
+// same (checks switched off by a superuser) instead, then checks the
+// snapshots alike.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var problems []string
+	if s.pg {
+		if err := pgForeignKeyProblems(ctx, s.reader, func(p string) { problems = append(problems, p) }); err != nil {
+			return nil, err
+		}
+		err := checkSnapshots(ctx, s.reader, func(p string) { problems = append(problems, p) })
+		return problems, err
+	}
 	rows, err := s.reader.QueryContext(ctx, `PRAGMA integrity_check`)
 	if err != nil {
 		return nil, err
@@ -148,9 +168,55 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	return problems, err
 }
 
+// pgForeignKeyProblems reports, per foreign key of the store's schema,
+// how many rows refer to a row that does not exist: one anti-join per key
+// through the parent's primary key or unique index.
+func pgForeignKeyProblems(ctx context.Context, q *sql.DB, report func(string)) error {
+	type fk struct{ name, child, parent, childCols, parentCols string }
+	keys, err := queryAll(ctx, q, func(r scanner) (fk, error) {
+		var k fk
+		return k, r.Scan(&k.name, &k.child, &k.parent, &k.childCols, &k.parentCols)
+	}, `SELECT c.conname, c.conrelid::regclass::text, c.confrelid::regclass::text,
+			(SELECT string_agg(quote_ident(a.attname), ',' ORDER BY k.i) FROM unnest(c.conkey) WITH ORDINALITY k(n, i)
+				JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n),
+			(SELECT string_agg(quote_ident(a.attname), ',' ORDER BY k.i) FROM unnest(c.confkey) WITH ORDINALITY k(n, i)
+				JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n)
+		FROM pg_constraint c JOIN pg_namespace ns ON ns.oid = c.connamespace
+		WHERE c.contype = 'f' AND ns.nspname = current_schema()
+		ORDER BY 2, 1`)
+	if err != nil {
+		return fmt.Errorf("read foreign keys: %w", err)
+	}
+	for _, k := range keys {
+		childCols, parentCols := strings.Split(k.childCols, ","), strings.Split(k.parentCols, ",")
+		var notNull, match []string
+		for i := range childCols {
+			notNull = append(notNull, "c."+childCols[i]+" IS NOT NULL")
+			match = append(match, "p."+parentCols[i]+" = c."+childCols[i])
+		}
+		var n int64
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+k.child+` c WHERE `+strings.Join(notNull, " AND ")+
+			` AND NOT EXISTS (SELECT 1 FROM `+k.parent+` p WHERE `+strings.Join(match, " AND ")+`)`).Scan(&n); err != nil {
+			return fmt.Errorf("check foreign key %s: %w", k.name, err)
+		}
+		if n > 0 {
+			report(fmt.Sprintf("%s: %d rows refer to a missing %s row (%s)", k.child, n, k.parent, k.name))
+		}
+	}
+	return nil
+}
+
 // Vacuum rewrites the database file compactly (SQLite VACUUM) and folds
-// the write-ahead log back into it.
+// the write-ahead log back into it. On PostgreSQL it is VACUUM (ANALYZE):
+// dead rows' space made reusable and the planner's statistics refreshed
+// (the files are not rewritten; that would lock every table).
 func (s *Store) Vacuum(ctx context.Context) error {
+	if s.pg {
+		if _, err := s.writer.ExecContext(ctx, `VACUUM (ANALYZE)`); err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		return nil
+	}
 	if _, err := s.writer.ExecContext(ctx, `VACUUM`); err != nil {
 		return fmt.Errorf("vacuum: %w", err)
 	}
@@ -161,8 +227,18 @@ func (s *Store) Vacuum(ctx context.Context) error {
 }
 
 // SizeBytes is the database's size on disk: the file and its write-ahead
-// log.
+// log; on PostgreSQL the database's (pg_database_size), or 0 when the
+// server does not answer within five seconds.
 func (s *Store) SizeBytes() int64 {
+	if s.pg {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var n int64
+		if err := s.reader.QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&n); err != nil {
+			return 0
+		}
+		return n
+	}
 	var n int64
 	for _, p := range []string{s.path, s.path + "-wal"} {
 		if st, err := os.Stat(p); err == nil {

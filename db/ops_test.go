@@ -2,12 +2,15 @@ package db_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func TestReadyOnACurrentWritableStore(t *testing.T) {
@@ -22,7 +25,7 @@ func TestReadyOnACurrentWritableStore(t *testing.T) {
 		t.Fatalf("probe row left behind: n=%d err=%v", n, err)
 	}
 	// A schema behind the binary is not ready.
-	if _, err := s.Exec(ctx, `UPDATE goose_db_version SET is_applied = 0 WHERE version_id = (SELECT MAX(version_id) FROM goose_db_version)`); err != nil {
+	if _, err := s.Exec(ctx, `UPDATE goose_db_version SET is_applied = FALSE WHERE version_id = (SELECT MAX(version_id) FROM goose_db_version)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Ready(ctx); err == nil || !strings.Contains(err.Error(), "restart backupd") {
@@ -31,6 +34,7 @@ func TestReadyOnACurrentWritableStore(t *testing.T) {
 }
 
 func TestBackupToMakesAnOpenableCopyAndNeverOverwrites(t *testing.T) {
+	dbtest.SQLiteOnly(t, "VACUUM INTO copies the SQLite file; a PostgreSQL store refuses (TestBackupToOnPostgresNamesPgDump)")
 	s := openStore(t)
 	ctx := context.Background()
 	g, err := s.CreateGroup(ctx, "Copied", nil)
@@ -63,6 +67,43 @@ func TestBackupToMakesAnOpenableCopyAndNeverOverwrites(t *testing.T) {
 	}
 }
 
+// A PostgreSQL store is copied with pg_dump: BackupTo says so and
+// writes nothing.
+func TestBackupToOnPostgresNamesPgDump(t *testing.T) {
+	s := openStore(t)
+	if !s.Postgres() {
+		t.Skip("PostgreSQL only: a SQLite store copies itself (TestBackupToMakesAnOpenableCopyAndNeverOverwrites)")
+	}
+	dst := filepath.Join(t.TempDir(), db.FileName)
+	err := s.BackupTo(context.Background(), dst)
+	if !errors.Is(err, db.ErrBackupUsePgDump) || !strings.Contains(err.Error(), "pg_dump") {
+		t.Fatalf("BackupTo = %v, want ErrBackupUsePgDump", err)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("BackupTo left %s: %v", dst, err)
+	}
+}
+
+// Vacuum runs on either engine, and the store keeps working after it;
+// SizeBytes is the database's size.
+func TestVacuumAndSize(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	g, err := s.CreateGroup(ctx, "kept", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetGroup(ctx, g.ID); err != nil || got.Name != "kept" {
+		t.Fatalf("group after Vacuum: %+v, %v", got, err)
+	}
+	if n := s.SizeBytes(); n < 4096 {
+		t.Fatalf("SizeBytes = %d, want the database's size", n)
+	}
+}
+
 func TestCheckReportsABrokenReference(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -71,15 +112,20 @@ func TestCheckReportsABrokenReference(t *testing.T) {
 	}
 	// Foreign keys are enforced per connection; one that turns them off
 	// (the writer pool has exactly one) can leave a dangling reference,
-	// which Check must find.
-	if _, err := s.Exec(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+	// which Check must find. On PostgreSQL a superuser's session can do
+	// the same (the foreign keys are triggers, which replica mode skips).
+	off, on := `PRAGMA foreign_keys = OFF`, `PRAGMA foreign_keys = ON`
+	if s.Postgres() {
+		off, on = `SET session_replication_role = replica`, `SET session_replication_role = DEFAULT`
+	}
+	if _, err := s.Exec(ctx, off); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id, encoding, enabled, status, created_at, updated_at)
 		VALUES ('orphan', '192.0.2.9', 22, 'cisco_ios', 'ssh', 999, 'utf-8', 1, 'unknown', '2026-01-01T00:00:00', '2026-01-01T00:00:00')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Exec(ctx, `PRAGMA foreign_keys = ON`); err != nil {
+	if _, err := s.Exec(ctx, on); err != nil {
 		t.Fatal(err)
 	}
 	problems, err := s.Check(ctx)

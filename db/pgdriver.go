@@ -164,10 +164,10 @@ var pgTranslations = []struct {
 }{
 	// SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
 	{regexp.MustCompile(`\bLIKE\b`), "ILIKE"},
-	// x IS ? and x IS COALESCE(…) compare values, NULL included (IS NULL,
-	// IS TRUE and the like are left as they are).
-	{regexp.MustCompile(`\bIS NOT (\$\d+|COALESCE\()`), "IS DISTINCT FROM $1"},
-	{regexp.MustCompile(`\bIS (\$\d+|COALESCE\()`), "IS NOT DISTINCT FROM $1"},
+	// x IS ?, x IS COALESCE(…) and x IS (SELECT …) compare values, NULL
+	// included (IS NULL, IS TRUE and the like are left as they are).
+	{regexp.MustCompile(`\bIS NOT\s+(\$\d+|COALESCE\(|\()`), "IS DISTINCT FROM $1"},
+	{regexp.MustCompile(`\bIS\s+(\$\d+|COALESCE\(|\()`), "IS NOT DISTINCT FROM $1"},
 	// NOCASE orders by the ASCII-lowercased text, in byte order.
 	{regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*) COLLATE NOCASE`), `lower($1) COLLATE "C"`},
 	// A parameter compared without case: as citext.

@@ -95,6 +95,9 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 		return fmt.Errorf("seed: %w", err)
 	}
 	defer conn.Close()
+	if s.pg {
+		return seedPostgres(ctx, conn, opt)
+	}
 	// While seeding: 256 MiB of page cache, so that the indexes written in
 	// random order stay in memory, and statement journals in memory rather
 	// than in a temporary file (every multi-row INSERT writes one). The
@@ -114,7 +117,7 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 	if err != nil {
 		return fmt.Errorf("seed: begin: %w", err)
 	}
-	if err := seed(ctx, tx, opt); err != nil {
+	if err := seed(ctx, tx, opt, false); err != nil {
 		_ = tx.Rollback()
 		return fmt.Errorf("seed: %w", err)
 	}
@@ -129,7 +132,30 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 	return nil
 }
 
-func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
+// seedPostgres is Seed on PostgreSQL: the same rows in one transaction,
+// without SQLite's cache and journal settings or checkpoint (the server
+// sizes its own buffers), and the tables analysed afterwards so that the
+// planner knows the new sizes at once.
+func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("seed: begin: %w", err)
+	}
+	if err := seed(ctx, tx, opt, true); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("seed: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("seed: commit: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `ANALYZE device_groups, devices, backups, snapshots`); err != nil {
+		return fmt.Errorf("seed: analyze: %w", err)
+	}
+	return nil
+}
+
+// seed writes the rows of Seed in tx. pg: on PostgreSQL.
+func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	if has, err := exists(ctx, tx, `SELECT 1 FROM devices LIMIT 1`); err != nil {
 		return err
 	} else if has {
@@ -166,9 +192,12 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 	defer devices.close()
 	// A schema from before 00013 (the tests seed old versions) has no
 	// first_backup: there a first backup was recorded as changed.
-	var firstColumn bool
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('backups') WHERE name = 'first_backup'`).Scan(&firstColumn); err != nil {
-		return fmt.Errorf("read the backups columns: %w", err)
+	// (A PostgreSQL schema starts at 00017.)
+	firstColumn := pg
+	if !pg {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('backups') WHERE name = 'first_backup'`).Scan(&firstColumn); err != nil {
+			return fmt.Errorf("read the backups columns: %w", err)
+		}
 	}
 	columns, perRow := backupColumns, 12
 	if !firstColumn {
@@ -177,9 +206,21 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions) error {
 	backups := newBatchInsert(tx, `INSERT INTO backups (`+columns+`) VALUES `, perRow, 200)
 	defer backups.close()
 
+	// The devices are written with their ids. On PostgreSQL those come
+	// from the id sequence, which is moved past them at the end: ids are
+	// never handed out twice.
+	nextID := `SELECT COALESCE(MAX(id), 0) + 1 FROM devices`
+	if pg {
+		nextID = `SELECT nextval(pg_get_serial_sequence('devices', 'id'))`
+	}
 	var firstID int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM devices`).Scan(&firstID); err != nil {
+	if err := tx.QueryRowContext(ctx, nextID).Scan(&firstID); err != nil {
 		return fmt.Errorf("next device id: %w", err)
+	}
+	if pg && opt.Devices > 1 {
+		if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('devices', 'id'), ?)`, firstID+int64(opt.Devices)-1); err != nil {
+			return fmt.Errorf("reserve device ids: %w", err)
+		}
 	}
 	n := opt.BackupsPerDevice
 	interval := seedSpan / time.Duration(n)

@@ -147,6 +147,12 @@ func TestSeed(t *testing.T) {
 	if err := s.Seed(ctx, opt); !errors.Is(err, db.ErrNotEmpty) {
 		t.Errorf("second Seed: %v, want ErrNotEmpty", err)
 	}
+	// A device added after seeding gets an id of its own.
+	d, err := s.CreateDevice(ctx, db.Device{Name: "after-seed", Host: "192.0.2.1", Port: 22,
+		Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+	if err != nil || d.ID <= count(`SELECT MAX(id) FROM devices WHERE name <> 'after-seed'`) {
+		t.Errorf("device created after seeding: id %d, %v; want an id after the seeded ones", d.ID, err)
+	}
 }
 
 // TestSeedDeterministic checks that the same options give the same rows,
@@ -160,7 +166,7 @@ func TestSeedDeterministic(t *testing.T) {
 		if err := s.Seed(ctx, opt); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := s.Reader().QueryContext(ctx, `SELECT id || started_at || COALESCE(snapshot_hash, error_message) FROM backups ORDER BY rowid`)
+		rows, err := s.Reader().QueryContext(ctx, `SELECT id || started_at || COALESCE(snapshot_hash, error_message) FROM backups ORDER BY device_id, started_at`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,7 +273,7 @@ func TestCheckFindsADamagedSnapshot(t *testing.T) {
 		name, hash, set, want string
 	}{
 		// A flipped byte in the middle of a delta frame.
-		{"delta", hashOf(4), `UPDATE snapshots SET data = substr(data, 1, length(data) / 2) || x'00' || substr(data, length(data) / 2 + 2) WHERE hash = ?`, "delta cannot be decoded"},
+		{"delta", hashOf(4), `UPDATE snapshots SET data = ? WHERE hash = ?`, "delta cannot be decoded"},
 		// A delta whose base is gone.
 		{"base", hashOf(5), `UPDATE snapshots SET base_id = 999999 WHERE hash = ?`, "which is missing"},
 		// The newest, whole frame replaced by another text's.
@@ -285,7 +286,12 @@ func TestCheckFindsADamagedSnapshot(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := []any{c.hash}
-			if c.name == "whole" {
+			switch c.name {
+			case "delta":
+				flipped := slices.Clone(saved)
+				flipped[len(flipped)/2] ^= 0xff
+				args = []any{flipped, c.hash}
+			case "whole":
 				args = []any{zstdWhole(t, texts[0]), c.hash}
 			}
 			if _, err := s.Exec(ctx, c.set, args...); err != nil {

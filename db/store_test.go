@@ -494,6 +494,7 @@ func TestConcurrentWritersDoNotFail(t *testing.T) {
 }
 
 func TestConnectionPragmas(t *testing.T) {
+	dbtest.SQLiteOnly(t, "the WAL journal, foreign_keys and busy_timeout are SQLite connection settings")
 	ctx := context.Background()
 	s := openStore(t)
 	var mode string
