@@ -442,6 +442,7 @@ func (m *pgMigration) copyTable(ctx context.Context, t pgTable) (int64, error) {
 		orderIdx[i] = slices.Index(t.cols, k)
 	}
 	insertCols := len(t.cols)
+	quiet := m.canQuietTriggers(ctx, t.name)
 	var copied int64
 	last := time.Now()
 	for range migrateMaxBatches {
@@ -480,8 +481,21 @@ func (m *pgMigration) copyTable(ctx context.Context, t pgTable) (int64, error) {
 				flat = append(flat, r[:insertCols]...)
 			}
 			sb.WriteString(` ON CONFLICT DO NOTHING`)
+			if quiet {
+				// What the triggers keep is copied: the devices' columns
+				// with the devices, the counters at the end. Off inside
+				// this transaction only, so a kill leaves them on.
+				if _, err := tx.ExecContext(ctx, `ALTER TABLE `+quoteIdent(t.name)+` DISABLE TRIGGER USER`); err != nil {
+					return err
+				}
+			}
 			if _, err := tx.ExecContext(ctx, sb.String(), flat...); err != nil {
 				return err
+			}
+			if quiet {
+				if _, err := tx.ExecContext(ctx, `ALTER TABLE `+quoteIdent(t.name)+` ENABLE TRIGGER USER`); err != nil {
+					return err
+				}
 			}
 			return m.saveMarker(ctx, tx)
 		})
@@ -502,6 +516,26 @@ func (m *pgMigration) copyTable(ctx context.Context, t pgTable) (int64, error) {
 		}
 	}
 	return copied, errors.New("too many batches")
+}
+
+// canQuietTriggers reports whether the copy may turn table's triggers off
+// while it inserts, which is several times quicker for backups: it must
+// own the table (it does when it created the schema), and the table must
+// have triggers.
+func (m *pgMigration) canQuietTriggers(ctx context.Context, table string) bool {
+	var n int
+	if err := m.dst.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_trigger
+		WHERE tgrelid = CAST(? AS regclass) AND NOT tgisinternal`, quoteIdent(table)).Scan(&n); err != nil || n == 0 {
+		return false
+	}
+	probe := errors.New("probe")
+	err := m.dst.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+quoteIdent(table)+` DISABLE TRIGGER USER`); err != nil {
+			return err
+		}
+		return probe // rolled back
+	})
+	return errors.Is(err, probe)
 }
 
 // readBatch reads up to batchRows rows (and about migrateBatchBytes) of

@@ -254,11 +254,19 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	if partial[0] == 0 || partial[1] <= partial[0] || partial[1] >= total {
 		t.Fatalf("rows copied after the two kills: %v of %d; want some, more, not all", partial, total)
 	}
+	// The triggers the copy turns off inside its batches are on.
+	var off int
+	if err := dst.Reader().QueryRow(`SELECT COUNT(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled = 'D'`).Scan(&off); err != nil || off != 0 {
+		t.Fatalf("%d triggers left disabled after the kills (%v)", off, err)
+	}
+	// Half a copy is no store to run on.
+	mustFail(t, call{}, []string{"is unfinished", "run it again"}, "key", "list", "--db", loc, "--data", src)
 	r := mustRun(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc, "--batch-rows", "7")
 	if !strings.Contains(r.stderr, "carrying on the copy") || !strings.Contains(r.stdout, "verified") || strings.Contains(r.stdout, "DIFFERS") {
 		t.Errorf("the resumed copy:\n%s", r)
 	}
 	expectSameFacts(t, want, factsOf(t, dst))
+	mustRun(t, call{}, "key", "list", "--db", loc, "--data", src)
 }
 
 func TestMigrateToPostgresRefusesAnotherStore(t *testing.T) {

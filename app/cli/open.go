@@ -38,6 +38,10 @@ func openData(ctx context.Context, cfg *config.Config, stderr io.Writer) (*db.St
 			store.Close()
 			return nil, nil, err
 		}
+		if err := checkNoUnfinishedCopy(ctx, store); err != nil {
+			store.Close()
+			return nil, nil, err
+		}
 	}
 	password, err := auth.Bootstrap(ctx, store)
 	if err != nil {
@@ -111,6 +115,22 @@ func checkKeyFingerprint(ctx context.Context, store *db.Store, sealer *secret.Se
 	if have != fp {
 		return fmt.Errorf("%w: every node of a PostgreSQL store needs the same %s; copy DATA/%s from the first node (its fingerprint begins %.12s, this node's %s begins %.12s), or set %s to the same key",
 			errKeyMismatch, secret.KeyFile, secret.KeyFile, have, filepath.Join(dataDir, secret.KeyFile), fp, secret.EnvKey)
+	}
+	return nil
+}
+
+// checkNoUnfinishedCopy keeps backupd off a database that
+// migrate-to-postgres is still filling: half a store would be taken for
+// the whole.
+func checkNoUnfinishedCopy(ctx context.Context, store *db.Store) error {
+	var m migrateMarker
+	found, err := store.GetSetting(ctx, migrateMarkerSetting, &m)
+	if err != nil {
+		return err
+	}
+	if found && !m.Copied {
+		return fmt.Errorf("the copy of %s into this database (backupd db migrate-to-postgres, started %s) is unfinished: run it again to finish it before backupd uses the database",
+			m.From, m.Started)
 	}
 	return nil
 }
