@@ -200,9 +200,9 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 			"Interrupting it loses nothing; the next run carries on. The file keeps its size until\n" +
 			"SQLite reuses the freed pages; --vacuum rewrites it compactly afterwards (needs free space\n" +
 			"the size of the database, and holds writers back while it runs).\n\n" +
-			"On PostgreSQL (--db), --vacuum runs VACUUM (ANALYZE) on the stored configurations: the freed\n" +
-			"space is reused by PostgreSQL at once, without locking other nodes out; it is returned to\n" +
-			"the operating system only by a VACUUM FULL, which locks the table (a maintenance window).",
+			"On PostgreSQL (--db), --vacuum runs VACUUM (ANALYZE): the freed space is reused by\n" +
+			"PostgreSQL at once, without locking other nodes out; it is returned to the operating\n" +
+			"system only by a VACUUM FULL, which locks the tables (a maintenance window).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := openExisting(cmd, cfg)
@@ -211,7 +211,7 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 			}
 			defer store.Close()
 			start := time.Now()
-			before := storeSize(cmd.Context(), store)
+			before := store.SizeBytes()
 			last := time.Now()
 			res, err := store.Repack(cmd.Context(), func(r db.RepackResult) {
 				if time.Since(last) > 5*time.Second {
@@ -225,41 +225,16 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "packed %d versions of %d devices in %s: %d bytes of stored configuration freed\n",
 				res.Packed, res.Devices, time.Since(start).Round(time.Millisecond), res.Bytes)
 			if vacuum {
-				if err := vacuumStore(cmd.Context(), store); err != nil {
+				if err := store.Vacuum(cmd.Context()); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "vacuumed: %d -> %d bytes on disk\n", before, storeSize(cmd.Context(), store))
+				fmt.Fprintf(cmd.OutOrStdout(), "vacuumed: %d -> %d bytes on disk\n", before, store.SizeBytes())
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&vacuum, "vacuum", false, "rewrite the database file compactly afterwards (SQLite VACUUM; PostgreSQL VACUUM (ANALYZE))")
 	return cmd
-}
-
-// storeSize is the database's size on disk, 0 when it cannot be told.
-func storeSize(ctx context.Context, store *db.Store) int64 {
-	if !store.Postgres() {
-		return store.SizeBytes()
-	}
-	var n int64
-	if err := store.Reader().QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&n); err != nil {
-		return 0
-	}
-	return n
-}
-
-// vacuumStore compacts the database after a repack: SQLite's VACUUM, or
-// on PostgreSQL a VACUUM of the snapshot table (and its TOAST table,
-// where the configurations' bytes are), which other nodes work through.
-func vacuumStore(ctx context.Context, store *db.Store) error {
-	if !store.Postgres() {
-		return store.Vacuum(ctx)
-	}
-	if _, err := store.Exec(ctx, `VACUUM (ANALYZE) snapshots`); err != nil {
-		return fmt.Errorf("vacuum: %w", err)
-	}
-	return nil
 }
 
 func newDBSeed(cfg *config.Config) *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -279,5 +280,42 @@ func TestDBRepackOnPostgres(t *testing.T) {
 	r := mustRun(t, call{}, "db", "repack", "--vacuum", "--db", loc, "--data", data)
 	if !strings.Contains(r.stdout, "packed ") || !strings.Contains(r.stdout, "vacuumed: ") || strings.Contains(r.stdout, "vacuumed: 0 ->") {
 		t.Errorf("db repack --vacuum on PostgreSQL:\n%s", r)
+	}
+}
+
+// TestDBCheckOnPostgres: db check decodes every stored configuration on
+// PostgreSQL too, and names the one damaged.
+func TestDBCheckOnPostgres(t *testing.T) {
+	loc := pgLocation(t)
+	data := t.TempDir()
+	s, err := dbtest.OpenAt(t, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	dev, err := s.CreateDevice(ctx, db.Device{Name: "r1", Host: "192.0.2.1", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("interface GigabitEthernet0/1\n description uplink\n!\n", 300)
+	for i := range 4 {
+		addBackup(t, s, dev.ID, day(10+i), fmt.Sprintf("hostname r1\n! revision %d\n%s", i, body), "")
+	}
+	if r := mustRun(t, call{}, "db", "repack", "--db", loc, "--data", data); !strings.Contains(r.stdout, "packed 3 versions of 1 devices") {
+		t.Errorf("db repack on PostgreSQL:\n%s", r)
+	}
+	if r := mustRun(t, call{}, "db", "check", "--db", loc, "--data", data); strings.TrimSpace(r.stdout) != "ok" {
+		t.Errorf("db check on PostgreSQL:\n%s", r)
+	}
+	var hash string
+	if err := s.Reader().QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Exec(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {
+		t.Fatal(err)
+	}
+	r := mustFail(t, call{}, []string{"the database has 1 problems"}, "db", "check", "--db", loc, "--data", data)
+	if !strings.Contains(r.stdout, hash) {
+		t.Errorf("db check does not name the damaged snapshot:\n%s", r)
 	}
 }
