@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"time"
 )
 
@@ -50,6 +51,14 @@ const (
 			WHERE success = 1 AND snapshot_hash IS NOT NULL
 			GROUP BY device_id, snapshot_hash) v ON v.device_id = d.id
 		WHERE %s ORDER BY d.name, d.id, v.started_at DESC, v.id DESC`
+	// PostgreSQL has no bare columns beside MAX(): the newest backup per
+	// device and snapshot is DISTINCT ON's first row.
+	searchAllQueryPostgres = `SELECT d.id, d.name, v.id, v.started_at, v.snapshot_hash
+		FROM devices d JOIN (
+			SELECT DISTINCT ON (device_id, snapshot_hash) device_id, snapshot_hash, id, started_at FROM backups
+			WHERE success = 1 AND snapshot_hash IS NOT NULL
+			ORDER BY device_id, snapshot_hash, started_at DESC, id DESC) v ON v.device_id = d.id
+		WHERE %s ORDER BY d.name, d.id, v.started_at DESC, v.id DESC`
 )
 
 // SearchVersions yields the versions a configuration search reads: each
@@ -60,7 +69,13 @@ const (
 // stop the iteration early to end the search.
 func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions bool) iter.Seq2[SearchVersion, error] {
 	return func(yield func(SearchVersion, error) bool) {
-		tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		opts := &sql.TxOptions{ReadOnly: true}
+		if s.pg {
+			// One view of the database for the whole search, as SQLite's
+			// read transaction is: a purged snapshot stays readable to it.
+			opts.Isolation = sql.LevelRepeatableRead
+		}
+		tx, err := s.reader.BeginTx(ctx, opts)
 		if err != nil {
 			yield(SearchVersion{}, fmt.Errorf("search: %w", err))
 			return
@@ -70,24 +85,13 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 		query := searchLatestQuery
 		if allVersions {
 			query = searchAllQuery
-		}
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(query, cond), args...)
-		if err != nil {
-			yield(SearchVersion{}, fmt.Errorf("search: %w", err))
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v SearchVersion
-			var started string
-			if err := rows.Scan(&v.DeviceID, &v.DeviceName, &v.BackupID, &started, &v.SnapshotHash); err != nil {
-				yield(v, fmt.Errorf("search: %w", err))
-				return
+			if s.pg {
+				query = searchAllQueryPostgres
 			}
-			if v.StartedAt, err = time.ParseInLocation(BackupTimeFormat, started, time.UTC); err != nil {
-				yield(v, fmt.Errorf("search: backup %s started_at: %w", v.BackupID, err))
-				return
-			}
+		}
+		query = fmt.Sprintf(query, cond)
+		// emit yields v with its text readable during the step.
+		emit := func(v SearchVersion) bool {
 			valid := true
 			hash := v.SnapshotHash
 			v.text = func() (string, error) {
@@ -98,7 +102,25 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 			}
 			ok := yield(v, nil)
 			valid = false
-			if !ok {
+			return ok
+		}
+		if s.pg {
+			searchVersionsPostgres(ctx, tx, query, args, emit, yield)
+			return
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			yield(SearchVersion{}, fmt.Errorf("search: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scanSearchVersion(rows)
+			if err != nil {
+				yield(v, fmt.Errorf("search: %w", err))
+				return
+			}
+			if !emit(v) {
 				return
 			}
 		}
@@ -106,4 +128,54 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 			yield(SearchVersion{}, fmt.Errorf("search: %w", err))
 		}
 	}
+}
+
+// searchFetch is how many versions a PostgreSQL search reads at a time.
+const searchFetch = 256
+
+// searchVersionsPostgres is SearchVersions' walk on PostgreSQL, where a
+// connection runs one query at a time: the list is read through a cursor
+// a batch at a time, and each batch's texts are read between fetches.
+func searchVersionsPostgres(ctx context.Context, tx *sql.Tx, query string, args []any,
+	emit func(SearchVersion) bool, yield func(SearchVersion, error) bool) {
+	if _, err := tx.ExecContext(ctx, `DECLARE search_versions NO SCROLL CURSOR FOR `+query, args...); err != nil {
+		yield(SearchVersion{}, fmt.Errorf("search: %w", err))
+		return
+	}
+	fetch := `FETCH FORWARD ` + strconv.Itoa(searchFetch) + ` FROM search_versions`
+	batch := make([]SearchVersion, 0, searchFetch)
+	for {
+		batch = batch[:0]
+		err := eachRow(ctx, tx, fetch, nil, func(row scanner) error {
+			v, err := scanSearchVersion(row)
+			batch = append(batch, v)
+			return err
+		})
+		if err != nil {
+			yield(SearchVersion{}, fmt.Errorf("search: %w", err))
+			return
+		}
+		for _, v := range batch {
+			if !emit(v) {
+				return
+			}
+		}
+		if len(batch) < searchFetch {
+			return
+		}
+	}
+}
+
+// scanSearchVersion reads a row of searchLatestQuery or searchAllQuery.
+func scanSearchVersion(row scanner) (SearchVersion, error) {
+	var v SearchVersion
+	var started string
+	if err := row.Scan(&v.DeviceID, &v.DeviceName, &v.BackupID, &started, &v.SnapshotHash); err != nil {
+		return v, err
+	}
+	var err error
+	if v.StartedAt, err = time.ParseInLocation(BackupTimeFormat, started, time.UTC); err != nil {
+		return v, fmt.Errorf("backup %s started_at: %w", v.BackupID, err)
+	}
+	return v, nil
 }
