@@ -109,17 +109,22 @@ func pgRewrite(query string) string {
 	return out
 }
 
-// pgRebind numbers the ? placeholders outside string literals, quoted
-// identifiers and comments.
-func pgRebind(query string) string {
-	if !strings.Contains(query, "?") {
-		return query
+// pgSegments cuts a query into code and the parts that are not: string
+// literals, quoted identifiers, -- and /* */ comments. An unterminated
+// one runs to the end (the server reports it). Placeholders are numbered
+// and spellings translated in code only.
+func pgSegments(query string) (segs []string, code []bool) {
+	start := 0
+	emit := func(end int, isCode bool) {
+		if end > start {
+			segs = append(segs, query[start:end])
+			code = append(code, isCode)
+		}
+		start = end
 	}
-	var b strings.Builder
-	b.Grow(len(query) + 16)
-	n := 0
 	for i := 0; i < len(query); i++ {
 		ch := query[i]
+		end := -1
 		switch {
 		case ch == '\'' || ch == '"':
 			j := i + 1
@@ -133,24 +138,53 @@ func pgRebind(query string) string {
 				}
 				j++
 			}
-			if j >= len(query) {
-				j = len(query) - 1
-			}
-			b.WriteString(query[i : j+1])
-			i = j
+			end = min(j+1, len(query))
 		case ch == '-' && i+1 < len(query) && query[i+1] == '-':
-			j := strings.IndexByte(query[i:], '\n')
-			if j < 0 {
-				j = len(query) - i - 1
+			if j := strings.IndexByte(query[i:], '\n'); j >= 0 {
+				end = i + j + 1
+			} else {
+				end = len(query)
 			}
-			b.WriteString(query[i : i+j+1])
-			i += j
-		case ch == '?':
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-		default:
-			b.WriteByte(ch)
+		case ch == '/' && i+1 < len(query) && query[i+1] == '*':
+			if j := strings.Index(query[i+2:], "*/"); j >= 0 {
+				end = i + 2 + j + 2
+			} else {
+				end = len(query)
+			}
+		}
+		if end >= 0 {
+			emit(i, true)
+			emit(end, false)
+			i = end - 1
+		}
+	}
+	emit(len(query), true)
+	return segs, code
+}
+
+// pgRebind numbers the ? placeholders outside string literals, quoted
+// identifiers and comments.
+func pgRebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	segs, code := pgSegments(query)
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for k, seg := range segs {
+		if !code[k] {
+			b.WriteString(seg)
+			continue
+		}
+		for i := 0; i < len(seg); i++ {
+			if seg[i] == '?' {
+				n++
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(n))
+			} else {
+				b.WriteByte(seg[i])
+			}
 		}
 	}
 	return b.String()
@@ -190,8 +224,13 @@ func pgTranslate(query string) string {
 			query += " ON CONFLICT DO NOTHING"
 		}
 	}
-	for _, t := range pgTranslations {
-		query = t.re.ReplaceAllString(query, t.repl)
+	segs, code := pgSegments(query)
+	for k := range segs {
+		if code[k] {
+			for _, t := range pgTranslations {
+				segs[k] = t.re.ReplaceAllString(segs[k], t.repl)
+			}
+		}
 	}
-	return query
+	return strings.Join(segs, "")
 }
