@@ -153,7 +153,8 @@ func (s *Store) Reader() *sql.DB { return s.reader }
 
 // InTx runs fn in a write transaction (BEGIN IMMEDIATE, so a transaction
 // that reads before it writes cannot fail half-way under WAL). fn's error
-// rolls the transaction back and is returned as is.
+// rolls the transaction back and is returned as is, but for a duplicate
+// name refused by its UNIQUE constraint, which is ErrNameExists.
 func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -161,7 +162,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return nameConflict(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
