@@ -11,7 +11,7 @@ import (
 // Changes from the command line land in the audit log too, naming the
 // operating-system account, never a password or key.
 func TestCLIChangesAreAudited(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	key, id := createKey(t, data, "--name", "ci")
 	mustRun(t, call{stdin: "a-long-password-1\n"}, "user", "create", "--data", data, "bob", "--password-stdin")
 	mustRun(t, call{stdin: "a-long-password-2\n"}, "user", "passwd", "--data", data, "bob")
@@ -41,7 +41,7 @@ func TestCLIChangesAreAudited(t *testing.T) {
 }
 
 func TestDBSeedFillsOnlyAnEmptyDirectory(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	r := mustRun(t, call{}, "db", "seed", "--data", data, "--devices", "30", "--backups-per-device", "5")
 	if !strings.Contains(r.stderr, "seeded 30 devices with 150 backup records") {
 		t.Errorf("seed output: %s", r.stderr)

@@ -76,7 +76,7 @@ func simFleetDevices(t *testing.T, dataDir string, n int, o devsim.Options, fail
 }
 
 func TestBackupRunPrintsOneLinePerDevice(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	_, ids := simFleet(t, data, 3, devsim.Options{}, devsim.FailWrongPassword)
 
 	r := run(t, call{}, "backup", "run", "--all", "--data", data)
@@ -125,14 +125,15 @@ func TestBackupRunPrintsOneLinePerDevice(t *testing.T) {
 // intact, nothing stays "running", the attempts cut off are recorded as
 // interrupted, and every device ends up backed up.
 func TestBackupRunSurvivesKill9(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	store, ids := simFleet(t, data, 40, devsim.Options{
 		ConfigSize: devsim.MinConfigSize, DripDelay: 2 * time.Millisecond, DripChunk: 16,
 		Failures: []devsim.Failure{devsim.FailSlowDrip},
 	})
 
 	cmd := exec.Command(binPath, "backup", "run", "--all", "--workers", "8", "--data", data)
-	cmd.Env = cleanEnv()
+	cmd.Env = cleanEnv(storeEnv(cmd.Args)...)
+	cmd.Dir = t.TempDir()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -174,8 +175,10 @@ func TestBackupRunSurvivesKill9(t *testing.T) {
 	if n := strings.Count(r.stdout, "\nok ") + boolInt(strings.HasPrefix(r.stdout, "ok ")); n != len(ids) {
 		t.Fatalf("second run backed up %d of %d devices:\n%s", n, len(ids), r)
 	}
-	var integrity string
-	store.Reader().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity)
+	integrity := "ok" // SQLite's own check; PostgreSQL has none to run
+	if !store.Postgres() {
+		store.Reader().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity)
+	}
 	var stillRunning, interrupted, jobsRunning, withoutSuccess int
 	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&stillRunning)
 	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
@@ -200,7 +203,7 @@ func boolInt(b bool) int {
 // every device up now instead of reporting the dead runs' interruptions.
 func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
 	const devices, kills = 30, 3
-	data := t.TempDir()
+	data := storeDir(t)
 	// Each device drips its output for about 2 s, so a run takes a few
 	// seconds and the kills land in the middle of it.
 	store, _, sims := simFleetDevices(t, data, devices, devsim.Options{
@@ -217,7 +220,8 @@ func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
 	}
 	for round := 1; round <= kills; round++ {
 		cmd := exec.Command(binPath, "backup", "run", "--all", "--workers", "50", "--data", data)
-		cmd.Env = cleanEnv()
+		cmd.Env = cleanEnv(storeEnv(cmd.Args)...)
+		cmd.Dir = t.TempDir()
 		started := time.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -286,7 +290,7 @@ func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
 // dead process left behind has just reached its interruption limit: the
 // dead job is ended first, and this run does its own attempt.
 func TestBackupRunAfterJobGivenUpForInterruptions(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	store, ids := simFleet(t, data, 1, devsim.Options{})
 	ctx := context.Background()
 	job, err := store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: ids[0], Trigger: db.TriggerSchedule, NotBefore: time.Now()}})

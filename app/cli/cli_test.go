@@ -16,12 +16,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // binPath is the backupd binary built once for all tests.
@@ -87,7 +89,7 @@ func run(t *testing.T, c call, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = cleanEnv(c.env...)
+	cmd.Env = cleanEnv(append(storeEnv(args), c.env...)...)
 	cmd.Dir = c.dir
 	if cmd.Dir == "" {
 		cmd.Dir = t.TempDir()
@@ -175,7 +177,7 @@ func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
 	s := &server{stderr: &testkit.LockedBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(binPath, append([]string{"serve", "--data", dataDir, "--listen", "127.0.0.1:0"}, extra...)...)
-	s.cmd.Env = cleanEnv()
+	s.cmd.Env = cleanEnv(storeEnv(s.cmd.Args)...)
 	s.cmd.Dir = t.TempDir()
 	s.cmd.Stdout = io.Discard
 	s.cmd.Stderr = s.stderr
@@ -339,16 +341,55 @@ func expectGroupPage(t *testing.T, r response) groupPage {
 	return p
 }
 
-// openStore opens the data directory in-process, for setting up and
-// checking what the binary did.
+// openStore opens the data directory's store in-process, for setting up
+// and checking what the binary did: SQLite in it, or the PostgreSQL
+// database storeDir gave it.
 func openStore(t *testing.T, dataDir string) *db.Store {
 	t.Helper()
+	if u, ok := pgStores.Load(dataDir); ok {
+		s, err := dbtest.OpenAt(t, u.(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	s, err := db.Open(context.Background(), dataDir)
 	if err != nil {
 		t.Fatalf("db.Open(%s): %v", dataDir, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// pgStores maps the data directories storeDir made to their PostgreSQL
+// databases.
+var pgStores sync.Map
+
+// storeDir is a data directory for t. When the suite runs on PostgreSQL
+// (BACKUPD_TEST_POSTGRES) its store is a fresh PostgreSQL database: every
+// run of the binary naming it with --data gets BACKUPD_DB, and openStore
+// opens that database. The directory keeps secret.key either way.
+func storeDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if dbtest.Postgres() {
+		pgStores.Store(dir, dbtest.Location(t))
+		t.Cleanup(func() { pgStores.Delete(dir) })
+	}
+	return dir
+}
+
+// storeEnv is BACKUPD_DB for a command line whose --data storeDir gave a
+// PostgreSQL database (a --db or BACKUPD_DB of the test's own wins).
+func storeEnv(args []string) []string {
+	for i, a := range args {
+		if a == "--data" && i+1 < len(args) {
+			if u, ok := pgStores.Load(args[i+1]); ok {
+				return []string{"BACKUPD_DB=" + u.(string)}
+			}
+		}
+	}
+	return nil
 }
 
 func TestKeyCreateOnFreshDataDir(t *testing.T) {
@@ -428,7 +469,7 @@ func adminPassword(t *testing.T, stderr string) string {
 }
 
 func TestServeAnswersAndStopsOnSIGTERM(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	key, _ := createKey(t, data, "--name", "serve")
 	srv := startServe(t, data)
 
@@ -464,7 +505,7 @@ func TestServeAnswersAndStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestKeyRevoke(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	admin, _ := createKey(t, data, "--name", "keep")
 	victim, id := createKey(t, data, "--name", "victim")
 	srv := startServe(t, data)
@@ -500,7 +541,7 @@ func TestKeyRevoke(t *testing.T) {
 }
 
 func TestKeyCreateNarrowedAndValidation(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	createKey(t, data, "--name", "bootstrap")
 	viewOnly, _ := createKey(t, data, "--name", "ro", "--permission", "groups.view")
 	full, _ := createKey(t, data, "--name", "rw")
@@ -536,7 +577,7 @@ func TestKeyCreateNarrowedAndValidation(t *testing.T) {
 }
 
 func TestExpiredKeyRefused(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	createKey(t, data, "--name", "bootstrap")
 	soon, _ := createKey(t, data, "--name", "soon", "--expires", "1s")
 	later, _ := createKey(t, data, "--name", "later", "--expires", "1h")
@@ -603,7 +644,7 @@ func userList(t *testing.T, data string) map[string]userRow {
 }
 
 func TestUserCreateAndList(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	createKey(t, data, "--name", "bootstrap")
 	s := openStore(t, data)
 	g, err := s.CreateGroup(context.Background(), "Branch", nil)
@@ -673,15 +714,11 @@ func TestUserCreateAndList(t *testing.T) {
 }
 
 func TestUserPasswd(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	const oldPW, newPW = "old-password-1", "new-password-2"
 	mustRun(t, call{stdin: oldPW + "\n"}, "user", "create", "--data", data, "bob", "--password-stdin")
 	verify := func(pw string) bool {
-		s, err := db.Open(context.Background(), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := openStore(t, data)
 		u, err := s.UserByName(context.Background(), "bob")
 		if err != nil {
 			t.Fatal(err)
@@ -712,15 +749,11 @@ func TestUserPasswd(t *testing.T) {
 // An administrator's reset ends the user's web sessions and, with
 // --must-change, makes the user choose a new password at the next sign-in.
 func TestUserPasswdResetEndsWebSessions(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	mustRun(t, call{stdin: "first-password-1\n"}, "user", "create", "--data", data, "bob", "--password-stdin")
 	withStore := func(fn func(s *db.Store, u db.User)) {
 		t.Helper()
-		s, err := db.Open(context.Background(), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := openStore(t, data)
 		u, err := s.UserByName(context.Background(), "bob")
 		if err != nil {
 			t.Fatal(err)
@@ -822,7 +855,7 @@ func TestMigrateStatusAndVersion(t *testing.T) {
 }
 
 func TestBackupReaderKeyCannotListGroups(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	createKey(t, data, "--name", "bootstrap")
 	mustRun(t, call{stdin: "reader-password-1\n"}, "user", "create", "--data", data, "rita", "--role", "Backup reader", "--all-groups", "--password-stdin")
 	key, _ := createKey(t, data, "--user", "rita", "--name", "reader")

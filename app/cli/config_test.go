@@ -32,7 +32,10 @@ const (
 // (Branch) with a noise-only change; "1", a device named like r1's ID;
 // and empty, with no backup. The store stays open, as a server's would.
 type configFleet struct {
-	data   string
+	data string
+	// db is --db: "" (SQLite in data) or the PostgreSQL URL of the store
+	// when the suite runs on PostgreSQL.
+	db     string
 	store  *db.Store
 	r1, sw *db.Device
 	b      []db.Backup
@@ -46,6 +49,9 @@ func newConfigFleet(t *testing.T) configFleet {
 	ctx := context.Background()
 	store, _, _ := testkit.OpenData(t)
 	f := configFleet{data: filepath.Dir(store.Path()), store: store}
+	if store.Postgres() {
+		f.data, f.db = t.TempDir(), store.Location()
+	}
 	core, err := store.CreateGroup(ctx, "Core", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -140,14 +146,14 @@ func TestConfigShow(t *testing.T) {
 		{"at, local time at the start of a backup", []string{"r1", "--at", "2026-11-23 10:00"}, cfgR1New},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustRun(t, utc, append([]string{"config", "show", "--data", f.data}, tc.args...)...)
+			r := mustRun(t, utc, append([]string{"config", "show", "--data", f.data, "--db", f.db}, tc.args...)...)
 			if r.stdout != tc.want {
 				t.Fatalf("want the stored text byte for byte\n%q\ngot\n%q", tc.want, r.stdout)
 			}
 		})
 	}
 	// --at is read in the local zone.
-	r := mustRun(t, call{env: []string{"TZ=Asia/Shanghai"}}, "config", "show", "--data", f.data, "r1", "--at", "2026-11-23 17:59")
+	r := mustRun(t, call{env: []string{"TZ=Asia/Shanghai"}}, "config", "show", "--data", f.data, "--db", f.db, "r1", "--at", "2026-11-23 17:59")
 	if r.stdout != cfgR1Old {
 		t.Fatalf("17:59 in Shanghai is 09:59 UTC, before the change:\n%s", r)
 	}
@@ -168,7 +174,7 @@ func TestConfigShow(t *testing.T) {
 		{"both --version and --at", []string{"r1", "--version", f.b[0].ID, "--at", "2026-11-22 00:00"}, "none of the others can be"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantFail(t, run(t, utc, append([]string{"config", "show", "--data", f.data}, tc.args...)...), 1, tc.want)
+			wantFail(t, run(t, utc, append([]string{"config", "show", "--data", f.data, "--db", f.db}, tc.args...)...), 1, tc.want)
 		})
 	}
 	// A directory without a database is not given one.
@@ -185,7 +191,7 @@ func TestConfigShow(t *testing.T) {
 func TestConfigDiff(t *testing.T) {
 	f := newConfigFleet(t)
 	diff := func(args ...string) result {
-		return run(t, call{}, append([]string{"config", "diff", "--data", f.data}, args...)...)
+		return run(t, call{}, append([]string{"config", "diff", "--data", f.data, "--db", f.db}, args...)...)
 	}
 
 	// By default: the version before the last change (b[1], the newest
@@ -253,7 +259,7 @@ func TestConfigDiff(t *testing.T) {
 func TestConfigSearch(t *testing.T) {
 	f := newConfigFleet(t)
 	search := func(args ...string) result {
-		return run(t, call{}, append([]string{"config", "search", "--data", f.data}, args...)...)
+		return run(t, call{}, append([]string{"config", "search", "--data", f.data, "--db", f.db}, args...)...)
 	}
 	r := search(`ntp server 10\.0\.0\.[12]`)
 	if want := "r1:3:ntp server 10.0.0.2\nsw1:3:ntp server 10.0.0.1\n"; r.code != 0 || r.stdout != want {
@@ -306,9 +312,9 @@ func TestConfigWhileWriting(t *testing.T) {
 		})
 	}()
 	<-locked
-	show := run(t, call{}, "config", "show", "--data", f.data, "r1")
-	search := run(t, call{}, "config", "search", "--data", f.data, "hostname")
-	diff := run(t, call{}, "config", "diff", "--data", f.data, "r1")
+	show := run(t, call{}, "config", "show", "--data", f.data, "--db", f.db, "r1")
+	search := run(t, call{}, "config", "search", "--data", f.data, "--db", f.db, "hostname")
+	diff := run(t, call{}, "config", "diff", "--data", f.data, "--db", f.db, "r1")
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func TestExportGit(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	ctx := context.Background()
-	data := t.TempDir()
+	data := storeDir(t)
 	store, ids, sims := simFleetDevices(t, data, 2, devsim.Options{})
 	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
 	sims[0].Mutate(3)
@@ -97,7 +97,7 @@ func TestExportGit(t *testing.T) {
 // valid mirror stop serve with a clear message.
 func TestServeSavesGitFlags(t *testing.T) {
 	ctx := context.Background()
-	data := t.TempDir()
+	data := storeDir(t)
 	dir := t.TempDir()
 	key := filepath.Join(dir, "deploy_key")
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {

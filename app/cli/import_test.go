@@ -37,7 +37,7 @@ func deviceNames(t *testing.T, data string) []string {
 // says what would happen, line by line; the import applies it and is
 // audited; a second import changes nothing.
 func TestImportOxidizedCLI(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	routerDB := writeFile(t, "router.db", "# Oxidized\r\ncore-1:ios:dc1:admin:s3cret\r\ncore-2:nxos:dc1:admin:s3cret\r\n\r\nodd:nosuchmodel\r\ncore-1:eos\r\n")
 	r := mustRun(t, call{}, "import", "oxidized", "--data", data, "--dry-run", routerDB)
 	for _, want := range []string{
@@ -96,7 +96,7 @@ func TestImportOxidizedCLI(t *testing.T) {
 }
 
 func TestImportRancidCLI(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	routerDB := writeFile(t, "router.db", "r1;cisco;up;core\nr2;juniper;down\nr3;foundry;up\n")
 	rc := writeFile(t, "cloginrc", "add user r* netops\nadd password r1 {a b} en\nadd password * pw\n")
 	r := mustRun(t, call{}, "import", "rancid", "--data", data, "--cloginrc", rc, "--group", "networking", routerDB)
@@ -118,7 +118,7 @@ func TestImportRancidCLI(t *testing.T) {
 // export csv writes what import csv and the devices page read; importing
 // it again changes nothing, an edited row updates its device.
 func TestExportImportCSVCLI(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	mustRun(t, call{}, "import", "oxidized", "--data", data, writeFile(t, "router.db", "core-1:ios:dc1:admin:s3cret\nedge-1:junos\n"))
 	r := mustRun(t, call{}, "export", "csv", "--data", data)
 	want := "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks\r\n" +

@@ -203,7 +203,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 // environment) is refused before anything starts, and credentials in it
 // are not echoed.
 func TestPublicURLIsValidated(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	mustFail(t, call{env: []string{"BACKUPD_PUBLIC_URL=ftp://backupd.example"}}, []string{"--public-url: want the address users open"}, "serve", "--data", data)
 	r := mustFail(t, call{}, []string{"--public-url"}, "serve", "--data", data, "--public-url", "https://admin:pa55word@backupd.example")
 	if strings.Contains(r.String(), "pa55word") {

@@ -30,7 +30,7 @@ const acmeDefinition = `{
 // process that opens the data directory afterwards: `backup run` backs a
 // device of it up, `serve` accepts it in the API.
 func TestPlatformImportUsedByBackupRunAndServe(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	store, ids := simFleet(t, data, 1, devsim.Options{})
 	if _, err := store.Exec(context.Background(), `UPDATE devices SET platform = 'custom_acme_os' WHERE id = ?`, ids[0]); err != nil {
 		t.Fatal(err)

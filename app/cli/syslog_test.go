@@ -106,7 +106,7 @@ func waitFor(t *testing.T, srv *server, what string, ok func() bool) {
 // device, found by the hostname in its message, is counted and not
 // backed up.
 func TestServeSyslogTriggersBackups(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	store, ids := simFleet(t, data, 1, devsim.Options{}) // sw-00 on 127.0.0.1
 	a := ids[0]
 	b := addSim(t, store, "edge-03", "127.0.0.3", true)
@@ -185,7 +185,7 @@ func TestServeSyslogTriggersBackups(t *testing.T) {
 // BACKUPD_SYSLOG_LISTEN sets --syslog-listen like every flag's variable;
 // an address that is no host:port is refused before anything starts.
 func TestSyslogListenFromEnvironmentIsValidated(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	mustFail(t, call{env: []string{"BACKUPD_SYSLOG_LISTEN=5514"}}, []string{`--syslog-listen "5514": want host:port`}, "serve", "--data", data)
 	mustFail(t, call{}, []string{"--syslog-debounce 2h0m0s"}, "serve", "--data", data, "--syslog-listen", "127.0.0.1:0", "--syslog-debounce", "2h")
 }
