@@ -8,7 +8,7 @@ var ClaimPicks = claimPicks
 // PreparedEventQueries is how many of the event and job queries the store
 // prepared, of how many.
 func PreparedEventQueries(s *Store) (int, int) {
-	return len(s.stmts), len(eventQueries) + len(jobQueries)
+	return len(s.stmts), len(writeQueries(s.pg))
 }
 
 // PreparedReadQueries is how many of the read queries the store

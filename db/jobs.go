@@ -111,9 +111,23 @@ type JobRequest struct {
 // is the syslog's: its backup says so). Its interruptions stay counted, so that the
 // limit on them still ends a job that keeps stopping the process.
 func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
+	var ids []int64
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ids, err = enqueueJobs(ctx, tx, reqs)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return ids, nil
+}
+
+// enqueueJobs is EnqueueJobs in the caller's transaction.
+func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]int64, error) {
 	ids := make([]int64, len(reqs))
 	now := backupTime(time.Now())
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := func() error {
 		insert, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO jobs (device_id, trigger, state, not_before, created_at)
 			SELECT id, ?, 'queued', ?, ? FROM devices WHERE id = ?`)
 		if err != nil {
@@ -153,12 +167,14 @@ func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, er
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("enqueue: %w", err)
-	}
-	return ids, nil
+	}()
+	return ids, err
 }
+
+// ErrJobNotOwned is FinishJob's error for an attempt whose job is no
+// longer its own: it was queued again (its engine was taken for dead) or
+// ended otherwise meanwhile. Nothing of the attempt is recorded.
+var ErrJobNotOwned = errors.New("the job is no longer this attempt's: it was queued again or ended meanwhile")
 
 // Claim is a job a worker took, with the backups row of this attempt.
 type Claim struct {
@@ -185,6 +201,30 @@ const (
 	claimBackupQuery = `UPDATE jobs SET backup_id = ? WHERE id = ?`
 )
 
+// On PostgreSQL several nodes claim at once, each on its own connection:
+// the rows a claim picks are locked as it picks them, and those another
+// node's claim holds are skipped rather than waited for (and, without
+// the lock, taken a second time once that claim commits). SQLite has one writer, so its
+// claims never overlap.
+var (
+	claimQueryPG      = pgSkipLocked(claimQuery)
+	claimAmongQueryPG = pgSkipLocked(claimAmongQuery)
+	// pgJobQueries are prepared besides jobQueries on PostgreSQL.
+	pgJobQueries = []string{claimQueryPG, claimAmongQueryPG}
+)
+
+func pgSkipLocked(q string) string {
+	const pick = `ORDER BY not_before, id LIMIT ?)`
+	if !strings.Contains(q, pick) {
+		panic("claim query without its pick")
+	}
+	q = strings.Replace(q, pick, `ORDER BY not_before, id LIMIT ? FOR UPDATE SKIP LOCKED))`, 1)
+	// The pick as an array, computed once: as an IN list PostgreSQL may
+	// run the subquery again per row, and each run skips the rows the
+	// last one locked, so one claim would take more than its LIMIT.
+	return strings.Replace(q, `WHERE id IN (`, `WHERE state = 'queued' AND id = ANY(ARRAY(`, 1)
+}
+
 // ClaimJobs moves up to n ready jobs (oldest first) to running under
 // owner, each with a fresh backups row that shows it running. With only
 // non-empty, it claims only among those job IDs (sorted ascending, a
@@ -202,7 +242,11 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
 		q := s.prepared(tx)
-		query, args := claimQuery, []any{owner, stamp, stamp}
+		query, amongQuery := claimQuery, claimAmongQuery
+		if s.pg {
+			query, amongQuery = claimQueryPG, claimAmongQueryPG
+		}
+		args := []any{owner, stamp, stamp}
 		if len(only) > 0 {
 			among, err := readyAmong(ctx, q, stamp, only, n)
 			if err != nil || len(among) == 0 {
@@ -212,7 +256,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 			if err != nil {
 				return err
 			}
-			query, args = claimAmongQuery, append(args, string(raw))
+			query, args = amongQuery, append(args, string(raw))
 		}
 		args = append(args, n)
 		jobs, err := queryAll(ctx, q, scanJob, query, args...)
@@ -316,10 +360,10 @@ type Outcome struct {
 const (
 	finishBackupQuery = `UPDATE backups SET finished_at = ?, success = ?, error_message = ?,
 				snapshot_hash = ?, changed = ?, first_backup = ?, duration_ms = ?, bytes = ? WHERE id = ?`
-	finishSucceededQuery = `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ?`
-	finishCancelledQuery = `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ? WHERE id = ?`
-	finishRetryQuery     = `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ? WHERE id = ?`
-	finishFailedQuery    = `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ? WHERE id = ?`
+	finishSucceededQuery = `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ? AND state = 'running' AND owner = ?`
+	finishCancelledQuery = `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ? WHERE id = ? AND state = 'running' AND owner = ?`
+	finishRetryQuery     = `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ? WHERE id = ? AND state = 'running' AND owner = ?`
+	finishFailedQuery    = `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ? WHERE id = ? AND state = 'running' AND owner = ?`
 )
 
 // finishDeviceQuery updates a device's status fields at the end of an
@@ -371,6 +415,33 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		stored = false
 		q := s.prepared(tx)
+		// The job is still this attempt's, or nothing is recorded: an
+		// attempt whose engine was taken for dead (its jobs queued again,
+		// perhaps already run by another node) must not add a result.
+		var owner string
+		if c.Owner != nil {
+			owner = *c.Owner
+		}
+		var res sql.Result
+		var err error
+		switch {
+		case o.Success:
+			res, err = q.ExecContext(ctx, finishSucceededQuery, backupTime(finished), c.ID, owner)
+		case o.Cancelled:
+			res, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, c.ID, owner)
+		case o.RetryAt != nil:
+			res, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, c.ID, owner)
+		default:
+			res, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, c.ID, owner)
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrJobNotOwned
+		}
 		var errMsg, hash, size any
 		if o.Success {
 			h, isNew, err := putSnapshotNew(ctx, q, o.Text, o.Hash)
@@ -384,20 +455,6 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		if _, err := q.ExecContext(ctx, finishBackupQuery,
 			backupTime(finished), o.Success, errMsg, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
 			dur, size, c.BackupID); err != nil {
-			return err
-		}
-		var err error
-		switch {
-		case o.Success:
-			_, err = q.ExecContext(ctx, finishSucceededQuery, backupTime(finished), c.ID)
-		case o.Cancelled:
-			_, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, c.ID)
-		case o.RetryAt != nil:
-			_, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, c.ID)
-		default:
-			_, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, c.ID)
-		}
-		if err != nil {
 			return err
 		}
 		// The notifications this end causes commit or roll back with it.
@@ -468,58 +525,63 @@ type Interrupted struct {
 // interrupted maxInterruptions times fails with ErrorInterruptedTooOften
 // (its device's last backup then counts as failed).
 func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruptions int) (Interrupted, error) {
-	now := time.Now()
-	stamp := backupTime(now)
 	var out Interrupted
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
-		res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
-				duration_ms = CAST((julianday(?) - julianday(started_at)) * 86400000 AS INTEGER)
-			WHERE id IN (SELECT backup_id FROM jobs WHERE state = 'running' AND owner = ?) AND finished_at IS NULL`,
-			stamp, ErrorInterrupted, stamp, owner)
-		if err != nil {
-			return err
-		}
-		affected, _ := res.RowsAffected()
-		out.Attempts = int(affected)
-		// The claim counted the attempt; take it back.
-		gaveUp, err := queryAll(ctx, tx, func(r scanner) (Claim, error) {
-			var c Claim
-			var backupID sql.NullString
-			err := r.Scan(&c.DeviceID, &backupID, &c.Trigger, &c.Attempt)
-			c.BackupID = backupID.String
-			return c, err
-		}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
-				attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
-			WHERE state = 'running' AND owner = ? AND interruptions + 1 >= ?
-			RETURNING device_id, backup_id, trigger, attempt`, stamp, ErrorInterruptedTooOften, owner, max(maxInterruptions, 1))
-		if err != nil {
-			return err
-		}
-		for _, c := range gaveUp {
-			out.GaveUp = append(out.GaveUp, c.DeviceID)
-			// The device's backup failed: notified as any failure is.
-			trigger := c.Trigger
-			if c.Attempt > 1 {
-				trigger = TriggerRetry
-			}
-			if err := recordOutcomeEvents(ctx, s.prepared(tx), c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,
-				now.UTC().Format(TimeFormat), c.DeviceID); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
-				attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
-			WHERE state = 'running' AND owner = ?`, stamp, ErrorInterrupted, owner)
-		return err
+		return s.interruptJobs(ctx, tx, owner, maxInterruptions, &out)
 	})
 	if err != nil {
 		return Interrupted{}, fmt.Errorf("interrupt jobs of %s: %w", owner, err)
 	}
 	return out, nil
+}
+
+// interruptJobs is InterruptJobs in the caller's transaction.
+func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, maxInterruptions int, out *Interrupted) error {
+	now := time.Now()
+	stamp := backupTime(now)
+	res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
+			duration_ms = CAST((julianday(?) - julianday(started_at)) * 86400000 AS INTEGER)
+		WHERE id IN (SELECT backup_id FROM jobs WHERE state = 'running' AND owner = ?) AND finished_at IS NULL`,
+		stamp, ErrorInterrupted, stamp, owner)
+	if err != nil {
+		return err
+	}
+	affected, _ := res.RowsAffected()
+	out.Attempts = int(affected)
+	// The claim counted the attempt; take it back.
+	gaveUp, err := queryAll(ctx, tx, func(r scanner) (Claim, error) {
+		var c Claim
+		var backupID sql.NullString
+		err := r.Scan(&c.DeviceID, &backupID, &c.Trigger, &c.Attempt)
+		c.BackupID = backupID.String
+		return c, err
+	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
+			attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
+		WHERE state = 'running' AND owner = ? AND interruptions + 1 >= ?
+		RETURNING device_id, backup_id, trigger, attempt`, stamp, ErrorInterruptedTooOften, owner, max(maxInterruptions, 1))
+	if err != nil {
+		return err
+	}
+	for _, c := range gaveUp {
+		out.GaveUp = append(out.GaveUp, c.DeviceID)
+		// The device's backup failed: notified as any failure is.
+		trigger := c.Trigger
+		if c.Attempt > 1 {
+			trigger = TriggerRetry
+		}
+		if err := recordOutcomeEvents(ctx, s.prepared(tx), c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,
+			now.UTC().Format(TimeFormat), c.DeviceID); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
+			attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
+		WHERE state = 'running' AND owner = ?`, stamp, ErrorInterrupted, owner)
+	return err
 }
 
 // getJobsQuery reads n jobs by ID; the one of a single job, which an

@@ -778,8 +778,16 @@ func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) 
 // prepareEventQueries prepares the event and job queries on the writer; a query
 // that fails to prepare simply runs unprepared (and fails there, with
 // its error, if it is wrong).
-func prepareEventQueries(writer *sql.DB) map[string]*sql.Stmt {
-	return prepareAll(writer, slices.Concat(eventQueries, jobQueries))
+func prepareEventQueries(writer *sql.DB, pg bool) map[string]*sql.Stmt {
+	return prepareAll(writer, writeQueries(pg))
+}
+
+// writeQueries are the statements prepared on the writer.
+func writeQueries(pg bool) []string {
+	if pg {
+		return slices.Concat(eventQueries, jobQueries, pgJobQueries)
+	}
+	return slices.Concat(eventQueries, jobQueries)
 }
 
 // recordEvent matches the enabled rules of p.Kind whose scope holds the

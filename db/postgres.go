@@ -106,7 +106,7 @@ func openPostgresPools(ctx context.Context, dbURL string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{pg: true, url: dbURL, writer: writer, reader: reader, stmts: prepareEventQueries(writer),
+	return &Store{pg: true, url: dbURL, writer: writer, reader: reader, stmts: prepareEventQueries(writer, true),
 		reads: prepareAll(reader, readQueries)}, nil
 }
 

@@ -294,6 +294,38 @@ func (s *Store) ClaimScheduleRun(ctx context.Context, id int64, expectedNext, ne
 	return n == 1, nil
 }
 
+// FireScheduleRun is ClaimScheduleRun and the queueing of the tick's
+// backups in one transaction: either the schedule moves on to newNext and
+// the jobs of reqs are queued, or neither happens. A scheduler that dies
+// at any point therefore leaves the tick either fired or still due, and
+// the next scheduler (another node's, after it takes the lead) neither
+// fires it again nor skips it. It reports false, queueing nothing, when
+// the next run is no longer expectedNext (another scheduler fired the
+// tick, or the schedule changed).
+func (s *Store) FireScheduleRun(ctx context.Context, id int64, expectedNext, newNext time.Time, reqs []JobRequest) (bool, error) {
+	var fired bool
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		fired = false
+		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_run_at = ?, last_run_at = ?
+			WHERE id = ? AND next_run_at = ?`, scheduleTime(newNext), scheduleTime(expectedNext), id, scheduleTime(expectedNext))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil
+		}
+		if _, err := enqueueJobs(ctx, tx, reqs); err != nil {
+			return err
+		}
+		fired = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("fire schedule %d: %w", id, err)
+	}
+	return fired, nil
+}
+
 // ReleaseScheduleRun undoes a ClaimScheduleRun whose backups could not be
 // queued: the next run goes back to tick and the last run to lastRunAt,
 // only if nobody changed the schedule since (the next run still is

@@ -528,8 +528,14 @@ func TestMigrateDownExpandsDeltas(t *testing.T) {
 	s.Close()
 	path := filepath.Join(dir, db.FileName)
 	var log bytes.Buffer
-	if err := db.Migrate(ctx, path, db.MigrateDown, &log); err != nil {
-		t.Fatal(err)
+	// Down to before 00017, the deltas' migration, past any later one.
+	for range 10 {
+		if err := db.Migrate(ctx, path, db.MigrateDown, &log); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(log.String(), "00017_") {
+			break
+		}
 	}
 	if !strings.Contains(log.String(), "expanded 9 delta snapshots") {
 		t.Errorf("migrate down said %q", log.String())

@@ -117,7 +117,7 @@ func openPools(path string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer),
+	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer, false),
 		reads: prepareAll(reader, readQueries)}, nil
 }
 
