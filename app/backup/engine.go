@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -184,6 +185,10 @@ func (e *Engine) EnqueueRequests(ctx context.Context, reqs []db.JobRequest) ([]i
 	return ids, err
 }
 
+// Poke makes the engine look at the queue now (jobs were queued
+// elsewhere than through it).
+func (e *Engine) Poke() { e.poke() }
+
 func (e *Engine) poke() {
 	select {
 	case e.wake <- struct{}{}:
@@ -208,14 +213,27 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 		if owner == e.owner {
 			continue
 		}
-		release, dead := claimDeadOwner(e.lockDir(), owner)
-		if !dead {
-			continue
-		}
-		res, err := e.store.InterruptJobs(ctx, owner, e.opts.MaxInterruptions)
-		release()
-		if err != nil {
-			return total, err
+		var res db.Interrupted
+		if e.store.Postgres() {
+			// Dead when its liveness lock can be taken, checked in the
+			// transaction that queues its jobs again.
+			var dead bool
+			if res, dead, err = e.store.InterruptDeadOwner(ctx, owner, e.opts.MaxInterruptions); err != nil {
+				return total, err
+			}
+			if !dead {
+				continue
+			}
+		} else {
+			release, dead := claimDeadOwner(e.lockDir(), owner)
+			if !dead {
+				continue
+			}
+			res, err = e.store.InterruptJobs(ctx, owner, e.opts.MaxInterruptions)
+			release()
+			if err != nil {
+				return total, err
+			}
 		}
 		if res.Attempts > 0 {
 			e.log.Warn("recovered backups interrupted by a stopped process; they run again", "count", res.Attempts)
@@ -230,7 +248,57 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 // taking jobs, gives running backups ShutdownGrace to finish, interrupts
 // the rest (they are queued again for the next start) and returns.
 func (e *Engine) Run(ctx context.Context) error {
-	return e.run(ctx, nil)
+	for {
+		err := e.run(ctx, nil)
+		if !errors.Is(err, errLivenessLost) || ctx.Err() != nil {
+			return err
+		}
+		// Other nodes may already have queued this engine's jobs again:
+		// go on under a new name once the database answers.
+		e.log.Error("lost the database connection that shows this engine alive; its running backups were stopped and it starts again",
+			"owner", e.owner)
+		e.owner = uuid.NewString()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(db.LockPing):
+		}
+	}
+}
+
+// errLivenessLost ends a run whose liveness lock went (PostgreSQL).
+var errLivenessLost = errors.New("the engine's liveness lock was lost")
+
+// holdLiveness shows other processes that this engine lives: a lock
+// file in the data directory on SQLite; on PostgreSQL, an advisory lock
+// on a connection of its own, whose loss closes lost.
+func (e *Engine) holdLiveness(ctx context.Context) (release func(), lost <-chan struct{}, err error) {
+	if !e.store.Postgres() {
+		release, err = holdOwnerLock(e.lockDir(), e.owner)
+		return release, nil, err
+	}
+	sess, err := e.store.OpenLockSession(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, err := sess.TryLock(ctx, db.OwnerLockName(e.owner))
+	if err == nil && !ok {
+		err = fmt.Errorf("engine lock %s is taken", e.owner)
+	}
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	return sess.Close, sess.Lost(), nil
+}
+
+// recoverEvery is how often a running engine looks for the jobs of dead
+// ones: on PostgreSQL often, since another node's jobs move only so.
+func (e *Engine) recoverEvery() time.Duration {
+	if e.store.Postgres() {
+		return 3 * time.Second
+	}
+	return 30 * time.Second
 }
 
 // RunJobs works only the given jobs, in this process, and returns when
@@ -349,12 +417,27 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 	return nil
 }
 
-func (e *Engine) run(ctx context.Context, only []int64) error {
-	release, err := holdOwnerLock(e.lockDir(), e.owner)
+func (e *Engine) run(parent context.Context, only []int64) error {
+	release, lost, err := e.holdLiveness(parent)
 	if err != nil {
 		return err
 	}
 	defer release()
+	// Without its liveness lock the engine stops at once, as a shutdown
+	// does, and its backups are cut off: others may be running them.
+	ctx, cancelRun := context.WithCancel(parent)
+	defer cancelRun()
+	var livenessLost atomic.Bool
+	if lost != nil {
+		go func() {
+			select {
+			case <-lost:
+				livenessLost.Store(true)
+				cancelRun()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	if _, err := e.Recover(ctx); err != nil && ctx.Err() == nil {
 		e.log.Error("recovering interrupted backups", "err", err)
 	}
@@ -372,7 +455,7 @@ func (e *Engine) run(ctx context.Context, only []int64) error {
 	}
 	lastRecover := time.Now()
 	for ctx.Err() == nil {
-		if time.Since(lastRecover) > 30*time.Second {
+		if time.Since(lastRecover) > e.recoverEvery() {
 			lastRecover = time.Now()
 			if _, err := e.Recover(ctx); err != nil && ctx.Err() == nil {
 				e.log.Error("recovering interrupted backups", "err", err)
@@ -423,6 +506,9 @@ func (e *Engine) run(ctx context.Context, only []int64) error {
 	// Shutdown: let running backups finish for a while, then cut them off.
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+	if livenessLost.Load() {
+		hardStop()
+	}
 	select {
 	case <-finished:
 	case <-time.After(e.opts.ShutdownGrace):
@@ -439,6 +525,9 @@ func (e *Engine) run(ctx context.Context, only []int64) error {
 		e.log.Info("backups interrupted by shutdown; they run again at the next start", "count", res.Attempts)
 	}
 	e.logGaveUp(res)
+	if livenessLost.Load() {
+		return errLivenessLost
+	}
 	return nil
 }
 
@@ -486,7 +575,11 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		return
 	}
 	o.FinishedAt = time.Now()
-	if err := e.record(context.WithoutCancel(ctx), c, o, o.FinishedAt.Sub(began)); err != nil {
+	if err := e.record(context.WithoutCancel(ctx), c, o, o.FinishedAt.Sub(began)); errors.Is(err, db.ErrJobNotOwned) {
+		// Taken for dead meanwhile (a lost database connection): the job
+		// was queued again and its result is another attempt's to record.
+		e.log.Warn("backup result dropped: the job was queued again while it ran", "device_id", c.DeviceID, "job_id", c.ID)
+	} else if err != nil {
 		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
 	}
 }

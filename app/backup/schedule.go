@@ -273,6 +273,25 @@ type Scheduler struct {
 	enq   func(ctx context.Context, reqs []db.JobRequest) ([]int64, error)
 	log   *slog.Logger
 	wake  chan struct{}
+	// queued, when set, makes each tick queue its backups in the
+	// transaction that moves the schedule on (NewStoreScheduler); it is
+	// called after.
+	queued func()
+}
+
+// NewStoreScheduler returns a scheduler that queues each tick's backups in
+// the same transaction that moves the schedule to its next run
+// (db.Store.FireScheduleRun), then calls queued (the engine's Poke). With
+// several nodes, a leader that dies in the middle of a tick leaves it
+// either fired or still due for the next leader: never doubled, never
+// lost.
+func NewStoreScheduler(store *db.Store, queued func(), log *slog.Logger) *Scheduler {
+	s := NewScheduler(store, nil, log)
+	s.queued = queued
+	if s.queued == nil {
+		s.queued = func() {}
+	}
+	return s
 }
 
 // NewScheduler returns a scheduler that queues backups through enq
@@ -382,6 +401,9 @@ func (s *Scheduler) handle(ctx context.Context, sc db.Schedule, now time.Time) (
 		return false, err
 	}
 	tick := *sc.NextRunAt
+	if s.queued != nil {
+		return s.fireAtomic(ctx, sc, tick, next, now)
+	}
 	claimed, err := s.store.ClaimScheduleRun(ctx, sc.ID, tick, next)
 	if err != nil || !claimed {
 		// Not claimed: another scheduler fired this tick, or the schedule
@@ -404,14 +426,33 @@ func (s *Scheduler) handle(ctx context.Context, sc db.Schedule, now time.Time) (
 	return true, nil
 }
 
-// fire queues the schedule's target devices and returns how many.
-func (s *Scheduler) fire(ctx context.Context, sc db.Schedule, tick, now time.Time) (int, error) {
+// fireAtomic fires a due tick through db.Store.FireScheduleRun.
+func (s *Scheduler) fireAtomic(ctx context.Context, sc db.Schedule, tick, next, now time.Time) (bool, error) {
+	reqs, err := s.requests(ctx, sc, tick, now)
+	if err != nil {
+		return false, err
+	}
+	// Not cut short by a shutdown arriving at the tick.
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scheduleEnqueueTimeout)
+	defer cancel()
+	fired, err := s.store.FireScheduleRun(ectx, sc.ID, tick, next, reqs)
+	if err != nil || !fired {
+		// Not fired: another scheduler fired this tick, or the schedule
+		// changed since it was read; on an error the tick stays due.
+		return false, err
+	}
+	s.queued()
+	s.log.Info("schedule fired", "schedule", sc.Name, "schedule_id", sc.ID, "devices", len(reqs),
+		"tick", tick.UTC().Format(time.RFC3339), "spread_seconds", sc.SpreadSeconds, "next_run", next.UTC().Format(time.RFC3339))
+	return true, nil
+}
+
+// requests are the backups a tick of sc queues: its target devices, each
+// at its slot in the spread window.
+func (s *Scheduler) requests(ctx context.Context, sc db.Schedule, tick, now time.Time) ([]db.JobRequest, error) {
 	ids, err := s.store.TargetDevices(ctx, sc.Target, sc.TargetIDs)
 	if err != nil {
-		return 0, err
-	}
-	if len(ids) == 0 {
-		return 0, nil
+		return nil, err
 	}
 	base := tick
 	if now.Sub(tick) > scheduleLateGrace {
@@ -421,14 +462,23 @@ func (s *Scheduler) fire(ctx context.Context, sc db.Schedule, tick, now time.Tim
 	for i, id := range ids {
 		reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerSchedule, NotBefore: base.Add(scheduleSlot(sc.ID, id, sc.SpreadSeconds))}
 	}
+	return reqs, nil
+}
+
+// fire queues the schedule's target devices and returns how many.
+func (s *Scheduler) fire(ctx context.Context, sc db.Schedule, tick, now time.Time) (int, error) {
+	reqs, err := s.requests(ctx, sc, tick, now)
+	if err != nil || len(reqs) == 0 {
+		return 0, err
+	}
 	// Queued in one call, so a failure queues nothing (and the tick is
 	// retried), and not cut short by a shutdown arriving at the tick.
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scheduleEnqueueTimeout)
 	defer cancel()
 	if _, err := s.enq(ectx, reqs); err != nil {
-		return 0, fmt.Errorf("queue %d devices: %w", len(ids), err)
+		return 0, fmt.Errorf("queue %d devices: %w", len(reqs), err)
 	}
-	return len(ids), nil
+	return len(reqs), nil
 }
 
 // scheduleSlot is the device's offset within a schedule's spread window:
