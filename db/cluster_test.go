@@ -327,6 +327,26 @@ func TestClusterNodes(t *testing.T) {
 	if n, err := s.FreshNodes(ctx, time.Now()); err != nil || n != 1 {
 		t.Fatalf("FreshNodes after a stop = %d, %v; want 1", n, err)
 	}
+	// A new leader's heartbeat clears the flag a dead leader left.
+	if _, err := s.Exec(ctx, `UPDATE nodes SET leader = 1, leader_since = ? WHERE id = 'n2'`, db.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, db.Node{ID: "n3", Hostname: "h3", Version: "v1", StartedAt: start, Leader: true, LeaderSince: &since}); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err = s.ListNodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaders []string
+	for _, n := range nodes {
+		if n.Leader {
+			leaders = append(leaders, n.ID)
+		}
+	}
+	if len(leaders) != 1 || leaders[0] != "n3" {
+		t.Fatalf("leaders = %v, want only n3", leaders)
+	}
 }
 
 // A claim takes at most as many jobs as asked for, however small the

@@ -51,6 +51,13 @@ func (s *Store) Heartbeat(ctx context.Context, n Node) error {
 			n.Leader, since); err != nil {
 			return err
 		}
+		if n.Leader {
+			// A leader that died leaves its row saying it leads: one
+			// leader at a time, this one.
+			if _, err := tx.ExecContext(ctx, `UPDATE nodes SET leader = 0, leader_since = NULL WHERE leader = 1 AND id <> ?`, n.ID); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < ?`, now.Add(-nodePrune).UTC().Format(TimeFormat))
 		return err
 	})

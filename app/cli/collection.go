@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"backupd/app/backup"
@@ -14,18 +15,18 @@ import (
 	"backupd/db"
 )
 
-// startCollection starts everything of `serve` that backs devices up: the
-// job engine, schedules, reachability checks, daily retention and, with
-// --demo, the simulated fleet, and with --syslog-listen (or --demo) the
-// syslog listener. Each runs on goBG until bg ends; stop, called once they
-// all returned, stops the fleet. The engine is what the web interface
-// enqueues and cancels jobs with; syslogTrigger is nil when no listener
-// runs.
+// startCollection starts everything of `serve` that backs devices up on
+// every node: the job engine and, with --demo, the simulated fleet, and
+// with --syslog-listen (or --demo) the syslog listener. Each runs on goBG
+// until bg ends; stop, called once they all returned, stops the fleet. The
+// engine is what the web interface enqueues and cancels jobs with;
+// syslogTrigger is nil when no listener runs. lead runs the leader's part
+// (leaderCollection) until its context ends.
 func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
-	log *slog.Logger, goBG func(func())) (engine *backup.Engine, syslogTrigger *backup.SyslogTrigger, stop func(), err error) {
+	log *slog.Logger, goBG func(func())) (engine *backup.Engine, syslogTrigger *backup.SyslogTrigger, lead func(context.Context), stop func(), err error) {
 	stop = func() {}
 	if err := backup.EnsureDefaultSchedule(ctx, store, cfg.ZoneName()); err != nil {
-		return nil, nil, stop, err
+		return nil, nil, nil, stop, err
 	}
 	engine = backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers})
 	goBG(func() {
@@ -33,39 +34,10 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 			log.Error("backup engine stopped", "err", err)
 		}
 	})
-	sched := backup.NewScheduler(store, engine.EnqueueRequests, log.With("component", "scheduler"))
-	goBG(func() {
-		if err := sched.Run(bg); err != nil && bg.Err() == nil {
-			log.Error("scheduler stopped", "err", err)
-		}
-	})
-	reach := backup.NewReachability(store, log.With("component", "reachability"), backup.ReachOptions{})
-	goBG(func() { reach.Run(bg) })
-	goBG(func() {
-		runDaily(bg, func() {
-			_, _ = backup.RunRetention(bg, store, log.With("component", "retention"))
-			_, _ = backup.RunRepack(bg, store, log.With("component", "repack"))
-		})
-	})
-	// Versions stored whole before deltas existed are packed once soon
-	// after start (new ones are packed as they arrive).
-	goBG(func() {
-		t := time.NewTimer(repackDelay(cfg.Demo))
-		defer t.Stop()
-		select {
-		case <-bg.Done():
-		case <-t.C:
-			_, _ = backup.RunRepack(bg, store, log.With("component", "repack"))
-		}
-	})
-
-	// The git mirror: one commit per run, then a push; it only reads the
-	// database, so it never holds backups up.
 	if err := applyGitFlags(ctx, store, sealer, cfg.Git, io.Discard); err != nil {
-		return engine, nil, stop, err
+		return engine, nil, nil, stop, err
 	}
-	mirror := gitmirror.New(store, sealer, log.With("component", "git"), cfg.DataDir)
-	goBG(func() { mirror.Run(bg, gitmirror.LoopOptions{MaxWait: cfg.Git.MaxWait}) })
+	lead = func(ctx context.Context) { leaderCollection(ctx, cfg, store, sealer, engine, log) }
 
 	syslogAddr, debounce := cfg.SyslogListen, cfg.SyslogDebounce
 	if cfg.Demo {
@@ -81,7 +53,7 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 			Addr: syslogAddr, Debounce: debounce, Logger: log.With("component", "syslog"),
 		})
 		if err != nil {
-			return engine, nil, stop, err
+			return engine, nil, nil, stop, err
 		}
 		goBG(func() {
 			<-bg.Done()
@@ -93,7 +65,7 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 	if cfg.Demo {
 		fleet, err := demo.Start(ctx, store, sealer, log.With("component", "demo"))
 		if err != nil {
-			return engine, syslogTrigger, stop, err
+			return engine, syslogTrigger, lead, stop, err
 		}
 		// The devices outlive the engine, so that backups in flight at
 		// shutdown are not failed by devices vanishing under them.
@@ -101,18 +73,64 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 		// Before the first backups, so that their events have a rule.
 		hook, err := demo.StartNotifications(ctx, store, sealer, log.With("component", "demo"))
 		if err != nil {
-			return engine, syslogTrigger, stop, err
+			return engine, syslogTrigger, lead, stop, err
 		}
 		stop = func() { fleet.Close(); hook.Close() }
 		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), db.TriggerManual); err != nil {
-			return engine, syslogTrigger, stop, err
+			return engine, syslogTrigger, lead, stop, err
 		}
 		if syslogTrigger != nil {
 			fleet.LogTo(syslogTrigger.Addr())
 		}
 		goBG(func() { fleet.Mutate(bg, 3*time.Minute, 3) })
 	}
-	return engine, syslogTrigger, stop, nil
+	return engine, syslogTrigger, lead, stop, nil
+}
+
+// leaderCollection runs the fleet-wide part of collection, which one node
+// of a cluster runs (the leader; on SQLite the one process), until ctx
+// ends, and returns once each loop has stopped: the schedules (each tick
+// queued in the transaction that moves the schedule on), reachability
+// checks, daily retention and repack, and the git mirror.
+func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer, engine *backup.Engine, log *slog.Logger) {
+	var wg sync.WaitGroup
+	goLead := func(fn func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
+	defer wg.Wait()
+	sched := backup.NewStoreScheduler(store, engine.Poke, log.With("component", "scheduler"))
+	goLead(func() {
+		if err := sched.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("scheduler stopped", "err", err)
+		}
+	})
+	reach := backup.NewReachability(store, log.With("component", "reachability"), backup.ReachOptions{})
+	goLead(func() { reach.Run(ctx) })
+	goLead(func() {
+		runDaily(ctx, func() {
+			_, _ = backup.RunRetention(ctx, store, log.With("component", "retention"))
+			_, _ = backup.RunRepack(ctx, store, log.With("component", "repack"))
+		})
+	})
+	// Versions stored whole before deltas existed are packed once soon
+	// after start (new ones are packed as they arrive).
+	goLead(func() {
+		t := time.NewTimer(repackDelay(cfg.Demo))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			_, _ = backup.RunRepack(ctx, store, log.With("component", "repack"))
+		}
+	})
+	// The git mirror: one commit per run, then a push; it only reads the
+	// database, so it never holds backups up.
+	mirror := gitmirror.New(store, sealer, log.With("component", "git"), cfg.DataDir)
+	goLead(func() { mirror.Run(ctx, gitmirror.LoopOptions{MaxWait: cfg.Git.MaxWait}) })
+	// Notification delivery, the stale check and the delivery log's
+	// pruning.
+	goLead(func() { runNotifications(ctx, cfg, store, sealer, log) })
 }
 
 // demoSyslogDebounce is the demo's quiet time after a logged change: short,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"backupd/app/config"
@@ -13,13 +14,18 @@ import (
 	"backupd/db"
 )
 
-// startNotifications starts the delivery worker (the outbox to the
-// channels), the stale check and the daily pruning of the delivery log on
-// goBG until bg ends. Both run on their
-// own goroutines and only read what backups wrote: a channel that is down
-// never slows a backup.
-func startNotifications(bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer,
-	log *slog.Logger, goBG func(func())) {
+// runNotifications runs the delivery worker (the outbox to the channels),
+// the stale check and the daily pruning of the delivery log until bg
+// ends, and returns once they stopped. They run on the leading node only,
+// on their own goroutines, and only read what backups wrote: a channel
+// that is down never slows a backup.
+func runNotifications(bg context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer, log *slog.Logger) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	goBG := func(fn func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
 	wlog := log.With("component", "notify")
 	window := cfg.NotifyWindow
 	if cfg.Demo && window == 0 {

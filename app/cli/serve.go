@@ -19,6 +19,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/app/backup"
+	"backupd/app/cluster"
 	"backupd/app/config"
 	"backupd/app/metrics"
 	"backupd/db"
@@ -129,7 +130,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		go func() { defer wg.Done(); fn() }()
 	}
 	goBG(func() { keys.Run(bg, 30*time.Second) })
-	engine, syslogTrigger, stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
+	engine, syslogTrigger, lead, stopCollection, err := startCollection(ctx, bg, cfg, store, sealer, log, goBG)
 	defer stopCollection()
 	if err != nil {
 		ln.Close()
@@ -142,9 +143,12 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		uiDeps.Syslog = syslogTrigger
 	}
 	ui.Mount(mux, uiDeps)
-	startNotifications(bg, cfg, store, sealer, log, goBG)
+	// Every node serves the web interface and the API and runs backups;
+	// the leader also runs the schedules and the other fleet-wide work.
+	node := cluster.New(store, cluster.Options{Version: Version, Log: log.With("component", "cluster")})
+	goBG(func() { node.Run(bg, lead) })
 	if cfg.MetricsListen != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, syslogTrigger, log)
+		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, node, syslogTrigger, log)
 		if err != nil {
 			ln.Close()
 			stopBG()
@@ -190,7 +194,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 
 // serveMetrics serves /metrics on its own listener, so that the metrics
 // can stay on a private address while the interface faces users.
-func serveMetrics(addr, dataDir string, store *db.Store, syslogTrigger *backup.SyslogTrigger, log *slog.Logger) (stop func(), err error) {
+func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, syslogTrigger *backup.SyslogTrigger, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
@@ -228,6 +232,10 @@ func serveMetrics(addr, dataDir string, store *db.Store, syslogTrigger *backup.S
 			return st, err
 		}
 		st.DatabaseBytes = store.SizeBytes()
+		st.ClusterLeader = node.Leader()
+		if st.ClusterNodes, err = store.FreshNodes(ctx, time.Now()); err != nil {
+			return st, err
+		}
 		return st, nil
 	}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}

@@ -46,6 +46,9 @@ var families = map[string]family{
 		"and a key frame every 65 versions) or delta (an older version stored against the next newer one)."},
 	"backupd_snapshot_bytes": {gauge, "Bytes of the distinct configuration texts stored, by kind: raw (the texts) " +
 		"or stored (compressed, deltas included)."},
+	"backupd_cluster_leader": {gauge, "1 when this node leads the nodes sharing the database (it runs the schedules, " +
+		"reachability checks, retention, the git mirror and notifications), 0 when it follows. A single node on SQLite always leads."},
+	"backupd_cluster_nodes":               {gauge, "backupd serve nodes on this database whose heartbeat is fresh (at most 20 s old)."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 

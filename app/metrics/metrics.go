@@ -99,6 +99,10 @@ type State struct {
 	// is when the oldest of them was recorded (nil: none).
 	NotificationsPending int
 	OldestNotification   *time.Time
+	// ClusterLeader is whether this node leads; ClusterNodes counts the
+	// nodes with a fresh heartbeat (db.NodeFresh).
+	ClusterLeader bool
+	ClusterNodes  int
 }
 
 // Options say what the handler reports besides the state.
@@ -184,6 +188,12 @@ func writeState(w io.Writer, st State, now time.Time) {
 	fmt.Fprintf(w, "backupd_snapshots{form=\"delta\"} %d\n", st.Snapshots.Deltas)
 	fmt.Fprintf(w, "backupd_snapshot_bytes{kind=\"raw\"} %d\n", st.Snapshots.RawBytes)
 	fmt.Fprintf(w, "backupd_snapshot_bytes{kind=\"stored\"} %d\n", st.Snapshots.StoredBytes)
+	leader := 0
+	if st.ClusterLeader {
+		leader = 1
+	}
+	fmt.Fprintf(w, "backupd_cluster_leader %d\n", leader)
+	fmt.Fprintf(w, "backupd_cluster_nodes %d\n", st.ClusterNodes)
 }
 
 func writeSyslog(w io.Writer, s Syslog) {
