@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -21,11 +22,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func openStore(t *testing.T) (*db.Store, string) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatalf("db.Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := dbtest.Open(t)
 	pw, err := auth.Bootstrap(ctx, s)
 	if err != nil {
 		t.Fatalf("Bootstrap: %v", err)

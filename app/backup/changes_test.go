@@ -11,17 +11,13 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // histStore opens a migrated store in a temporary directory.
 func histStore(t testing.TB) *db.Store {
 	t.Helper()
-	s, err := db.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatalf("db.Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return dbtest.Open(t)
 }
 
 // histDevice creates a device of platform, in group when not nil.

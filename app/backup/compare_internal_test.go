@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // compareFixture is an engine over a real store with one device whose
@@ -27,11 +28,7 @@ type compareFixture struct {
 func newCompareFixture(t *testing.T) *compareFixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
 	d, err := store.CreateDevice(ctx, db.Device{Name: "r1", Host: "192.0.2.1", Port: 22, Platform: "cisco_ios",
 		LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})

@@ -11,6 +11,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // A panic while backing one device up fails that job only, with a message
@@ -58,11 +59,7 @@ func TestPanicFailsOnlyItsOwnJob(t *testing.T) {
 func internalFleet(t *testing.T, hosts ...string) (*db.Store, *secret.Sealer, []int64) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
 	cred, err := store.CreateCredential(ctx, db.Credential{Name: "c", Username: "u", Password: sealer.Seal("pw", secret.PurposePassword)})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // engEnv is a store with one credential and simulated devices registered
@@ -41,11 +41,7 @@ const (
 func newEngEnv(t *testing.T) *engEnv {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	sealer, err := secret.New(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +115,7 @@ func (e *engEnv) run(eng *backup.Engine, ids ...int64) map[int64]db.Job {
 	}
 	out := map[int64]db.Job{}
 	if err := eng.RunJobs(ctx, jobs, func(j db.Job) { out[j.DeviceID] = j }); err != nil {
-		e.t.Fatal(err)
+		e.t.Fatal(err, e.log.String())
 	}
 	if len(out) != len(ids) {
 		e.t.Fatalf("%d of %d jobs reported", len(out), len(ids))
@@ -634,6 +630,7 @@ func TestEngineCancelRunningJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	other := dbtest.Reopen(t, e.store) // another process's handle
 	go func() {
 		deadline := time.Now().Add(10 * time.Second)
 		for (e.sims[a].Stats().ConfigShows == 0 || e.sims[b].Stats().ConfigShows == 0) && time.Now().Before(deadline) {
@@ -643,12 +640,6 @@ func TestEngineCancelRunningJob(t *testing.T) {
 			t.Error(err)
 		}
 		// Another process's view of the store.
-		other, err := db.Open(ctx, filepath.Dir(e.store.Path()))
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer other.Close()
 		if _, err := other.CancelJob(ctx, jobs[1]); err != nil {
 			t.Error(err)
 		}

@@ -70,7 +70,7 @@ func reachWithin(t *testing.T, r *backup.Reachability, ctx context.Context, limi
 }
 
 func TestCheckAllBlackholedAddressTimesOut(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	port := reachBlackhole(t)
 	ids := schedAddDevices(t, store, "void", 4, nil, true)
 	if _, err := store.Exec(context.Background(), `UPDATE devices SET port = ?`, port); err != nil {
@@ -89,7 +89,7 @@ func TestCheckAllBlackholedAddressTimesOut(t *testing.T) {
 }
 
 func TestCheckAllShutdownMidCheckRecordsNothing(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	id := reachDevice(t, store, "void", "127.0.0.1", reachBlackhole(t), true)
 	// The connect would wait a minute; the shutdown comes first.
 	r := backup.NewReachability(store, nil, backup.ReachOptions{Timeout: time.Minute})

@@ -70,7 +70,7 @@ func reachStatus(t *testing.T, s *db.Store, id int64) db.Device {
 
 func TestCheckAllMarksReachability(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	open, closed := reachListener(t), reachClosedPort(t)
 	up := reachDevice(t, store, "up", "127.0.0.1", open, true)
 	down := reachDevice(t, store, "down", "127.0.0.1", closed, true)
@@ -110,7 +110,7 @@ func TestCheckAllMarksReachability(t *testing.T) {
 }
 
 func TestCheckAllWalksEveryPage(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	open := reachListener(t)
 	ids := schedAddDevices(t, store, "r", 1200, nil, true)
 	if _, err := store.Exec(context.Background(), `UPDATE devices SET port = ?`, open); err != nil {
@@ -131,7 +131,7 @@ func TestCheckAllWalksEveryPage(t *testing.T) {
 }
 
 func TestCheckAllUnroutableAddressEndsInTime(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	// TEST-NET-1 (RFC 5737): never answers; either the connect times out
 	// or the network says unreachable at once.
 	id := reachDevice(t, store, "void", "192.0.2.1", 22, true)
@@ -148,7 +148,7 @@ func TestCheckAllUnroutableAddressEndsInTime(t *testing.T) {
 }
 
 func TestCheckAllCancelledRecordsNothing(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	id := reachDevice(t, store, "down", "127.0.0.1", reachClosedPort(t), true)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -162,7 +162,7 @@ func TestCheckAllCancelledRecordsNothing(t *testing.T) {
 }
 
 func TestReachabilityRunChecksAndStops(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	id := reachDevice(t, store, "up", "127.0.0.1", reachListener(t), true)
 	r := backup.NewReachability(store, nil, backup.ReachOptions{Interval: time.Hour, Timeout: 2 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,6 +2,7 @@ package backup_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,17 +13,12 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
-func schedOpenStore(t *testing.T) (*db.Store, string) {
+func schedOpenStore(t *testing.T) *db.Store {
 	t.Helper()
-	dir := t.TempDir()
-	s, err := db.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatalf("db.Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, dir
+	return dbtest.Open(t)
 }
 
 // schedAddDevices inserts n devices named prefix-1 … prefix-n in group
@@ -30,21 +26,30 @@ func schedOpenStore(t *testing.T) (*db.Store, string) {
 func schedAddDevices(t *testing.T, s *db.Store, prefix string, n int, group *int64, enabled bool) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	res, err := s.Exec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-		INSERT INTO devices (name, host, port, platform, login_method, group_id, enabled, created_at, updated_at)
-		SELECT ? || '-' || i, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ? FROM n`,
-		n, prefix, group, enabled, db.Now(), db.Now())
-	if err != nil {
-		t.Fatalf("insert devices: %v", err)
+	var ids []int64
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO devices (name, host, port, platform, login_method, group_id, enabled, created_at, updated_at)
+			SELECT ? || '-' || i, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ? FROM n ORDER BY i
+			RETURNING id`, n, prefix, group, enabled, db.Now(), db.Now())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil || len(ids) != n {
+		t.Fatalf("insert devices: %d of %d, %v", len(ids), n, err)
 	}
-	last, err := res.LastInsertId()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = last - int64(n-1-i)
-	}
+	// Inserted in name order, so ids ascend with the names.
+	slices.Sort(ids)
 	return ids
 }
 
@@ -329,13 +334,9 @@ func sameDate(a, b time.Time) bool {
 
 func TestTickFiresDueScheduleOnce(t *testing.T) {
 	ctx := context.Background()
-	store, dir := schedOpenStore(t)
+	store := schedOpenStore(t)
 	// A second handle on the same database stands for a second process.
-	other, err := db.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := dbtest.Reopen(t, store)
 	devices := schedAddDevices(t, store, "r", 5, nil, true)
 	tick := utc("2026-05-01T02:00:00Z")
 	sc := schedCreate(t, store, db.Schedule{Name: "n", Cron: "0 2 * * *", SpreadSeconds: 600, Enabled: true, NextRunAt: &tick})
@@ -404,7 +405,7 @@ func TestTickFiresDueScheduleOnce(t *testing.T) {
 
 func TestTickComputesMissingNextRunWithoutFiring(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	schedAddDevices(t, store, "r", 2, nil, true)
 	sc := schedCreate(t, store, db.Schedule{Name: "every minute", Cron: "* * * * *", Enabled: true})
 	rec := newSchedRecorder(store)
@@ -428,7 +429,7 @@ func TestTickComputesMissingNextRunWithoutFiring(t *testing.T) {
 
 func TestTickSkipsDisabledSchedulesAndDevices(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	on := schedAddDevices(t, store, "on", 3, nil, true)
 	off := schedAddDevices(t, store, "off", 2, nil, false)
 	tick := utc("2026-05-01T02:00:00Z")
@@ -461,7 +462,7 @@ func TestTickSkipsDisabledSchedulesAndDevices(t *testing.T) {
 
 func TestTickSpreadsDevicesDeterministically(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	devices := schedAddDevices(t, store, "r", 1000, nil, true)
 	tick := utc("2026-05-01T02:00:00Z")
 	const spread = 3600
@@ -524,7 +525,7 @@ func TestTickSpreadsDevicesDeterministically(t *testing.T) {
 
 func TestTickJobsCarrySpreadSlot(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	schedAddDevices(t, store, "r", 20, nil, true)
 	tick := utc("2026-05-01T02:00:00Z")
 	schedCreate(t, store, db.Schedule{Name: "n", Cron: "0 2 * * *", SpreadSeconds: 900, Enabled: true, NextRunAt: &tick})
@@ -556,7 +557,7 @@ func TestTickJobsCarrySpreadSlot(t *testing.T) {
 
 func TestTickMissedTicksFireOnce(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	devices := schedAddDevices(t, store, "r", 50, nil, true)
 	missed := utc("2026-05-01T01:00:00Z")
 	sc := schedCreate(t, store, db.Schedule{Name: "hourly", Cron: "0 * * * *", SpreadSeconds: 300, Enabled: true, NextRunAt: &missed})
@@ -589,7 +590,7 @@ func TestTickMissedTicksFireOnce(t *testing.T) {
 
 func TestTickGroupsTargetIncludesSubgroups(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	mk := func(name string, parent *int64) int64 {
 		g, err := store.CreateGroup(ctx, name, parent)
 		if err != nil {
@@ -622,7 +623,7 @@ func TestTickGroupsTargetIncludesSubgroups(t *testing.T) {
 
 func TestTickRetriesWhenQueueingFails(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	schedAddDevices(t, store, "r", 3, nil, true)
 	tick := utc("2026-05-01T02:00:00Z")
 	sc := schedCreate(t, store, db.Schedule{Name: "n", Cron: "0 2 * * *", Enabled: true, NextRunAt: &tick})
@@ -652,7 +653,7 @@ func TestTickRetriesWhenQueueingFails(t *testing.T) {
 }
 
 func TestSchedulerRunFiresAtTheTick(t *testing.T) {
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	schedAddDevices(t, store, "r", 2, nil, true)
 	// A tick two seconds ahead: well before the 30 s fallback wake-up.
 	tick := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
@@ -684,7 +685,7 @@ func TestSchedulerRunFiresAtTheTick(t *testing.T) {
 
 func TestEnsureDefaultSchedule(t *testing.T) {
 	ctx := context.Background()
-	store, _ := schedOpenStore(t)
+	store := schedOpenStore(t)
 	for range 2 {
 		if err := backup.EnsureDefaultSchedule(ctx, store, "Europe/Berlin"); err != nil {
 			t.Fatal(err)
@@ -715,7 +716,7 @@ func TestEnsureDefaultSchedule(t *testing.T) {
 	}
 
 	t.Run("existing schedules", func(t *testing.T) {
-		store, _ := schedOpenStore(t)
+		store := schedOpenStore(t)
 		schedCreate(t, store, db.Schedule{Name: "mine", Cron: "0 4 * * *", Enabled: true})
 		if err := backup.EnsureDefaultSchedule(ctx, store, ""); err != nil {
 			t.Fatal(err)
@@ -725,7 +726,7 @@ func TestEnsureDefaultSchedule(t *testing.T) {
 		}
 	})
 	t.Run("default zone", func(t *testing.T) {
-		store, _ := schedOpenStore(t)
+		store := schedOpenStore(t)
 		if err := backup.EnsureDefaultSchedule(ctx, store, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -734,7 +735,7 @@ func TestEnsureDefaultSchedule(t *testing.T) {
 		}
 	})
 	t.Run("bad zone", func(t *testing.T) {
-		store, _ := schedOpenStore(t)
+		store := schedOpenStore(t)
 		if err := backup.EnsureDefaultSchedule(ctx, store, "Nowhere/Else"); err == nil {
 			t.Error("no error for an unknown zone")
 		}

@@ -18,6 +18,7 @@ import (
 	"backupd/app/gitmirror"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 const (
@@ -52,12 +53,8 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	needGit(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := db.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
+	dir := dbtest.DataDir(t, store)
 	sealer, err := secret.New(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)

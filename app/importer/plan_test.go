@@ -10,20 +10,16 @@ import (
 	"backupd/app/importer"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func openData(t testing.TB) (*db.Store, *secret.Sealer) {
 	t.Helper()
-	dir := t.TempDir()
-	sealer, err := secret.LoadOrCreate(dir)
+	store := dbtest.Open(t)
+	sealer, err := secret.LoadOrCreate(dbtest.DataDir(t, store))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := db.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	return store, sealer
 }
 
@@ -173,9 +169,17 @@ func TestApplyAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	store, sealer := openData(t)
 	// The database refuses the last device of the file.
-	if _, err := store.Exec(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON devices WHEN NEW.name = 'lab-1'
-		BEGIN SELECT RAISE(ABORT, 'refused by test'); END`); err != nil {
-		t.Fatal(err)
+	refuse := []string{`CREATE TRIGGER refuse BEFORE INSERT ON devices WHEN NEW.name = 'lab-1'
+		BEGIN SELECT RAISE(ABORT, 'refused by test'); END`}
+	if store.Postgres() {
+		refuse = []string{`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.name = 'lab-1' THEN RAISE EXCEPTION 'refused by test'; END IF; RETURN NEW; END $$`,
+			`CREATE TRIGGER refuse BEFORE INSERT ON devices FOR EACH ROW EXECUTE FUNCTION refuse()`}
+	}
+	for _, q := range refuse {
+		if _, err := store.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p := plan(t, store, sealer, routerDB)
 	err := p.Apply(ctx, store, sealer)

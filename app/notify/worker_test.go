@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // fleetStore is a real store with devices and one rule sending changes
@@ -30,11 +32,7 @@ type fleetStore struct {
 func newFleetStore(t testing.TB, n int) *fleetStore {
 	t.Helper()
 	ctx := context.Background()
-	s, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := dbtest.Open(t)
 	key := make([]byte, 32)
 	sealer, err := secret.New(key)
 	if err != nil {
@@ -42,12 +40,14 @@ func newFleetStore(t testing.TB, n int) *fleetStore {
 	}
 	f := &fleetStore{s: s, sealer: sealer}
 	for i := range n {
-		res, err := s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
-			VALUES (?, ?, 22, 'cisco_ios', 'ssh', ?, ?)`, fmt.Sprintf("sw-%04d", i), fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), db.Now(), db.Now())
+		var id int64
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+				VALUES (?, ?, 22, 'cisco_ios', 'ssh', ?, ?) RETURNING id`, fmt.Sprintf("sw-%04d", i), fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), db.Now(), db.Now()).Scan(&id)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, _ := res.LastInsertId()
 		f.devs = append(f.devs, id)
 		f.attempt(t, id, db.Outcome{Success: true, First: true, Text: deviceConfig(i, 0)})
 	}

@@ -10,6 +10,7 @@ import (
 	"backupd/app/collect/driver"
 	"backupd/app/platforms"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // valid is a definition equivalent to the built-in Cisco IOS dialogue.
@@ -154,11 +155,7 @@ func TestBuiltinsExportAndImport(t *testing.T) {
 
 func TestLoadStore(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(t)
 	t.Cleanup(func() { driver.SetCustom(nil) })
 
 	if _, err := platforms.Save(ctx, store, valid(), true); err != nil {
@@ -176,7 +173,7 @@ func TestLoadStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	driver.SetCustom(nil)
-	err = platforms.LoadStore(ctx, store)
+	err := platforms.LoadStore(ctx, store)
 	if err == nil || !strings.Contains(err.Error(), "custom_broken") {
 		t.Fatalf("LoadStore: %v", err)
 	}

@@ -93,6 +93,18 @@ func Reopen(t testing.TB, s *db.Store) *db.Store {
 	return o
 }
 
+// DataDir is the data directory beside s, for what lives in files even
+// with a PostgreSQL store (the secret key, the engines' liveness locks,
+// the Git mirror): the SQLite database's own directory, or a fresh
+// temporary one.
+func DataDir(t testing.TB, s *db.Store) string {
+	t.Helper()
+	if s.Postgres() {
+		return t.TempDir()
+	}
+	return dirOf(s.Path())
+}
+
 func dirOf(path string) string {
 	for i := len(path) - 1; i >= 0; i-- {
 		if path[i] == '/' {

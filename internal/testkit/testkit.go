@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -75,11 +74,7 @@ func OpenData(t testing.TB) (*db.Store, *secret.Sealer, string) {
 	t.Helper()
 	ctx := context.Background()
 	store := dbtest.Open(t)
-	dir := t.TempDir()
-	if !store.Postgres() {
-		dir = filepath.Dir(store.Location())
-	}
-	sealer, err := secret.LoadOrCreate(dir)
+	sealer, err := secret.LoadOrCreate(dbtest.DataDir(t, store))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@
 //
 // BACKUPD_BENCH_DEVICES (default 1000) sets the number of simulated
 // devices, BACKUPD_BENCH_RECORDS_PER_DEVICE (default 1; 10 for the
-// 10,000-device memory run) how many device records point at each.
+// 10,000-device memory run) how many device records point at each. The
+// store is SQLite, or PostgreSQL when BACKUPD_TEST_POSTGRES names a server
+// (see internal/dbtest).
 package bench
 
 import (
@@ -31,6 +33,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 const (
@@ -137,16 +140,13 @@ func startFleet(b *testing.B, count int) []string {
 	return ports
 }
 
-// fleetStore opens a database in b.TempDir() holding perDevice device
-// records for each simulated device (closed when b ends).
+// fleetStore opens a store from dbtest (SQLite in b.TempDir(), or a fresh
+// PostgreSQL database when BACKUPD_TEST_POSTGRES is set) holding perDevice
+// device records for each simulated device (closed when b ends).
 func fleetStore(b *testing.B, ports []string, perDevice int) (*db.Store, *secret.Sealer, []int64) {
 	b.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.Open(b)
 	sealer, err := secret.New(make([]byte, 32))
 	if err != nil {
 		b.Fatal(err)
