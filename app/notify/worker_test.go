@@ -471,12 +471,22 @@ func TestHungChannelDoesNotHoldBackups(t *testing.T) {
 	f.channel(t, hookChannel("hung", srv.URL, "s"), false)
 	f.change(t, 0, 1)
 	w := f.worker(notify.WorkerOptions{Timeout: time.Minute})
-	done := make(chan int)
+	type passed struct {
+		n   int
+		err error
+	}
+	done := make(chan passed, 1)
 	go func() {
-		n, _ := w.Pass(context.Background())
-		done <- n
+		n, err := w.Pass(context.Background())
+		done <- passed{n, err}
 	}()
-	<-arrived
+	select {
+	case <-arrived:
+	case p := <-done:
+		t.Fatalf("the pass ended without sending: %d, %v", p.n, p.err)
+	case <-time.After(time.Minute):
+		t.Fatal("no send within a minute")
+	}
 	for i := 1; i < 5; i++ {
 		f.change(t, i, 1) // each records its event in its own transaction
 	}
@@ -490,8 +500,8 @@ func TestHungChannelDoesNotHoldBackups(t *testing.T) {
 	default:
 	}
 	close(release)
-	if n := <-done; n != 1 || events != 5 {
-		t.Fatalf("the pass claimed %d; %d changes recorded while it waited", n, events)
+	if p := <-done; p.n != 1 || p.err != nil || events != 5 {
+		t.Fatalf("the pass claimed %d (%v); %d changes recorded while it waited", p.n, p.err, events)
 	}
 }
 
