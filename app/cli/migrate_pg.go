@@ -44,6 +44,9 @@ const (
 	migrateMaxBatches = 2_000_000_000
 )
 
+// migrateLockKey is the advisory lock a copy holds on its target.
+const migrateLockKey int64 = 0x6263_6b64_6d69_6772 // "bckdmigr"
+
 // migrateOrder overrides the primary key as the copy order of a table
 // that references itself: parents before children.
 var migrateOrder = map[string][]string{"device_groups": {"depth", "id"}}
@@ -184,6 +187,20 @@ func (m *pgMigration) run(ctx context.Context) error {
 		return fmt.Errorf("%w (database %s)", err, db.RedactURL(m.to))
 	}
 	defer m.dst.Close()
+	// One copy at a time into a database: a session advisory lock, held on
+	// a connection of its own until the end (or the process's death).
+	lockConn, err := m.dst.Reader().Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer lockConn.Close()
+	var locked bool
+	if err := lockConn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, migrateLockKey).Scan(&locked); err != nil {
+		return fmt.Errorf("lock %s: %w", db.RedactURL(m.to), err)
+	}
+	if !locked {
+		return fmt.Errorf("another migrate-to-postgres is copying into %s; let it finish (or stop it), then run this again", db.RedactURL(m.to))
+	}
 	fmt.Fprintf(m.errw, "copying %s (read-only) to %s; backupd must not run on %s meanwhile\n", m.from, db.RedactURL(m.to), m.from)
 
 	tables, err := m.tables(ctx)
@@ -462,8 +479,8 @@ func (m *pgMigration) copyTable(ctx context.Context, t pgTable) (int64, error) {
 			m.marker.Done[t.name] = true
 			delete(m.marker.After, t.name)
 			err := m.dst.InTx(ctx, func(tx *sql.Tx) error { return m.saveMarker(ctx, tx) })
-			if copied > 0 || total == 0 {
-				fmt.Fprintf(m.errw, "%s: %d rows\n", t.name, total)
+			if copied > 0 {
+				fmt.Fprintf(m.errw, "%s: %d rows copied\n", t.name, copied)
 			}
 			return copied, err
 		}

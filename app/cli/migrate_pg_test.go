@@ -284,6 +284,23 @@ func TestMigrateToPostgresRefusesAnotherStore(t *testing.T) {
 		mustRun(t, call{}, "user", "list", "--db", loc, "--data", t.TempDir())
 		mustFail(t, call{}, []string{"another secret key", "left alone"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
 	})
+	t.Run("a copy under way", func(t *testing.T) {
+		loc := pgLocation(t)
+		dst, err := dbtest.OpenAt(t, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := dst.Reader().Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var locked bool
+		if err := conn.QueryRowContext(t.Context(), `SELECT pg_try_advisory_lock(?)`, int64(0x6263_6b64_6d69_6772)).Scan(&locked); err != nil || !locked {
+			t.Fatalf("take the copy's lock: %v %v", locked, err)
+		}
+		mustFail(t, call{}, []string{"another migrate-to-postgres is copying"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)
+	})
 	t.Run("a copy of another appliance", func(t *testing.T) {
 		loc := pgLocation(t)
 		first := applianceSource(t, 2, 2)
