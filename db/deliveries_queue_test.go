@@ -12,11 +12,7 @@ import (
 // a failing one's retry; sent ones leave it.
 func TestDeliveryQueueState(t *testing.T) {
 	ctx := context.Background()
-	s, err := db.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	q, err := s.DeliveryQueueState(ctx)
 	if err != nil || q.Waiting != 0 || q.OldestPending != nil || q.NextRetry != nil || q.LeaseEnds != nil || q.OldestWaiting != nil {
 		t.Fatalf("empty queue: %+v, %v", q, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func enqueueNow(t *testing.T, s *db.Store, trigger string, ids ...int64) []int64 {
@@ -69,11 +69,7 @@ func TestClaimJobsNeverHandsOutAJobTwice(t *testing.T) {
 		ids = append(ids, insertDevice(t, s, fmt.Sprintf("d%d", i), nil, nil, nil))
 	}
 	enqueueNow(t, s, db.TriggerManual, ids...)
-	other, err := db.Open(ctx, filepath.Dir(s.Path()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := dbtest.Reopen(t, s)
 	var mu sync.Mutex
 	seen := map[int64]string{}
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func mkChannel(t testing.TB, s *db.Store, name string) int64 {
@@ -672,9 +673,9 @@ func TestReleaseDeliveriesOfDeadOwner(t *testing.T) {
 // Recorded deliveries outlive the process: closed and reopened, the store
 // hands them out.
 func TestDeliveriesSurviveReopening(t *testing.T) {
-	dir := t.TempDir()
+	loc := dbtest.Location(t)
 	ctx := context.Background()
-	s, err := db.Open(ctx, dir)
+	s, err := dbtest.OpenAt(t, loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,11 +686,10 @@ func TestDeliveriesSurviveReopening(t *testing.T) {
 		t.Fatal(len(got), err)
 	}
 	s.Close()
-	s, err = db.Open(ctx, dir)
+	s, err = dbtest.OpenAt(t, loc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if n, err := s.ReleaseDeliveries(ctx, "before"); err != nil || n != 1 {
 		t.Fatalf("release after reopening = %d, %v", n, err)
 	}

@@ -436,16 +436,15 @@ func TestDeleteTemplateClearsDeviceTemplate(t *testing.T) {
 
 func TestConcurrentWritersDoNotFail(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	// Two stores on one data directory stand for the server and a CLI
-	// process writing at the same time.
+	loc := dbtest.Location(t)
+	// Two stores on one data directory (or PostgreSQL database) stand for
+	// the server and a CLI process writing at the same time.
 	var stores []*db.Store
 	for range 2 {
-		s, err := db.Open(ctx, dir)
+		s, err := dbtest.OpenAt(t, loc)
 		if err != nil {
-			t.Fatalf("db.Open: %v", err)
+			t.Fatalf("open: %v", err)
 		}
-		t.Cleanup(func() { s.Close() })
 		stores = append(stores, s)
 	}
 	parent, err := stores[0].CreateGroup(ctx, "parent", nil)
@@ -567,8 +566,8 @@ func TestInTxRollsBackOnError(t *testing.T) {
 
 func TestOpenIsIdempotentAndKeepsData(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := db.Open(ctx, dir)
+	loc := dbtest.Location(t)
+	s, err := dbtest.OpenAt(t, loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,11 +576,10 @@ func TestOpenIsIdempotentAndKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s2, err := db.Open(ctx, dir)
+	s2, err := dbtest.OpenAt(t, loc)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
-	defer s2.Close()
 	got, err := s2.GetGroup(ctx, g.ID)
 	if err != nil || got.Name != "persisted" {
 		t.Fatalf("after reopen: %+v, %v", got, err)
