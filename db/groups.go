@@ -113,13 +113,28 @@ func (s *Store) CreateGroup(ctx context.Context, name string, parentID *int64) (
 	var g Group
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		g, err = createGroupTx(ctx, tx, name, parentID)
+		g, err = s.createGroupTx(ctx, tx, name, parentID)
 		return err
 	})
 	return g, err
 }
 
-func createGroupTx(ctx context.Context, tx *sql.Tx, name string, parentID *int64) (Group, error) {
+// lockGroupTree makes tx the only one changing the group tree until it
+// ends. SQLite's write transactions already take turns; PostgreSQL's,
+// from several nodes, would otherwise read the same siblings and paths
+// and give two groups one sort_order, or move a subtree under itself.
+func (s *Store) lockGroupTree(ctx context.Context, tx *sql.Tx) error {
+	if !s.pg {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('backupd.device_groups', 0))`)
+	return err
+}
+
+func (s *Store) createGroupTx(ctx context.Context, tx *sql.Tx, name string, parentID *int64) (Group, error) {
+	if err := s.lockGroupTree(ctx, tx); err != nil {
+		return Group{}, err
+	}
 	prefix, depth, err := parentPlacement(ctx, tx, parentID)
 	if err != nil {
 		return Group{}, err
@@ -152,6 +167,9 @@ func createGroupTx(ctx context.Context, tx *sql.Tx, name string, parentID *int64
 func (s *Store) UpdateGroup(ctx context.Context, id int64, name *string, parentID *int64) (Group, error) {
 	var g Group
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockGroupTree(ctx, tx); err != nil {
+			return err
+		}
 		cur, err := getGroup(ctx, tx, id)
 		if err != nil {
 			return err
@@ -210,6 +228,9 @@ func sameParent(a, b *int64) bool {
 // DeleteGroup removes a leaf group that no device uses.
 func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
 	return s.InTx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockGroupTree(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := getGroup(ctx, tx, id); err != nil {
 			return err
 		}
@@ -273,6 +294,9 @@ func (s *Store) ReorderGroup(ctx context.Context, id int64, step int) (moved boo
 		return false, fmt.Errorf("reorder group %d: step %d, want -1 or 1", id, step)
 	}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockGroupTree(ctx, tx); err != nil {
+			return err
+		}
 		g, err := getGroup(ctx, tx, id)
 		if err != nil {
 			return err

@@ -29,7 +29,7 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 	return s.InTx(ctx, func(tx *sql.Tx) error {
 		groupIDs := make(map[string]int64, len(groups))
 		for _, name := range groups {
-			g, err := createGroupTx(ctx, tx, name, nil)
+			g, err := s.createGroupTx(ctx, tx, name, nil)
 			if err != nil {
 				return fmt.Errorf("create group %q: %w", name, err)
 			}

@@ -38,14 +38,14 @@ CREATE FUNCTION bd_sum_step(acc bigint, v boolean) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN v IS NULL THEN acc ELSE COALESCE(acc, 0) + CASE WHEN v THEN 1 ELSE 0 END END $$;
 -- +goose StatementEnd
 CREATE AGGREGATE sum(boolean) (SFUNC = bd_sum_step, STYPE = bigint);
--- SQLite's two-argument max and min: NULL when either is NULL (STRICT),
--- where GREATEST and LEAST would skip it.
+-- SQLite's two-argument max and min, of numbers or text: NULL when either
+-- is NULL (STRICT), where GREATEST and LEAST would skip it.
 -- +goose StatementBegin
-CREATE FUNCTION max(a bigint, b bigint) RETURNS bigint
+CREATE FUNCTION max(a anycompatible, b anycompatible) RETURNS anycompatible
 LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT GREATEST(a, b) $$;
 -- +goose StatementEnd
 -- +goose StatementBegin
-CREATE FUNCTION min(a bigint, b bigint) RETURNS bigint
+CREATE FUNCTION min(a anycompatible, b anycompatible) RETURNS anycompatible
 LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT LEAST(a, b) $$;
 -- +goose StatementEnd
 -- julianday of a stored timestamp (UTC, ISO 8601 text): days since noon
@@ -494,6 +494,6 @@ DROP FUNCTION bd_snapshots_base_kept(), bd_snapshots_changed(), bd_backups_chang
 DROP AGGREGATE sum(boolean);
 DROP AGGREGATE group_concat(text, text);
 DROP AGGREGATE group_concat(text);
-DROP FUNCTION julianday(text), max(bigint, bigint), min(bigint, bigint);
+DROP FUNCTION julianday(text), max(anycompatible, anycompatible), min(anycompatible, anycompatible);
 DROP FUNCTION bd_sum_step(bigint, boolean), bd_concat_step(text, text), bd_concat_step(text, text, text),
     instr(text, text), bd_json_each(text);
