@@ -3,6 +3,11 @@ package ui
 // Message keys of the schedules, change-detection rules and settings
 // pages (texts in embed/i18n/ui/settings.*.json).
 const (
+	keySettingsNodeLeader   = "settings.nodes.leader"
+	keySettingsNodeFollower = "settings.nodes.follower"
+	keySettingsNodeStopped  = "settings.nodes.stopped"
+	keySettingsNodeSilent   = "settings.nodes.silent"
+
 	keySchedTitle     = "schedules.title"
 	keySchedTitleNew  = "schedules.title_new"
 	keySchedTitleEdit = "schedules.title_edit"

@@ -47,6 +47,7 @@ type settingsPage struct {
 	NoticeArgs      []any
 	NoticeWarning   bool
 	Facts           settingsFacts
+	Nodes           []settingsNode
 	Syslog          settingsSyslog
 	Git             settingsGit
 	// gitTyped keeps the git section as the refused form had it.
@@ -131,10 +132,51 @@ func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status 
 		SnapshotBytes: settingsBytes(st.SnapshotBytes), StoredBytes: settingsBytes(st.SnapshotStoredBytes),
 		Deltas: int(st.SnapshotDeltas), Ratio: "—",
 	}
+	if p.Nodes, err = u.nodeRows(ctx); err != nil {
+		return err
+	}
 	if st.SnapshotStoredBytes > 0 {
 		p.Facts.Ratio = strconv.FormatFloat(float64(st.SnapshotBytes)/float64(st.SnapshotStoredBytes), 'f', 1, 64)
 	}
 	return u.render(w, r, status, "settings.html", keySettingsTitle, p)
+}
+
+// settingsNode is one backupd node serving this store, for the nodes
+// table: several on PostgreSQL, one on SQLite.
+type settingsNode struct {
+	ID          string
+	Hostname    string
+	Version     string
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	// State is the message key of what the node does: leads, follows,
+	// stopped, or silent (no heartbeat for db.NodeFresh).
+	State string
+}
+
+// nodeRows reads the nodes for the settings page.
+func (u *UI) nodeRows(ctx context.Context) ([]settingsNode, error) {
+	nodes, err := u.deps.Store.ListNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := u.now()
+	out := make([]settingsNode, 0, len(nodes))
+	for _, n := range nodes {
+		row := settingsNode{ID: n.ID, Hostname: n.Hostname, Version: n.Version, StartedAt: n.StartedAt, HeartbeatAt: n.HeartbeatAt}
+		switch {
+		case n.StoppedAt != nil:
+			row.State = keySettingsNodeStopped
+		case !n.Running(now):
+			row.State = keySettingsNodeSilent
+		case n.Leader:
+			row.State = keySettingsNodeLeader
+		default:
+			row.State = keySettingsNodeFollower
+		}
+		out = append(out, row)
+	}
+	return out, nil
 }
 
 // settingsBytes writes a size for people: 512 B, 1.5 KiB, 20.3 MiB.
