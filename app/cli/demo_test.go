@@ -15,7 +15,7 @@ import (
 // devices that fail on purpose fail with their own reasons. A restart on
 // the same directory reuses the fleet's records.
 func TestServeDemo(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	srv := startServe(t, data, "--demo")
 	store := openStore(t, data)
 	ctx := context.Background()
@@ -121,7 +121,7 @@ func TestServeDemo(t *testing.T) {
 	var twice int
 	for time.Now().Before(deadline) {
 		store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT device_id FROM backups WHERE success = 1
-			GROUP BY device_id HAVING COUNT(*) >= 2)`).Scan(&twice)
+			GROUP BY device_id HAVING COUNT(*) >= 2) AS again`).Scan(&twice)
 		if twice == healthy {
 			break
 		}

@@ -33,7 +33,7 @@ func scrapeMetrics(t *testing.T, url string) string {
 // scrape. The exposition passes promtool, and no label carries a device
 // name, a host, a key or a path.
 func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
-	data := t.TempDir()
+	data := storeDir(t)
 	store, ids := simFleet(t, data, 2, devsim.Options{}, devsim.FailWrongPassword)
 	key, _ := createKey(t, data, "--name", "metrics")
 	srv := startServe(t, data, "--metrics-listen", "127.0.0.1:0")
