@@ -33,11 +33,6 @@ type DeliveryQueue struct {
 func (s *Store) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
 	var q DeliveryQueue
 	var pending, newest, retry, lease, oldest sql.NullString
-	// The smaller of two values: SQLite's two-argument MIN, PostgreSQL's LEAST.
-	least := "MIN"
-	if s.pg {
-		least = "LEAST"
-	}
 	err := s.reader.QueryRowContext(ctx, `SELECT
 			(SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'failed')) +
 				(SELECT COUNT(*) FROM deliveries WHERE state = 'sending'),
@@ -45,7 +40,7 @@ func (s *Store) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
 			(SELECT MAX(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'pending'),
 			(SELECT MIN(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'failed'),
 			(SELECT MIN(lease_until) FROM deliveries WHERE state = 'sending'),
-			NULLIF(`+least+`(COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9'),
+			NULLIF(MIN(COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9'),
 				COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state = 'sending'), '9')), '9')`).
 		Scan(&q.Waiting, &pending, &newest, &retry, &lease, &oldest)
 	if err != nil {
