@@ -578,7 +578,9 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 	if err := e.record(context.WithoutCancel(ctx), c, o, o.FinishedAt.Sub(began)); errors.Is(err, db.ErrJobNotOwned) {
 		// Taken for dead meanwhile (a lost database connection): the job
 		// was queued again and its result is another attempt's to record.
-		e.log.Warn("backup result dropped: the job was queued again while it ran", "device_id", c.DeviceID, "job_id", c.ID)
+		// (Or the device was deleted while it was backed up.)
+		e.log.Warn("backup result dropped: the job is no longer this engine's (queued again while it ran, or its device deleted)",
+			"device_id", c.DeviceID, "job_id", c.ID)
 	} else if err != nil {
 		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
 	}

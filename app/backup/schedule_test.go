@@ -761,3 +761,50 @@ func ExampleNextRuns() {
 	// 2026-03-29T03:00:00+02:00
 	// 2026-03-30T02:30:00+02:00
 }
+
+// A store scheduler (serve's) queues a tick's backups in the transaction
+// that moves the schedule on: two of them on two handles ticking the same
+// moment fire it once, and the one that fired says so (queued).
+func TestStoreSchedulerFiresTickOnceWithItsJobs(t *testing.T) {
+	ctx := context.Background()
+	store := schedOpenStore(t)
+	other := dbtest.Reopen(t, store)
+	devices := schedAddDevices(t, store, "r", 5, nil, true)
+	tick := utc("2026-05-01T02:00:00Z")
+	sc := schedCreate(t, store, db.Schedule{Name: "n", Cron: "0 2 * * *", SpreadSeconds: 600, Enabled: true, NextRunAt: &tick})
+	var queued [2]int
+	scheds := []*backup.Scheduler{
+		backup.NewStoreScheduler(store, func() { queued[0]++ }, nil),
+		backup.NewStoreScheduler(other, func() { queued[1]++ }, nil),
+	}
+	start := make(chan struct{})
+	fired := make([]int, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			<-start
+			n, err := scheds[i].Tick(ctx, tick)
+			if err != nil {
+				t.Error(err)
+			}
+			fired[i] = n
+		})
+	}
+	close(start)
+	wg.Wait()
+	if fired[0]+fired[1] != 1 || queued[0]+queued[1] != 1 || fired[0] != queued[0] {
+		t.Fatalf("fired %v, queued %v; want the tick fired and announced once", fired, queued)
+	}
+	var jobs int
+	if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE trigger = 'schedule'`).Scan(&jobs); err != nil || jobs != len(devices) {
+		t.Fatalf("scheduled jobs = %d, %v; want %d", jobs, err, len(devices))
+	}
+	got, err := store.GetSchedule(ctx, sc.ID)
+	if err != nil || got.LastRunAt == nil || !got.LastRunAt.Equal(tick) || got.NextRunAt == nil || !got.NextRunAt.Equal(utc("2026-05-02T02:00:00Z")) {
+		t.Fatalf("schedule after the tick: %+v, %v", got, err)
+	}
+	// The same moment again: nothing more.
+	if n, err := scheds[0].Tick(ctx, tick); err != nil || n != 0 {
+		t.Fatalf("second tick = %d, %v; want nothing fired", n, err)
+	}
+}
