@@ -71,7 +71,8 @@ func newConfig(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show, compare and search backed-up configurations from the shell (read-only)",
-		Long: `Read the configurations in the data directory, also while backupd serve runs.
+		Long: `Read the configurations in the store (SQLite in --data, or the PostgreSQL
+database of --db), also while backupd serve runs.
 Nothing is changed and nothing is written to the audit log.
 
 DEVICE is a device's name (any case) or its ID. A number is taken as an ID
