@@ -42,11 +42,15 @@ type Device struct {
 	LastChangedAt *string
 	CreatedAt     string
 	UpdatedAt     string
+	// ZoneID is the zone the device lives in (LocalZone when 0 on
+	// create): the server backs up its own zone's devices, a remote
+	// collector those of its zone.
+	ZoneID int64
 }
 
 const deviceColumns = `d.id, d.name, d.host, d.port, d.platform, d.login_method, d.group_id, d.credential_id,
 	d.template_id, d.encoding, d.enabled, d.remarks, d.status, d.last_checked_at, d.last_backup_at,
-	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at`
+	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at, d.zone_id`
 
 func scanDevice(row scanner) (Device, error) {
 	var d Device
@@ -54,7 +58,7 @@ func scanDevice(row scanner) (Device, error) {
 	var remarks, checked, backup, changed sql.NullString
 	var success sql.NullBool
 	err := row.Scan(&d.ID, &d.Name, &d.Host, &d.Port, &d.Platform, &d.LoginMethod, &group, &cred, &tpl,
-		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt)
+		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt, &d.ZoneID)
 	if group.Valid {
 		d.GroupID = &group.Int64
 	}
@@ -260,6 +264,13 @@ func checkDeviceReferences(ctx context.Context, q querier, d Device) error {
 			return &ErrReference{"group_id", fmt.Sprintf("group %d does not exist", *d.GroupID)}
 		}
 	}
+	if d.ZoneID != LocalZone && d.ZoneID != 0 { // 0: the default, local
+		if ok, err := exists(ctx, q, `SELECT 1 FROM zones WHERE id = ?`, d.ZoneID); err != nil {
+			return err
+		} else if !ok {
+			return &ErrReference{"zone_id", fmt.Sprintf("zone %d does not exist", d.ZoneID)}
+		}
+	}
 	if d.CredentialID != nil {
 		if ok, err := exists(ctx, q, `SELECT 1 FROM credentials WHERE id = ?`, *d.CredentialID); err != nil {
 			return err
@@ -285,6 +296,9 @@ func checkDeviceReferences(ctx context.Context, q querier, d Device) error {
 // CreateDevice inserts d after checking its references and name.
 func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 	var out Device
+	if d.ZoneID == 0 {
+		d.ZoneID = LocalZone
+	}
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		if err := checkDeviceReferences(ctx, tx, d); err != nil {
 			return err
@@ -296,10 +310,10 @@ func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 		}
 		now := Now()
 		id, err := insertID(ctx, tx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
-			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at, zone_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID, d.TemplateID,
-			d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now)
+			d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now, d.ZoneID)
 		if err != nil {
 			return fmt.Errorf("insert device: %w", err)
 		}
@@ -321,6 +335,9 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) 
 		if err := patch(&d); err != nil {
 			return err
 		}
+		if d.ZoneID == 0 {
+			d.ZoneID = LocalZone
+		}
 		if err := checkDeviceReferences(ctx, tx, d); err != nil {
 			return err
 		}
@@ -330,10 +347,16 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) 
 			return ErrNameExists
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE devices SET name = ?, host = ?, port = ?, platform = ?, login_method = ?,
-			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ?
+			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ?,
+			zone_id = ?
 			WHERE id = ?`,
 			d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID, d.TemplateID,
-			d.Encoding, d.Enabled, nullString(d.Remarks), Now(), id); err != nil {
+			d.Encoding, d.Enabled, nullString(d.Remarks), Now(), d.ZoneID, id); err != nil {
+			return fmt.Errorf("update device: %w", err)
+		}
+		// A queued job follows its device to its zone.
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET zone_id = ? WHERE device_id = ? AND state = 'queued' AND zone_id <> ?`,
+			d.ZoneID, id, d.ZoneID); err != nil {
 			return fmt.Errorf("update device: %w", err)
 		}
 		out, err = getDevice(ctx, tx, id)

@@ -128,8 +128,8 @@ func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]int64, e
 	ids := make([]int64, len(reqs))
 	now := backupTime(time.Now())
 	err := func() error {
-		insert, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO jobs (device_id, trigger, state, not_before, created_at)
-			SELECT id, ?, 'queued', ?, ? FROM devices WHERE id = ?`)
+		insert, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO jobs (device_id, trigger, state, not_before, created_at, zone_id)
+			SELECT id, ?, 'queued', ?, ?, zone_id FROM devices WHERE id = ?`)
 		if err != nil {
 			return err
 		}
@@ -187,17 +187,17 @@ type Claim struct {
 const (
 	claimQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
 				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?
+			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
 				ORDER BY not_before, id LIMIT ?)
 			RETURNING ` + jobColumns
 	// One JSON parameter, however many jobs: no statement with
 	// thousands of placeholders to parse per claim.
 	claimAmongQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
 				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ?
+			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
 				AND id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY not_before, id LIMIT ?)
 			RETURNING ` + jobColumns
-	readyQueueQuery  = `SELECT id FROM jobs WHERE state = 'queued' AND not_before <= ? ORDER BY not_before, id LIMIT ?`
+	readyQueueQuery  = `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ? ORDER BY not_before, id LIMIT ?`
 	claimBackupQuery = `UPDATE jobs SET backup_id = ? WHERE id = ?`
 )
 
@@ -225,7 +225,8 @@ func pgSkipLocked(q string) string {
 	return strings.Replace(q, `WHERE id IN (`, `WHERE state = 'queued' AND id = ANY(ARRAY(`, 1)
 }
 
-// ClaimJobs moves up to n ready jobs (oldest first) to running under
+// ClaimJobs moves up to n ready jobs of the server's own zone (oldest
+// first; other zones' jobs are leased to their collectors) to running under
 // owner, each with a fresh backups row that shows it running. With only
 // non-empty, it claims only among those job IDs (sorted ascending, a
 // caller claiming often from a long list saves a sort per claim).
@@ -496,12 +497,13 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	return nil
 }
 
-// RunningOwners returns the owners of running jobs.
+// RunningOwners returns the owners of running jobs in the server's
+// engines (a remote collector's leases end by ExpireLeases).
 func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
 	owners, err := queryAll(ctx, s.reader, func(r scanner) (string, error) {
 		var o string
 		return o, r.Scan(&o)
-	}, `SELECT DISTINCT owner FROM jobs WHERE state = 'running' AND owner IS NOT NULL`)
+	}, `SELECT DISTINCT owner FROM jobs WHERE state = 'running' AND owner IS NOT NULL AND collector_id IS NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("running owners: %w", err)
 	}
@@ -751,10 +753,11 @@ func (s *Store) JobCounts(ctx context.Context) (queued, running int, err error) 
 	return queued, running, err
 }
 
-// NextJobAt is when the earliest queued job becomes ready, if any.
+// NextJobAt is when the earliest queued job of the server's own zone
+// becomes ready, if any (the jobs of other zones wait for collectors).
 func (s *Store) NextJobAt(ctx context.Context) (time.Time, bool, error) {
 	var at sql.NullString
-	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(not_before) FROM jobs WHERE state = 'queued'`).Scan(&at); err != nil {
+	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(not_before) FROM jobs WHERE state = 'queued' AND zone_id = 1`).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next job: %w", err)
 	}
 	if !at.Valid {

@@ -1,0 +1,260 @@
+package db_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"backupd/db"
+)
+
+func zoneDevice(t *testing.T, s *db.Store, name, host string, zone int64) int64 {
+	t.Helper()
+	d, err := s.CreateDevice(context.Background(), db.Device{Name: name, Host: host, Port: 22, Platform: "cisco_ios",
+		LoginMethod: "ssh", Encoding: "utf-8", Enabled: true, ZoneID: zone})
+	if err != nil {
+		t.Fatalf("create device %s: %v", name, err)
+	}
+	return d.ID
+}
+
+func hashOf(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+func enrol(t *testing.T, s *db.Store, zone int64, name string) db.Collector {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.CreateEnrolmentToken(ctx, zone, hashOf("enrol-"+name), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.EnrolCollector(ctx, hashOf("enrol-"+name), db.Collector{Name: name, PublicKey: "pk-" + name, Version: "v1"}, hashOf("bearer-"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Zones: the built-in local zone, names unique regardless of case, the
+// same address in two zones, a zone with devices or collectors kept.
+func TestZones(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	zones, err := s.ListZones(ctx)
+	if err != nil || len(zones) != 1 || zones[0].ID != db.LocalZone || zones[0].Name != "local" {
+		t.Fatalf("zones of a fresh store = %+v, %v; want only local", zones, err)
+	}
+	site, err := s.CreateZone(ctx, "Site-A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateZone(ctx, "site-a"); !errors.Is(err, db.ErrNameExists) {
+		t.Fatalf("a second zone named site-a: %v, want ErrNameExists", err)
+	}
+	if z, err := s.ZoneByName(ctx, "SITE-a"); err != nil || z.ID != site.ID {
+		t.Fatalf("ZoneByName = %+v, %v", z, err)
+	}
+	local := zoneDevice(t, s, "core-local", "10.0.0.1", 0)
+	remote := zoneDevice(t, s, "core-site", "10.0.0.1", site.ID) // the same address, another network
+	if d, _ := s.GetDevice(ctx, local); d.ZoneID != db.LocalZone {
+		t.Fatalf("a device created without a zone is in zone %d, want local", d.ZoneID)
+	}
+	if d, _ := s.GetDevice(ctx, remote); d.ZoneID != site.ID {
+		t.Fatalf("device zone = %d, want %d", d.ZoneID, site.ID)
+	}
+	_, err = s.CreateDevice(ctx, db.Device{Name: "nowhere", Host: "h", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh",
+		Encoding: "utf-8", ZoneID: 999})
+	var ref *db.ErrReference
+	if !errors.As(err, &ref) || ref.Field != "zone_id" {
+		t.Fatalf("a device in a missing zone: %v, want a zone_id reference error", err)
+	}
+	for _, id := range []int64{db.LocalZone, site.ID} {
+		if err := s.DeleteZone(ctx, id); !errors.Is(err, db.ErrZoneInUse) {
+			t.Fatalf("delete zone %d: %v, want ErrZoneInUse", id, err)
+		}
+	}
+	zones, _ = s.ListZones(ctx)
+	if len(zones) != 2 || zones[1].Devices != 1 {
+		t.Fatalf("zones = %+v", zones)
+	}
+	if err := s.DeleteDevice(ctx, remote); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteZone(ctx, site.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteZone(ctx, site.ID); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("delete a deleted zone: %v", err)
+	}
+}
+
+// Enrolment tokens are spent once and expire; a collector authenticates
+// by the hash of its bearer token until it is revoked.
+func TestCollectorEnrolment(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	site, _ := s.CreateZone(ctx, "site")
+	if err := s.CreateEnrolmentToken(ctx, 999, hashOf("x"), time.Now().Add(time.Hour)); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("a token for a missing zone: %v", err)
+	}
+	c := enrol(t, s, site.ID, "c1")
+	if c.ZoneID != site.ID || c.ZoneName != "site" || c.PublicKey != "pk-c1" || c.Version != "v1" {
+		t.Fatalf("enrolled = %+v", c)
+	}
+	if _, err := s.EnrolCollector(ctx, hashOf("enrol-c1"), db.Collector{Name: "again", PublicKey: "pk"}, hashOf("b2")); !errors.Is(err, db.ErrEnrolment) {
+		t.Fatalf("a spent token enrolled again: %v", err)
+	}
+	if err := s.CreateEnrolmentToken(ctx, site.ID, hashOf("old"), time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnrolCollector(ctx, hashOf("old"), db.Collector{Name: "late", PublicKey: "pk"}, hashOf("b3")); !errors.Is(err, db.ErrEnrolment) {
+		t.Fatalf("an expired token enrolled: %v", err)
+	}
+	if _, err := s.EnrolCollector(ctx, hashOf("never-made"), db.Collector{Name: "x", PublicKey: "pk"}, hashOf("b4")); !errors.Is(err, db.ErrEnrolment) {
+		t.Fatalf("an unknown token enrolled: %v", err)
+	}
+	got, err := s.CollectorByToken(ctx, hashOf("bearer-c1"))
+	if err != nil || got.ID != c.ID {
+		t.Fatalf("CollectorByToken = %+v, %v", got, err)
+	}
+	if err := s.CollectorSeen(ctx, c.ID, "v2", "192.0.2.7"); err != nil {
+		t.Fatal(err)
+	}
+	online, offline, revoked, err := s.CollectorCounts(ctx, time.Minute)
+	if err != nil || online != 1 || offline != 0 || revoked != 0 {
+		t.Fatalf("counts = %d %d %d, %v", online, offline, revoked, err)
+	}
+	if err := s.RevokeCollector(ctx, c.ID, db.DefaultMaxInterruptions); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CollectorByToken(ctx, hashOf("bearer-c1")); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("a revoked collector authenticated: %v", err)
+	}
+	list, err := s.ListCollectors(ctx)
+	if err != nil || len(list) != 1 || list[0].RevokedAt == nil || list[0].Version != "v2" || list[0].LastAddress != "192.0.2.7" {
+		t.Fatalf("collectors = %+v, %v", list, err)
+	}
+	if err := s.RevokeCollector(ctx, 999, 1); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("revoke a missing collector: %v", err)
+	}
+}
+
+// The server's engines never claim another zone's job; a collector
+// leases only its own zone's; a lease not reported in hand, run out, or
+// of a revoked collector queues the job again as interrupted (its attempt
+// given back), and a result for a lease that ended is refused.
+func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	siteA, _ := s.CreateZone(ctx, "a")
+	siteB, _ := s.CreateZone(ctx, "b")
+	local := zoneDevice(t, s, "local-1", "10.0.0.1", db.LocalZone)
+	inA := zoneDevice(t, s, "a-1", "10.0.0.1", siteA.ID)
+	inB := zoneDevice(t, s, "b-1", "10.0.0.1", siteB.ID)
+	jobs := enqueueNow(t, s, db.TriggerManual, local, inA, inB)
+
+	claims, err := s.ClaimJobs(ctx, "engine", 10, nil)
+	if err != nil || len(claims) != 1 || claims[0].DeviceID != local {
+		t.Fatalf("the engine claimed %+v, %v; want only the local device's job", claims, err)
+	}
+	if among, err := s.ClaimJobs(ctx, "engine", 10, jobs); err != nil || len(among) != 0 {
+		t.Fatalf("the engine claimed another zone's job among its list: %+v, %v", among, err)
+	}
+	if owners, _ := s.RunningOwners(ctx); !slices.Equal(owners, []string{"engine"}) {
+		t.Fatalf("running owners = %v", owners)
+	}
+
+	ca := enrol(t, s, siteA.ID, "ca")
+	lease := time.Now().Add(time.Minute)
+	got, err := s.LeaseJobs(ctx, ca, 10, lease)
+	if err != nil || len(got) != 1 || got[0].DeviceID != inA || got[0].Owner == nil {
+		t.Fatalf("collector of zone a leased %+v, %v; want only a-1's job", got, err)
+	}
+	if owners, _ := s.RunningOwners(ctx); !slices.Equal(owners, []string{"engine"}) {
+		t.Fatalf("a lease shows among the engines' owners: %v", owners)
+	}
+	if again, _ := s.LeaseJobs(ctx, ca, 10, lease); len(again) != 0 {
+		t.Fatalf("leased twice: %+v", again)
+	}
+	cl, err := s.LeasedClaim(ctx, ca.ID, got[0].ID, got[0].BackupID)
+	if err != nil || cl.ID != got[0].ID || cl.Attempt != 1 {
+		t.Fatalf("LeasedClaim = %+v, %v", cl, err)
+	}
+	cb := enrol(t, s, siteB.ID, "cb")
+	if _, err := s.LeasedClaim(ctx, cb.ID, got[0].ID, got[0].BackupID); !errors.Is(err, db.ErrLeaseLost) {
+		t.Fatalf("another collector's claim: %v", err)
+	}
+	if _, err := s.LeasedClaim(ctx, ca.ID, got[0].ID, "another-attempt"); !errors.Is(err, db.ErrLeaseLost) {
+		t.Fatalf("another attempt's claim: %v", err)
+	}
+
+	// Reported in hand: kept, and an operator's cancel is passed on.
+	if ok, err := s.CancelJob(ctx, got[0].ID); err != nil || !ok {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	rep, err := s.ExtendLeases(ctx, ca.ID, []int64{got[0].ID, 4242}, time.Now().Add(time.Minute))
+	if err != nil || !slices.Equal(rep.Cancel, []int64{got[0].ID}) || !slices.Equal(rep.Lost, []int64{4242}) {
+		t.Fatalf("ExtendLeases = %+v, %v", rep, err)
+	}
+	if n, err := s.ReleaseLeases(ctx, ca.ID, []int64{got[0].ID}, db.DefaultMaxInterruptions); err != nil || n != 0 {
+		t.Fatalf("released a lease reported in hand: %d, %v", n, err)
+	}
+	// Not reported (the collector restarted): queued again at once.
+	if n, err := s.ReleaseLeases(ctx, ca.ID, nil, db.DefaultMaxInterruptions); err != nil || n != 1 {
+		t.Fatalf("ReleaseLeases = %d, %v", n, err)
+	}
+	checkRequeued := func(what string, jobID int64, backupID string, interruptions int) {
+		t.Helper()
+		js, err := s.GetJobs(ctx, []int64{jobID})
+		if err != nil || len(js) != 1 || js[0].State != db.JobQueued || js[0].Attempt != 0 || js[0].Interruptions != interruptions {
+			t.Fatalf("%s: job = %+v, %v; want queued again, attempt given back, %d interruptions", what, js, err, interruptions)
+		}
+		b, err := s.GetBackup(ctx, backupID)
+		if err != nil || b.Success || b.FinishedAt == nil || b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorInterrupted {
+			t.Fatalf("%s: the attempt = %+v, %v; want failed as interrupted", what, b, err)
+		}
+		if _, err := s.LeasedClaim(ctx, ca.ID, jobID, backupID); !errors.Is(err, db.ErrLeaseLost) {
+			t.Fatalf("%s: a result for the ended lease: %v", what, err)
+		}
+	}
+	checkRequeued("released", got[0].ID, got[0].BackupID, 1)
+
+	// A lease that ran out (the collector stopped calling).
+	if _, err := s.Exec(ctx, `UPDATE jobs SET cancel_requested = 0`); err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.LeaseJobs(ctx, ca, 10, time.Now().Add(-time.Second))
+	if err != nil || len(second) != 1 {
+		t.Fatalf("lease again: %+v, %v", second, err)
+	}
+	if n, err := s.ExpireLeases(ctx, time.Now(), db.DefaultMaxInterruptions); err != nil || n != 1 {
+		t.Fatalf("ExpireLeases = %d, %v", n, err)
+	}
+	checkRequeued("expired", second[0].ID, second[0].BackupID, 2)
+
+	// A revoked collector's leases go back at once.
+	third, err := s.LeaseJobs(ctx, ca, 10, time.Now().Add(time.Hour))
+	if err != nil || len(third) != 1 {
+		t.Fatalf("lease again: %+v, %v", third, err)
+	}
+	if err := s.RevokeCollector(ctx, ca.ID, db.DefaultMaxInterruptions); err != nil {
+		t.Fatal(err)
+	}
+	checkRequeued("revoked", third[0].ID, third[0].BackupID, 3)
+
+	// A device moved to another zone takes its queued job along.
+	if _, err := s.UpdateDevice(ctx, inA, func(d *db.Device) error { d.ZoneID = db.LocalZone; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.ClaimJobs(ctx, "engine", 10, nil)
+	if err != nil || len(moved) != 1 || moved[0].DeviceID != inA {
+		t.Fatalf("after the move the engine claimed %+v, %v", moved, err)
+	}
+	if at, ok, err := s.NextJobAt(ctx); err != nil || ok {
+		t.Fatalf("NextJobAt sees another zone's queued job: %v %v %v", at, ok, err)
+	}
+}
