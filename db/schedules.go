@@ -398,14 +398,15 @@ type DeviceAddress struct {
 	Port int
 }
 
-// EnabledDeviceAddresses returns up to limit enabled devices with an id
-// above afterID, by id: callers walk a large inventory page by page
-// without holding every device in memory.
+// EnabledDeviceAddresses returns up to limit enabled devices of the
+// server's own zone with an id above afterID, by id: callers walk a large
+// inventory page by page without holding every device in memory. Another
+// zone's addresses mean nothing from here.
 func (s *Store) EnabledDeviceAddresses(ctx context.Context, afterID int64, limit int) ([]DeviceAddress, error) {
 	out, err := queryAll(ctx, s.reader, func(r scanner) (DeviceAddress, error) {
 		var a DeviceAddress
 		return a, r.Scan(&a.ID, &a.Host, &a.Port)
-	}, `SELECT id, host, port FROM devices WHERE enabled = 1 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	}, `SELECT id, host, port FROM devices WHERE enabled = 1 AND zone_id = 1 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("device addresses: %w", err)
 	}

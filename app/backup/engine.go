@@ -654,6 +654,10 @@ type Capture struct {
 	Error  string
 }
 
+// CaptureCancelled is a capture's Reason when the collection was stopped
+// because an operator cancelled the job: the attempt ends as cancelled.
+const CaptureCancelled = "cancelled"
+
 // Failed reports whether the collection failed.
 func (cp Capture) Failed() bool { return cp.Error != "" || cp.Reason != "" }
 
@@ -717,6 +721,14 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 	return o
 }
 
+// RecordFailure ends a claimed attempt that failed before any collection
+// (the device's target could not be gathered), as the engine's own
+// attempt does.
+func (e *Engine) RecordFailure(ctx context.Context, c db.Claim, msg, reason string) (db.Outcome, error) {
+	o := db.Outcome{Error: msg, Reason: reason, FinishedAt: time.Now()}
+	return o, e.record(ctx, c, o, 0)
+}
+
 // RecordCapture ends a claimed attempt whose collection ran elsewhere (a
 // remote collector uploaded it): the capture becomes the outcome exactly
 // as a collection in this process does, and is recorded as the engine
@@ -732,6 +744,9 @@ func (e *Engine) RecordCapture(ctx context.Context, c db.Claim, cp Capture, took
 		return db.Outcome{}, fmt.Errorf("loading the device's host key: %w", err)
 	}
 	o := e.outcome(ctx, c, d.Platform, pinned != nil, cp)
+	if cp.Reason == CaptureCancelled {
+		o = db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true}
+	}
 	o.FinishedAt = time.Now()
 	return o, e.record(ctx, c, o, took)
 }

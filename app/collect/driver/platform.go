@@ -245,6 +245,9 @@ func IDs() []string {
 	return ids
 }
 
+// IsBuiltin reports whether id is a built-in platform (not a custom one).
+func IsBuiltin(id string) bool { _, ok := builtins[id]; return ok }
+
 // BuiltinIDs returns the IDs of the built-in platforms, sorted.
 func BuiltinIDs() []string {
 	ids := make([]string, 0, len(builtins))

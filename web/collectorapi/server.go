@@ -1,0 +1,396 @@
+// Package collectorapi serves the remote collectors' protocol
+// (collector.PathPrefix): enrolment with a one-time token, long polls that
+// lease a zone's jobs with their secrets sealed to the collector, and the
+// upload of what each collection captured, which the engine records as it
+// records its own backups. It is separate from the public API, which never
+// starts or records a backup.
+package collectorapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"backupd/app/backup"
+	"backupd/app/collect/driver"
+	"backupd/app/collector"
+	"backupd/app/secret"
+	"backupd/db"
+)
+
+// Options tune a Server; zero values take the defaults.
+type Options struct {
+	// Lease is how long a leased job stays a collector's without a poll
+	// (default 90 s: three polls' worth).
+	Lease time.Duration
+	// PollEvery is how often a waiting long poll looks for work (default
+	// 1 s).
+	PollEvery time.Duration
+	// MaxInterruptions is the engine's limit on interruptions of one job.
+	MaxInterruptions int
+	// JobTimeout bounds a collection at the collector (default 5 min).
+	JobTimeout time.Duration
+}
+
+// Server is the protocol's handlers and the loop that expires leases.
+type Server struct {
+	store  *db.Store
+	sealer *secret.Sealer
+	engine *backup.Engine
+	log    *slog.Logger
+	opts   Options
+}
+
+// New returns a server recording through engine.
+func New(store *db.Store, sealer *secret.Sealer, engine *backup.Engine, log *slog.Logger, opts Options) *Server {
+	if opts.Lease <= 0 {
+		opts.Lease = 90 * time.Second
+	}
+	if opts.PollEvery <= 0 {
+		opts.PollEvery = time.Second
+	}
+	if opts.MaxInterruptions <= 0 {
+		opts.MaxInterruptions = db.DefaultMaxInterruptions
+	}
+	if opts.JobTimeout <= 0 {
+		opts.JobTimeout = 5 * time.Minute
+	}
+	return &Server{store: store, sealer: sealer, engine: engine, log: log, opts: opts}
+}
+
+// Mount registers the protocol's routes on mux.
+func (s *Server) Mount(mux *http.ServeMux) {
+	p := collector.PathPrefix
+	mux.HandleFunc("POST "+p+"enrol", s.enrol)
+	mux.HandleFunc("POST "+p+"poll", s.authed(s.poll))
+	mux.HandleFunc("POST "+p+"jobs/{id}/result", s.authed(s.result))
+	mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, collector.CodeBadRequest, "no such collector call")
+	})
+}
+
+// Run queues again, until ctx ends, the jobs of collectors that stopped
+// calling: every lease that ran out, checked a few times per lease.
+func (s *Server) Run(ctx context.Context) {
+	t := time.NewTicker(max(s.opts.Lease/3, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.store.ExpireLeases(ctx, time.Now(), s.opts.MaxInterruptions)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("expiring collector leases", "err", err)
+		}
+		if n > 0 {
+			s.log.Warn("jobs of collectors that stopped calling are queued again", "count", n)
+		}
+	}
+}
+
+// NewEnrolmentToken makes a one-time enrolment token for the zone, valid
+// for ttl, and stores its hash. The token is shown once.
+func NewEnrolmentToken(ctx context.Context, store *db.Store, zoneID int64, ttl time.Duration) (string, error) {
+	token := newToken(collector.EnrolmentTokenScheme)
+	if err := store.CreateEnrolmentToken(ctx, zoneID, hashToken(token), time.Now().Add(ttl)); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+func newToken(scheme string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return scheme + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hashToken is the stored form of a token: 256 random bits need no slow
+// hash.
+func hashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, collector.ErrorResponse{Code: code, Message: msg})
+}
+
+// decode reads a JSON body of at most limit bytes into v; false when it
+// wrote the refusal.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, collector.CodeTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the body is not the expected JSON")
+		return false
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the body is not the expected JSON")
+		return false
+	}
+	return true
+}
+
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) enrol(w http.ResponseWriter, r *http.Request) {
+	var req collector.EnrolRequest
+	if !decode(w, r, 64<<10, &req) {
+		return
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	if req.Name == "" || len(req.Name) > 128 || len(req.Version) > 64 {
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "name (1 to 128 characters) and version (up to 64) are required")
+		return
+	}
+	if _, err := collector.DecodeKey(req.PublicKey); err != nil {
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, err.Error())
+		return
+	}
+	if !strings.HasPrefix(req.Token, collector.EnrolmentTokenScheme) || len(req.Token) > 128 {
+		writeError(w, http.StatusForbidden, collector.CodeEnrolment, db.ErrEnrolment.Error())
+		return
+	}
+	bearer := newToken(collector.BearerTokenScheme)
+	c, err := s.store.EnrolCollector(r.Context(), hashToken(req.Token),
+		db.Collector{Name: req.Name, PublicKey: req.PublicKey, Version: req.Version, LastAddress: remoteHost(r)}, hashToken(bearer))
+	if errors.Is(err, db.ErrEnrolment) {
+		s.log.Warn("collector enrolment refused", "remote", remoteHost(r))
+		writeError(w, http.StatusForbidden, collector.CodeEnrolment, err.Error())
+		return
+	}
+	if err != nil {
+		s.internal(w, "enrolling a collector", err)
+		return
+	}
+	s.log.Info("collector enrolled", "collector_id", c.ID, "name", c.Name, "zone", c.ZoneName, "version", c.Version, "remote", remoteHost(r))
+	writeJSON(w, http.StatusOK, collector.EnrolResponse{CollectorID: c.ID, Zone: c.ZoneName, Token: bearer})
+}
+
+func (s *Server) internal(w http.ResponseWriter, what string, err error) {
+	s.log.Error(what, "err", err)
+	writeError(w, http.StatusInternalServerError, collector.CodeInternal, "internal error; the server log has details")
+}
+
+type authedHandler func(w http.ResponseWriter, r *http.Request, c db.Collector)
+
+func (s *Server) authed(h authedHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !strings.HasPrefix(token, collector.BearerTokenScheme) || len(token) > 128 {
+			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "a collector's bearer token is required")
+			return
+		}
+		c, err := s.store.CollectorByToken(r.Context(), hashToken(token))
+		if errors.Is(err, db.ErrNotFound) {
+			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "unknown or revoked collector")
+			return
+		}
+		if err != nil {
+			s.internal(w, "authenticating a collector", err)
+			return
+		}
+		h(w, r, c)
+	}
+}
+
+func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
+	var req collector.PollRequest
+	if !decode(w, r, 64<<10, &req) {
+		return
+	}
+	if len(req.Held) > collector.MaxHeld || req.Free < 0 || req.WaitSeconds < 0 || len(req.Version) > 64 {
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest,
+			fmt.Sprintf("held (at most %d jobs), free and wait_seconds (not negative) and version (up to 64 characters)", collector.MaxHeld))
+		return
+	}
+	ctx := r.Context()
+	if err := s.store.CollectorSeen(ctx, c.ID, req.Version, remoteHost(r)); err != nil {
+		s.internal(w, "recording a collector's heartbeat", err)
+		return
+	}
+	rep, err := s.store.ExtendLeases(ctx, c.ID, req.Held, time.Now().Add(s.opts.Lease))
+	if err != nil {
+		s.internal(w, "extending a collector's leases", err)
+		return
+	}
+	// What it did not report in hand it no longer has (it restarted, or
+	// the answer that leased it was lost): queued again at once.
+	if n, err := s.store.ReleaseLeases(ctx, c.ID, req.Held, s.opts.MaxInterruptions); err != nil {
+		s.internal(w, "releasing a collector's leases", err)
+		return
+	} else if n > 0 {
+		s.log.Warn("jobs a collector no longer holds are queued again", "collector_id", c.ID, "count", n)
+	}
+	resp := collector.PollResponse{Jobs: []collector.Job{}, Cancel: orEmpty(rep.Cancel), Lost: orEmpty(rep.Lost),
+		LeaseSeconds: int(s.opts.Lease / time.Second)}
+	free := min(req.Free, collector.MaxJobsPerPoll)
+	deadline := time.Now().Add(time.Duration(min(req.WaitSeconds, collector.MaxPollWait)) * time.Second)
+	for free > 0 && len(resp.Cancel) == 0 {
+		claims, err := s.store.LeaseJobs(ctx, c, free, time.Now().Add(s.opts.Lease))
+		if err != nil {
+			s.internal(w, "leasing jobs to a collector", err)
+			return
+		}
+		for _, cl := range claims {
+			job, err := s.job(ctx, c, cl)
+			if err != nil {
+				// The attempt fails here, as the engine's own does when it
+				// cannot gather a device's target.
+				s.fail(ctx, cl, err)
+				continue
+			}
+			resp.Jobs = append(resp.Jobs, job)
+		}
+		if len(resp.Jobs) > 0 || !time.Now().Before(deadline) {
+			break
+		}
+		t := time.NewTimer(min(s.opts.PollEvery, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		// Revoked while it waits: refused now, not at its next poll.
+		if now, err := s.store.GetCollector(ctx, c.ID); err == nil && now.RevokedAt != nil {
+			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "unknown or revoked collector")
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func orEmpty(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
+}
+
+// job is a claim as the collector receives it: the device's target with
+// its secrets sealed to the collector for this attempt.
+func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (collector.Job, error) {
+	pub, err := collector.DecodeKey(c.PublicKey)
+	if err != nil {
+		return collector.Job{}, fmt.Errorf("the collector's public key: %w", err)
+	}
+	t, err := backup.DeviceTarget(ctx, s.store, s.sealer, cl.DeviceID)
+	if err != nil {
+		return collector.Job{}, err
+	}
+	d, err := s.store.GetDevice(ctx, cl.DeviceID)
+	if err != nil {
+		return collector.Job{}, fmt.Errorf("loading the device: %w", err)
+	}
+	sealed, err := collector.SealSecrets(pub, cl.BackupID, collector.Secrets{Username: t.Username, Password: t.Password,
+		EnablePassword: t.EnablePassword, PrivateKey: t.PrivateKey})
+	if err != nil {
+		return collector.Job{}, err
+	}
+	job := collector.Job{ID: cl.ID, Attempt: cl.BackupID, DeviceID: d.ID, DeviceName: d.Name, Platform: t.Platform,
+		Host: t.Host, Port: t.Port, Method: t.Method, Encoding: t.Encoding, Commands: t.Commands,
+		PinnedHostKey: t.PinnedHostKey, Secrets: sealed, TimeoutSeconds: int(s.opts.JobTimeout / time.Second)}
+	if !driver.IsBuiltin(t.Platform) {
+		cp, err := s.store.GetCustomPlatform(ctx, t.Platform)
+		if err != nil {
+			return collector.Job{}, fmt.Errorf("loading the device's platform %s: %w", t.Platform, err)
+		}
+		job.Definition = cp.Definition
+	}
+	return job, nil
+}
+
+// fail ends a leased attempt that cannot be handed out.
+func (s *Server) fail(ctx context.Context, cl db.Claim, cause error) {
+	if _, err := s.engine.RecordFailure(ctx, cl, cause.Error(), "config"); err != nil {
+		s.log.Error("recording a backup", "device_id", cl.DeviceID, "job_id", cl.ID, "err", err)
+	}
+}
+
+func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) {
+	jobID, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || jobID <= 0 {
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the job id is a positive integer")
+		return
+	}
+	var req collector.ResultRequest
+	if !decode(w, r, collector.MaxResultBytes, &req) {
+		return
+	}
+	if req.Attempt == "" || len(req.Attempt) > 64 || len(req.Reason) > 64 || len(req.Error) > 4096 || len(req.HostKey) > 16<<10 ||
+		req.DurationMS < 0 || (req.Error == "" && req.Reason == "" && req.Text == "") {
+		writeError(w, http.StatusBadRequest, collector.CodeBadRequest,
+			"attempt, and either text or a failure's reason and error (up to 4096 characters), are required")
+		return
+	}
+	ctx := r.Context()
+	cl, err := s.store.LeasedClaim(ctx, c.ID, jobID, req.Attempt)
+	if errors.Is(err, db.ErrLeaseLost) {
+		// The same upload again (its answer was lost) is done already.
+		if done, derr := s.recorded(ctx, jobID, req.Attempt); derr == nil && done {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeError(w, http.StatusConflict, collector.CodeLeaseLost, err.Error())
+		return
+	}
+	if err != nil {
+		s.internal(w, "reading a leased job", err)
+		return
+	}
+	cp := backup.Capture{Text: req.Text, HostKey: req.HostKey, Reason: req.Reason, Error: req.Error}
+	if _, err := s.engine.RecordCapture(context.WithoutCancel(ctx), cl, cp, time.Duration(req.DurationMS)*time.Millisecond); err != nil {
+		s.internal(w, "recording a collector's result", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// recorded reports whether the attempt's backup has finished.
+func (s *Server) recorded(ctx context.Context, jobID int64, attempt string) (bool, error) {
+	b, err := s.store.GetBackup(ctx, attempt)
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	jobs, err := s.store.GetJobs(ctx, []int64{jobID})
+	if err != nil || len(jobs) != 1 || jobs[0].DeviceID != b.DeviceID {
+		return false, err
+	}
+	return b.FinishedAt != nil && (b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorInterrupted), nil
+}
