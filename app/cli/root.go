@@ -61,7 +61,7 @@ func NewRoot() *cobra.Command {
 		"shared by several nodes (secret.key stays in --data and must be the same on every node)")
 	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
-	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newExport(&cfg), newVersion())
+	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newExport(&cfg), newCollector(&cfg), newVersion())
 	return root
 }
 

@@ -25,6 +25,7 @@ import (
 	"backupd/db"
 	"backupd/web"
 	"backupd/web/apiv1"
+	"backupd/web/collectorapi"
 	"backupd/web/ui"
 )
 
@@ -147,6 +148,10 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	// the leader also runs the schedules and the other fleet-wide work.
 	node := cluster.New(store, cluster.Options{Version: Version, Log: log.With("component", "cluster")})
 	goBG(func() { node.Run(bg, lead) })
+	// Remote collectors take their zones' jobs through /collector/v1.
+	collectors := collectorapi.New(store, sealer, engine, log.With("component", "collectors"), collectorapi.Options{})
+	collectors.Mount(mux)
+	goBG(func() { collectors.Run(bg) })
 	if cfg.MetricsListen != "" {
 		stopMetrics, err := serveMetrics(cfg.MetricsListen, cfg.DataDir, store, node, syslogTrigger, log)
 		if err != nil {
@@ -236,6 +241,11 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 		if st.ClusterNodes, err = store.FreshNodes(ctx, time.Now()); err != nil {
 			return st, err
 		}
+		online, offline, revoked, err := store.CollectorCounts(ctx, 90*time.Second)
+		if err != nil {
+			return st, err
+		}
+		st.Collectors = map[string]int{metrics.CollectorOnline: online, metrics.CollectorOffline: offline, metrics.CollectorRevoked: revoked}
 		return st, nil
 	}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}

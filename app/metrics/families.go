@@ -48,7 +48,9 @@ var families = map[string]family{
 		"or stored (compressed, deltas included)."},
 	"backupd_cluster_leader": {gauge, "1 when this node leads the nodes sharing the database (it runs the schedules, " +
 		"reachability checks, retention, the git mirror and notifications), 0 when it follows. A single node on SQLite always leads."},
-	"backupd_cluster_nodes":               {gauge, "backupd serve nodes on this database whose heartbeat is fresh (at most 20 s old)."},
+	"backupd_cluster_nodes": {gauge, "backupd serve nodes on this database whose heartbeat is fresh (at most 20 s old)."},
+	"backupd_collectors": {gauge, "Remote collectors by state: online (heard from within the last lease, 90 s), " +
+		"offline (enrolled but silent longer), revoked."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 

@@ -103,7 +103,17 @@ type State struct {
 	// nodes with a fresh heartbeat (db.NodeFresh).
 	ClusterLeader bool
 	ClusterNodes  int
+	// Collectors counts the remote collectors by state: online (heard
+	// from within the last lease), offline, revoked.
+	Collectors map[string]int
 }
+
+// Collector states of backupd_collectors.
+const (
+	CollectorOnline  = "online"
+	CollectorOffline = "offline"
+	CollectorRevoked = "revoked"
+)
 
 // Options say what the handler reports besides the state.
 type Options struct {
@@ -194,6 +204,9 @@ func writeState(w io.Writer, st State, now time.Time) {
 	}
 	fmt.Fprintf(w, "backupd_cluster_leader %d\n", leader)
 	fmt.Fprintf(w, "backupd_cluster_nodes %d\n", st.ClusterNodes)
+	for _, state := range []string{CollectorOnline, CollectorOffline, CollectorRevoked} {
+		fmt.Fprintf(w, "backupd_collectors{state=%q} %d\n", state, st.Collectors[state])
+	}
 }
 
 func writeSyslog(w io.Writer, s Syslog) {

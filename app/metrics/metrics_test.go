@@ -55,7 +55,8 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 			JobsQueued: 7, JobsRunning: 2,
 			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096,
 			Snapshots:            db.SnapshotFigures{Snapshots: 30, Deltas: 26, RawBytes: 1800000, StoredBytes: 61000},
-			NotificationsPending: 4, OldestNotification: &pending}, nil
+			NotificationsPending: 4, OldestNotification: &pending,
+			Collectors:           map[string]int{CollectorOnline: 2, CollectorRevoked: 1}}, nil
 	})
 	for _, want := range []string{
 		`backupd_build_info{version="1.2.3",commit="abc123",goversion="` + runtime.Version() + `"} 1`,
@@ -90,6 +91,9 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_notifications_sent_total{channel_type="webhook",result="sent"} 5`,
 		`backupd_notifications_sent_total{channel_type="email",result="gave_up"} 1`,
 		`backupd_notifications_pending 4`,
+		`backupd_collectors{state="online"} 2`,
+		`backupd_collectors{state="offline"} 0`,
+		`backupd_collectors{state="revoked"} 1`,
 		"# TYPE backupd_notifications_sent_total counter\n",
 		`backupd_git_push_total{result="failure"} 1`,
 		`backupd_git_push_total{result="success"} 1`,
