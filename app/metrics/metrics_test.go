@@ -56,7 +56,7 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096,
 			Snapshots:            db.SnapshotFigures{Snapshots: 30, Deltas: 26, RawBytes: 1800000, StoredBytes: 61000},
 			NotificationsPending: 4, OldestNotification: &pending,
-			Collectors:           map[string]int{CollectorOnline: 2, CollectorRevoked: 1}}, nil
+			Collectors: map[string]int{CollectorOnline: 2, CollectorRevoked: 1}}, nil
 	})
 	for _, want := range []string{
 		`backupd_build_info{version="1.2.3",commit="abc123",goversion="` + runtime.Version() + `"} 1`,
