@@ -171,7 +171,7 @@ type proc struct {
 func startProc(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(name, args...), out: &testkit.LockedBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = cleanEnv()
+	p.cmd.Env = cleanEnv(storeEnv(args)...)
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -250,7 +250,7 @@ func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
 
 	// The server's store: a zone, its devices at the namespace's
 	// addresses, their credential sealed with the data directory's key.
-	data := t.TempDir()
+	data := storeDir(t)
 	sealer, err := secret.LoadOrCreate(data)
 	if err != nil {
 		t.Fatal(err)
@@ -303,8 +303,10 @@ func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
 	// A run of every device, waited for by `backup run` as an operator would.
 	runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	run := exec.CommandContext(runCtx, binPath, "backup", "run", "--all", "--data", data)
-	run.Env = cleanEnv()
+	runArgs := []string{"backup", "run", "--all", "--data", data}
+	run := exec.CommandContext(runCtx, binPath, runArgs...)
+	run.Env = cleanEnv(storeEnv(runArgs)...)
+	run.Dir = t.TempDir()
 	runOut := &testkit.LockedBuffer{}
 	run.Stdout, run.Stderr = runOut, runOut
 	if err := run.Start(); err != nil {
