@@ -443,6 +443,9 @@ type devicesForm struct {
 	GroupID, CredentialID, TemplateID       string
 	Encoding, Remarks                       string
 	Enabled                                 bool
+	// ZoneID is the zone's id; "" keeps an edited device's zone (a new
+	// one goes to the local zone).
+	ZoneID string
 }
 
 func devicesFormFromRequest(r *http.Request) devicesForm {
@@ -450,7 +453,7 @@ func devicesFormFromRequest(r *http.Request) devicesForm {
 	return devicesForm{
 		Name: v("name"), Host: v("host"), Port: v("port"), Platform: v("platform"), LoginMethod: v("login_method"),
 		GroupID: v("group_id"), CredentialID: v("credential_id"), TemplateID: v("template_id"),
-		Encoding: v("encoding"), Remarks: v("remarks"), Enabled: v("enabled") != "",
+		Encoding: v("encoding"), Remarks: v("remarks"), Enabled: v("enabled") != "", ZoneID: v("zone_id"),
 	}
 }
 
@@ -459,7 +462,7 @@ func devicesFormFromRequest(r *http.Request) devicesForm {
 func devicesFormOf(d db.Device) devicesForm {
 	f := devicesForm{
 		Name: d.Name, Host: d.Host, Platform: d.Platform, LoginMethod: d.LoginMethod,
-		Encoding: d.Encoding, Enabled: d.Enabled,
+		Encoding: d.Encoding, Enabled: d.Enabled, ZoneID: strconv.FormatInt(max(d.ZoneID, db.LocalZone), 10),
 	}
 	if d.Port != inventory.DefaultPort(d.LoginMethod) {
 		f.Port = strconv.Itoa(d.Port)
@@ -515,8 +518,10 @@ type devicesFormPage struct {
 	Credentials  []db.DeviceChoice
 	Templates    []devicesTemplateGroup
 	Encodings    []string
-	MaxName      int
-	MaxRemarks   int
+	// Zones are offered when there is more than the local one.
+	Zones      []db.Zone
+	MaxName    int
+	MaxRemarks int
 
 	templates map[int64]db.DeviceChoice
 }
@@ -544,8 +549,12 @@ func (u *UI) devicesFormData(ctx context.Context, s *Session) (*devicesFormPage,
 	if err != nil {
 		return nil, err
 	}
+	zones, err := u.deps.Store.ListZones(ctx)
+	if err != nil {
+		return nil, err
+	}
 	scope := s.Scope()
-	p := &devicesFormPage{
+	p := &devicesFormPage{Zones: zones,
 		Groups: devicesGroupOptions(groups, scope), AllowNoGroup: scope.All, Platforms: devicesPlatforms(),
 		Credentials: creds, Encodings: driver.Encodings, MaxName: inventory.MaxNameLength,
 		MaxRemarks: inventory.MaxRemarksLength, templates: map[int64]db.DeviceChoice{},
@@ -607,6 +616,12 @@ func (p *devicesFormPage) device() (db.Device, map[string]*devicesMessage) {
 		errs["group_id"] = &devicesMessage{Key: keyDevicesErrGroup}
 	case id != 0:
 		d.GroupID = &id
+	}
+	switch id, ok := devicesFormID(f.ZoneID); {
+	case !ok || id != 0 && !slices.ContainsFunc(p.Zones, func(z db.Zone) bool { return z.ID == id }):
+		errs["zone_id"] = &devicesMessage{Key: keyDevicesErrZone}
+	default:
+		d.ZoneID = id // 0: kept on an edit, local on a create
 	}
 	switch id, ok := devicesFormID(f.CredentialID); {
 	case !ok || id != 0 && !slices.ContainsFunc(p.Credentials, func(c db.DeviceChoice) bool { return c.ID == id }):
@@ -755,6 +770,9 @@ func (u *UI) devicesSave(w http.ResponseWriter, r *http.Request, p *devicesFormP
 		title = keyTitleDevicesEdit
 	}
 	d, errs := p.device()
+	if d.ZoneID == 0 && old != nil {
+		d.ZoneID = old.ZoneID
+	}
 	status := http.StatusUnprocessableEntity
 	var saved db.Device
 	var err error
@@ -814,7 +832,7 @@ func devicesChanged(a, b db.Device) []string {
 		{"platform", a.Platform != b.Platform}, {"login_method", a.LoginMethod != b.LoginMethod},
 		{"group_id", ptrDiff(a.GroupID, b.GroupID)}, {"credential_id", ptrDiff(a.CredentialID, b.CredentialID)},
 		{"template_id", ptrDiff(a.TemplateID, b.TemplateID)}, {"encoding", a.Encoding != b.Encoding},
-		{"enabled", a.Enabled != b.Enabled}, {"remarks", strDiff(a.Remarks, b.Remarks)},
+		{"enabled", a.Enabled != b.Enabled}, {"remarks", strDiff(a.Remarks, b.Remarks)}, {"zone_id", a.ZoneID != b.ZoneID},
 	} {
 		if c.diff {
 			changed = append(changed, c.name)

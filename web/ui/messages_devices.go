@@ -26,6 +26,7 @@ const (
 	keyDevicesErrPlatform         = "devices.error.platform"
 	keyDevicesErrLoginMethod      = "devices.error.login_method"
 	keyDevicesErrEncoding         = "devices.error.encoding"
+	keyDevicesErrZone             = "devices.error.zone"
 	keyDevicesErrRemarksLong      = "devices.error.remarks_long"
 	keyDevicesErrField            = "devices.error.field"
 	keyDevicesErrGroup            = "devices.error.group"

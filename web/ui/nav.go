@@ -41,6 +41,7 @@ var navigation = []navGroup{
 		{path: "/settings", label: keyNavSettings, perm: "settings.view"},
 		{path: pathNotifications, label: keyNavNotifications, perm: "settings.view"},
 		{path: pathPlatforms, label: keyNavPlatforms, perm: "settings.view"},
+		{path: pathCollectors, label: keyNavCollectors, perm: "settings.view"},
 	}},
 }
 

@@ -144,6 +144,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	u.mountJobs(mux)
 	u.mountSearch(mux)
 	u.mountAdmin(mux)
+	u.mountCollectors(mux)
 
 	mux.Handle("GET /api/session", u.apiAccount(u.apiSession))
 	mux.Handle("DELETE /api/session", u.apiAccount(u.apiLogout))
