@@ -163,10 +163,17 @@ Prints one line per device and exits non-zero if any backup failed.`,
 // runBackups queues the devices, works their jobs and prints each result.
 func runBackups(ctx context.Context, store *db.Store, engine *backup.Engine, ids []int64, stdout, stderr io.Writer) error {
 	names := map[int64]string{}
+	remote := 0
 	for _, id := range ids {
 		if d, err := store.GetDevice(ctx, id); err == nil {
 			names[id] = d.Name
+			if d.ZoneID != db.LocalZone {
+				remote++
+			}
 		}
+	}
+	if remote > 0 {
+		fmt.Fprintf(stderr, "%d of the devices are in zones their remote collectors back up: this waits for the collectors (see `backupd collector list`)\n", remote)
 	}
 	// Backups a crashed run left in flight are ended first, so that this
 	// run queues or adopts them as ready jobs with their attempts intact
