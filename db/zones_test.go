@@ -222,6 +222,10 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 		}
 	}
 	checkRequeued("released", got[0].ID, got[0].BackupID, 1)
+	// A result already on its way when the lease ended records nothing.
+	if err := s.FinishJob(ctx, cl, db.Outcome{Success: true, Text: "hostname late\n", FinishedAt: time.Now()}); !errors.Is(err, db.ErrJobNotOwned) {
+		t.Fatalf("a late result: %v, want ErrJobNotOwned", err)
+	}
 
 	// A lease that ran out (the collector stopped calling).
 	if _, err := s.Exec(ctx, `UPDATE jobs SET cancel_requested = 0`); err != nil {

@@ -372,7 +372,13 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 		return
 	}
 	cp := backup.Capture{Text: req.Text, HostKey: req.HostKey, Reason: req.Reason, Error: req.Error}
-	if _, err := s.engine.RecordCapture(context.WithoutCancel(ctx), cl, cp, time.Duration(req.DurationMS)*time.Millisecond); err != nil {
+	_, err = s.engine.RecordCapture(context.WithoutCancel(ctx), cl, cp, time.Duration(req.DurationMS)*time.Millisecond)
+	if errors.Is(err, db.ErrJobNotOwned) {
+		// The lease ended while the result was on its way.
+		writeError(w, http.StatusConflict, collector.CodeLeaseLost, db.ErrLeaseLost.Error())
+		return
+	}
+	if err != nil {
 		s.internal(w, "recording a collector's result", err)
 		return
 	}
