@@ -29,10 +29,12 @@ type SyslogSender struct {
 	Enabled bool
 }
 
-// SyslogSenders lists every device's name and host, for the syslog
-// listener's in-memory lookup (read in one pass, not per message).
+// SyslogSenders lists the name and host of every device of the server's
+// own zone, for the syslog listener's in-memory lookup (read in one pass,
+// not per message). A device of another zone cannot send to the
+// listener, and its address may be a local device's too.
 func (s *Store) SyslogSenders(ctx context.Context) ([]SyslogSender, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT id, name, host, enabled FROM devices ORDER BY id`)
+	rows, err := s.reader.QueryContext(ctx, `SELECT id, name, host, enabled FROM devices WHERE zone_id = 1 ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("device addresses: %w", err)
 	}

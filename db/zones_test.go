@@ -72,6 +72,12 @@ func TestZones(t *testing.T) {
 	if !errors.As(err, &ref) || ref.Field != "zone_id" {
 		t.Fatalf("a device in a missing zone: %v, want a zone_id reference error", err)
 	}
+	// The syslog listener hears the local zone: the same address in
+	// another zone is not a sender.
+	senders, err := s.SyslogSenders(ctx)
+	if err != nil || len(senders) != 1 || senders[0].ID != local {
+		t.Fatalf("syslog senders = %+v, %v; want only the local device", senders, err)
+	}
 	for _, id := range []int64{db.LocalZone, site.ID} {
 		if err := s.DeleteZone(ctx, id); !errors.Is(err, db.ErrZoneInUse) {
 			t.Fatalf("delete zone %d: %v, want ErrZoneInUse", id, err)
