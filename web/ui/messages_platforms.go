@@ -23,6 +23,7 @@ const (
 	keyPlatErrTestNoTarget   = "platforms.test.error.no_target"
 	keyPlatErrTestNoDevice   = "platforms.test.error.no_device"
 	keyPlatErrTestDevicePerm = "platforms.test.error.device_permission"
+	keyPlatErrTestRemoteZone = "platforms.test.error.remote_zone"
 	keyPlatErrTestTarget     = "platforms.test.error.target"
 	keyPlatErrTestHost       = "platforms.test.error.host"
 	keyPlatErrTestPort       = "platforms.test.error.port"

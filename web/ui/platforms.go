@@ -510,6 +510,10 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 		} else if !ok {
 			return fail(platformMsg{Key: keyPlatErrTestNoDevice})
 		}
+		if d.ZoneID != db.LocalZone {
+			// Only the zone's collector reaches it; this test runs here.
+			return fail(platformMsg{Key: keyPlatErrTestRemoteZone})
+		}
 		if target, err = backup.DeviceTarget(ctx, u.deps.Store, u.deps.Sealer, d.ID); err != nil {
 			return fail(platformMsg{Key: keyPlatErrTestTarget, Args: []any{err.Error()}})
 		}

@@ -424,6 +424,22 @@ func TestPlatformsTestDeviceScope(t *testing.T) {
 	p = b.post("/platforms", f)
 	expect(t, "other group's device", p, http.StatusUnprocessableEntity, "")
 	expectBody(t, "other group's device", p, "That device does not exist or is not in your device groups.")
+
+	// A device of a remote zone is reached by its collector, not from here.
+	zone, err := e.store.CreateZone(ctx, "far")
+	if err != nil {
+		t.Fatal(err)
+	}
+	far, err := e.store.CreateDevice(ctx, db.Device{Name: "far", Host: "127.0.0.1", Port: 22, Platform: "cisco_ios",
+		LoginMethod: "ssh", GroupID: &g1.ID, Encoding: "utf-8", Enabled: true, ZoneID: zone.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.get("/platforms/new")
+	f.Set("target_device", itoa(far.ID))
+	p = b.post("/platforms", f)
+	expect(t, "remote zone's device", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "remote zone's device", p, "That device is in a remote zone")
 }
 
 func atoiT(t *testing.T, s string) int {
