@@ -46,7 +46,7 @@ type env struct {
 	devices map[int64]*devsim.Device
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	store := dbtest.Open(t)
@@ -79,7 +79,7 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) device(t *testing.T, name string, zone int64) int64 {
+func (e *env) device(t testing.TB, name string, zone int64) int64 {
 	t.Helper()
 	sim, err := devsim.NewDevice(devsim.Options{Platform: "cisco_ios", Hostname: name, Username: simUser, Password: simPassword,
 		EnablePassword: simEnable, SSHAddr: "127.0.0.1:0", Seed: int64(len(e.devices) + 1)})
@@ -99,7 +99,7 @@ func (e *env) device(t *testing.T, name string, zone int64) int64 {
 }
 
 // waitJobs waits (bounded) until every job has ended and returns them.
-func (e *env) waitJobs(t *testing.T, ids []int64, within time.Duration) []db.Job {
+func (e *env) waitJobs(t testing.TB, ids []int64, within time.Duration) []db.Job {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
