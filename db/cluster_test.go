@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -361,5 +364,124 @@ func TestClusterClaimTakesAtMostN(t *testing.T) {
 		if err != nil || len(claims) != want {
 			t.Fatalf("claim %d took %d jobs, %v; want %d", i, len(claims), err, want)
 		}
+	}
+}
+
+// blackhole is a TCP proxy to PostgreSQL that can stop passing bytes
+// without closing anything, as a network that drops a node's packets.
+type blackhole struct {
+	ln     net.Listener
+	target string
+	frozen atomic.Bool
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newBlackhole(t *testing.T, target string) *blackhole {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &blackhole{ln: ln, target: target}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go p.pipe(c, s)
+			go p.pipe(s, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+	})
+	return p
+}
+
+// pipe copies from to to, dropping what it reads while frozen.
+func (p *blackhole) pipe(from, to net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		if err != nil {
+			to.Close()
+			return
+		}
+		if p.frozen.Load() {
+			continue
+		}
+		if _, err := to.Write(buf[:n]); err != nil {
+			from.Close()
+			return
+		}
+	}
+}
+
+// A node whose database stops answering (its packets dropped, nothing
+// closed) counts its locks lost by itself, after LockLease without a
+// successful ping: it stops leading before PostgreSQL frees the lock.
+func TestClusterLockSessionLostWhenDatabaseSilent(t *testing.T) {
+	requirePostgres(t)
+	direct := dbtest.Open(t)
+	u, err := url.Parse(direct.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newBlackhole(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	viaProxy, err := dbtest.OpenAt(t, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := viaProxy.OpenLockSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if ok, err := sess.TryLock(ctx, db.LeaderLockName); err != nil || !ok {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	// Healthy, it keeps its locks past the lease.
+	select {
+	case <-sess.Lost():
+		t.Fatal("a session whose pings succeed counted itself lost")
+	case <-time.After(db.LockLease + db.LockPing):
+	}
+	proxy.frozen.Store(true)
+	// Unfrozen before the handles close, so that their idle connections
+	// can say goodbye.
+	defer proxy.frozen.Store(false)
+	cut := time.Now()
+	select {
+	case <-sess.Lost():
+		t.Logf("lost %s after the database went silent", time.Since(cut).Round(100*time.Millisecond))
+	case <-time.After(db.LockLease + 2*db.LockPing):
+		t.Fatal("the session still vouches for its locks with the database silent")
+	}
+	// The server still holds the lock (its side of the connection is
+	// open): nobody else leads yet.
+	other, err := direct.OpenLockSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if ok, err := other.TryLock(ctx, db.LeaderLockName); err != nil || ok {
+		t.Fatalf("TryLock while the silent node's session lives on the server = %v, %v; want refused", ok, err)
 	}
 }

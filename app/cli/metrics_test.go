@@ -109,6 +109,9 @@ func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
 		"backupd_config_changes_total":       changed,
 		"backupd_devices_enabled":            3,
 		"backupd_devices_last_backup_failed": 1,
+		// The one serve node leads; backup run is no node.
+		"backupd_cluster_leader": 1,
+		"backupd_cluster_nodes":  1,
 	} {
 		if after[id] != strconv.Itoa(want) {
 			t.Errorf("after backup run: %s = %q, want %d", id, after[id], want)

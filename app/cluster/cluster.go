@@ -138,15 +138,22 @@ func (n *Node) wait(ctx context.Context, lost <-chan struct{}) bool {
 }
 
 // TakeoverDelay is how long a node that took the leader lock waits
-// before it starts leading: long enough for a leader whose session the
-// server ended to have noticed at its next ping (db.LockPing) and
-// stopped. A leader cut off by the network stops after db.LockLease
+// before it starts leading, while other nodes run: long enough for a
+// leader whose session the server ended to have noticed at its next ping
+// (db.LockPing) and stopped. A leader cut off by the network stops after db.LockLease
 // without a successful ping, before the server frees its lock
 // (db.LockServerBound), so this delay is not needed for it.
 const TakeoverDelay = db.LockPing + time.Second
 
 func (n *Node) lead(ctx context.Context, sess *db.LockSession, lead func(context.Context)) {
-	delay := time.NewTimer(TakeoverDelay)
+	wait := TakeoverDelay
+	if running, err := n.store.FreshNodes(ctx, time.Now()); err == nil && running <= 1 {
+		// No other node has shown itself for db.NodeFresh: any former
+		// leader lost the database longer ago than db.LockLease, and
+		// has stopped.
+		wait = 0
+	}
+	delay := time.NewTimer(wait)
 	defer delay.Stop()
 	select {
 	case <-ctx.Done():
