@@ -169,6 +169,19 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 	return rep, nil
 }
 
+// LeaseCancels lists the jobs leased to the collector that an operator
+// asked to stop.
+func (s *Store) LeaseCancels(ctx context.Context, collectorID int64) ([]int64, error) {
+	ids, err := queryAll(ctx, s.reader, func(r scanner) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT id FROM jobs WHERE state = 'running' AND collector_id = ? AND cancel_requested = 1 ORDER BY id`, collectorID)
+	if err != nil {
+		return nil, fmt.Errorf("lease cancels: %w", err)
+	}
+	return ids, nil
+}
+
 // ReleaseLeases queues again, as interrupted, the jobs leased to the
 // collector that are not in keep: it no longer has them in hand (it
 // restarted, or never received them). It returns how many it released.

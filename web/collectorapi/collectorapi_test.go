@@ -79,10 +79,11 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-func (e *env) device(t testing.TB, name string, zone int64) int64 {
+func (e *env) device(t testing.TB, name string, zone int64, failures ...devsim.Failure) int64 {
 	t.Helper()
 	sim, err := devsim.NewDevice(devsim.Options{Platform: "cisco_ios", Hostname: name, Username: simUser, Password: simPassword,
-		EnablePassword: simEnable, SSHAddr: "127.0.0.1:0", Seed: int64(len(e.devices) + 1)})
+		EnablePassword: simEnable, SSHAddr: "127.0.0.1:0", Seed: int64(len(e.devices) + 1), Failures: failures,
+		DripDelay: 20 * time.Millisecond, DripChunk: 8, DripBudget: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,5 +275,48 @@ func TestCollectorProtocolRefusals(t *testing.T) {
 		if status != c.status || er.Code != c.code {
 			t.Errorf("%s: %d %s, want %d %s", c.name, status, er.Code, c.status, c.code)
 		}
+	}
+}
+
+// An operator's cancel of a job in a collector's hands stops the
+// collection there, and the job ends as cancelled, as a job of the
+// server's own engine does.
+func TestCollectorJobCancelled(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	slow := e.device(t, "slow", e.zone.ID, devsim.FailSlowDrip)
+	token, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- collector.Run(runCtx, collector.Config{Server: e.srv.URL, Token: token, DataDir: t.TempDir(), CAFile: e.caFile,
+			Workers: 2, Version: "test-1", ShutdownGrace: time.Second})
+	}()
+	defer func() { stop(); <-done }()
+	ids, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: slow, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In the collector's hands, and the device has started printing.
+	deadline := time.Now().Add(30 * time.Second)
+	for e.devices[slow].Stats().ConfigShows == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the collector never started the slow device's backup")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ok, err := e.store.CancelJob(ctx, ids[0]); err != nil || !ok {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	jobs := e.waitJobs(t, ids, 60*time.Second)
+	if jobs[0].State != db.JobCancelled {
+		t.Fatalf("job = %s %v, want cancelled", jobs[0].State, jobs[0].Error)
+	}
+	b, err := e.store.GetBackup(ctx, *jobs[0].BackupID)
+	if err != nil || b.Success || b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorCancelled {
+		t.Fatalf("backup = %+v, %v; want failed as cancelled", b, err)
 	}
 }

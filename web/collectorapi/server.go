@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -288,6 +289,14 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
 		if now, err := s.store.GetCollector(ctx, c.ID); err == nil && now.RevokedAt != nil {
 			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "unknown or revoked collector")
 			return
+		}
+		// A job in its hands cancelled while it waits: told now.
+		if cancels, err := s.store.LeaseCancels(ctx, c.ID); err == nil {
+			for _, id := range cancels {
+				if slices.Contains(req.Held, id) {
+					resp.Cancel = append(resp.Cancel, id)
+				}
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
