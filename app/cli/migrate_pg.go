@@ -241,6 +241,10 @@ func (m *pgMigration) run(ctx context.Context) error {
 	return nil
 }
 
+// migrateSkipped are tables of run-time state, not of the store: the
+// nodes of a cluster register themselves when they start.
+var migrateSkipped = map[string]bool{"nodes": true}
+
 // tables lists the PostgreSQL schema's tables in foreign-key order
 // (referenced tables first), each checked against the source.
 func (m *pgMigration) tables(ctx context.Context) ([]pgTable, error) {
@@ -280,6 +284,9 @@ func (m *pgMigration) tables(ctx context.Context) ([]pgTable, error) {
 	}
 	byName := map[string]pgTable{}
 	for _, n := range names {
+		if migrateSkipped[n] {
+			continue
+		}
 		if !inSource[n] {
 			return nil, fmt.Errorf("the source has no table %s: is %s backupd's data directory, at this release's schema?", n, m.from)
 		}
@@ -331,7 +338,7 @@ func (m *pgMigration) tables(ctx context.Context) ([]pgTable, error) {
 	for range len(names) + 1 {
 		progress := false
 		for _, n := range names {
-			if placed[n] {
+			if placed[n] || migrateSkipped[n] {
 				continue
 			}
 			ready := true
@@ -348,7 +355,7 @@ func (m *pgMigration) tables(ctx context.Context) ([]pgTable, error) {
 			break
 		}
 	}
-	if len(ordered) != len(names) {
+	if len(ordered) != len(byName) {
 		return nil, errors.New("the tables' foreign keys form a cycle; the copy cannot order them")
 	}
 	return ordered, nil
@@ -405,6 +412,8 @@ func (m *pgMigration) claim(ctx context.Context, sealer *secret.Sealer, tables [
 		switch t.name {
 		case "counters":
 			continue
+		case "zones":
+			query += ` WHERE id <> 1` // the server's own zone, which the schema brings
 		case "settings":
 			query += ` WHERE key <> '` + keyFingerprintSetting + `'`
 		}

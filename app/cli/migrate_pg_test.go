@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"backupd/db"
 	"backupd/internal/dbtest"
@@ -40,6 +41,21 @@ func applianceSource(t *testing.T, devices, backups int) string {
 	if err := s.DeleteDevice(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
+	// A remote zone with a device and an enrolled collector: the copy
+	// keeps them beside the schema's own zone.
+	branch, err := s.CreateZone(ctx, "branch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateDevice(ctx, db.Device{Name: "branch-sw", Host: "192.0.2.98", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true, ZoneID: branch.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateEnrolmentToken(ctx, branch.ID, []byte("token-hash"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnrolCollector(ctx, []byte("token-hash"), db.Collector{Name: "branch-1", PublicKey: "public"}, []byte("bearer-hash")); err != nil {
+		t.Fatal(err)
+	}
 	// A device deleted with its history: the _ever counters keep what
 	// its backups counted, which no row shows any more.
 	if err := s.DeleteDevice(ctx, 1); err != nil {
@@ -66,7 +82,7 @@ func factsOf(t *testing.T, s *db.Store) storeFacts {
 	ctx := t.Context()
 	f := storeFacts{rows: map[string]int64{}, counters: map[string]int64{}, snapshots: map[int64]string{}}
 	for _, table := range []string{"users", "roles", "role_permissions", "user_roles", "api_keys", "audit_log", "device_groups",
-		"devices", "credentials", "backups", "snapshots", "jobs"} {
+		"devices", "credentials", "backups", "snapshots", "jobs", "zones", "collectors", "collector_tokens"} {
 		var n int64
 		if err := s.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil {
 			t.Fatal(err)
