@@ -48,7 +48,14 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, pgRewrite(query))
 }
 
+// BeginTx gives a read-only transaction one snapshot of the database for
+// all its statements, as a SQLite read transaction has: reads that walk a
+// delta chain or page through a list must not see a commit of another
+// node half-way (PostgreSQL's default, READ COMMITTED, would show it).
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if opts.ReadOnly && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) {
+		opts.Isolation = driver.IsolationLevel(sql.LevelRepeatableRead)
+	}
 	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
 }
 
