@@ -135,13 +135,48 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 // seedPostgres is Seed on PostgreSQL: the same rows in one transaction,
 // without SQLite's cache and journal settings or checkpoint (the server
 // sizes its own buffers), and the tables analysed afterwards so that the
-// planner knows the new sizes at once.
+// planner knows the new sizes at once. The backups' row trigger is off
+// while they are written (in the transaction only; other sessions wait
+// for the table meanwhile): it updates the same counter rows once per
+// row, and a transaction updating one row a hundred thousand times walks
+// ever longer chains of its own row versions. The counters and device
+// columns it keeps are set from the seeded rows in one statement each
+// instead.
 func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("seed: begin: %w", err)
 	}
-	if err := seed(ctx, tx, opt, true); err != nil {
+	err = func() error {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE backups DISABLE TRIGGER backups_changed`); err != nil {
+			return err
+		}
+		if err := seed(ctx, tx, opt, true); err != nil {
+			return err
+		}
+		// Seed starts without devices, so without backups: every row is
+		// a seeded one.
+		if _, err := tx.ExecContext(ctx, `UPDATE counters c SET value = c.value + x.n FROM (
+				SELECT 'backups_total' AS name, COUNT(*) AS n FROM backups
+				UNION ALL SELECT 'backups_succeeded', COUNT(*) FROM backups WHERE success = 1
+				UNION ALL SELECT 'backups_failed', COUNT(*) FROM backups WHERE success = 0 AND finished_at IS NOT NULL
+				UNION ALL SELECT 'backups_succeeded_ever', COUNT(*) FROM backups WHERE success = 1 AND finished_at IS NOT NULL
+				UNION ALL SELECT 'backups_failed_ever', COUNT(*) FROM backups WHERE success = 0 AND finished_at IS NOT NULL
+				UNION ALL SELECT 'backups_changed_ever', COUNT(*) FROM backups WHERE changed = 1) x
+			WHERE c.name = x.name`); err != nil {
+			return fmt.Errorf("count the backups: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE devices d SET last_good_backup_at = x.good, last_changed_at = x.changed FROM (
+				SELECT device_id, MAX(started_at) FILTER (WHERE success = 1) AS good,
+					substr(MAX(started_at) FILTER (WHERE changed = 1), 1, 19) AS changed
+				FROM backups GROUP BY device_id) x
+			WHERE d.id = x.device_id`); err != nil {
+			return fmt.Errorf("set the devices' last good and changed times: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `ALTER TABLE backups ENABLE TRIGGER backups_changed`)
+		return err
+	}()
+	if err != nil {
 		_ = tx.Rollback()
 		return fmt.Errorf("seed: %w", err)
 	}

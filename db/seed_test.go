@@ -51,6 +51,8 @@ func TestSeed(t *testing.T) {
 		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS NOT
 			(SELECT substr(MAX(b.started_at), 1, 19) FROM backups b WHERE b.device_id = d.id AND b.changed = 1)`, nil, 0},
 		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS NOT NULL`, nil, -1},
+		{`SELECT COUNT(*) FROM devices d WHERE d.last_good_backup_at IS NOT
+			(SELECT MAX(b.started_at) FROM backups b WHERE b.device_id = d.id AND b.success = 1)`, nil, 0},
 	} {
 		if got := count(c.query, c.args...); c.want < 0 && got == 0 {
 			t.Errorf("%s = 0, want some", c.query)
