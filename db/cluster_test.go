@@ -135,6 +135,21 @@ func TestClusterDeadOwnerRequeuedOnce(t *testing.T) {
 		t.Fatalf("InterruptDeadOwner of a live engine = %+v, dead %v, %v; want left alone", res, dead, err)
 	}
 	sess.Close() // the engine's process is gone
+	// The server ends the closed session's backend, and its locks, a
+	// moment after the client hangs up.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var held bool
+		if err := a.Reader().QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the closed session's lock is still held after 10 s")
+		}
+	}
 
 	var wg sync.WaitGroup
 	results := make([]db.Interrupted, 2)
