@@ -53,7 +53,8 @@ func pgURL(raw string, params map[string]string) (string, error) {
 	return u.String(), nil
 }
 
-// RedactURL is a PostgreSQL URL fit for a log line: its password removed.
+// RedactURL is a PostgreSQL URL fit for a log line: its password removed,
+// whether before the @ or in a password= parameter (lib/pq reads both).
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -61,6 +62,10 @@ func RedactURL(raw string) string {
 	}
 	if _, ok := u.User.Password(); ok {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }

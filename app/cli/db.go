@@ -145,17 +145,23 @@ func pgDump(cmd *cobra.Command, cfg *config.Config, out string) error {
 
 // splitPassword takes the password out of a PostgreSQL URL, so that it
 // can travel in the environment instead of on a command line that every
-// local user's ps shows.
+// local user's ps shows. The password may be before the @ or a
+// password= parameter (lib/pq reads both); the parameter wins.
 func splitPassword(raw string) (string, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", "", errors.New("--db: the PostgreSQL URL cannot be read")
 	}
-	if u.User == nil {
-		return raw, "", nil
+	var password string
+	if u.User != nil {
+		password, _ = u.User.Password()
+		u.User = url.User(u.User.Username())
 	}
-	password, _ := u.User.Password()
-	u.User = url.User(u.User.Username())
+	if q := u.Query(); q.Has("password") {
+		password = q.Get("password")
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
 	return u.String(), password, nil
 }
 

@@ -112,7 +112,8 @@ read. Keep DATA as it is until the new store has run well.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "data directory of the SQLite store to copy (default: --data)")
-	f.StringVar(&to, "to", "", "PostgreSQL database to copy into, postgres://user:password@host:port/database (default: --db)")
+	f.StringVar(&to, "to", "", "PostgreSQL database to copy into, postgres://user@host:port/database (default: --db, or BACKUPD_DB: "+
+		"keep the password there, in PGPASSWORD or in ~/.pgpass rather than on the command line, which ps shows)")
 	f.IntVar(&batchRows, "batch-rows", migrateBatchRows, "rows per copied batch")
 	f.IntVar(&killAfter, "test-kill-after-batches", 0, "")
 	_ = f.MarkHidden("batch-rows")

@@ -57,8 +57,9 @@ func NewRoot() *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (SQLite database, secret.key and run files)")
-	pf.StringVar(&cfg.DB, "db", cfg.DB, "database: empty for SQLite in --data, or a PostgreSQL URL postgres://user:password@host:port/database "+
-		"shared by several nodes (secret.key stays in --data and must be the same on every node)")
+	pf.StringVar(&cfg.DB, "db", cfg.DB, "database: empty for SQLite in --data, or a PostgreSQL URL postgres://user@host:port/database "+
+		"shared by several nodes (secret.key stays in --data and must be the same on every node); "+
+		"keep the password off the command line, which ps shows: set BACKUPD_DB instead, or use PGPASSWORD or ~/.pgpass")
 	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
 	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newExport(&cfg), newCollector(&cfg), newVersion())
