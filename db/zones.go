@@ -180,23 +180,28 @@ func (s *Store) CreateEnrolmentToken(ctx context.Context, zoneID int64, hash []b
 func (s *Store) EnrolCollector(ctx context.Context, tokenHash []byte, c Collector, bearerHash []byte) (Collector, error) {
 	var out Collector
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		// Spend the token first, in one statement that only a single
+		// enrolment can win: a second node enrolling with the same token
+		// at the same moment finds it used (PostgreSQL re-checks the row
+		// after the first transaction commits; SQLite has one writer).
+		now := Now()
 		var tokenID, zoneID int64
-		err := tx.QueryRowContext(ctx, `SELECT id, zone_id FROM collector_tokens
-			WHERE hash = ? AND used_at IS NULL AND expires_at > ?`, tokenHash, Now()).Scan(&tokenID, &zoneID)
+		err := tx.QueryRowContext(ctx, `UPDATE collector_tokens SET used_at = ?
+			WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING id, zone_id`,
+			now, tokenHash, now).Scan(&tokenID, &zoneID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrEnrolment
 		}
 		if err != nil {
 			return err
 		}
-		now := Now()
 		id, err := insertID(ctx, tx, `INSERT INTO collectors (zone_id, name, public_key, token_hash, enrolled_at,
 			last_seen_at, last_address, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			zoneID, c.Name, c.PublicKey, bearerHash, now, now, c.LastAddress, c.Version)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE collector_tokens SET used_at = ?, collector_id = ? WHERE id = ?`, now, id, tokenID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE collector_tokens SET collector_id = ? WHERE id = ?`, id, tokenID); err != nil {
 			return err
 		}
 		out, err = scanCollector(tx.QueryRowContext(ctx, `SELECT `+collectorColumns+`

@@ -4,11 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func zoneDevice(t *testing.T, s *db.Store, name, host string, zone int64) int64 {
@@ -266,5 +270,53 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 	}
 	if at, ok, err := s.NextJobAt(ctx); err != nil || ok {
 		t.Fatalf("NextJobAt sees another zone's queued job: %v %v %v", at, ok, err)
+	}
+}
+
+// One enrolment token enrols one collector, even when several nodes
+// spend it at the same moment through their own handles on the store.
+func TestEnrolmentTokenSpentOnce(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	handles := []*db.Store{s, dbtest.Reopen(t, s), dbtest.Reopen(t, s), dbtest.Reopen(t, s)}
+	const rounds = 15
+	for round := range rounds {
+		token := hashOf(fmt.Sprintf("race-%d", round))
+		if err := s.CreateEnrolmentToken(ctx, db.LocalZone, token, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		errs := make([]error, len(handles))
+		var wg sync.WaitGroup
+		for i, h := range handles {
+			wg.Go(func() {
+				<-start
+				name := fmt.Sprintf("race-%d-%d", round, i)
+				_, errs[i] = h.EnrolCollector(ctx, token, db.Collector{Name: name, PublicKey: "pk-" + name}, hashOf("bearer-"+name))
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			if err == nil {
+				won++
+			} else if !errors.Is(err, db.ErrEnrolment) {
+				t.Errorf("round %d: enrolment failed with %v, want ErrEnrolment", round, err)
+			}
+		}
+		all, err := s.ListCollectors(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enrolled := 0
+		for _, c := range all {
+			if strings.HasPrefix(c.Name, fmt.Sprintf("race-%d-", round)) {
+				enrolled++
+			}
+		}
+		if won != 1 || enrolled != 1 {
+			t.Fatalf("round %d: %d enrolments succeeded and %d collectors exist with one token; want exactly 1 (errors %v)", round, won, enrolled, errs)
+		}
 	}
 }
