@@ -22,26 +22,25 @@ type Role struct {
 // with r (description, flags and exact permission set).
 func (s *Store) EnsureRole(ctx context.Context, r Role) error {
 	return s.InTx(ctx, func(tx *sql.Tx) error {
+		// Insert-if-missing in one statement, then update: nodes starting
+		// together on an empty database all run this at once. The UPDATE
+		// locks the role's row on PostgreSQL, so one node at a time resets
+		// its permissions.
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO roles (name, description, builtin, all_permissions, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			r.Name, r.Description, r.Builtin, r.AllPermissions, Now()); err != nil {
+			return fmt.Errorf("insert role: %w", err)
+		}
 		var id int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM roles WHERE name = ?`, r.Name).Scan(&id)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			id, err = insertID(ctx, tx,
-				`INSERT INTO roles (name, description, builtin, all_permissions, created_at) VALUES (?, ?, ?, ?, ?)`,
-				r.Name, r.Description, r.Builtin, r.AllPermissions, Now())
-			if err != nil {
-				return fmt.Errorf("insert role: %w", err)
-			}
-		case err != nil:
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM roles WHERE name = ?`, r.Name).Scan(&id); err != nil {
 			return fmt.Errorf("find role: %w", err)
-		default:
-			if _, err := tx.ExecContext(ctx, `UPDATE roles SET description = ?, builtin = ?, all_permissions = ? WHERE id = ?`,
-				r.Description, r.Builtin, r.AllPermissions, id); err != nil {
-				return fmt.Errorf("update role: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM role_permissions WHERE role_id = ?`, id); err != nil {
-				return fmt.Errorf("reset role permissions: %w", err)
-			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE roles SET description = ?, builtin = ?, all_permissions = ? WHERE id = ?`,
+			r.Description, r.Builtin, r.AllPermissions, id); err != nil {
+			return fmt.Errorf("update role: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM role_permissions WHERE role_id = ?`, id); err != nil {
+			return fmt.Errorf("reset role permissions: %w", err)
 		}
 		for _, p := range r.Permissions {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO role_permissions (role_id, permission) VALUES (?, ?)`, id, p); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -526,5 +527,53 @@ func TestRunFlushesOnStop(t *testing.T) {
 	}
 	if lastUsed(t, s)[id] == nil {
 		t.Fatal("Run did not flush last_used_at when stopping")
+	}
+}
+
+// Nodes starting together on one empty store all bootstrap it: every one
+// starts, one admin exists, and exactly one of them got its password.
+func TestBootstrapConcurrentNodes(t *testing.T) {
+	ctx := context.Background()
+	first := dbtest.Open(t)
+	handles := []*db.Store{first, dbtest.Reopen(t, first), dbtest.Reopen(t, first), dbtest.Reopen(t, first)}
+	start := make(chan struct{})
+	passwords := make([]string, len(handles))
+	errs := make([]error, len(handles))
+	var wg sync.WaitGroup
+	for i, h := range handles {
+		wg.Go(func() {
+			<-start
+			passwords[i], errs[i] = auth.Bootstrap(ctx, h)
+		})
+	}
+	close(start)
+	wg.Wait()
+	given := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("node %d: Bootstrap: %v", i, err)
+		}
+		if passwords[i] != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		t.Errorf("%d nodes returned an initial admin password, want exactly 1", given)
+	}
+	if n, err := first.CountUsers(ctx); err != nil || n != 1 {
+		t.Errorf("users after concurrent Bootstrap = %d, %v; want 1", n, err)
+	}
+	for _, r := range auth.BuiltinRoles {
+		role, err := first.RoleByName(ctx, r.Name)
+		if err == nil {
+			role, err = first.RoleByID(ctx, role.ID)
+		}
+		if err != nil {
+			t.Errorf("built-in role %s: %v", r.Name, err)
+			continue
+		}
+		if !r.AllPermissions && len(role.Permissions) != len(r.Permissions) {
+			t.Errorf("role %s has %d permissions, want %d", r.Name, len(role.Permissions), len(r.Permissions))
+		}
 	}
 }
