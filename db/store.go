@@ -137,7 +137,8 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.path }
 
 // Location is where the store lives: the database file's path, or the
-// PostgreSQL URL it was opened with.
+// PostgreSQL URL it was opened with. The URL holds the database password:
+// never log, show or return it (tests use it to open more handles).
 func (s *Store) Location() string {
 	if s.pg {
 		return s.url

@@ -23,10 +23,6 @@ type Zone struct {
 	Collectors int
 }
 
-// ErrZoneInUse refuses deleting a zone that still holds devices or
-// collectors, or the local zone.
-var ErrZoneInUse = errors.New("the zone holds devices or collectors, or is the server's own")
-
 // ListZones returns every zone by id, with what each holds.
 func (s *Store) ListZones(ctx context.Context) ([]Zone, error) {
 	zones, err := queryAll(ctx, s.reader, func(r scanner) (Zone, error) {
@@ -91,33 +87,6 @@ func (s *Store) CreateZone(ctx context.Context, name string) (Zone, error) {
 		err = fmt.Errorf("create zone: %w", err)
 	}
 	return z, err
-}
-
-// DeleteZone removes an empty zone other than the local one.
-func (s *Store) DeleteZone(ctx context.Context, id int64) error {
-	if id == LocalZone {
-		return ErrZoneInUse
-	}
-	return s.InTx(ctx, func(tx *sql.Tx) error {
-		if used, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE zone_id = ? LIMIT 1`, id); err != nil {
-			return err
-		} else if used {
-			return ErrZoneInUse
-		}
-		if used, err := exists(ctx, tx, `SELECT 1 FROM collectors WHERE zone_id = ? LIMIT 1`, id); err != nil {
-			return err
-		} else if used {
-			return ErrZoneInUse
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM zones WHERE id = ?`, id)
-		if err != nil {
-			return fmt.Errorf("delete zone: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
-		}
-		return nil
-	})
 }
 
 // Collector is a remote collector enrolled in a zone.
