@@ -270,7 +270,10 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secr
 	limit := max(m.PushAttempts, 1)
 	wait := m.PushBackoff
 	for attempt := 1; ; attempt++ {
-		_, err = r.run(ctx, m.PushTimeout, nil, env, "push", "-q", "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)
+		err = m.followRemote(ctx, r, cfg, env, branch)
+		if err == nil {
+			_, err = r.run(ctx, m.PushTimeout, nil, env, "push", "-q", "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)
+		}
 		if err == nil {
 			return attempt, secrets, nil
 		}
@@ -286,6 +289,48 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secr
 		}
 		wait = min(wait*2, 10*time.Minute)
 	}
+}
+
+// followRemote bases the clone on the remote branch when the branch holds
+// commits the clone lacks: those of another node that ran the mirror while
+// it led (each node keeps its own clone). The clone's tree is the
+// database's latest configurations, so it is committed anew on top of the
+// remote's head; the history stays linear and nothing is force-pushed.
+// A fetch that fails (no such branch yet, remote unreachable) is left to
+// the push to report.
+func (m *Mirror) followRemote(ctx context.Context, r *runner, cfg db.GitMirror, env []string, branch string) error {
+	if _, err := r.run(ctx, m.PushTimeout, nil, env, "fetch", "-q", "--no-tags", "--", cfg.RemoteURL, "refs/heads/"+branch); err != nil {
+		return nil
+	}
+	out, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}")
+	if err != nil {
+		return nil
+	}
+	remote := strings.TrimSpace(out)
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "merge-base", "--is-ancestor", remote, "HEAD"); err == nil {
+		return nil // a fast-forward
+	}
+	want, err := m.desired(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "reset", "-q", "--soft", remote); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	out, err = r.run(ctx, gitTimeout, nil, nil, "diff", "--cached", "--name-status", "--no-renames", "-z")
+	if err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	changes := changesOf(out, want)
+	if len(changes) == 0 {
+		return nil // the remote already holds this tree
+	}
+	msg := Message(Subject(changes), changes)
+	if _, err := r.run(ctx, gitTimeout, strings.NewReader(msg), identityEnv(cfg), "commit", "-q", "--no-verify", "-F", "-"); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	m.log.Info("git mirror: based on the remote branch, which another node pushed to", "remote", remote)
+	return nil
 }
 
 // redact removes secrets from git's message, should it ever quote one.

@@ -1,10 +1,14 @@
 package gitmirror_test
 
 import (
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"backupd/app/gitmirror"
 	"backupd/db"
@@ -98,5 +102,67 @@ func TestRemoteURLs(t *testing.T) {
 		if _, err := gitmirror.RemoteKind(u); err == nil {
 			t.Errorf("RemoteKind(%q) accepted", u)
 		}
+	}
+}
+
+// Only the leader runs the mirror, and each node keeps its own clone: after
+// a leader change the new leader's clone lacks the commits the old one
+// pushed. Two nodes (two data directories, one store) take turns; every
+// push goes through without force and the remote keeps every commit of
+// both, in order, in a linear history.
+func TestPushesFollowTheRemoteAcrossLeaderChanges(t *testing.T) {
+	e := newEnv(t)
+	r1 := e.sim("r1", "cisco_ios", 1, nil)
+	bare := bareRepo(t)
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare}); err != nil {
+		t.Fatal(err)
+	}
+	nodeB := gitmirror.New(e.store, e.sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), t.TempDir())
+	nodeB.PushBackoff = 10 * time.Millisecond
+	var pushed []string
+	for turn, m := range []*gitmirror.Mirror{e.mirror, nodeB, e.mirror, nodeB} {
+		if turn > 0 {
+			e.sims[r1].Mutate(int64(10 + turn))
+		}
+		e.run(db.TriggerSchedule)
+		res, err := m.Sync(e.ctx)
+		if err != nil || res.Commit == "" {
+			t.Fatalf("turn %d: sync: %+v %v", turn, res, err)
+		}
+		if err := m.Push(e.ctx); err != nil {
+			t.Fatalf("turn %d: push: %v", turn, err)
+		}
+		if git(t, bare, "show", "main:r1") != e.latestText(r1) {
+			t.Fatalf("turn %d: the remote's r1 is not the latest stored text", turn)
+		}
+		pushed = append(pushed, strings.TrimSpace(git(t, bare, "rev-parse", "main")))
+	}
+	if got := strings.Fields(git(t, bare, "rev-list", "--reverse", "main")); !slices.Equal(got, pushed) {
+		t.Fatalf("remote history %v, want each push's commit in order %v", got, pushed)
+	}
+	if merges := strings.TrimSpace(git(t, bare, "rev-list", "--merges", "main")); merges != "" {
+		t.Fatalf("merge commits on the remote: %s", merges)
+	}
+	for i, s := range commits(t, bare) {
+		if s != "backupd: r1" {
+			t.Fatalf("commit %d: subject %q", i, s)
+		}
+	}
+}
+
+// Without a remote, pushing is nothing and the clone's history is its own.
+func TestNoRemoteNoFetch(t *testing.T) {
+	e := newEnv(t)
+	e.sim("r1", "cisco_ios", 1, nil)
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(db.TriggerManual)
+	res := e.sync()
+	if err := e.mirror.Push(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if head := strings.TrimSpace(git(t, e.mirror.Dir(), "rev-parse", "HEAD")); head != res.Commit {
+		t.Fatalf("HEAD %s after a push without remote, want %s", head, res.Commit)
 	}
 }
