@@ -59,6 +59,24 @@ func Migrate(ctx context.Context, path string, dir MigrateDirection, out io.Writ
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
+	return runMigrations(ctx, p, dir, out, func(current int64) error {
+		if current != deltaMigration {
+			return nil
+		}
+		// Deltas cannot outlive the column that says what they are based
+		// on: every one is written whole first.
+		n, err := expandAll(ctx, conn)
+		if err == nil && out != nil && n > 0 {
+			fmt.Fprintf(out, "expanded %d delta snapshots\n", n)
+		}
+		return err
+	})
+}
+
+// runMigrations applies, rolls back one, or reports the migrations of p,
+// the same for both engines; beforeDown runs at the current version before
+// a roll-back and may refuse it.
+func runMigrations(ctx context.Context, p *goose.Provider, dir MigrateDirection, out io.Writer, beforeDown func(current int64) error) error {
 	current, target, err := p.GetVersions(ctx)
 	if err != nil {
 		return fmt.Errorf("read schema version: %w", err)
@@ -81,16 +99,8 @@ func Migrate(ctx context.Context, path string, dir MigrateDirection, out io.Writ
 			}
 		}
 	case MigrateDown:
-		if current == deltaMigration {
-			// Deltas cannot outlive the column that says what they are
-			// based on: every one is written whole first.
-			n, err := expandAll(ctx, conn)
-			if err != nil {
-				return fmt.Errorf("roll back migration: %w", err)
-			}
-			if out != nil && n > 0 {
-				fmt.Fprintf(out, "expanded %d delta snapshots\n", n)
-			}
+		if err := beforeDown(current); err != nil {
+			return fmt.Errorf("roll back migration: %w", err)
 		}
 		r, err := p.Down(ctx)
 		if err != nil {

@@ -151,54 +151,10 @@ func MigratePostgres(ctx context.Context, dbURL string, dir MigrateDirection, ou
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
-	current, target, err := p.GetVersions(ctx)
-	if err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if current > target {
-		return fmt.Errorf("%w: database is at version %d, this binary knows up to %d; run a newer backupd or restore a backup", ErrSchemaFromFuture, current, target)
-	}
-	switch dir {
-	case MigrateUp:
-		res, err := p.Up(ctx)
-		if err != nil {
-			return fmt.Errorf("apply migrations: %w", err)
-		}
-		if out != nil {
-			for _, r := range res {
-				fmt.Fprintf(out, "applied %s\n", r.Source.Path)
-			}
-			if len(res) == 0 {
-				fmt.Fprintf(out, "schema is current (version %d)\n", current)
-			}
-		}
-	case MigrateDown:
+	return runMigrations(ctx, p, dir, out, func(current int64) error {
 		if current <= pgFirstVersion {
-			return fmt.Errorf("roll back migration: version %d is where a PostgreSQL store starts; there is no older schema to return to (drop the database to start again)", current)
+			return fmt.Errorf("version %d is where a PostgreSQL store starts; there is no older schema to return to (drop the database to start again)", current)
 		}
-		r, err := p.Down(ctx)
-		if err != nil {
-			return fmt.Errorf("roll back migration: %w", err)
-		}
-		if out != nil {
-			fmt.Fprintf(out, "rolled back %s\n", r.Source.Path)
-		}
-	case MigrateStatus:
-		st, err := p.Status(ctx)
-		if err != nil {
-			return fmt.Errorf("read migration status: %w", err)
-		}
-		if out != nil {
-			for _, s := range st {
-				applied := "pending"
-				if s.State == goose.StateApplied {
-					applied = "applied " + s.AppliedAt.UTC().Format(TimeFormat)
-				}
-				fmt.Fprintf(out, "%05d  %-40s %s\n", s.Source.Version, s.Source.Path, applied)
-			}
-		}
-	default:
-		return fmt.Errorf("unknown migrate command %q (want up, down or status)", dir)
-	}
-	return nil
+		return nil
+	})
 }
