@@ -203,12 +203,60 @@ func (s *Store) ReleaseLeases(ctx context.Context, collectorID int64, keep []int
 // out before now: its collector stopped calling. It returns how many it
 // released.
 func (s *Store) ExpireLeases(ctx context.Context, now time.Time, maxInterruptions int) (int, error) {
+	owners, err := s.expiredLeaseOwners(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, owner := range owners {
+		if !strings.HasPrefix(owner, leaseOwnerPrefix) {
+			continue
+		}
+		res, err := s.expireLease(ctx, owner, now, maxInterruptions)
+		if err != nil {
+			return n, err
+		}
+		n += res.Attempts
+	}
+	return n, nil
+}
+
+// expiredLeaseOwners lists the owners of the leases that ran out before
+// now. A collector may renew one before expireLease gets to it.
+func (s *Store) expiredLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
 	owners, err := queryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
 		WHERE state = 'running' AND collector_id IS NOT NULL AND lease_until < ? AND owner IS NOT NULL`, backupTime(now))
 	if err != nil {
-		return 0, fmt.Errorf("expire leases: %w", err)
+		return nil, fmt.Errorf("expire leases: %w", err)
 	}
-	return s.interruptLeases(ctx, owners, maxInterruptions)
+	return owners, nil
+}
+
+// expireLease interrupts owner's lease if it still ran out before now.
+// The first statement re-checks that in the transaction that ends it and
+// locks the job's row (PostgreSQL re-evaluates the condition on a row a
+// concurrent renewal changed): a collector that renewed the lease since
+// expiredLeaseOwners keeps its job, and a renewal that comes after finds
+// the job no longer running and drops it.
+func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, maxInterruptions int) (Interrupted, error) {
+	var out Interrupted
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		out = Interrupted{}
+		ids, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
+			var id int64
+			return id, r.Scan(&id)
+		}, `UPDATE jobs SET owner = owner
+			WHERE state = 'running' AND owner = ? AND collector_id IS NOT NULL AND lease_until < ?
+			RETURNING id`, owner, backupTime(now))
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		return s.interruptJobs(ctx, tx, owner, maxInterruptions, &out)
+	})
+	if err != nil {
+		return Interrupted{}, fmt.Errorf("expire the lease %s: %w", owner, err)
+	}
+	return out, nil
 }
 
 func (s *Store) interruptLeases(ctx context.Context, owners []string, maxInterruptions int) (int, error) {

@@ -306,3 +306,55 @@ func TestEnrolmentTokenSpentOnce(t *testing.T) {
 		}
 	}
 }
+
+// A collector that renews its lease after ExpireLeases listed it as run
+// out, but before the lease is ended, keeps its job: the statement that
+// ends the lease checks again that it ran out. The two steps of
+// ExpireLeases are called apart so that the renewal falls between them.
+func TestExpireLeaseSparesARenewedLease(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	site, err := s.CreateZone(ctx, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := zoneDevice(t, s, "renewed-1", "10.0.0.1", site.ID)
+	enqueueNow(t, s, db.TriggerManual, dev)
+	c := enrol(t, s, site.ID, "renewer")
+	leased, err := s.LeaseJobs(ctx, c, 1, time.Now().Add(-time.Second))
+	if err != nil || len(leased) != 1 || leased[0].Owner == nil {
+		t.Fatalf("LeaseJobs = %+v, %v", leased, err)
+	}
+	now := time.Now()
+	owners, err := s.ExpiredLeaseOwners(ctx, now)
+	if err != nil || !slices.Equal(owners, []string{*leased[0].Owner}) {
+		t.Fatalf("expired lease owners = %v, %v; want the lease that ran out", owners, err)
+	}
+	// The collector's poll renews the lease now.
+	if rep, err := s.ExtendLeases(ctx, c.ID, []int64{leased[0].ID}, time.Now().Add(time.Minute)); err != nil || len(rep.Lost) != 0 {
+		t.Fatalf("ExtendLeases = %+v, %v", rep, err)
+	}
+	res, err := s.ExpireLease(ctx, owners[0], now, db.DefaultMaxInterruptions)
+	if err != nil || res.Attempts != 0 {
+		t.Fatalf("ExpireLease of a renewed lease = %+v, %v; want nothing ended", res, err)
+	}
+	js, err := s.GetJobs(ctx, []int64{leased[0].ID})
+	if err != nil || len(js) != 1 || js[0].State != db.JobRunning || js[0].Interruptions != 0 {
+		t.Fatalf("job = %+v, %v; want still running, not interrupted", js, err)
+	}
+	if _, err := s.LeasedClaim(ctx, c.ID, leased[0].ID, leased[0].BackupID); err != nil {
+		t.Fatalf("the collector lost its renewed lease: %v", err)
+	}
+	if b, err := s.GetBackup(ctx, leased[0].BackupID); err != nil || b.FinishedAt != nil {
+		t.Fatalf("the attempt = %+v, %v; want still running", b, err)
+	}
+
+	// Once the renewed lease runs out in turn, it is ended.
+	later := time.Now().Add(2 * time.Minute)
+	if res, err := s.ExpireLease(ctx, owners[0], later, db.DefaultMaxInterruptions); err != nil || res.Attempts != 1 {
+		t.Fatalf("ExpireLease after the renewal ran out = %+v, %v; want the attempt ended", res, err)
+	}
+	if rep, err := s.ExtendLeases(ctx, c.ID, []int64{leased[0].ID}, time.Now().Add(time.Minute)); err != nil || !slices.Equal(rep.Lost, []int64{leased[0].ID}) {
+		t.Fatalf("a renewal after the lease ended = %+v, %v; want the job lost", rep, err)
+	}
+}
