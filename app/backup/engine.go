@@ -743,12 +743,45 @@ func (e *Engine) RecordCapture(ctx context.Context, c db.Claim, cp Capture, took
 	if err != nil {
 		return db.Outcome{}, fmt.Errorf("loading the device's host key: %w", err)
 	}
-	o := e.outcome(ctx, c, d.Platform, pinned != nil, cp)
+	var o db.Outcome
 	if cp.Reason == CaptureCancelled {
-		o = db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true}
+		o, err = e.cancelledCapture(ctx, c)
+		if err != nil {
+			return db.Outcome{}, err
+		}
+	} else {
+		o = e.outcome(ctx, c, d.Platform, pinned != nil, cp)
 	}
 	o.FinishedAt = time.Now()
 	return o, e.record(ctx, c, o, took)
+}
+
+// ErrorUnaskedCancel is the error of a remote attempt its collector
+// reported cancelled when no operator had asked to stop it.
+const ErrorUnaskedCancel = "the collector reported this backup cancelled, but no one asked to cancel it; the backup did not run"
+
+// cancelledCapture is the outcome of a capture its collector reported
+// cancelled. Only an operator cancels a job (the job's cancel_requested,
+// which stays set once set); a cancellation nobody asked for is a
+// collector's fault, not a decision: the attempt fails, so the backup
+// that did not happen shows in the history and counts towards the
+// device's failure alerts, instead of ending quietly as if an operator
+// had chosen to skip it.
+func (e *Engine) cancelledCapture(ctx context.Context, c db.Claim) (db.Outcome, error) {
+	owner := ""
+	if c.Owner != nil {
+		owner = *c.Owner
+	}
+	asked, err := e.store.CancelRequested(ctx, owner)
+	if err != nil {
+		return db.Outcome{}, fmt.Errorf("checking the job's cancellation: %w", err)
+	}
+	if slices.Contains(asked, c.ID) {
+		return db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true}, nil
+	}
+	e.log.Warn("a collector reported a backup cancelled that no one cancelled; recorded as failed",
+		"job_id", c.ID, "device_id", c.DeviceID)
+	return db.Outcome{Error: ErrorUnaskedCancel, Reason: collect.ReasonProtocol}, nil
 }
 
 // backoff is the wait before retry number attempt.
