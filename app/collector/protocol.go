@@ -23,10 +23,12 @@ const (
 	MaxJobsPerPoll = 32
 	// MaxHeld bounds the jobs a poll may report in hand.
 	MaxHeld = 1024
-	// MaxResultBytes bounds an uploaded result (a capture's text is at
-	// most a few commands of collect.DefaultMaxOutput).
-	MaxResultBytes = 64 << 20
 )
+
+// An uploaded result is bounded by what a capture of its job's commands
+// can hold (web/collectorapi ResultLimit); over it the server answers
+// 413 with CodeTooLarge, records nothing, and the job is queued again
+// once the collector stops reporting it in hand.
 
 // EnrolRequest spends an enrolment token.
 type EnrolRequest struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -127,5 +128,104 @@ func TestCollectorCannotCancelOnItsOwn(t *testing.T) {
 	jobs = e.waitJobs(t, ids, 10*time.Second)
 	if jobs[0].State != db.JobCancelled || jobs[0].Error == nil || *jobs[0].Error != db.ErrorCancelled {
 		t.Fatalf("job = %s %v; want cancelled", jobs[0].State, jobs[0].Error)
+	}
+}
+
+// repeated reads an endless run of one byte.
+type repeated byte
+
+func (b repeated) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}
+
+// uploadResult streams a failure report whose text is textBytes long,
+// without holding it in memory, and returns the status and refusal.
+// sized sends its length first (Content-Length), as the collector does;
+// otherwise it goes chunked and the server finds out as it reads.
+func uploadResult(t *testing.T, e *env, bearer string, job collector.Job, textBytes int64, sized bool) (int, collector.ErrorResponse) {
+	t.Helper()
+	prefix := fmt.Sprintf(`{"attempt":%q,"reason":"protocol","error":"the device printed too much","text":"`, job.Attempt)
+	suffix := `"}`
+	body := io.MultiReader(strings.NewReader(prefix), io.LimitReader(repeated('a'), textBytes), strings.NewReader(suffix))
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+fmt.Sprintf("jobs/%d/result", job.ID), body)
+	if sized {
+		req.ContentLength = int64(len(prefix)+len(suffix)) + textBytes
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var er collector.ErrorResponse
+	_ = json.NewDecoder(resp.Body).Decode(&er)
+	return resp.StatusCode, er
+}
+
+// A result larger than a capture of its job's commands can hold is
+// refused with 413 (whether its size is announced or found out while
+// reading), records nothing and costs the job nothing: the lease runs on,
+// and the job is queued again once the collector drops it. The bound
+// follows the job's commands: a three-command template's job takes more.
+func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	one := e.device(t, "site-one-command", e.zone.ID)
+	bearer := rawCollector(t, e, "big")
+	ids, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: one, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := pollFor(t, e, bearer, nil)
+	over := collectorapi.ResultLimit(1)
+	for _, sized := range []bool{true, false} {
+		status, er := uploadResult(t, e, bearer, job, over, sized)
+		if status != http.StatusRequestEntityTooLarge || er.Code != collector.CodeTooLarge ||
+			!strings.Contains(er.Message, fmt.Sprintf("exceeds %d bytes", over)) || !strings.Contains(er.Message, "1 commands") {
+			t.Fatalf("an over-size result (sized %v): %d %+v; want 413 %s naming the limit", sized, status, er, collector.CodeTooLarge)
+		}
+	}
+	js, err := e.store.GetJobs(ctx, ids)
+	if err != nil || len(js) != 1 || js[0].State != db.JobRunning {
+		t.Fatalf("after the refusal the job = %+v, %v; want still running", js, err)
+	}
+	if b, err := e.store.GetBackup(ctx, job.Attempt); err != nil || b.FinishedAt != nil {
+		t.Fatalf("after the refusal the attempt = %+v, %v; want nothing recorded", b, err)
+	}
+	cs, err := e.store.ListCollectors(ctx)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("collectors = %+v, %v", cs, err)
+	}
+	if _, err := e.store.LeasedClaim(ctx, cs[0].ID, job.ID, job.Attempt); err != nil {
+		t.Fatalf("after the refusal the lease = %v; want still the collector's", err)
+	}
+	// The collector drops the refused result: its next poll no longer
+	// holds the job, which is queued again with no attempt used up.
+	body, _ := json.Marshal(collector.PollRequest{Version: "raw"})
+	if status := call(t, e, "poll", bearer, string(body), nil); status != http.StatusOK {
+		t.Fatalf("poll: %d", status)
+	}
+	if js, err = e.store.GetJobs(ctx, ids); err != nil || js[0].State != db.JobQueued || js[0].Attempt != 0 || js[0].Interruptions != 1 {
+		t.Fatalf("after the collector dropped it the job = %+v, %v; want queued again", js, err)
+	}
+
+	// Three commands: the same upload fits.
+	tpl, err := e.store.CreateTemplate(ctx, db.Template{Name: "three", Platform: "cisco_ios",
+		Commands: "show running-config\n\nshow version\nshow inventory\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.UpdateDevice(ctx, one, func(d *db.Device) error { d.TemplateID = &tpl.ID; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	job = pollFor(t, e, bearer, nil)
+	if status, er := uploadResult(t, e, bearer, job, over, true); status != http.StatusNoContent {
+		t.Fatalf("a result within the bound of three commands: %d %+v; want 204", status, er)
+	}
+	if js := e.waitJobs(t, ids, 10*time.Second); js[0].State != db.JobFailed || js[0].Error == nil || *js[0].Error != "the device printed too much" {
+		t.Fatalf("job = %s %v; want the failure reported", js[0].State, js[0].Error)
 	}
 }

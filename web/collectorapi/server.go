@@ -23,8 +23,10 @@ import (
 	"time"
 
 	"backupd/app/backup"
+	"backupd/app/collect"
 	"backupd/app/collect/driver"
 	"backupd/app/collector"
+	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -140,12 +142,22 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // decode reads a JSON body of at most limit bytes into v; false when it
 // wrote the refusal.
 func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	return decodeLimited(w, r, limit, v, fmt.Sprintf("the body exceeds %d bytes", limit))
+}
+
+// decodeLimited is decode with the refusal's message for a body over
+// limit. A body that says it is over is refused before it is read.
+func decodeLimited(w http.ResponseWriter, r *http.Request, limit int64, v any, tooLargeMsg string) bool {
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, collector.CodeTooLarge, tooLargeMsg)
+		return false
+	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, collector.CodeTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit))
+			writeError(w, http.StatusRequestEntityTooLarge, collector.CodeTooLarge, tooLargeMsg)
 			return false
 		}
 		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the body is not the expected JSON")
@@ -355,8 +367,18 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the job id is a positive integer")
 		return
 	}
+	ctx := r.Context()
+	commands, err := s.jobCommands(ctx, jobID)
+	if err != nil {
+		s.internal(w, "reading a leased job's commands", err)
+		return
+	}
+	// Refused whole: nothing is recorded and the lease runs on; the
+	// collector drops the result and the job is queued again.
+	limit := ResultLimit(commands)
 	var req collector.ResultRequest
-	if !decode(w, r, collector.MaxResultBytes, &req) {
+	if !decodeLimited(w, r, limit, &req, fmt.Sprintf(
+		"the result exceeds %d bytes, the most a capture of this job's %d commands can hold", limit, commands)) {
 		return
 	}
 	if req.Attempt == "" || len(req.Attempt) > 64 || len(req.Reason) > 64 || len(req.Error) > 4096 || len(req.HostKey) > 16<<10 ||
@@ -365,7 +387,6 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 			"attempt, and either text or a failure's reason and error (up to 4096 characters), are required")
 		return
 	}
-	ctx := r.Context()
 	cl, err := s.store.LeasedClaim(ctx, c.ID, jobID, req.Attempt)
 	if errors.Is(err, db.ErrLeaseLost) {
 		// The same upload again (its answer was lost) is done already.
@@ -392,6 +413,71 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// A result's upload is bounded by what a capture can hold: each command's
+// output is at most collect.DefaultMaxOutput bytes as the device printed
+// it; decoded to UTF-8 and escaped in JSON, twice that covers any text of
+// printable characters (quotes, backslashes and tabs take two bytes, a
+// legacy charset's letters two or three); the envelope (attempt, host key,
+// error) needs far less than resultEnvelope.
+const (
+	resultBytesPerCommand = 2 * collect.DefaultMaxOutput
+	resultEnvelope        = 1 << 20
+)
+
+// ResultLimit is the largest result upload accepted for a job of the
+// given number of commands (at least one).
+func ResultLimit(commands int) int64 {
+	return int64(max(commands, 1))*resultBytesPerCommand + resultEnvelope
+}
+
+// jobCommands is how many commands a collection of the job's device
+// runs: its template's, or else its platform's default ones, as collect
+// chooses them. A job or device that is gone counts one (the result is
+// refused later, as its lease is lost).
+func (s *Server) jobCommands(ctx context.Context, jobID int64) (int, error) {
+	jobs, err := s.store.GetJobs(ctx, []int64{jobID})
+	if err != nil || len(jobs) == 0 {
+		return 1, err
+	}
+	d, err := s.store.GetDevice(ctx, jobs[0].DeviceID)
+	if errors.Is(err, db.ErrNotFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if d.TemplateID != nil {
+		tpl, err := s.store.GetTemplate(ctx, *d.TemplateID)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return 0, err
+		}
+		if n := countLines(tpl.Commands); err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	defaults := driver.DefaultCommands(d.Platform)
+	if defaults == "" && !driver.IsBuiltin(d.Platform) {
+		// Defined on another node since this one loaded its platforms.
+		if cp, err := s.store.GetCustomPlatform(ctx, d.Platform); err == nil {
+			if p, _, err := platforms.Load([]byte(cp.Definition)); err == nil {
+				defaults = p.DefaultCommands
+			}
+		}
+	}
+	return max(countLines(defaults), 1), nil
+}
+
+// countLines counts the lines of text that are not blank.
+func countLines(text string) int {
+	n := 0
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.TrimSpace(line) != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // recorded reports whether the attempt's backup has finished.
