@@ -93,6 +93,8 @@ type DeviceFilter struct {
 	Platform string
 	Status   string
 	Enabled  *bool
+	// ZoneID keeps the devices of one zone.
+	ZoneID *int64
 	// ChangedSince keeps the devices whose configuration last changed at
 	// or after it (never-changed devices are left out).
 	ChangedSince *time.Time
@@ -166,6 +168,10 @@ func (f DeviceFilter) where(pg bool, scope Scope) (string, []any) {
 	if f.Enabled != nil {
 		parts = append(parts, "d.enabled = ?")
 		args = append(args, *f.Enabled)
+	}
+	if f.ZoneID != nil {
+		parts = append(parts, "d.zone_id = ?")
+		args = append(args, *f.ZoneID)
 	}
 	if f.ChangedSince != nil {
 		parts = append(parts, "d.last_changed_at >= ?")
@@ -571,14 +577,17 @@ func (s *Store) ImportDevices(ctx context.Context, devices []Device) error {
 		}
 		defer taken.Close()
 		insert, err := tx.PrepareContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
-			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at, zone_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer insert.Close()
 		now := Now()
 		for i, d := range devices {
+			if d.ZoneID == 0 {
+				d.ZoneID = LocalZone
+			}
 			var one int
 			switch err := taken.QueryRowContext(ctx, d.Name).Scan(&one); {
 			case err == nil:
@@ -587,7 +596,7 @@ func (s *Store) ImportDevices(ctx context.Context, devices []Device) error {
 				return fmt.Errorf("import device %d: %w", i, err)
 			}
 			if _, err := insert.ExecContext(ctx, d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID,
-				d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now); err != nil {
+				d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now, d.ZoneID); err != nil {
 				return fmt.Errorf("import device %d: %w", i, err)
 			}
 		}
@@ -596,12 +605,12 @@ func (s *Store) ImportDevices(ctx context.Context, devices []Device) error {
 }
 
 // checkImportReferences runs the store's reference checks once for each
-// distinct (group, credential, template, platform) combination, which a
+// distinct (group, credential, template, zone, platform) combination, which a
 // large import repeats thousands of times.
 func checkImportReferences(ctx context.Context, q querier, devices []Device) error {
 	type refs struct {
-		group, credential, template int64
-		platform                    string
+		group, credential, template, zone int64
+		platform                          string
 	}
 	val := func(p *int64) int64 {
 		if p == nil {
@@ -611,7 +620,7 @@ func checkImportReferences(ctx context.Context, q querier, devices []Device) err
 	}
 	seen := map[refs]bool{}
 	for i, d := range devices {
-		k := refs{val(d.GroupID), val(d.CredentialID), val(d.TemplateID), ""}
+		k := refs{val(d.GroupID), val(d.CredentialID), val(d.TemplateID), d.ZoneID, ""}
 		if d.TemplateID != nil {
 			k.platform = d.Platform
 		}

@@ -22,7 +22,8 @@ type PlannedDevice struct {
 
 // ApplyImport creates the groups (at the root of the tree) and the
 // credentials (secrets already sealed), then creates or updates the
-// devices, all in one transaction: everything or nothing. Names are
+// devices (each in its Device.ZoneID, the local zone when 0), all in one
+// transaction: everything or nothing. Names are
 // checked again here, since another writer may have come between the
 // plan and now; a clash is an *ImportError naming the device's index.
 func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Credential, devices []PlannedDevice) error {
@@ -52,26 +53,45 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 				return fmt.Errorf("insert credential: %w", err)
 			}
 		}
-		taken, err := tx.PrepareContext(ctx, `SELECT id FROM devices WHERE name = ?`)
+		// Zones are never deleted, but a plan's zone is checked as the
+		// device form's is: once per zone.
+		zones := map[int64]bool{LocalZone: true}
+		for i, p := range devices {
+			z := p.Device.ZoneID
+			if z == 0 || zones[z] {
+				continue
+			}
+			if ok, err := exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, z); err != nil {
+				return err
+			} else if !ok {
+				return &ImportError{Index: i, Err: &ErrReference{"zone_id", fmt.Sprintf("zone %d does not exist", z)}}
+			}
+			zones[z] = true
+		}
+		taken, err := tx.PrepareContext(ctx, `SELECT id, zone_id FROM devices WHERE name = ?`)
 		if err != nil {
 			return err
 		}
 		defer taken.Close()
 		insert, err := tx.PrepareContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
-			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at, zone_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer insert.Close()
 		update, err := tx.PrepareContext(ctx, `UPDATE devices SET host = ?, port = ?, platform = ?, login_method = ?,
-			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ? WHERE id = ?`)
+			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ?,
+			zone_id = ? WHERE id = ?`)
 		if err != nil {
 			return err
 		}
 		defer update.Close()
 		for i, p := range devices {
 			d := p.Device
+			if d.ZoneID == 0 {
+				d.ZoneID = LocalZone
+			}
 			if p.NewGroup != "" {
 				id, ok := groupIDs[p.NewGroup]
 				if !ok {
@@ -85,8 +105,8 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 				}
 				d.CredentialID = &credIDs[p.NewCredential-1]
 			}
-			var id int64
-			switch err := taken.QueryRowContext(ctx, d.Name).Scan(&id); {
+			var id, zone int64
+			switch err := taken.QueryRowContext(ctx, d.Name).Scan(&id, &zone); {
 			case err == nil && id != d.ID:
 				return &ImportError{Index: i, Err: ErrNameExists}
 			case err != nil && !errors.Is(err, sql.ErrNoRows):
@@ -96,14 +116,20 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 			}
 			if d.ID == 0 {
 				if _, err := insert.ExecContext(ctx, d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID,
-					d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now); err != nil {
+					d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now, d.ZoneID); err != nil {
 					return fmt.Errorf("import device %d: %w", i, err)
 				}
 				continue
 			}
 			if _, err := update.ExecContext(ctx, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID,
-				d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), now, d.ID); err != nil {
+				d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), now, d.ZoneID, d.ID); err != nil {
 				return fmt.Errorf("import device %d: %w", i, err)
+			}
+			if zone != d.ZoneID {
+				// A queued job follows its device to its zone, as on an edit.
+				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET zone_id = ? WHERE device_id = ? AND state = 'queued'`, d.ZoneID, d.ID); err != nil {
+					return fmt.Errorf("import device %d: %w", i, err)
+				}
 			}
 		}
 		return nil

@@ -20,8 +20,8 @@ func newExportCSV(cfg *config.Config) *cobra.Command {
 		Short: "Write the device list as CSV, as the devices page exports it (never a secret)",
 		Long: `Writes every device as CSV in backupd's import format (the devices page's
 "Export CSV"): name, host, port, platform, login_method, group, credential,
-template, encoding, enabled, remarks. Groups, credentials and templates are
-named; no password or key is written. backupd import csv and the devices
+template, encoding, enabled, remarks, zone. Groups, credentials, templates
+and zones are named; no password or key is written. backupd import csv and the devices
 page read it back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

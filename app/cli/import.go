@@ -26,8 +26,8 @@ func newImport(cfg *config.Config) *cobra.Command {
 
 func newImportOxidized(cfg *config.Config) *cobra.Command {
 	var (
-		delimiter, columns, group string
-		dryRun                    bool
+		delimiter, columns, group, zone string
+		dryRun                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "oxidized ROUTER_DB",
@@ -47,6 +47,12 @@ named as written ("dc1/core" is one group). Logins from the file become
 credentials, sealed, one per distinct username, password and enable
 password, named "Imported oxidized N"; an existing credential with the
 same login is used instead.
+
+--zone puts the devices in a zone (backupd collector zone list), whose
+remote collectors back them up; without it new devices go to the local
+zone and existing ones stay where they are. A zone that does not exist
+stops the import before anything is written. Devices are matched by name:
+the same address in two zones is two devices, under two names.
 
 A file with IPv6 hosts must not use ":" as its delimiter (the address
 would be split): write it with another one, such as ";" or ",", and pass
@@ -74,21 +80,22 @@ Use - for standard input.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			return runImport(cmd, cfg, parsed, args[0], group, dryRun)
+			return runImport(cmd, cfg, parsed, args[0], group, zone, dryRun)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&delimiter, "delimiter", ":", `field delimiter (\t or "tab" for a tab)`)
 	f.StringVar(&columns, "map", "name=0,model=1,group=2,username=3,password=4", "column of each field, from 0: name, model (required), ip, group, username, password, enable")
 	f.StringVar(&group, "group", "", "group of the devices whose line names none")
+	f.StringVar(&zone, "zone", "", "zone of the devices (by name; default: new devices local, existing ones kept)")
 	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
 	return cmd
 }
 
 func newImportRancid(cfg *config.Config) *cobra.Command {
 	var (
-		cloginrc, group string
-		dryRun          bool
+		cloginrc, group, zone string
+		dryRun                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rancid ROUTER_DB",
@@ -104,7 +111,10 @@ by the platform aliases (backupd platform list).
 matches a device's name gives its user, and the first for its passwords.
 Logins become credentials, sealed and deduplicated, named "Imported rancid
 N". RANCID keeps one router.db per group directory: --group places the
-devices in a group (created if needed).
+devices in a group (created if needed), and --zone in a zone (which must
+exist: backupd collector zone list) whose remote collectors back them up;
+without it new devices go to the local zone and existing ones stay where
+they are.
 
 Devices whose name backupd already has are updated, so a second import
 changes nothing. Use - for standard input.`,
@@ -124,32 +134,41 @@ changes nothing. Use - for standard input.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			return runImport(cmd, cfg, parsed, args[0], group, dryRun)
+			return runImport(cmd, cfg, parsed, args[0], group, zone, dryRun)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&cloginrc, "cloginrc", "", "a .cloginrc to take the devices' logins from")
 	f.StringVar(&group, "group", "", "group of the imported devices")
+	f.StringVar(&zone, "zone", "", "zone of the imported devices (by name; default: new devices local, existing ones kept)")
 	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
 	return cmd
 }
 
 func newImportCSV(cfg *config.Config) *cobra.Command {
-	var dryRun bool
+	var (
+		zone   string
+		dryRun bool
+	)
 	cmd := &cobra.Command{
 		Use:   "csv FILE",
 		Short: "Import devices from backupd's CSV (as the devices page and backupd export csv write it)",
 		Long: `Imports the devices of a CSV file in backupd's format: a header row naming
 the columns (any order, any case) name, host, platform (required), port,
-login_method, group, credential, template, encoding, enabled, remarks; then
-one device per row. Commas or semicolons, a byte order mark and Windows
+login_method, group, credential, template, encoding, enabled, remarks,
+zone; then one device per row. Commas or semicolons, a byte order mark and Windows
 line ends are fine. A platform may be written as its ID or an alias.
 
 Devices whose name backupd already has are updated (an empty cell leaves
 the field as it is, except remarks), others are created; a second import
 changes nothing. Groups are created when missing; a credential or template
-must exist, by name (a CSV holds no secret). Rows with a problem are
-skipped with their line and why. Use - for standard input.`,
+must exist, by name (a CSV holds no secret). The zone column names the
+device's zone (any case; backupd collector zone list); an empty zone cell
+takes --zone, else a new device goes to the local zone and an existing one
+stays in its own. An unknown zone in a row skips that row; an unknown
+--zone stops the import before anything is written. Devices are matched
+by name: the same address in two zones is two devices. Rows with a
+problem are skipped with their line and why. Use - for standard input.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := readImportFile(cmd, args[0])
@@ -160,9 +179,10 @@ skipped with their line and why. Use - for standard input.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			return runImport(cmd, cfg, parsed, args[0], "", dryRun)
+			return runImport(cmd, cfg, parsed, args[0], "", zone, dryRun)
 		},
 	}
+	cmd.Flags().StringVar(&zone, "zone", "", "zone of the rows whose zone cell is empty (by name)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
 	return cmd
 }
@@ -192,14 +212,14 @@ func readImportFile(cmd *cobra.Command, name string) ([]byte, error) {
 }
 
 // runImport plans the import, shows it, and unless dryRun applies it.
-func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, file, group string, dryRun bool) error {
+func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, file, group, zone string, dryRun bool) error {
 	ctx := cmd.Context()
 	store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	plan, err := importer.Build(ctx, store, sealer, parsed, group)
+	plan, err := importer.Build(ctx, store, sealer, parsed, group, zone)
 	if err != nil {
 		return err
 	}
@@ -218,10 +238,14 @@ func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, 
 	plan.Report(out, false, true)
 	created, updated, unchanged, skipped := plan.Counts()
 	if created+updated > 0 {
-		audit(ctx, store, cmd.ErrOrStderr(), "device.import", "device", "", map[string]any{
+		details := map[string]any{
 			"format": parsed.Format, "file": filepath.Base(file), "created": created, "updated": updated,
 			"unchanged": unchanged, "skipped": skipped, "groups_created": len(plan.Groups), "credentials_created": len(plan.Credentials),
-		})
+		}
+		if zone != "" {
+			details["zone"] = zone
+		}
+		audit(ctx, store, cmd.ErrOrStderr(), "device.import", "device", "", details)
 	}
 	return nil
 }

@@ -121,9 +121,9 @@ func TestExportImportCSVCLI(t *testing.T) {
 	data := storeDir(t)
 	mustRun(t, call{}, "import", "oxidized", "--data", data, writeFile(t, "router.db", "core-1:ios:dc1:admin:s3cret\nedge-1:junos\n"))
 	r := mustRun(t, call{}, "export", "csv", "--data", data)
-	want := "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks\r\n" +
-		"core-1,core-1,22,cisco_ios,ssh,dc1,Imported oxidized 1,,utf-8,true,\r\n" +
-		"edge-1,edge-1,22,juniper_junos,ssh,,,,utf-8,true,\r\n"
+	want := "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks,zone\r\n" +
+		"core-1,core-1,22,cisco_ios,ssh,dc1,Imported oxidized 1,,utf-8,true,,local\r\n" +
+		"edge-1,edge-1,22,juniper_junos,ssh,,,,utf-8,true,,local\r\n"
 	if r.stdout != want || !strings.Contains(r.stderr, "exported 2 device(s)") {
 		t.Fatalf("export:\n%q\nwant\n%q\n%s", r.stdout, want, r.stderr)
 	}
@@ -145,4 +145,109 @@ func TestExportImportCSVCLI(t *testing.T) {
 		t.Errorf("import elsewhere:\n%s", r)
 	}
 	mustFail(t, call{}, []string{"unknown column"}, "import", "csv", "--data", other, writeFile(t, "bad.csv", "name,host,platfrom\n"))
+}
+
+// Zones on the command line: export csv names each device's zone, and
+// importing the export elsewhere puts every device back in its zone; an
+// unknown zone skips its row, an unknown --zone stops the import with
+// nothing written; one address in two zones is two devices; --zone places
+// the devices of a router.db.
+func TestImportExportZonesCLI(t *testing.T) {
+	data := storeDir(t)
+	mustRun(t, call{}, "collector", "zone", "create", "--data", data, "Site-A")
+	mustRun(t, call{}, "collector", "zone", "create", "--data", data, "site-b")
+	file := writeFile(t, "devices.csv", "name,host,platform,zone\n"+
+		"a-rtr,10.0.0.1,ios,site-a\n"+
+		"b-rtr,10.0.0.1,ios,SITE-B\n"+
+		"l-rtr,10.0.0.2,ios,\n")
+	r := mustRun(t, call{}, "import", "csv", "--data", data, file)
+	if !strings.Contains(r.stdout, "summary: 3 device(s) were created") {
+		t.Fatalf("import:\n%s", r)
+	}
+	r = mustRun(t, call{}, "export", "csv", "--data", data)
+	want := "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks,zone\r\n" +
+		"a-rtr,10.0.0.1,22,cisco_ios,ssh,,,,utf-8,true,,Site-A\r\n" +
+		"b-rtr,10.0.0.1,22,cisco_ios,ssh,,,,utf-8,true,,site-b\r\n" +
+		"l-rtr,10.0.0.2,22,cisco_ios,ssh,,,,utf-8,true,,local\r\n"
+	if r.stdout != want {
+		t.Fatalf("export:\n%q\nwant\n%q", r.stdout, want)
+	}
+	exported := writeFile(t, "export.csv", r.stdout)
+
+	// Into another store with the same zones (the local one's device
+	// moved away first): the export puts each device back.
+	other := storeDir(t)
+	mustRun(t, call{}, "collector", "zone", "create", "--data", other, "site-a")
+	mustRun(t, call{}, "collector", "zone", "create", "--data", other, "Site-B")
+	mustRun(t, call{}, "import", "csv", "--data", other, "--zone", "site-b", writeFile(t, "l.csv", "name,host,platform\nl-rtr,10.0.0.2,ios\n"))
+	r = mustRun(t, call{}, "import", "csv", "--data", other, exported)
+	if !strings.Contains(r.stdout, "summary: 2 device(s) were created, 1 updated, 0 unchanged, 0 line(s) skipped") {
+		t.Fatalf("import of the export:\n%s", r)
+	}
+	if got := deviceZones(t, other); got != "[l-rtr@local a-rtr@site-a b-rtr@Site-B]" {
+		t.Fatalf("zones after the round trip: %s", got)
+	}
+	r = mustRun(t, call{}, "import", "csv", "--data", other, exported)
+	if !strings.Contains(r.stdout, "summary: 0 device(s) were created, 0 updated, 3 unchanged") {
+		t.Fatalf("second import of the export:\n%s", r)
+	}
+
+	// An unknown zone in a row: that row is skipped and says why, and a
+	// file of only such rows writes nothing.
+	empty := storeDir(t)
+	zoned := writeFile(t, "zoned.csv", strings.Replace(want, "l-rtr,10.0.0.2,22,cisco_ios,ssh,,,,utf-8,true,,local\r\n", "", 1))
+	r = mustFail(t, call{}, []string{"nothing to import"}, "import", "csv", "--data", empty, zoned)
+	for _, want := range []string{`line 2: skip a-rtr: no zone named "Site-A"`, `line 3: skip b-rtr: no zone named "site-b"`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("import without the zones lacks %q:\n%s", want, r)
+		}
+	}
+	if got := deviceZones(t, empty); got != "[]" {
+		t.Fatalf("a failed import wrote %s", got)
+	}
+	// An unknown --zone: refused before anything is written.
+	routerDB := writeFile(t, "router.db", "c-rtr:ios\nd-rtr:junos\n")
+	for _, args := range [][]string{
+		{"import", "oxidized", "--data", data, "--zone", "nowhere", routerDB},
+		{"import", "rancid", "--data", data, "--zone", "nowhere", writeFile(t, "rancid.db", "c-rtr;cisco;up\n")},
+		{"import", "csv", "--data", data, "--zone", "nowhere", file},
+	} {
+		mustFail(t, call{}, []string{`no zone named "nowhere"`}, args...)
+	}
+	if got := deviceZones(t, data); got != "[a-rtr@Site-A b-rtr@site-b l-rtr@local]" {
+		t.Fatalf("devices after refused imports: %s", got)
+	}
+	// --zone places a router.db's devices.
+	r = mustRun(t, call{}, "import", "oxidized", "--data", data, "--zone", "SITE-B", "--dry-run", routerDB)
+	if !strings.Contains(r.stdout, `line 1: would create c-rtr: cisco_ios at c-rtr, zone "site-b"`) {
+		t.Errorf("dry run with --zone:\n%s", r)
+	}
+	mustRun(t, call{}, "import", "oxidized", "--data", data, "--zone", "SITE-B", routerDB)
+	if got := deviceZones(t, data); got != "[a-rtr@Site-A b-rtr@site-b l-rtr@local c-rtr@site-b d-rtr@site-b]" {
+		t.Fatalf("devices after --zone: %s", got)
+	}
+}
+
+// deviceZones lists name@zone of every device, by id.
+func deviceZones(t *testing.T, data string) string {
+	t.Helper()
+	ctx := context.Background()
+	store := openStore(t, data)
+	zones, err := store.ListZones(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[int64]string{}
+	for _, z := range zones {
+		names[z.ID] = z.Name
+	}
+	list, err := store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, d := range list {
+		out = append(out, d.Name+"@"+names[d.ZoneID])
+	}
+	return fmt.Sprint(out)
 }

@@ -42,7 +42,7 @@ func TestImport20000Lines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := importer.Build(ctx, store, sealer, parsed, "")
+	p, err := importer.Build(ctx, store, sealer, parsed, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestImport20000Lines(t *testing.T) {
 	if n := tableCount(t, store, "devices"); n != 20_000-skipped {
 		t.Fatalf("%d devices, want %d", n, 20_000-skipped)
 	}
-	p, err = importer.Build(ctx, store, sealer, parsed, "")
+	p, err = importer.Build(ctx, store, sealer, parsed, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func BenchmarkImportRouterDB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := importer.Build(ctx, store, sealer, parsed, "")
+		p, err := importer.Build(ctx, store, sealer, parsed, "", "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,9 +17,11 @@ const CSV = "csv"
 
 // CSVColumns are the columns of backupd's CSV, in the export's order.
 // An import takes them in any order; name, host and platform are
-// required. Groups and credentials are named; a credential must exist
-// (a CSV holds no secret), a group is created when missing.
-var CSVColumns = []string{"name", "host", "port", "platform", "login_method", "group", "credential", "template", "encoding", "enabled", "remarks"}
+// required. Groups, credentials and zones are named; a credential or a
+// zone must exist (a CSV holds no secret), a group is created when
+// missing. zone came last, after the others, so that older files keep
+// their order.
+var CSVColumns = []string{"name", "host", "port", "platform", "login_method", "group", "credential", "template", "encoding", "enabled", "remarks", "zone"}
 
 // More reasons, of CSV lines.
 const (
@@ -27,6 +29,7 @@ const (
 	ReasonBadEnabled   = "bad_enabled"
 	ReasonNoCredential = "no_credential"
 	ReasonNoTemplate   = "no_template"
+	ReasonNoZone       = "no_zone"
 )
 
 // ParseCSV reads backupd's CSV (comma or, as spreadsheets set to a
@@ -97,7 +100,7 @@ func ParseCSV(data []byte) (*Parsed, error) {
 		}
 		e := Entry{Line: line, Name: row["name"], Host: row["host"], Model: row["platform"], Group: row["group"],
 			LoginMethod: strings.ToLower(row["login_method"]), Credential: row["credential"], Template: row["template"],
-			Encoding: strings.ToLower(row["encoding"])}
+			Encoding: strings.ToLower(row["encoding"]), Zone: row["zone"]}
 		if v := row["port"]; v != "" {
 			port, err := strconv.Atoi(v)
 			if err != nil || port < 1 || port > 65535 {
@@ -154,15 +157,23 @@ func Unguard(s string) string {
 	return s
 }
 
-// CSVNames turns a device's group, credential and template ids into the
-// names the CSV carries.
+// CSVNames turns a device's group, credential, template and zone ids
+// into the names the CSV carries.
 type CSVNames struct {
-	groups, credentials, templates map[int64]string
+	groups, credentials, templates, zones map[int64]string
 }
 
-// LoadCSVNames reads the names of every group, credential and template.
+// LoadCSVNames reads the names of every group, credential, template and
+// zone.
 func LoadCSVNames(ctx context.Context, store *db.Store) (*CSVNames, error) {
-	n := &CSVNames{groups: map[int64]string{}, credentials: map[int64]string{}, templates: map[int64]string{}}
+	n := &CSVNames{groups: map[int64]string{}, credentials: map[int64]string{}, templates: map[int64]string{}, zones: map[int64]string{}}
+	zones, err := store.ListZones(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, z := range zones {
+		n.zones[z.ID] = z.Name
+	}
 	groups, err := store.AllGroups(ctx)
 	if err != nil {
 		return nil, err
@@ -187,8 +198,9 @@ func LoadCSVNames(ctx context.Context, store *db.Store) (*CSVNames, error) {
 	return n, nil
 }
 
-// Record is a device as a CSV row in CSVColumns' order: names, never a
-// secret, every cell guarded against spreadsheet formulas.
+// Record is a device as a CSV row in CSVColumns' order: names (the zone's
+// always, "local" too, so that a re-import puts it back), never a secret,
+// every cell guarded against spreadsheet formulas.
 func (n *CSVNames) Record(d db.Device) []string {
 	ref := func(m map[int64]string, id *int64) string {
 		if id == nil {
@@ -202,7 +214,7 @@ func (n *CSVNames) Record(d db.Device) []string {
 	}
 	rec := []string{d.Name, d.Host, strconv.Itoa(d.Port), d.Platform, d.LoginMethod,
 		ref(n.groups, d.GroupID), ref(n.credentials, d.CredentialID), ref(n.templates, d.TemplateID),
-		d.Encoding, strconv.FormatBool(d.Enabled), remarks}
+		d.Encoding, strconv.FormatBool(d.Enabled), remarks, n.zones[max(d.ZoneID, db.LocalZone)]}
 	for i := range rec {
 		rec[i] = Guard(rec[i])
 	}

@@ -60,6 +60,9 @@ type Entry struct {
 	Encoding    string
 	Enabled     *bool
 	Remarks     *string
+	// Zone names the device's zone (any case); "" leaves an existing
+	// device's zone, or puts a new one in the import's default zone.
+	Zone string
 }
 
 // Reason codes: why a line is skipped.
@@ -123,6 +126,8 @@ func (s Skip) Reason() string {
 		return fmt.Sprintf("no credential named %q", arg(0))
 	case ReasonNoTemplate:
 		return fmt.Sprintf("no template named %q for platform %v", arg(0), arg(1))
+	case ReasonNoZone:
+		return fmt.Sprintf("no zone named %q (see `backupd collector zone list`)", arg(0))
 	}
 	return s.Code
 }

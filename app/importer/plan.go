@@ -36,6 +36,8 @@ type Row struct {
 	NewGroup      bool
 	Credential    string
 	NewCredential int // 1-based index into Plan.Credentials; 0: an existing one or none
+	// Zone names the device's zone.
+	Zone string
 }
 
 // NewCredential is a credential the import creates. The secrets stay
@@ -76,8 +78,29 @@ func (p *Plan) Counts() (created, updated, unchanged, skipped int) {
 // with the store's (opened with sealer), so that the same login is never
 // stored twice, and neither are groups. defaultGroup, when not empty,
 // is the group of lines that name none.
-func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *Parsed, defaultGroup string) (*Plan, error) {
+//
+// defaultZone, when not empty, names the zone (any case) of lines that
+// name none; an unknown one is an error before anything is planned. A
+// line naming an unknown zone is skipped. Without either, a new device
+// goes to the local zone and an existing one stays in its own. Devices
+// are matched by name, which is unique across zones: the same address
+// in two zones is two devices.
+func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *Parsed, defaultGroup, defaultZone string) (*Plan, error) {
 	plan := &Plan{Format: parsed.Format, Skipped: append([]Skip(nil), parsed.Skipped...)}
+	allZones, err := store.ListZones(ctx)
+	if err != nil {
+		return nil, err
+	}
+	zones := map[string]db.Zone{}
+	zoneNames := map[int64]string{}
+	for _, z := range allZones {
+		zones[Fold(z.Name)] = z
+		zoneNames[z.ID] = z.Name
+	}
+	defaultZone = strings.TrimSpace(defaultZone)
+	if _, ok := zones[Fold(defaultZone)]; defaultZone != "" && !ok {
+		return nil, &ZoneError{Name: defaultZone}
+	}
 	existing := map[string]db.Device{}
 	var after int64
 	for range 10_000 { // a billion devices at the most
@@ -132,6 +155,19 @@ func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *
 			d.Name = e.Name
 		}
 		d.Host, d.Platform = e.Host, e.Platform
+		zone := e.Zone
+		if zone == "" {
+			zone = defaultZone
+		}
+		switch z, ok := zones[Fold(zone)]; {
+		case zone != "" && !ok:
+			skip(ReasonNoZone, zone)
+			continue
+		case zone != "":
+			d.ZoneID = z.ID
+		case d.ZoneID == 0:
+			d.ZoneID = db.LocalZone
+		}
 		if e.LoginMethod != "" {
 			inventory.SetLoginMethod(&d, e.LoginMethod)
 		} else if pl, ok := driver.Lookup(d.Platform); ok && !pl.OffersTransport(d.LoginMethod) {
@@ -178,7 +214,7 @@ func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *
 			}
 			continue
 		}
-		row := Row{Line: e.Line, Device: d}
+		row := Row{Line: e.Line, Device: d, Zone: zoneNames[d.ZoneID]}
 		group := e.Group
 		if group == "" {
 			group = defaultGroup
@@ -260,6 +296,9 @@ func changes(old db.Device, r Row) []string {
 	}
 	if r.NewCredential > 0 || !sameID(old.CredentialID, r.Device.CredentialID) {
 		out = append(out, "credential")
+	}
+	if max(old.ZoneID, db.LocalZone) != max(r.Device.ZoneID, db.LocalZone) {
+		out = append(out, "zone")
 	}
 	return out
 }
@@ -355,6 +394,13 @@ func (ix *credentialIndex) find(user, password, enable string, plan *Plan) (int6
 	return 0, name, len(plan.Credentials)
 }
 
+// ZoneError is Build's answer to a default zone that does not exist.
+type ZoneError struct{ Name string }
+
+func (e *ZoneError) Error() string {
+	return fmt.Sprintf("no zone named %q (see `backupd collector zone list`)", e.Name)
+}
+
 // ErrNothing is Apply's answer to a plan with nothing to do.
 var ErrNothing = errors.New("nothing to import: every line was skipped")
 
@@ -420,6 +466,9 @@ func (p *Plan) Report(w io.Writer, all, applied bool) {
 				}
 				if r.Credential != "" {
 					text += ", credential " + strconv.Quote(r.Credential)
+				}
+				if r.Device.ZoneID != db.LocalZone {
+					text += ", zone " + strconv.Quote(r.Zone)
 				}
 			case Update:
 				text = fmt.Sprintf("%supdate %s: %s", would, d.Name, strings.Join(r.Changes, ", "))

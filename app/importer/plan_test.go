@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"backupd/app/importer"
 	"backupd/app/secret"
@@ -29,7 +30,7 @@ func plan(t *testing.T, store *db.Store, sealer *secret.Sealer, file string) *im
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := importer.Build(context.Background(), store, sealer, parsed, "")
+	p, err := importer.Build(context.Background(), store, sealer, parsed, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestRancidPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := importer.Build(ctx, store, sealer, parsed, "networking")
+	p, err := importer.Build(ctx, store, sealer, parsed, "networking", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,5 +221,106 @@ func TestRancidPlan(t *testing.T) {
 	}
 	if d := allDevices(t, store)["r1"]; d.GroupID == nil || d.Host != "r1" {
 		t.Fatalf("r1: %+v", d)
+	}
+}
+
+// Zones: a CSV's zone column (any case) and a default zone place the
+// devices; an empty cell keeps an existing device's zone; an unknown zone
+// skips its row and writes nothing of it; an unknown default zone stops
+// the import before anything is planned. Names are unique across zones,
+// addresses are not: one host in two zones is two devices.
+func TestZones(t *testing.T) {
+	ctx := context.Background()
+	store, sealer := openData(t)
+	site1, err := store.CreateZone(ctx, "Site-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site2, err := store.CreateZone(ctx, "site-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(file, zone string) (*importer.Plan, error) {
+		t.Helper()
+		parsed, err := importer.ParseCSV([]byte(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return importer.Build(ctx, store, sealer, parsed, "", zone)
+	}
+	p, err := build("name,host,platform,zone\n"+
+		"a1,10.0.0.1,ios,site-1\n"+
+		"b1,10.0.0.1,ios,SITE-2\n"+
+		"c1,10.0.0.2,ios,\n"+
+		"d1,10.0.0.3,ios,nowhere\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := counts(p); got != "3/0/0/1" {
+		t.Fatalf("counts %s, want 3/0/0/1", got)
+	}
+	if s := p.Skipped[0]; s.Line != 5 || s.Code != importer.ReasonNoZone || !strings.Contains(s.Reason(), `no zone named "nowhere"`) {
+		t.Errorf("skipped %+v: %s", s, s.Reason())
+	}
+	var report bytes.Buffer
+	p.Report(&report, true, false)
+	for _, want := range []string{`line 2: would create a1: cisco_ios at 10.0.0.1, zone "Site-1"`, `line 5: skip d1: no zone named "nowhere"`} {
+		if !strings.Contains(report.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, report.String())
+		}
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	all := allDevices(t, store)
+	if len(all) != 3 || all["a1"].ZoneID != site1.ID || all["b1"].ZoneID != site2.ID || all["c1"].ZoneID != db.LocalZone {
+		t.Fatalf("devices %+v", all)
+	}
+	if _, ok := all["d1"]; ok {
+		t.Fatal("the row of an unknown zone was imported")
+	}
+
+	// An empty cell keeps the zone; a named one moves the device, and its
+	// queued job with it.
+	if _, err := store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: all["a1"].ID, Trigger: db.TriggerManual, NotBefore: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err = build("name,host,platform,zone\na1,10.0.0.1,ios,\nb1,10.0.0.1,ios,local\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := counts(p); got != "0/1/1/0" || strings.Join(p.Rows[1].Changes, ",") != "zone" {
+		t.Fatalf("counts %s, changes %v", got, p.Rows[1].Changes)
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	// The default zone applies to rows that name none.
+	p, err = build("name,host,platform\na1,10.0.0.1,ios\ne1,10.0.0.1,ios\n", "SITE-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	all = allDevices(t, store)
+	if all["b1"].ZoneID != db.LocalZone || all["a1"].ZoneID != site2.ID || all["e1"].ZoneID != site2.ID {
+		t.Fatalf("after the moves: a1 %d, b1 %d, e1 %d", all["a1"].ZoneID, all["b1"].ZoneID, all["e1"].ZoneID)
+	}
+	var jobZone int64
+	if err := store.Reader().QueryRowContext(ctx, `SELECT zone_id FROM jobs WHERE device_id = ? AND state = 'queued'`, all["a1"].ID).Scan(&jobZone); err != nil {
+		t.Fatal(err)
+	}
+	if jobZone != site2.ID {
+		t.Errorf("a1's queued job is in zone %d, want %d (its device's)", jobZone, site2.ID)
+	}
+
+	// An unknown default zone: an error, nothing written.
+	before := tableCount(t, store, "devices")
+	if _, err = build("name,host,platform\nz1,10.0.0.9,ios\n", "nowhere"); err == nil || !strings.Contains(err.Error(), `no zone named "nowhere"`) {
+		t.Fatalf("Build with an unknown zone = %v", err)
+	}
+	if n := tableCount(t, store, "devices"); n != before {
+		t.Fatalf("%d devices after a refused import, want %d", n, before)
 	}
 }

@@ -72,6 +72,8 @@ type devicesFilter struct {
 	GroupID  int64
 	Platform string
 	Status   string
+	// ZoneID is the zone's id, 0 for any.
+	ZoneID int64
 	// Enabled is "", "true" or "false".
 	Enabled string
 	// ChangedDays is "changed in the last N days" as typed (shown again
@@ -120,6 +122,9 @@ func devicesParseFilter(q url.Values) devicesFilter {
 	if _, ok := driver.Lookup(q.Get("platform")); ok {
 		f.Platform = q.Get("platform")
 	}
+	if id, err := strconv.ParseInt(q.Get("zone_id"), 10, 64); err == nil && id > 0 {
+		f.ZoneID = id
+	}
 	switch s := q.Get("status"); s {
 	case db.StatusUnknown, db.StatusReachable, db.StatusUnreachable:
 		f.Status = s
@@ -146,6 +151,9 @@ func (f devicesFilter) store(now time.Time) db.DeviceFilter {
 	if f.GroupID > 0 {
 		out.GroupID = &f.GroupID
 	}
+	if f.ZoneID > 0 {
+		out.ZoneID = &f.ZoneID
+	}
 	if f.Enabled != "" {
 		enabled := f.Enabled == "true"
 		out.Enabled = &enabled
@@ -155,7 +163,7 @@ func (f devicesFilter) store(now time.Time) db.DeviceFilter {
 
 // Active reports whether any filter is set.
 func (f devicesFilter) Active() bool {
-	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.Enabled != "" || f.ChangedDays != ""
+	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.ZoneID != 0 || f.Enabled != "" || f.ChangedDays != ""
 }
 
 func (f devicesFilter) values() url.Values {
@@ -171,6 +179,9 @@ func (f devicesFilter) values() url.Values {
 	}
 	set("platform", f.Platform)
 	set("status", f.Status)
+	if f.ZoneID > 0 {
+		v.Set("zone_id", strconv.FormatInt(f.ZoneID, 10))
+	}
 	set("enabled", f.Enabled)
 	set("changed_days", f.ChangedDays)
 	set("sort", f.Sort)
@@ -218,6 +229,7 @@ type devicesRow struct {
 	PlatformName string
 	GroupName    string
 	GroupPath    string
+	ZoneName     string
 	LastBackup   time.Time
 	// LastChanged is when the configuration last changed (zero: not
 	// since the first backup).
@@ -239,6 +251,9 @@ type devicesPage struct {
 	// FilterGroup is the filtered group's name, for "back up this group".
 	FilterGroup string
 	Platforms   []devicesPlatform
+	// Zones are the filter's choices and the list has a Zone column only
+	// when there is more than the local one, as the form offers them.
+	Zones []db.Zone
 	// Notice is a message key (with NoticeArgs) after a change;
 	// NoticeJobs adds a link to the jobs page.
 	Notice     string
@@ -254,7 +269,18 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	zones, err := u.deps.Store.ListZones(ctx)
+	if err != nil {
+		return err
+	}
 	p := devicesPage{Filter: f, Groups: devicesGroupOptions(groups, scope), Platforms: devicesPlatforms()}
+	zoneNames := map[int64]string{}
+	if len(zones) > 1 {
+		p.Zones = zones
+		for _, z := range zones {
+			zoneNames[z.ID] = z.Name
+		}
+	}
 	if f.Error != "" {
 		// A refused filter: the form shows it again with the reason,
 		// and no list that would look filtered when it is not.
@@ -290,6 +316,7 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 	p.Rows = make([]devicesRow, len(list))
 	for i, d := range list {
 		p.Rows[i] = devicesNewRow(d, byID)
+		p.Rows[i].ZoneName = zoneNames[d.ZoneID]
 	}
 	p.Notice, p.NoticeArgs, p.NoticeJobs = devicesNotice(r.URL.Query())
 	return u.render(w, r, http.StatusOK, "devices.html", keyTitleDevices, p)
@@ -1179,6 +1206,8 @@ type devicesImportInput struct {
 	// templates maps platform, then folded name, to the ids of the
 	// templates of that name (names need not be unique).
 	templates map[string]map[string][]int64
+	// zones maps a folded name to the zone's id.
+	zones map[string]int64
 }
 
 func (u *UI) devicesImportInput(ctx context.Context, s *Session) (*devicesImportInput, error) {
@@ -1194,9 +1223,16 @@ func (u *UI) devicesImportInput(ctx context.Context, s *Session) (*devicesImport
 	if err != nil {
 		return nil, err
 	}
+	zones, err := u.deps.Store.ListZones(ctx)
+	if err != nil {
+		return nil, err
+	}
 	scope := s.Scope()
 	in := &devicesImportInput{allGroups: scope.All, groups: map[string]db.Group{}, inScope: map[int64]bool{},
-		credentials: map[string]int64{}, templates: map[string]map[string][]int64{}}
+		credentials: map[string]int64{}, templates: map[string]map[string][]int64{}, zones: map[string]int64{}}
+	for _, z := range zones {
+		in.zones[devicesFold(z.Name)] = z.ID
+	}
 	for _, g := range groups {
 		in.groups[devicesFold(g.Name)] = g
 		in.inScope[g.ID] = devicesGroupInScope(g, scope)
@@ -1345,7 +1381,8 @@ func devicesBlankRecord(rec []string) bool {
 }
 
 // device checks one row against the same rules as the form; a group,
-// credential or template is named, not numbered.
+// credential, template or zone is named, not numbered. An empty zone is
+// the local one.
 func (in *devicesImportInput) device(row map[string]string) (db.Device, []devicesImportProblem) {
 	var problems []devicesImportProblem
 	bad := func(col, key string, args ...any) {
@@ -1415,6 +1452,13 @@ func (in *devicesImportInput) device(row map[string]string) (db.Device, []device
 			d.CredentialID = &id
 		} else {
 			bad("credential", keyDevicesImportNoCredential, name)
+		}
+	}
+	if name := row["zone"]; name != "" {
+		if id, ok := in.zones[devicesFold(name)]; ok {
+			d.ZoneID = id
+		} else {
+			bad("zone", keyDevicesImportNoZone, name)
 		}
 	}
 	if name := row["template"]; name != "" {

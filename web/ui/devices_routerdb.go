@@ -119,7 +119,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	plan, err := importer.Build(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group)
+	plan, err := importer.Build(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group, "")
 	if err != nil {
 		return err
 	}

@@ -680,7 +680,7 @@ func TestDevicesImport(t *testing.T) {
 			!strings.HasPrefix(p.header.Get("Content-Disposition"), `attachment; filename="backupd-devices-`) {
 			t.Fatalf("export: %d %v", p.status, p.header)
 		}
-		if !strings.HasPrefix(p.body, "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks\r\n") {
+		if !strings.HasPrefix(p.body, "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks,zone\r\n") {
 			t.Errorf("export header:\n%q", p.body[:min(len(p.body), 200)])
 		}
 		expectBody(t, "export", p, "sw-1,192.0.2.11,23,huawei_vrp,telnet,Lab,Lab Login,full,gbk,false,", "'=1+1")
@@ -717,7 +717,7 @@ func devicesComparable(d db.Device) []any {
 		return *p
 	}
 	return []any{d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, id(d.GroupID), id(d.CredentialID), id(d.TemplateID),
-		d.Encoding, d.Enabled, devicesDeref(d.Remarks)}
+		d.Encoding, d.Enabled, devicesDeref(d.Remarks), d.ZoneID}
 }
 
 func devicesDeref(s *string) string {
@@ -725,6 +725,92 @@ func devicesDeref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// Zones on the devices page: the Zone column and filter appear once there
+// is a zone besides the local one; the CSV import places devices by the
+// zone column (an unknown zone is a problem of its row, and nothing is
+// imported), the same address in two zones is two devices, and the
+// export, filtered by zone or not, names each device's zone and imports
+// back into the same zones.
+func TestDevicesZones(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	b := e.browser()
+	b.mustLogin("root", "root-password-1")
+	devicesLoopback(t, e, "home-1", nil, true)
+
+	p := b.get("/devices")
+	expect(t, "list with the local zone only", p, http.StatusOK, "")
+	if strings.Contains(p.body, `id="f-zone"`) || strings.Contains(p.body, "devices-zone") {
+		t.Errorf("a zone filter or column with only the local zone:\n%s", p.body)
+	}
+	siteA, err := e.store.CreateZone(ctx, "Site-A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	siteB, err := e.store.CreateZone(ctx, "site-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b.get("/devices/import")
+	p = b.uploadDevicesCSV("zones.csv", "name,host,platform,zone\n"+
+		"a-1,10.0.0.1,cisco_ios,site-a\n"+
+		"b-1,10.0.0.1,cisco_ios,Nowhere\n", "")
+	expect(t, "unknown zone", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "unknown zone", p, "Problems found in the file: 1.",
+		`<tr><td class="num">3</td><td><code>zone</code></td><td>There is no zone named “Nowhere”.`)
+	if n := devicesCount(t, e); n != 1 {
+		t.Fatalf("%d devices after a refused import, want 1", n)
+	}
+	p = b.uploadDevicesCSV("zones.csv", "name,host,platform,zone\n"+
+		"a-1,10.0.0.1,cisco_ios,site-a\n"+
+		"b-1,10.0.0.1,cisco_ios,SITE-B\n"+
+		"l-1,10.0.0.1,cisco_ios,\n", "")
+	expect(t, "import with zones", p, http.StatusSeeOther, "/devices?imported=3")
+	for name, zone := range map[string]int64{"a-1": siteA.ID, "b-1": siteB.ID, "l-1": db.LocalZone, "home-1": db.LocalZone} {
+		if got := devicesByName(t, e, name).ZoneID; got != zone {
+			t.Errorf("%s is in zone %d, want %d", name, got, zone)
+		}
+	}
+
+	p = b.get("/devices")
+	expectBody(t, "list with zones", p, `<label for="f-zone">Zone</label>`, `<option value="`+strconv.FormatInt(siteA.ID, 10)+`">Site-A</option>`,
+		`<th scope="col">Zone</th>`, `<td class="devices-zone">site-b</td>`, `<td class="devices-zone">local</td>`)
+	p = b.get("/devices?zone_id=" + strconv.FormatInt(siteB.ID, 10))
+	if got := devicesListed(p.body); fmt.Sprint(got) != "[b-1]" {
+		t.Errorf("zone filter lists %v, want [b-1]", got)
+	}
+	expectBody(t, "zone filter", p, `<option value="`+strconv.FormatInt(siteB.ID, 10)+`" selected>site-b</option>`,
+		`href="/devices/export?zone_id=`+strconv.FormatInt(siteB.ID, 10)+`"`, `id="devices-filter-clear"`)
+	b.header.Set("Accept-Language", "zh-CN")
+	expectBody(t, "list in Chinese", b.get("/devices"), `<th scope="col">区域</th>`)
+	b.header.Del("Accept-Language")
+
+	p = b.get("/devices/export?zone_id=" + strconv.FormatInt(siteA.ID, 10))
+	if !strings.HasSuffix(p.body, "\r\na-1,10.0.0.1,22,cisco_ios,ssh,,,,utf-8,true,,Site-A\r\n") {
+		t.Errorf("export of Site-A:\n%q", p.body)
+	}
+	p = b.get("/devices/export")
+	before := map[string]db.Device{}
+	for _, n := range []string{"a-1", "b-1", "l-1"} {
+		before[n] = devicesByName(t, e, n)
+		if _, err := e.store.Exec(ctx, `DELETE FROM devices WHERE id = ?`, before[n].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	export := strings.Replace(p.body, "home-1,", "home-2,", 1)
+	b.get("/devices/import")
+	expect(t, "re-import", b.uploadDevicesCSV("export.csv", export, ""), http.StatusSeeOther, "/devices?imported=4")
+	for n, old := range before {
+		got := devicesByName(t, e, n)
+		got.ID, got.CreatedAt, got.UpdatedAt = old.ID, old.CreatedAt, old.UpdatedAt
+		if fmt.Sprint(devicesComparable(got)) != fmt.Sprint(devicesComparable(old)) {
+			t.Errorf("%s after the round trip:\n got %v\nwant %v", n, devicesComparable(got), devicesComparable(old))
+		}
+	}
 }
 
 func TestDevicesRefuseCrossSiteForms(t *testing.T) {

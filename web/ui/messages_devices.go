@@ -63,6 +63,7 @@ const (
 	keyDevicesImportNoCredential      = "devices.import.error.no_credential"
 	keyDevicesImportNoTemplate        = "devices.import.error.no_template"
 	keyDevicesImportAmbiguousTemplate = "devices.import.error.ambiguous_template"
+	keyDevicesImportNoZone            = "devices.import.error.no_zone"
 
 	keyDevicesRouterDBScoped       = "devices.routerdb.error.scoped"
 	keyDevicesRouterDBFormat       = "devices.routerdb.error.format"
