@@ -1044,6 +1044,9 @@ type devicesImportPage struct {
 	RouterDBError     string
 	RouterDBErrorArgs []any
 	RouterDB          *devicesRouterDBResult
+	// Zones are the router.db form's choices, offered when there is more
+	// than the local one.
+	Zones []db.Zone
 }
 
 // devicesImportProblem is one bad cell (or row, when Column is "") of an
@@ -1055,13 +1058,25 @@ type devicesImportProblem struct {
 	Args   []any
 }
 
-func (u *UI) devicesImportPageData() devicesImportPage {
-	return devicesImportPage{Sample: devicesSampleCSV, Platforms: devicesPlatforms(), Encodings: driver.Encodings,
+func (u *UI) devicesImportPageData(ctx context.Context) (devicesImportPage, error) {
+	p := devicesImportPage{Sample: devicesSampleCSV, Platforms: devicesPlatforms(), Encodings: driver.Encodings,
 		MaxRows: devicesImportRows, MaxMiB: devicesImportBytes >> 20, RouterDBForm: devicesRouterDBDefaults()}
+	zones, err := u.deps.Store.ListZones(ctx)
+	if err != nil {
+		return p, err
+	}
+	if len(zones) > 1 {
+		p.Zones = zones
+	}
+	return p, nil
 }
 
 func (u *UI) devicesImportForm(w http.ResponseWriter, r *http.Request) error {
-	return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, u.devicesImportPageData())
+	p, err := u.devicesImportPageData(r.Context())
+	if err != nil {
+		return err
+	}
+	return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
 }
 
 func (u *UI) devicesSample(w http.ResponseWriter, r *http.Request) error {
@@ -1113,7 +1128,10 @@ func (u *UI) devicesUploadBody(next http.Handler) http.Handler {
 // A refused file comes back with a report of every problem by row and
 // column.
 func (u *UI) devicesImport(w http.ResponseWriter, r *http.Request) error {
-	p := u.devicesImportPageData()
+	p, err := u.devicesImportPageData(r.Context())
+	if err != nil {
+		return err
+	}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.ErrorArgs = key, args
 		return u.render(w, r, status, "devices_import.html", keyTitleDevicesImport, p)

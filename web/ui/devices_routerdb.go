@@ -24,7 +24,10 @@ const devicesRouterDBShown = 200
 // shown again with its result.
 type devicesRouterDBForm struct {
 	Format, Delimiter, Map, Group string
-	DryRun                        bool
+	// Zone is the name of the devices' zone; "" puts new devices in the
+	// local zone and leaves existing ones in theirs.
+	Zone   string
+	DryRun bool
 }
 
 // devicesRouterDBResult is the plan, or what was applied.
@@ -70,10 +73,13 @@ func devicesRouterDBDefaults() devicesRouterDBForm {
 func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	s := sessionOf(r)
-	p := u.devicesImportPageData()
+	p, err := u.devicesImportPageData(ctx)
+	if err != nil {
+		return err
+	}
 	f := devicesRouterDBForm{
 		Format: r.PostFormValue("format"), Delimiter: r.PostFormValue("delimiter"), Map: strings.TrimSpace(r.PostFormValue("map")),
-		Group: strings.TrimSpace(r.PostFormValue("group")), DryRun: r.PostFormValue("dry_run") != "",
+		Group: strings.TrimSpace(r.PostFormValue("group")), Zone: strings.TrimSpace(r.PostFormValue("zone")), DryRun: r.PostFormValue("dry_run") != "",
 	}
 	p.RouterDBForm = f
 	fail := func(status int, key string, args ...any) error {
@@ -90,10 +96,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	if msg != "" {
 		return fail(http.StatusUnprocessableEntity, msg)
 	}
-	var (
-		parsed *importer.Parsed
-		err    error
-	)
+	var parsed *importer.Parsed
 	if f.Format == importer.Oxidized {
 		m := importer.DefaultMap()
 		if f.Map != "" {
@@ -119,7 +122,11 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	plan, err := importer.Build(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group, "")
+	plan, err := importer.Build(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group, f.Zone)
+	var ze *importer.ZoneError
+	if errors.As(err, &ze) {
+		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBZone, ze.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -157,10 +164,14 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 		if _, h, err := r.FormFile("file"); err == nil {
 			filename = truncate(h.Filename, 128)
 		}
+		details := map[string]any{"format": parsed.Format, "file": filename, "created": created, "updated": updated,
+			"unchanged": unchanged, "skipped": skipped, "groups_created": len(plan.Groups), "credentials_created": len(plan.Credentials)}
+		if f.Zone != "" {
+			details["zone"] = f.Zone
+		}
 		u.auditEntry(r, db.AuditEntry{
 			UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.import", TargetType: "device",
-			Details: map[string]any{"format": parsed.Format, "file": filename, "created": created, "updated": updated,
-				"unchanged": unchanged, "skipped": skipped, "groups_created": len(plan.Groups), "credentials_created": len(plan.Credentials)},
+			Details: details,
 		})
 	}
 	return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
@@ -209,6 +220,9 @@ func devicesRouterDBLines(plan *importer.Plan) ([]devicesRouterDBLine, int) {
 		switch row.Action {
 		case importer.Create:
 			l.Key, l.Args = keyDevicesRouterDBCreateDetail, []any{row.Device.Platform, row.Device.Host}
+			if row.Device.ZoneID != db.LocalZone {
+				l.Key, l.Args = keyDevicesRouterDBCreateZone, []any{row.Device.Platform, row.Device.Host, row.Zone}
+			}
 		case importer.Update:
 			l.Key, l.Args = keyDevicesRouterDBUpdateDetail, []any{strings.Join(row.Changes, ", ")}
 		}

@@ -136,6 +136,49 @@ func TestDevicesImportRouterDB(t *testing.T) {
 		expectBody(t, "bad map", p, "The file cannot be imported: column map: the model column is required.")
 	})
 
+	t.Run("into a zone", func(t *testing.T) {
+		if strings.Contains(b.get("/devices/import").body, `id="routerdb-zone"`) {
+			t.Error("a zone choice with only the local zone")
+		}
+		zone, err := e.store.CreateZone(t.Context(), "Site-A")
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectBody(t, "zone choice", b.get("/devices/import"), `<select id="routerdb-zone" name="zone"`, `<option value="Site-A">Site-A</option>`)
+		before := devicesCount(t, e)
+		withZone := func(zone string) map[string]string {
+			f := map[string]string{"zone": zone}
+			for k, v := range oxidized {
+				f[k] = v
+			}
+			return f
+		}
+		p := b.uploadRouterDB(withZone("Nowhere"), map[string]string{"file": "z-1:ios\n"}, "")
+		expect(t, "unknown zone", p, http.StatusUnprocessableEntity, "")
+		expectBody(t, "unknown zone", p, "There is no zone named “Nowhere”.", "Nothing was imported.")
+		if n := devicesCount(t, e); n != before {
+			t.Fatalf("%d devices after an unknown zone, want %d", n, before)
+		}
+		p = b.uploadRouterDB(withZone("Site-A"), map[string]string{"file": "z-1:ios\ncore-1:ios:dc1:admin:s3cret\n"}, "")
+		expect(t, "zone import", p, http.StatusOK, "")
+		expectBody(t, "zone import", p, "Imported: 1 created, 1 updated, 0 unchanged, 0 lines skipped.", "cisco_ios at z-1, zone Site-A", "zone")
+		for _, name := range []string{"z-1", "core-1"} {
+			if d := devicesByName(t, e, name); d.ZoneID != zone.ID {
+				t.Errorf("%s is in zone %d, want %d", name, d.ZoneID, zone.ID)
+			}
+		}
+		// Without a zone, existing devices stay in theirs.
+		p = b.uploadRouterDB(oxidized, map[string]string{"file": "z-1:ios\n"}, "")
+		expectBody(t, "no zone", p, "Imported: 0 created, 0 updated, 1 unchanged")
+		var zoned bool
+		for _, a := range e.auditEntries() {
+			zoned = zoned || a.Action == "device.import" && a.Details["zone"] == "Site-A"
+		}
+		if !zoned {
+			t.Error("no audit entry names the zone")
+		}
+	})
+
 	t.Run("refused without the permission or the whole tree", func(t *testing.T) {
 		before := devicesCount(t, e)
 		e.createUser("viewer", "viewer-password-1", auth.RoleViewer, true)

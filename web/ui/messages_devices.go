@@ -86,5 +86,7 @@ const (
 	keyDevicesRouterDBInvalid      = "devices.routerdb.reason.invalid"
 	keyDevicesRouterDBBadGroup     = "devices.routerdb.reason.bad_group"
 	keyDevicesRouterDBCreateDetail = "devices.routerdb.detail.create"
+	keyDevicesRouterDBCreateZone   = "devices.routerdb.detail.create_zone"
+	keyDevicesRouterDBZone         = "devices.routerdb.error.zone"
 	keyDevicesRouterDBUpdateDetail = "devices.routerdb.detail.update"
 )
