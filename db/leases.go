@@ -84,6 +84,18 @@ func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Ti
 	return claims, nil
 }
 
+// ZoneJobsDue reports whether a job of the zone waits in the queue ready
+// by now: a reader's cheap look, so that a collector's idle long poll
+// opens a write transaction (LeaseJobs) only when there is work to take.
+func (s *Store) ZoneJobsDue(ctx context.Context, zoneID int64, now time.Time) (bool, error) {
+	var due bool
+	if err := s.reader.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
+		WHERE state = 'queued' AND zone_id = ? AND not_before <= ?)`, zoneID, backupTime(now)).Scan(&due); err != nil {
+		return false, fmt.Errorf("zone jobs due: %w", err)
+	}
+	return due, nil
+}
+
 // ErrLeaseLost is a collector's result or report for a job it no longer
 // holds: its lease ended (the job was queued again, perhaps run since)
 // or the job ended otherwise.

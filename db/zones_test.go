@@ -358,3 +358,45 @@ func TestExpireLeaseSparesARenewedLease(t *testing.T) {
 		t.Fatalf("a renewal after the lease ended = %+v, %v; want the job lost", rep, err)
 	}
 }
+
+// ZoneJobsDue sees a zone's queued job once it is due, and nothing else:
+// not another zone's, not a retry that waits, not a running one.
+func TestZoneJobsDue(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	site, err := s.CreateZone(ctx, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.CreateZone(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, zone int64, at time.Time, want bool) {
+		t.Helper()
+		if due, err := s.ZoneJobsDue(ctx, zone, at); err != nil || due != want {
+			t.Fatalf("%s: ZoneJobsDue = %v, %v; want %v", what, due, err, want)
+		}
+	}
+	now := time.Now()
+	check("an empty queue", site.ID, now, false)
+	waiting := zoneDevice(t, s, "waiting", "10.0.0.1", site.ID)
+	if _, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: waiting, Trigger: db.TriggerRetry, NotBefore: now.Add(time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	check("a retry not yet due", site.ID, now, false)
+	check("the retry once due", site.ID, now.Add(2*time.Minute), true)
+	elsewhere := zoneDevice(t, s, "elsewhere", "10.0.0.2", other.ID)
+	local := zoneDevice(t, s, "local", "10.0.0.3", db.LocalZone)
+	enqueueNow(t, s, db.TriggerManual, elsewhere, local)
+	check("another zone's and the local zone's due jobs", site.ID, now, false)
+	check("the other zone", other.ID, now, true)
+	ready := zoneDevice(t, s, "ready", "10.0.0.4", site.ID)
+	enqueueNow(t, s, db.TriggerManual, ready)
+	check("a due job", site.ID, now, true)
+	c := enrol(t, s, site.ID, "taker")
+	if got, err := s.LeaseJobs(ctx, c, 10, now.Add(time.Minute)); err != nil || len(got) != 1 {
+		t.Fatalf("LeaseJobs = %+v, %v", got, err)
+	}
+	check("its job leased (running)", site.ID, now, false)
+}

@@ -2,6 +2,7 @@ package collectorapi_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collector"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/web/collectorapi"
 )
 
@@ -227,5 +229,92 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 	}
 	if js := e.waitJobs(t, ids, 10*time.Second); js[0].State != db.JobFailed || js[0].Error == nil || *js[0].Error != "the device printed too much" {
 		t.Fatalf("job = %s %v; want the failure reported", js[0].State, js[0].Error)
+	}
+}
+
+// An idle collector's long poll does not queue behind another writer:
+// with nothing due in its zone (a retry waits for later) it looks with a
+// reader only, so while another process holds SQLite's write lock the
+// poll still ends on its own wait and answers no jobs. (It proves that
+// the waiting part of the poll takes no write lock; the heartbeat at its
+// start is a write, so the lock is taken once the heartbeat is seen.)
+func TestIdleCollectorPollTakesNoWriteLock(t *testing.T) {
+	dbtest.SQLiteOnly(t, "holds SQLite's single write lock from another connection")
+	e := newEnv(t)
+	ctx := context.Background()
+	dev := e.device(t, "site-retry-later", e.zone.ID)
+	if _, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerRetry, NotBefore: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	bearer := rawCollector(t, e, "idle")
+	cs, err := e.store.ListCollectors(ctx)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("collectors = %+v, %v", cs, err)
+	}
+
+	holder, err := sql.Open("sqlite", "file:"+e.store.Path()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	conn, err := holder.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	type answer struct {
+		status int
+		resp   collector.PollResponse
+	}
+	polled := make(chan answer, 1)
+	go func() {
+		body, _ := json.Marshal(collector.PollRequest{Version: "raw-2", Free: 4, WaitSeconds: 2})
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+"poll", strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		var a answer
+		if resp, err := e.srv.Client().Do(req); err == nil {
+			a.status = resp.StatusCode
+			_ = json.NewDecoder(resp.Body).Decode(&a.resp)
+			resp.Body.Close()
+		}
+		polled <- a
+	}()
+	// The heartbeat (the version it reports) is written: the poll is
+	// past its writes.
+	for seen := false; !seen; {
+		c, err := e.store.GetCollector(ctx, cs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen = c.Version == "raw-2"; !seen {
+			select {
+			case a := <-polled:
+				t.Fatalf("the poll answered %d before its heartbeat was seen", a.status)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	// Held until the poll answers, or until just under the store's busy
+	// timeout (10 s): a poll that waits for the lock answers only after.
+	var got answer
+	heldToTheEnd := false
+	select {
+	case got = <-polled:
+	case <-time.After(9 * time.Second):
+		heldToTheEnd = true
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if heldToTheEnd {
+		got = <-polled
+		t.Fatalf("the idle poll answered (%d) only once another writer let go of the write lock", got.status)
+	}
+	if got.status != http.StatusOK || len(got.resp.Jobs) != 0 {
+		t.Fatalf("idle poll = %d %+v; want 200 and no jobs", got.status, got.resp)
 	}
 }

@@ -272,10 +272,19 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
 	free := min(req.Free, collector.MaxJobsPerPoll)
 	deadline := time.Now().Add(time.Duration(min(req.WaitSeconds, collector.MaxPollWait)) * time.Second)
 	for free > 0 && len(resp.Cancel) == 0 {
-		claims, err := s.store.LeaseJobs(ctx, c, free, time.Now().Add(s.opts.Lease))
+		// An idle collector's poll looks with a reader and opens a write
+		// transaction only when there is work to take.
+		due, err := s.store.ZoneJobsDue(ctx, c.ZoneID, time.Now())
 		if err != nil {
-			s.internal(w, "leasing jobs to a collector", err)
+			s.internal(w, "looking for a collector's jobs", err)
 			return
+		}
+		var claims []db.Claim
+		if due {
+			if claims, err = s.store.LeaseJobs(ctx, c, free, time.Now().Add(s.opts.Lease)); err != nil {
+				s.internal(w, "leasing jobs to a collector", err)
+				return
+			}
 		}
 		for _, cl := range claims {
 			job, err := s.job(ctx, c, cl)
