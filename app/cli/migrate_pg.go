@@ -64,7 +64,7 @@ type migrateMarker struct {
 
 func newDBMigrateToPostgres(cfg *config.Config) *cobra.Command {
 	var from, to string
-	var batchRows, killAfter int
+	var batchRows int
 	cmd := &cobra.Command{
 		Use:   "migrate-to-postgres --from DATA --to postgres://…",
 		Short: "Copy an appliance's SQLite store into a PostgreSQL database, verified and resumable",
@@ -105,8 +105,7 @@ read. Keep DATA as it is until the new store has run well.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			m := &pgMigration{from: from, to: to, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(),
-				batchRows: batchRows, killAfter: killAfter}
+			m := &pgMigration{from: from, to: to, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(), batchRows: batchRows}
 			return m.run(ctx)
 		},
 	}
@@ -115,11 +114,7 @@ read. Keep DATA as it is until the new store has run well.`,
 	f.StringVar(&to, "to", "", "PostgreSQL database to copy into, postgres://user@host:port/database (default: --db, or BACKUPD_DB: "+
 		"keep the password there, in PGPASSWORD or in ~/.pgpass rather than on the command line, which ps shows)")
 	f.IntVar(&batchRows, "batch-rows", migrateBatchRows, "rows per copied batch")
-	f.IntVar(&killAfter, "test-kill-after-batches", 0, "")
 	_ = f.MarkHidden("batch-rows")
-	// A test hook: the process kills itself (SIGKILL) after this many
-	// committed batches, to show that a copy interrupted anywhere resumes.
-	_ = f.MarkHidden("test-kill-after-batches")
 	return cmd
 }
 
@@ -140,13 +135,11 @@ type pgMigration struct {
 	from, to  string
 	out, errw io.Writer
 	batchRows int
-	killAfter int
 
-	src     *db.Store
-	dst     *db.Store
-	read    *sql.Conn // the source's one read transaction
-	marker  migrateMarker
-	batches int
+	src    *db.Store
+	dst    *db.Store
+	read   *sql.Conn // the source's one read transaction
+	marker migrateMarker
 }
 
 // pgTable is a table of the PostgreSQL schema, as the copy needs it.
@@ -531,12 +524,6 @@ func (m *pgMigration) copyTable(ctx context.Context, t pgTable) (int64, error) {
 		}
 		after = key
 		copied += int64(len(batch))
-		m.batches++
-		if m.killAfter > 0 && m.batches >= m.killAfter {
-			// The test hook: die as kill -9 would, right after a commit.
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
-		}
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
 			fmt.Fprintf(m.errw, "%s: %d of %d rows\n", t.name, copied, total)

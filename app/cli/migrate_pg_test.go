@@ -2,16 +2,24 @@ package cli_test
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"backupd/db"
 	"backupd/internal/dbtest"
+	"backupd/internal/testkit"
 )
 
 // applianceSource builds a SQLite appliance to copy: a seeded inventory
@@ -236,10 +244,11 @@ func fileDigest(t *testing.T, path string) string {
 	return db.SnapshotHash(string(b))
 }
 
-// TestMigrateToPostgresResumesAfterKill9 kills the copy (SIGKILL, right
-// after a committed batch, at two places) and runs it again: it carries
-// on where it stopped and ends with the source's rows, counters and
-// snapshots exactly, none twice.
+// TestMigrateToPostgresResumesAfterKill9 starts the copy as its own
+// process and kills it from outside (SIGKILL) twice, each time inside a
+// batch it has not committed yet, then runs it once more: it carries on
+// where it stopped, copies again no table it had finished, and ends with
+// the source's rows, counters and snapshots exactly, none twice.
 func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	loc := pgLocation(t)
 	src := applianceSource(t, 25, 12)
@@ -248,28 +257,60 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copied := func() int64 {
+	s, err := db.OpenReadOnly(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Rows of every table the copy copies, but for the copy's own
+	// settings (its marker, the key's fingerprint).
+	tables, err := dst.Reader().Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
+		AND table_type = 'BASE TABLE' AND table_name NOT IN ('goose_db_version', 'nodes', 'counters')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for tables.Next() {
+		var n string
+		if err := tables.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	tables.Close()
+	rowsIn := func(q *sql.DB, table string) int64 {
+		query := `SELECT COUNT(*) FROM ` + table
+		if table == "settings" {
+			query += ` WHERE key NOT IN ('migrate_to_postgres', 'secret_key_fingerprint')`
+		}
 		var n int64
-		if err := dst.Reader().QueryRow(`SELECT (SELECT COUNT(*) FROM audit_log) + (SELECT COUNT(*) FROM device_groups) + (SELECT COUNT(*) FROM devices)
-			+ (SELECT COUNT(*) FROM snapshots) + (SELECT COUNT(*) FROM backups)`).Scan(&n); err != nil {
+		if err := q.QueryRow(query).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	total := want.rows["audit_log"] + want.rows["device_groups"] + want.rows["devices"] + want.rows["snapshots"] + want.rows["backups"]
-	var partial []int64
-	for _, killAt := range []string{"9", "30"} {
-		r := run(t, call{}, "db", "migrate-to-postgres", "--from", src, "--to", loc, "--batch-rows", "7", "--test-kill-after-batches", killAt)
-		if r.code == 0 || strings.Contains(r.stdout, "verified") {
-			t.Fatalf("the run to be killed after %s batches finished:\n%s", killAt, r)
+	copied := func() (n int64) {
+		for _, table := range names {
+			n += rowsIn(dst.Reader(), table)
 		}
-		partial = append(partial, copied())
+		return n
 	}
+	var total int64
+	for _, table := range names {
+		total += rowsIn(s.Reader(), table)
+	}
+	before := copied() // what the schema brings (the server's zone)
+
+	first := killMidCopy(t, dst, src, loc, frozenCopy{})
+	partial := []int64{copied()}
+	second := killMidCopy(t, dst, src, loc, first)
+	partial = append(partial, copied())
 	// The second run carried on from the first's rows, and neither got
 	// to the end.
-	if partial[0] == 0 || partial[1] <= partial[0] || partial[1] >= total {
-		t.Fatalf("rows copied after the two kills: %v of %d; want some, more, not all", partial, total)
+	if partial[0] <= before || partial[1] <= partial[0] || partial[1] >= total {
+		t.Fatalf("rows copied after the two kills: %v of %d (%d before the copy); want some, more, not all", partial, total, before)
 	}
+	t.Logf("killed inside a batch with %d, then %d of %d rows copied; the marker then:\n%s\n%s", partial[0], partial[1], total, first.raw, second.raw)
 	// The triggers the copy turns off inside its batches are on.
 	var off int
 	if err := dst.Reader().QueryRow(`SELECT COUNT(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled = 'D'`).Scan(&off); err != nil || off != 0 {
@@ -281,8 +322,142 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	if !strings.Contains(r.stderr, "carrying on the copy") || !strings.Contains(r.stdout, "verified") || strings.Contains(r.stdout, "DIFFERS") {
 		t.Errorf("the resumed copy:\n%s", r)
 	}
+	// It carried on: a table finished before is not copied again, and
+	// the table under way is copied from where it was, not from its start.
+	for table := range second.marker.Done {
+		if strings.Contains("\n"+r.stderr, "\n"+table+": ") {
+			t.Errorf("the resumed copy copied %s again, which was finished before it:\n%s", table, r.stderr)
+		}
+	}
+	for table := range second.marker.After {
+		inSource := rowsIn(s.Reader(), table)
+		// No line: the rows were all there, only the table's end was not.
+		var n int64
+		if m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(table) + `: (\d+) rows copied$`).FindStringSubmatch(r.stderr); m != nil {
+			n, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		if n >= inSource {
+			t.Errorf("the resumed copy copied %d rows of %s, which has %d and was under way: it started over", n, table, inSource)
+		}
+	}
 	expectSameFacts(t, want, factsOf(t, dst))
 	mustRun(t, call{}, "key", "list", "--db", loc, "--data", src)
+}
+
+// frozenCopy is where a killed copy stood: its marker as committed.
+type frozenCopy struct {
+	raw    string
+	marker struct {
+		After  map[string]json.RawMessage `json:"after"`
+		Done   map[string]bool            `json:"done"`
+		Copied bool                       `json:"copied"`
+	}
+}
+
+// killMidCopy runs migrate-to-postgres from src into loc (dst) in a
+// process of its own and kills it (SIGKILL) inside a batch it has not
+// committed, once it has committed one more than prev, finished a table
+// and begun another. Every batch updates the copy's marker row before it commits:
+// holding that row, the test stops the copy inside its next batch, checks
+// where it stands and that it waits there, and kills it.
+func killMidCopy(t *testing.T, dst *db.Store, src, loc string, prev frozenCopy) frozenCopy {
+	t.Helper()
+	ctx := t.Context()
+	stderr := &testkit.LockedBuffer{}
+	cmd := exec.Command(binPath, "db", "migrate-to-postgres", "--from", src, "--to", loc, "--batch-rows", "7")
+	cmd.Env, cmd.Dir, cmd.Stderr = cleanEnv(), t.TempDir(), stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	defer func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	// wait polls (every few ms, for at most 30 s in all) until cond holds.
+	deadline := time.Now().Add(30 * time.Second)
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case err := <-done:
+				exited = true
+				t.Fatalf("the copy ended (%v) before %s:\n%s", err, what, stderr)
+			case <-time.After(2 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not within 30 s: %s\n%s", what, stderr)
+			}
+		}
+	}
+	read := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, lock string) (f frozenCopy) {
+		err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'migrate_to_postgres'`+lock).Scan(&f.raw)
+		if errors.Is(err, sql.ErrNoRows) {
+			return f
+		}
+		if err == nil {
+			err = json.Unmarshal([]byte(f.raw), &f.marker)
+		}
+		if err != nil {
+			t.Fatalf("the copy's marker %q: %v", f.raw, err)
+		}
+		return f
+	}
+	// Where the kill must land: past prev, a table finished and one
+	// under way.
+	there := func(f frozenCopy) bool {
+		return f.raw != prev.raw && len(f.marker.Done) > 0 && len(f.marker.After) > 0 && !f.marker.Copied
+	}
+	var f frozenCopy
+	var tx *sql.Tx
+	seen := prev.raw
+	for tx == nil {
+		wait("the copy's next committed batch", func() bool { f = read(dst.Reader(), ""); return f.raw != seen })
+		if f.marker.Copied {
+			t.Fatalf("the copy got to its end before the test could stop it (marker %s); the source is too small for this", f.raw)
+		}
+		if !there(f) {
+			seen = f.raw
+			continue
+		}
+		var err error
+		if tx, err = dst.Reader().BeginTx(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		// From here on the copy commits nothing: f is where it stands.
+		if f = read(tx, " FOR UPDATE"); !there(f) {
+			_ = tx.Rollback()
+			tx, seen = nil, f.raw
+		}
+	}
+	// The copy waits on the test, inside its next batch.
+	wait("the copy waits to commit its next batch", func() bool {
+		var waiting int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting > 0
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		exited = true
+	case <-time.After(30 * time.Second):
+		t.Fatal("the copy still runs 30 s after SIGKILL")
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the copy ended %v, not by the test's SIGKILL:\n%s", cmd.ProcessState, stderr)
+	}
+	return f
 }
 
 func TestMigrateToPostgresRefusesAnotherStore(t *testing.T) {
