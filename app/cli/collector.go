@@ -3,11 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,30 +111,18 @@ func newCollectorList(cfg *config.Config) *cobra.Command {
 		Short: "List the remote collectors: zone, version, last heartbeat, jobs in hand",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			cs, err := store.ListCollectors(ctx)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tNAME\tZONE\tVERSION\tLAST SEEN (UTC)\tFROM\tJOBS\tSTATE")
-			for _, c := range cs {
-				state := "active"
-				if c.RevokedAt != nil {
-					state = "revoked " + *c.RevokedAt
-				}
-				seen := "never"
-				if c.LastSeenAt != nil {
-					seen = *c.LastSeenAt
-				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, c.Name, c.ZoneName, c.Version, seen, c.LastAddress, c.Leased, state)
-			}
-			return w.Flush()
+			return printList(cmd, cfg, (*db.Store).ListCollectors, "ID\tNAME\tZONE\tVERSION\tLAST SEEN (UTC)\tFROM\tJOBS\tSTATE",
+				func(w io.Writer, c db.Collector) {
+					state := "active"
+					if c.RevokedAt != nil {
+						state = "revoked " + *c.RevokedAt
+					}
+					seen := "never"
+					if c.LastSeenAt != nil {
+						seen = *c.LastSeenAt
+					}
+					fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, c.Name, c.ZoneName, c.Version, seen, c.LastAddress, c.Leased, state)
+				})
 		},
 	}
 }
@@ -201,22 +189,9 @@ func newZone(cfg *config.Config) *cobra.Command {
 		Short: "List the zones with their devices and collectors",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			zones, err := store.ListZones(ctx)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tNAME\tDEVICES\tCOLLECTORS")
-			for _, z := range zones {
+			return printList(cmd, cfg, (*db.Store).ListZones, "ID\tNAME\tDEVICES\tCOLLECTORS", func(w io.Writer, z db.Zone) {
 				fmt.Fprintf(w, "%d\t%s\t%d\t%d\n", z.ID, z.Name, z.Devices, z.Collectors)
-			}
-			return w.Flush()
+			})
 		},
 	}, &cobra.Command{
 		Use:   "move ZONE DEVICE_ID...",

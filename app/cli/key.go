@@ -3,9 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -130,28 +130,17 @@ func newKeyList(cfg *config.Config) *cobra.Command {
 		Short: "List API keys (never the keys themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			keys, err := store.ListAPIKeys(cmd.Context())
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tUSER\tSTATE\tEXPIRES\tLAST USED\tCREATED")
-			for _, k := range keys {
-				state := "active"
-				if k.RevokedAt != nil {
-					state = "revoked"
-				} else if k.ExpiresAt != nil && *k.ExpiresAt <= db.Now() {
-					state = "expired"
-				}
-				fmt.Fprintf(tw, "%d\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, auth.KeyScheme, k.Prefix, k.Name, k.Username,
-					state, orDash(k.ExpiresAt), orDash(k.LastUsedAt), k.CreatedAt)
-			}
-			return tw.Flush()
+			return printList(cmd, cfg, (*db.Store).ListAPIKeys, "ID\tPREFIX\tNAME\tUSER\tSTATE\tEXPIRES\tLAST USED\tCREATED",
+				func(w io.Writer, k db.APIKey) {
+					state := "active"
+					if k.RevokedAt != nil {
+						state = "revoked"
+					} else if k.ExpiresAt != nil && *k.ExpiresAt <= db.Now() {
+						state = "expired"
+					}
+					fmt.Fprintf(w, "%d\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, auth.KeyScheme, k.Prefix, k.Name, k.Username,
+						state, orDash(k.ExpiresAt), orDash(k.LastUsedAt), k.CreatedAt)
+				})
 		},
 	}
 }

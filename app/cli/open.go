@@ -7,6 +7,9 @@ import (
 	"io"
 	"path/filepath"
 	"runtime/debug"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"backupd/app/auth"
 	"backupd/app/config"
@@ -14,6 +17,28 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 )
+
+// printList is a list command's work: it opens the store, reads the
+// items with list and prints them on stdout as a table, header first,
+// then one line per item as line writes it.
+func printList[T any](cmd *cobra.Command, cfg *config.Config, list func(*db.Store, context.Context) ([]T, error), header string, line func(w io.Writer, item T)) error {
+	ctx := cmd.Context()
+	store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	items, err := list(store, ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, header)
+	for _, it := range items {
+		line(w, it)
+	}
+	return w.Flush()
+}
 
 // openData opens the store the way every command needs it: SQLite in the
 // data directory, or the PostgreSQL database of --db; schema current,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -169,18 +168,7 @@ func newUserList(cfg *config.Config) *cobra.Command {
 		Short: "List users with roles and group scope",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			users, err := store.ListUsers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUSERNAME\tACTIVE\tROLES\tGROUPS\tCREATED")
-			for _, u := range users {
+			return printList(cmd, cfg, (*db.Store).ListUsers, "ID\tUSERNAME\tACTIVE\tROLES\tGROUPS\tCREATED", func(w io.Writer, u db.User) {
 				scope := "none"
 				if u.AllGroups {
 					scope = "all"
@@ -191,9 +179,8 @@ func newUserList(cfg *config.Config) *cobra.Command {
 					}
 					scope = strings.Join(ids, ",")
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%t\t%s\t%s\t%s\n", u.ID, u.Username, u.Active, strings.Join(u.Roles, ", "), scope, u.CreatedAt)
-			}
-			return tw.Flush()
+				fmt.Fprintf(w, "%d\t%s\t%t\t%s\t%s\t%s\n", u.ID, u.Username, u.Active, strings.Join(u.Roles, ", "), scope, u.CreatedAt)
+			})
 		},
 	}
 }
