@@ -87,6 +87,7 @@ func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential,
 
 // UpdateCredential reads the credential, lets patch change it, and writes it
 // back, all in one transaction.
+// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
 func (s *Store) UpdateCredential(ctx context.Context, id int64, patch func(*Credential) error) (Credential, error) {
 	var out Credential
 	err := s.InTx(ctx, func(tx *sql.Tx) error {

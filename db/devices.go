@@ -331,6 +331,7 @@ func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 
 // UpdateDevice reads the device, lets patch change it (patch may refuse
 // with its own error) and writes it back, in one transaction.
+// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
 func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) error) (Device, error) {
 	var out Device
 	err := s.InTx(ctx, func(tx *sql.Tx) error {

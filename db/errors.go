@@ -33,6 +33,16 @@ var (
 	ErrTooManyRoles = errors.New("too many roles")
 )
 
+// Retryable reports whether err is PostgreSQL aborting a transaction that
+// may well succeed when run again from the start: it was chosen to break a
+// deadlock (SQLSTATE 40P01), or it conflicted with a concurrent one under
+// serializable or repeatable-read isolation (40001). InTx runs such a
+// transaction again itself.
+func Retryable(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
 // uniqueNameColumns are the columns whose UNIQUE constraint is a name's:
 // a duplicate there is ErrNameExists whichever check let it through.
 var uniqueNameColumns = []string{"name", "username", "platform_id"}

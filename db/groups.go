@@ -294,6 +294,7 @@ func (s *Store) ReorderGroup(ctx context.Context, id int64, step int) (moved boo
 		return false, fmt.Errorf("reorder group %d: step %d, want -1 or 1", id, step)
 	}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		moved = false
 		if err := s.lockGroupTree(ctx, tx); err != nil {
 			return err
 		}

@@ -264,6 +264,7 @@ func (s *Store) CreateNotificationChannel(ctx context.Context, c NotificationCha
 // UpdateNotificationChannel reads the channel, lets patch change it (a
 // patch that leaves Secret alone keeps the sealed secret), checks and
 // writes it back, in one transaction.
+// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
 func (s *Store) UpdateNotificationChannel(ctx context.Context, id int64, patch func(*NotificationChannel) error) (NotificationChannel, error) {
 	var out NotificationChannel
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
@@ -586,6 +587,7 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 
 // UpdateNotificationRule reads the rule, lets patch change it, checks and
 // writes it back, in one transaction.
+// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
 func (s *Store) UpdateNotificationRule(ctx context.Context, id int64, patch func(*NotificationRule) error) (NotificationRule, error) {
 	var out NotificationRule
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
@@ -1042,7 +1044,9 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 	// the device count.
 	for {
 		var ids []int64
+		var batch int // this pass's events, counted once it commits (InTx may run it again)
 		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			batch = 0
 			var err error
 			ids, err = queryAll(ctx, tx, scanID, `SELECT d.id FROM devices d
 					LEFT JOIN notification_device_state n ON n.device_id = d.id
@@ -1073,7 +1077,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 					return err
 				}
 				if ok {
-					recorded++
+					batch++
 				}
 				// Told or not (no rule of this device's wants it), this
 				// period is done: the next check skips the device.
@@ -1087,6 +1091,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 		if err != nil {
 			return recorded, fmt.Errorf("record stale events: %w", err)
 		}
+		recorded += batch
 		if len(ids) < staleBatch {
 			return recorded, nil
 		}
@@ -1180,6 +1185,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 	stamp := backupTime(now)
 	var out []Delivery
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		out = nil // a run again must not hand out an earlier run's claims
 		// Expired leases first, then the due deliveries oldest first: each
 		// read off its partial index, never a walk over the sent history.
 		var ids []int64
@@ -1303,6 +1309,7 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 	stamp, retry := backupTime(f.At), backupTime(f.RetryAt)
 	var gaveUp []int64
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		gaveUp = nil
 		type settled struct {
 			id    int64
 			state string

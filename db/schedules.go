@@ -192,6 +192,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, erro
 // cron expression, time zone or enabled flag changes, the next run is
 // cleared (so a re-enabled schedule never fires a tick it missed while
 // disabled) unless patch set NextRunAt itself; LastRunAt is kept.
+// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
 func (s *Store) UpdateSchedule(ctx context.Context, id int64, patch func(*Schedule) error) (Schedule, error) {
 	var out Schedule
 	err := s.InTx(ctx, func(tx *sql.Tx) error {

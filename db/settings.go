@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -94,9 +95,25 @@ func (s *Store) RetentionPolicy(ctx context.Context) (Retention, error) {
 // whether it was set; v is left alone when not), lets change modify v,
 // and stores v back, all in one write transaction: two people editing a
 // list setting at once cannot lose each other's change. An error from
-// change stores nothing and is returned as is.
+// change stores nothing and is returned as is. change runs again, on v as
+// the caller gave it, when the transaction does (InTx).
 func (s *Store) UpdateSetting(ctx context.Context, key string, v any, change func(found bool) error) error {
+	// InTx may run the transaction again: each run starts from v as the
+	// caller gave it, not as the run before left it.
+	initial, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("setting %s: %w", key, err)
+	}
+	runs := 0
 	return s.InTx(ctx, func(tx *sql.Tx) error {
+		if runs++; runs > 1 {
+			if p := reflect.ValueOf(v); p.Kind() == reflect.Pointer && !p.IsNil() {
+				p.Elem().SetZero()
+			}
+			if err := json.Unmarshal(initial, v); err != nil {
+				return fmt.Errorf("setting %s: %w", key, err)
+			}
+		}
 		var raw string
 		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&raw)
 		found := err == nil

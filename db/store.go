@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -156,7 +158,55 @@ func (s *Store) Reader() *sql.DB { return s.reader }
 // that reads before it writes cannot fail half-way under WAL). fn's error
 // rolls the transaction back and is returned as is, but for a duplicate
 // name refused by its UNIQUE constraint, which is ErrNameExists.
+//
+// On PostgreSQL a transaction that the server aborted to break a deadlock
+// or a serialization conflict (Retryable) is run again from the start, up
+// to txAttempts times in all, after a short random pause: fn may therefore
+// run more than once, and must set what it hands out (captured results,
+// counts, lists) afresh on each run rather than add to it, and do nothing
+// outside the transaction that must not happen twice.
 func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.inTx(ctx, fn)
+		if err == nil || !s.pg || attempt >= txAttempts || !Retryable(err) {
+			return err
+		}
+		txRetries.Add(1)
+		if !sleepCtx(ctx, txBackoff(attempt)) {
+			return err
+		}
+	}
+}
+
+// txAttempts bounds the runs of one InTx on PostgreSQL.
+const txAttempts = 3
+
+// txRetries counts the transactions InTx ran again (tests read it).
+var txRetries atomic.Uint64
+
+// txBackoff is the pause before run attempt+1: 10 ms, then 20 ms, …,
+// each between half and one and a half times that, so that the two
+// transactions of a deadlock do not meet again in step.
+func txBackoff(attempt int) time.Duration {
+	d := 10 * time.Millisecond << (attempt - 1)
+	return d/2 + rand.N(d)
+}
+
+// sleepCtx waits d, or less when ctx ends; it reports whether it waited
+// the whole time.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// inTx is one run of InTx's transaction.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -247,6 +247,7 @@ func (u *UI) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	var fields []string
 	t, err := u.deps.Store.UpdateTemplate(r.Context(), stored.ID, func(t *db.Template) error {
+		fields = nil // the store may run this again (a transaction retried)
 		for _, f := range []struct {
 			name     string
 			old, new *string

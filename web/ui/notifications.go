@@ -642,6 +642,7 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	var fields []string
 	c, err := u.deps.Store.UpdateNotificationChannel(r.Context(), stored.ID, func(c *db.NotificationChannel) error {
+		fields = nil // the store may run this again (a transaction retried)
 		for _, x := range []struct {
 			name    string
 			changed bool

@@ -1,0 +1,4 @@
+package db
+
+// TxRetries is how many transactions InTx has run again so far.
+func TxRetries() uint64 { return txRetries.Load() }
