@@ -216,7 +216,7 @@ func (s *Store) InterruptDeadOwner(ctx context.Context, owner string, maxInterru
 				return err
 			}
 		}
-		return s.interruptJobs(ctx, tx, owner, maxInterruptions, &out)
+		return s.interruptJobs(ctx, tx, owner, 0, maxInterruptions, &out)
 	})
 	if err != nil {
 		return Interrupted{}, false, fmt.Errorf("interrupt jobs of %s: %w", owner, err)

@@ -530,7 +530,7 @@ func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruption
 	var out Interrupted
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
-		return s.interruptJobs(ctx, tx, owner, maxInterruptions, &out)
+		return s.interruptJobs(ctx, tx, owner, 0, maxInterruptions, &out)
 	})
 	if err != nil {
 		return Interrupted{}, fmt.Errorf("interrupt jobs of %s: %w", owner, err)
@@ -538,14 +538,40 @@ func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruption
 	return out, nil
 }
 
-// interruptJobs is InterruptJobs in the caller's transaction.
-func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, maxInterruptions int, out *Interrupted) error {
+// InterruptJob is InterruptJobs for the one attempt c, while it is still
+// c's: the engine gives back a job whose result it could not record
+// (FinishJob failed), so that it is not left running until the engine
+// restarts. An attempt no longer c's (recorded after all, or queued again
+// by another node) is left alone: Attempts is then 0.
+func (s *Store) InterruptJob(ctx context.Context, c Claim, maxInterruptions int) (Interrupted, error) {
+	if c.Owner == nil || *c.Owner == "" {
+		return Interrupted{}, fmt.Errorf("interrupt job %d: the claim has no owner", c.ID)
+	}
+	var out Interrupted
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		out = Interrupted{}
+		return s.interruptJobs(ctx, tx, *c.Owner, c.ID, maxInterruptions, &out)
+	})
+	if err != nil {
+		return Interrupted{}, fmt.Errorf("interrupt job %d: %w", c.ID, err)
+	}
+	return out, nil
+}
+
+// interruptJobs is InterruptJobs in the caller's transaction; with jobID
+// above 0, of that job only.
+func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jobID int64, maxInterruptions int, out *Interrupted) error {
 	now := time.Now()
 	stamp := backupTime(now)
+	// The running jobs meant, in each statement below.
+	mine, arg := `state = 'running' AND owner = ?`, []any{owner}
+	if jobID > 0 {
+		mine, arg = mine+` AND id = ?`, append(arg, jobID)
+	}
 	res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
 			duration_ms = CAST((julianday(?) - julianday(started_at)) * 86400000 AS INTEGER)
-		WHERE id IN (SELECT backup_id FROM jobs WHERE state = 'running' AND owner = ?) AND finished_at IS NULL`,
-		stamp, ErrorInterrupted, stamp, owner)
+		WHERE id IN (SELECT backup_id FROM jobs WHERE `+mine+`) AND finished_at IS NULL`,
+		append([]any{stamp, ErrorInterrupted, stamp}, arg...)...)
 	if err != nil {
 		return err
 	}
@@ -560,8 +586,9 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, max
 		return c, err
 	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
 			attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
-		WHERE state = 'running' AND owner = ? AND interruptions + 1 >= ?
-		RETURNING device_id, backup_id, trigger, attempt`, stamp, ErrorInterruptedTooOften, owner, max(maxInterruptions, 1))
+		WHERE `+mine+` AND interruptions + 1 >= ?
+		RETURNING device_id, backup_id, trigger, attempt`,
+		append(append([]any{stamp, ErrorInterruptedTooOften}, arg...), max(maxInterruptions, 1))...)
 	if err != nil {
 		return err
 	}
@@ -582,7 +609,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, max
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
 			attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
-		WHERE state = 'running' AND owner = ?`, stamp, ErrorInterrupted, owner)
+		WHERE `+mine, append([]any{stamp, ErrorInterrupted}, arg...)...)
 	return err
 }
 

@@ -263,7 +263,7 @@ func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, ma
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		return s.interruptJobs(ctx, tx, owner, maxInterruptions, &out)
+		return s.interruptJobs(ctx, tx, owner, 0, maxInterruptions, &out)
 	})
 	if err != nil {
 		return Interrupted{}, fmt.Errorf("expire the lease %s: %w", owner, err)
