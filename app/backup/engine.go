@@ -582,7 +582,52 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		e.log.Warn("backup result dropped: the job is no longer this engine's (queued again while it ran, or its device deleted)",
 			"device_id", c.DeviceID, "job_id", c.ID)
 	} else if err != nil {
-		e.log.Error("recording a backup", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+		// The job is still this engine's and running: left so, it would
+		// hold its device (no other backup of it starts) until this engine
+		// restarts, as nobody reaps the jobs of a live engine.
+		e.log.Error("recording a backup failed; queuing the job again", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+		e.giveBack(parent, c)
+	}
+}
+
+// giveBackTries bounds the tries to give back an attempt whose result
+// could not be recorded; they pause 1 s, 2 s, 4 s, … in between.
+const giveBackTries = 5
+
+// giveBack queues again, as interrupted (not counted as an attempt), a
+// claimed attempt whose result could not be recorded, while it is still
+// this engine's. It tries again a few times while the database refuses;
+// a shutdown ends the tries, as it interrupts every job of the engine.
+func (e *Engine) giveBack(parent context.Context, c db.Claim) {
+	delay := time.Second
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+		res, err := e.store.InterruptJob(ctx, c, e.opts.MaxInterruptions)
+		cancel()
+		if err == nil {
+			if res.Attempts == 0 {
+				e.log.Warn("the backup whose result was not recorded is no longer this engine's; left as it is",
+					"device_id", c.DeviceID, "job_id", c.ID)
+			}
+			e.logGaveUp(res)
+			e.poke()
+			return
+		}
+		if try >= giveBackTries {
+			e.log.Error("queuing again a backup whose result was not recorded failed; it stays running until this engine restarts",
+				"device_id", c.DeviceID, "job_id", c.ID, "tries", try, "err", err)
+			return
+		}
+		e.log.Warn("queuing again a backup whose result was not recorded failed; trying again",
+			"device_id", c.DeviceID, "job_id", c.ID, "try", try, "err", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-parent.Done():
+			t.Stop()
+			return
+		}
+		delay *= 2
 	}
 }
 
@@ -590,12 +635,14 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 // metrics, tells a waiting RunJobs and logs it. took is how long the
 // collection ran.
 func (e *Engine) record(ctx context.Context, c db.Claim, o db.Outcome, took time.Duration) error {
-	metrics.BackupFinished(took, o.Success, o.Reason)
 	finish, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := e.store.FinishJob(finish, c, o); err != nil {
 		return err
 	}
+	// Counted once recorded: a result uploaded again after a failed
+	// recording, or dropped for a job no longer ours, is not another one.
+	metrics.BackupFinished(took, o.Success, o.Reason)
 	e.finishedMu.Lock()
 	notify := e.finished
 	e.finishedMu.Unlock()
