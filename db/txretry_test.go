@@ -156,3 +156,64 @@ func TestInTxRetriesDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// abortOnceOn makes PostgreSQL abort, with a serialization failure, the
+// first transaction that writes a row of table (a sequence counts: it is
+// not rolled back with the transaction), as a conflict with another node
+// would.
+func abortOnceOn(t *testing.T, s *db.Store, table string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{`CREATE SEQUENCE test_abort_` + table,
+		`CREATE FUNCTION test_abort_` + table + `() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF nextval('test_abort_` + table + `') = 1 THEN
+					RAISE EXCEPTION 'test: could not serialize access' USING ERRCODE = '40001';
+				END IF;
+				RETURN NEW;
+			END $$`,
+		`CREATE TRIGGER test_abort_` + table + ` BEFORE INSERT OR UPDATE ON ` + table + `
+			FOR EACH ROW EXECUTE FUNCTION test_abort_` + table + `()`} {
+		if _, err := s.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A transaction run again hands out what its last run did, not the sum
+// of its runs: the stale events counted, a setting's value edited.
+func TestRetriedTransactionCountsOnce(t *testing.T) {
+	if !dbtest.Postgres() {
+		t.Skip("PostgreSQL only: SQLite never aborts a transaction for a conflict, so none is run again")
+	}
+	s := openStore(t)
+	ctx := context.Background()
+	insertDevice(t, s, "r1", nil, nil, nil)
+	ch := mkChannel(t, s, "hook")
+	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{ch}})
+	abortOnceOn(t, s, "notification_device_state")
+	before := db.TxRetries()
+	if n, err := s.RecordStaleEvents(ctx, time.Now().Add(49*time.Hour), 48*time.Hour); err != nil || n != 1 {
+		t.Errorf("stale events of one device, recorded on the second run: %d, %v; want 1", n, err)
+	}
+	if got := countRows(t, s, "outbox"); got != 1 {
+		t.Errorf("%d events in the outbox, want 1", got)
+	}
+
+	abortOnceOn(t, s, "settings")
+	var list []string
+	err := s.UpdateSetting(ctx, "test_list", &list, func(found bool) error {
+		list = append(list, "added")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	if found, err := s.GetSetting(ctx, "test_list", &stored); err != nil || !found || len(stored) != 1 {
+		t.Errorf("the setting after a run again: %v (found %v, %v), want one entry", stored, found, err)
+	}
+	if got := db.TxRetries() - before; got < 2 {
+		t.Errorf("%d transactions run again, want 2", got)
+	}
+}
