@@ -48,6 +48,9 @@ type Options struct {
 	// ShutdownGrace is how long a shutdown waits for running backups to
 	// finish before interrupting them (default 15 s).
 	ShutdownGrace time.Duration
+	// CancelPoll is how often a running engine looks for its jobs an
+	// operator cancelled from another process (default 2 s).
+	CancelPoll time.Duration
 }
 
 // DefaultMaxAttempts is how many attempts a job gets unless
@@ -67,6 +70,9 @@ func (o *Options) defaults() {
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 30 * time.Second
 	}
+	if o.CancelPoll <= 0 {
+		o.CancelPoll = 2 * time.Second
+	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
@@ -83,10 +89,12 @@ type Engine struct {
 	sealer *secret.Sealer
 	log    *slog.Logger
 	opts   Options
-	// owner names this engine on the jobs it runs; its liveness lock
-	// tells other processes whether those jobs are still in hand.
-	owner string
-	wake  chan struct{}
+	// name names this engine (the owner of the jobs it runs); its
+	// liveness lock tells other processes whether those jobs are still in
+	// hand. Run renames it after losing that lock while goroutines of the
+	// run that ended may still read it: use owner().
+	name atomic.Pointer[string]
+	wake chan struct{}
 	// collect is collect.Collect; tests replace it to misbehave.
 	collect func(context.Context, collect.Target) (collect.Result, error)
 	// finished, when set, hears of every job this engine finishes.
@@ -123,10 +131,14 @@ func (e *Engine) stopLocal(jobID int64) {
 	}
 }
 
+// owner is the engine's current name on the jobs it runs.
+func (e *Engine) owner() string { return *e.name.Load() }
+
 // watchCancels stops, every couple of seconds, the jobs in hand that an
-// operator cancelled from another process.
-func (e *Engine) watchCancels(ctx context.Context) {
-	t := time.NewTicker(2 * time.Second)
+// operator cancelled from another process; owner is the name of the run
+// that started it.
+func (e *Engine) watchCancels(ctx context.Context, owner string) {
+	t := time.NewTicker(e.opts.CancelPoll)
 	defer t.Stop()
 	for {
 		select {
@@ -134,7 +146,7 @@ func (e *Engine) watchCancels(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		ids, err := e.store.CancelRequested(ctx, e.owner)
+		ids, err := e.store.CancelRequested(ctx, owner)
 		if err != nil {
 			continue
 		}
@@ -147,17 +159,24 @@ func (e *Engine) watchCancels(ctx context.Context) {
 // New returns an engine; Run starts it.
 func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, opts Options) *Engine {
 	opts.defaults()
-	return &Engine{
+	e := &Engine{
 		store:   store,
 		sealer:  sealer,
 		log:     log,
 		opts:    opts,
-		owner:   uuid.NewString(),
 		wake:    make(chan struct{}, 1),
 		collect: collect.Collect,
 		compare: newCompareCache(),
 		running: map[int64]context.CancelCauseFunc{},
 	}
+	e.rename()
+	return e
+}
+
+// rename gives the engine a fresh name.
+func (e *Engine) rename() {
+	name := uuid.NewString()
+	e.name.Store(&name)
 }
 
 // MaxAttempts is how many attempts a job gets, retries included.
@@ -209,8 +228,9 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	total := 0
+	self := e.owner()
 	for _, owner := range owners {
-		if owner == e.owner {
+		if owner == self {
 			continue
 		}
 		var res db.Interrupted
@@ -256,8 +276,8 @@ func (e *Engine) Run(ctx context.Context) error {
 		// Other nodes may already have queued this engine's jobs again:
 		// go on under a new name once the database answers.
 		e.log.Error("lost the database connection that shows this engine alive; its running backups were stopped and it starts again",
-			"owner", e.owner)
-		e.owner = uuid.NewString()
+			"owner", e.owner())
+		e.rename()
 		select {
 		case <-ctx.Done():
 			return nil
@@ -272,18 +292,18 @@ var errLivenessLost = errors.New("the engine's liveness lock was lost")
 // holdLiveness shows other processes that this engine lives: a lock
 // file in the data directory on SQLite; on PostgreSQL, an advisory lock
 // on a connection of its own, whose loss closes lost.
-func (e *Engine) holdLiveness(ctx context.Context) (release func(), lost <-chan struct{}, err error) {
+func (e *Engine) holdLiveness(ctx context.Context, owner string) (release func(), lost <-chan struct{}, err error) {
 	if !e.store.Postgres() {
-		release, err = holdOwnerLock(e.lockDir(), e.owner)
+		release, err = holdOwnerLock(e.lockDir(), owner)
 		return release, nil, err
 	}
 	sess, err := e.store.OpenLockSession(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	ok, err := sess.TryLock(ctx, db.OwnerLockName(e.owner))
+	ok, err := sess.TryLock(ctx, db.OwnerLockName(owner))
 	if err == nil && !ok {
-		err = fmt.Errorf("engine lock %s is taken", e.owner)
+		err = fmt.Errorf("engine lock %s is taken", owner)
 	}
 	if err != nil {
 		sess.Close()
@@ -418,7 +438,10 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 }
 
 func (e *Engine) run(parent context.Context, only []int64) error {
-	release, lost, err := e.holdLiveness(parent)
+	// The name this run works under, whatever Run does to the engine's
+	// once it returns.
+	owner := e.owner()
+	release, lost, err := e.holdLiveness(parent, owner)
 	if err != nil {
 		return err
 	}
@@ -446,9 +469,17 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 	jobCtx, hardStop := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardStop()
 	var wg sync.WaitGroup
+	// The watcher ends before the run returns.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	go e.watchCancels(watchCtx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		e.watchCancels(watchCtx, owner)
+	}()
+	defer func() {
+		stopWatch()
+		<-watched
+	}()
 	free := make(chan struct{}, e.opts.Workers)
 	for range e.opts.Workers {
 		free <- struct{}{}
@@ -464,7 +495,7 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 		n := len(free)
 		var claims []db.Claim
 		if n > 0 {
-			claims, err = e.store.ClaimJobs(ctx, e.owner, min(n, 64), only)
+			claims, err = e.store.ClaimJobs(ctx, owner, min(n, 64), only)
 			if err != nil && ctx.Err() == nil {
 				e.log.Error("taking jobs from the queue", "err", err)
 			}
@@ -517,7 +548,7 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 	}
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	res, err := e.store.InterruptJobs(cleanup, e.owner, e.opts.MaxInterruptions)
+	res, err := e.store.InterruptJobs(cleanup, owner, e.opts.MaxInterruptions)
 	if err != nil {
 		return fmt.Errorf("interrupting backups at shutdown: %w", err)
 	}
