@@ -1,9 +1,16 @@
 package db
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // InsertID runs an INSERT on the writing connection and returns the new
 // row's id (RETURNING id: PostgreSQL has no LastInsertId).
 func (s *Store) InsertID(ctx context.Context, query string, args ...any) (int64, error) {
 	return insertID(ctx, s.writer, query, args...)
 }
+
+// Writer is the writing connection, for tests that interleave two nodes'
+// transactions statement by statement.
+func (s *Store) Writer() *sql.DB { return s.writer }

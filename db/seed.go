@@ -156,7 +156,7 @@ func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
 		}
 		// Seed starts without devices, so without backups: every row is
 		// a seeded one.
-		if _, err := tx.ExecContext(ctx, `UPDATE counters c SET value = c.value + x.n FROM (
+		if _, err := tx.ExecContext(ctx, `UPDATE counter_totals c SET value = c.value + x.n FROM (
 				SELECT 'backups_total' AS name, COUNT(*) AS n FROM backups
 				UNION ALL SELECT 'backups_succeeded', COUNT(*) FROM backups WHERE success = 1
 				UNION ALL SELECT 'backups_failed', COUNT(*) FROM backups WHERE success = 0 AND finished_at IS NOT NULL
@@ -165,6 +165,10 @@ func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
 				UNION ALL SELECT 'backups_changed_ever', COUNT(*) FROM backups WHERE changed = 1) x
 			WHERE c.name = x.name`); err != nil {
 			return fmt.Errorf("count the backups: %w", err)
+		}
+		// The snapshots' triggers counted them one delta each.
+		if _, err := tx.ExecContext(ctx, `SELECT bd_fold_counters()`); err != nil {
+			return fmt.Errorf("fold the counters: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE devices d SET last_good_backup_at = x.good, last_changed_at = x.changed FROM (
 				SELECT device_id, MAX(started_at) FILTER (WHERE success = 1) AS good,

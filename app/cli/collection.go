@@ -111,8 +111,13 @@ func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, s
 		runDaily(ctx, func() {
 			_, _ = backup.RunRetention(ctx, store, log.With("component", "retention"))
 			_, _ = backup.RunRepack(ctx, store, log.With("component", "repack"))
+			// Both changed many rows: their counter deltas are folded now.
+			foldCounters(ctx, store, log)
 		})
 	})
+	if store.Postgres() {
+		goLead(func() { runCounterFold(ctx, store, log) })
+	}
 	// Versions stored whole before deltas existed are packed once soon
 	// after start (new ones are packed as they arrive).
 	goLead(func() {
@@ -161,5 +166,34 @@ func runDaily(ctx context.Context, fn func()) {
 			fn()
 			t.Reset(24 * time.Hour)
 		}
+	}
+}
+
+// counterFoldEvery is how often the leader folds the counters' deltas into
+// their totals on PostgreSQL: a busy cluster appends a few deltas per
+// finished backup, and every read of the counters adds up what is left.
+const counterFoldEvery = 15 * time.Second
+
+// runCounterFold folds the counters' deltas every counterFoldEvery until
+// ctx ends.
+func runCounterFold(ctx context.Context, store *db.Store, log *slog.Logger) {
+	t := time.NewTicker(counterFoldEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			foldCounters(ctx, store, log)
+		}
+	}
+}
+
+// foldCounters folds the counters' deltas once; a failure is logged, and
+// the deltas wait for the next fold (the counters' values are right
+// either way).
+func foldCounters(ctx context.Context, store *db.Store, log *slog.Logger) {
+	if _, err := store.FoldCounters(ctx); err != nil && ctx.Err() == nil {
+		log.Warn("cannot fold the counters' deltas", "component", "counters", "err", err)
 	}
 }

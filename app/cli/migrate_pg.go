@@ -209,9 +209,6 @@ func (m *pgMigration) run(ctx context.Context) error {
 	}
 	var rows int64
 	for _, t := range tables {
-		if t.name == "counters" {
-			continue
-		}
 		n, err := m.copyTable(ctx, t)
 		rows += n
 		if err != nil {
@@ -238,6 +235,11 @@ func (m *pgMigration) run(ctx context.Context) error {
 // migrateSkipped are tables of run-time state, not of the store: the
 // nodes of a cluster register themselves when they start.
 var migrateSkipped = map[string]bool{"nodes": true}
+
+// migrateCounted are the tables behind the counters view (PostgreSQL
+// migration 00021): not copied row by row, finish sets them from the
+// source's counters.
+var migrateCounted = map[string]bool{"counter_totals": true, "counter_deltas": true}
 
 // tables lists the PostgreSQL schema's tables in foreign-key order
 // (referenced tables first), each checked against the source.
@@ -278,7 +280,7 @@ func (m *pgMigration) tables(ctx context.Context) ([]pgTable, error) {
 	}
 	byName := map[string]pgTable{}
 	for _, n := range names {
-		if migrateSkipped[n] {
+		if migrateSkipped[n] || migrateCounted[n] {
 			continue
 		}
 		if !inSource[n] {
@@ -332,7 +334,7 @@ func (m *pgMigration) tables(ctx context.Context) ([]pgTable, error) {
 	for range len(names) + 1 {
 		progress := false
 		for _, n := range names {
-			if placed[n] || migrateSkipped[n] {
+			if placed[n] || migrateSkipped[n] || migrateCounted[n] {
 				continue
 			}
 			ready := true
@@ -404,8 +406,6 @@ func (m *pgMigration) claim(ctx context.Context, sealer *secret.Sealer, tables [
 		var n int64
 		query := `SELECT COUNT(*) FROM ` + quoteIdent(t.name)
 		switch t.name {
-		case "counters":
-			continue
 		case "zones":
 			query += ` WHERE id <> 1` // the server's own zone, which the schema brings
 		case "settings":
@@ -715,8 +715,13 @@ func (m *pgMigration) finish(ctx context.Context, tables []pgTable) error {
 		rows.Close()
 	}
 	return m.dst.InTx(ctx, func(tx *sql.Tx) error {
+		// The deltas the copy's triggers added are folded first, so that
+		// the totals set here are the counters' values.
+		if _, err := tx.ExecContext(ctx, `SELECT bd_fold_counters()`); err != nil {
+			return fmt.Errorf("fold the counters: %w", err)
+		}
 		for _, c := range cs {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO counters (name, value) VALUES (?, ?)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO counter_totals (name, value) VALUES (?, ?)
 				ON CONFLICT (name) DO UPDATE SET value = excluded.value`, c.name, c.value); err != nil {
 				return fmt.Errorf("set counter %s: %w", c.name, err)
 			}
