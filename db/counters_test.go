@@ -29,7 +29,7 @@ var counterRecounts = map[string]string{
 
 // checkCountersExact compares every recountable counter with the rows, in
 // one read-only transaction (one snapshot of the store on PostgreSQL).
-func checkCountersExact(t *testing.T, s *db.Store, when string) {
+func checkCountersExact(t testing.TB, s *db.Store, when string) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := s.Reader().BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: repeatableRead(s)})
@@ -478,4 +478,96 @@ func TestCounterDeltasMigrationDownAndUp(t *testing.T) {
 		t.Fatalf("fold after migrating up again = %d, %v; want 3, nil", n, err)
 	}
 	checkCountersExact(t, s, "after the fold")
+}
+
+// BenchmarkFinishJobsNodes measures how many jobs a second 1 and 3 nodes
+// (store handles, each with its own writer connection) finish together on
+// one PostgreSQL database, with the counters kept as deltas (00021) and,
+// for comparison, as before it: bd_count updating the shared total rows,
+// which every finishing transaction holds until it commits.
+//
+//	BACKUPD_TEST_POSTGRES=postgres://postgres@127.0.0.1:5433/postgres?sslmode=disable \
+//	go test ./db -run '^$' -bench FinishJobsNodes -benchtime 3x -count 3
+func BenchmarkFinishJobsNodes(b *testing.B) {
+	if !dbtest.Postgres() {
+		b.Skip("several nodes share a PostgreSQL store only; set " + dbtest.Env)
+	}
+	const devices = 300
+	for _, counting := range []string{"deltas", "rows"} {
+		for _, nodes := range []int{1, 3} {
+			b.Run(fmt.Sprintf("%s-%d", counting, nodes), func(b *testing.B) {
+				ctx := context.Background()
+				loc := dbtest.Location(b)
+				stores := make([]*db.Store, nodes)
+				for i := range stores {
+					s, err := dbtest.OpenAt(b, loc)
+					if err != nil {
+						b.Fatal(err)
+					}
+					stores[i] = s
+				}
+				if counting == "rows" {
+					if _, err := stores[0].Exec(ctx, `CREATE OR REPLACE FUNCTION bd_count(counter text, delta bigint) RETURNS void
+						LANGUAGE sql AS $$ UPDATE counter_totals SET value = value + delta WHERE name = counter AND delta <> 0 $$`); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var ids []int64
+				for i := range devices {
+					d, err := stores[0].CreateDevice(ctx, db.Device{Name: fmt.Sprintf("f%d", i), Host: "192.0.2.1", Port: 22,
+						Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ids = append(ids, d.ID)
+				}
+				var finished int
+				var elapsed time.Duration
+				b.ResetTimer()
+				for round := range b.N {
+					b.StopTimer()
+					reqs := make([]db.JobRequest, len(ids))
+					for i, id := range ids {
+						reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now().Add(-time.Second)}
+					}
+					if _, err := stores[0].EnqueueJobs(ctx, reqs); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					start := time.Now()
+					var wg sync.WaitGroup
+					errs := make([]error, nodes)
+					for n, s := range stores {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for range devices {
+								claims, err := s.ClaimJobs(ctx, fmt.Sprintf("engine-%d", n), 4, nil)
+								if err != nil || len(claims) == 0 {
+									errs[n] = err
+									return
+								}
+								for _, c := range claims {
+									if err := s.FinishJob(ctx, c, db.Outcome{Success: true, Changed: true, FinishedAt: time.Now(),
+										Text: fmt.Sprintf("hostname d%d\n! round %d\n", c.DeviceID, round)}); err != nil {
+										errs[n] = err
+										return
+									}
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					elapsed += time.Since(start)
+					finished += devices
+					if err := errors.Join(errs...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(finished)/elapsed.Seconds(), "jobs/s")
+				checkCountersExact(b, stores[0], "after the benchmark")
+			})
+		}
+	}
 }
