@@ -54,20 +54,6 @@ func (v *View) T(key string, args ...any) string { return v.ui.catalog.text(v.La
 // chose (key and arguments in the page's data).
 func (v *View) TArgs(key string, args []any) string { return v.ui.catalog.text(v.Lang, key, args...) }
 
-// secretView is what the "secret-once" partial runs on: the page's view,
-// for its texts, and a secret shown only this once.
-type secretView struct {
-	*View
-	// ID names the partial's elements; Once and Label are text keys.
-	ID, Once, Label string
-	Value           string
-}
-
-// Secret hands a secret shown once to the "secret-once" partial.
-func (v *View) Secret(id, once, label, value string) secretView {
-	return secretView{View: v, ID: id, Once: once, Label: label, Value: value}
-}
-
 // Asset is the URL of a static file, with its content hash so that a new
 // release is never served from a stale cache.
 func (v *View) Asset(name string) string { return v.ui.assets.url(name) }
