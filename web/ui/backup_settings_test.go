@@ -406,7 +406,7 @@ func TestScheduleScopeAndPermissions(t *testing.T) {
 	if strings.Contains(p.body, `id="new-schedule"`) || strings.Contains(p.body, "/disable") || strings.Contains(p.body, "/delete") {
 		t.Error("a viewer is offered to change schedules")
 	}
-	expectBody(t, "viewer form", vb.get(fmt.Sprintf("/schedules/%d", coreSched.ID)), `id="schedule-readonly"`, "Thu ")
+	expectBody(t, "viewer form", vb.get(fmt.Sprintf("/schedules/%d", coreSched.ID)), `id="schedule-readonly"`, "02:00 UTC</time>")
 	expect(t, "viewer create", vb.post("/schedules", scheduleForm("V", "0 2 * * *", "UTC", "all")), http.StatusForbidden, "")
 	expect(t, "viewer new form", vb.get("/schedules/new"), http.StatusForbidden, "")
 	expect(t, "viewer delete", vb.post(fmt.Sprintf("/schedules/%d/delete", coreSched.ID), nil), http.StatusForbidden, "")
