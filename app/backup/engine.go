@@ -301,16 +301,40 @@ func (e *Engine) holdLiveness(ctx context.Context, owner string) (release func()
 	if err != nil {
 		return nil, nil, err
 	}
-	ok, err := sess.TryLock(ctx, db.OwnerLockName(owner))
-	if err == nil && !ok {
-		err = fmt.Errorf("engine lock %s is taken", owner)
+	// The name is this engine's alone, but its lock can be held a moment
+	// by others: the session of this engine's previous run until the
+	// server has seen that connection close, and another node checking
+	// (for one transaction) whether this engine's jobs are orphaned. So
+	// a taken lock is tried again for a while before giving up.
+	deadline := time.Now().Add(livenessWait)
+	delay := 10 * time.Millisecond
+	for {
+		ok, err := sess.TryLock(ctx, db.OwnerLockName(owner))
+		if err == nil && !ok && time.Now().After(deadline) {
+			err = fmt.Errorf("engine lock %s is taken", owner)
+		}
+		if err != nil {
+			sess.Close()
+			return nil, nil, err
+		}
+		if ok {
+			return sess.Close, sess.Lost(), nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			sess.Close()
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 250*time.Millisecond)
 	}
-	if err != nil {
-		sess.Close()
-		return nil, nil, err
-	}
-	return sess.Close, sess.Lost(), nil
 }
+
+// livenessWait is how long an engine waits for its own liveness lock
+// while something else holds it a moment.
+const livenessWait = 10 * time.Second
 
 // recoverEvery is how often a running engine looks for the jobs of dead
 // ones: on PostgreSQL often, since another node's jobs move only so.

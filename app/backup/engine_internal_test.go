@@ -76,3 +76,42 @@ func internalFleet(t *testing.T, hosts ...string) (*db.Store, *secret.Sealer, []
 	}
 	return store, sealer, ids
 }
+
+// An engine's liveness lock held a moment by another session (its own
+// previous run's, until the server sees that connection close; another
+// node checking for orphaned jobs) does not stop the engine's next run:
+// it waits for the lock instead of failing at once, as a run right after
+// another under load did.
+func TestEngineWaitsForItsLivenessLock(t *testing.T) {
+	if !dbtest.Postgres() {
+		t.Skip("the liveness lock is PostgreSQL's (on SQLite it is a lock file); set " + dbtest.Env)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store := dbtest.Open(t)
+	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
+	e := New(store, sealer, slog.New(slog.DiscardHandler), Options{})
+	other, err := store.OpenLockSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.TryLock(ctx, db.OwnerLockName(e.owner())); err != nil || !ok {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	let := time.AfterFunc(300*time.Millisecond, other.Close)
+	defer let.Stop()
+	release, _, err := e.holdLiveness(ctx, e.owner())
+	if err != nil {
+		t.Fatalf("holdLiveness while another session let go of the lock: %v", err)
+	}
+	defer release()
+	// The engine holds it now: another session cannot take it.
+	probe, err := store.OpenLockSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if ok, err := probe.TryLock(ctx, db.OwnerLockName(e.owner())); err != nil || ok {
+		t.Fatalf("probe TryLock = %v, %v; want refused while the engine holds its lock", ok, err)
+	}
+}
