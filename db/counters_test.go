@@ -431,6 +431,16 @@ func TestCounterFoldKeepsConcurrentDeltas(t *testing.T) {
 	}
 }
 
+// schemaVersion is the newest migration applied to the store.
+func schemaVersion(t *testing.T, s *db.Store) int {
+	t.Helper()
+	var v int
+	if err := s.Reader().QueryRow(`SELECT MAX(version_id) FROM goose_db_version WHERE is_applied`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // Rolling 00021 back leaves counters a table holding the folded values,
 // which the old trigger function keeps again; migrating up again brings
 // the deltas back.
@@ -445,8 +455,15 @@ func TestCounterDeltasMigrationDownAndUp(t *testing.T) {
 	if pendingDeltas(t, s) == 0 {
 		t.Fatal("no deltas pending before the roll-back")
 	}
-	if err := db.MigratePostgres(ctx, loc, db.MigrateDown, nil); err != nil {
-		t.Fatal(err)
+	// Down one version at a time until 00021 is rolled back (the newer
+	// ones first).
+	for v := int64(schemaVersion(t, s)); v >= 21; v = int64(schemaVersion(t, s)) {
+		if err := db.MigratePostgres(ctx, loc, db.MigrateDown, nil); err != nil {
+			t.Fatal(err)
+		}
+		if now := int64(schemaVersion(t, s)); now >= v {
+			t.Fatalf("rolling back from version %d left version %d", v, now)
+		}
 	}
 	kind := func() string {
 		var k string

@@ -90,8 +90,7 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 
 	since := backupTime(now.Add(-24 * time.Hour))
 	var sOK, sFail, sChanged sql.NullInt64
-	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*), SUM(success = 1), SUM(success = 0 AND finished_at IS NOT NULL), SUM(changed = 1)
-		FROM backups WHERE started_at >= ?`, since).Scan(&st.Last24hTotal, &sOK, &sFail, &sChanged); err != nil {
+	if err := s.reader.QueryRowContext(ctx, s.last24hQuery(), since).Scan(&st.Last24hTotal, &sOK, &sFail, &sChanged); err != nil {
 		return st, fmt.Errorf("last 24h: %w", err)
 	}
 	st.Last24hSucceeded, st.Last24hFailed, st.Last24hChanged = int(sOK.Int64), int(sFail.Int64), int(sChanged.Int64)
@@ -106,6 +105,27 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// last24hQuery counts the backups started since its argument: all,
+// succeeded, failed and changed.
+func (s *Store) last24hQuery() string {
+	return `SELECT COUNT(*), ` + s.outcomeSums("") + ` FROM backups WHERE started_at >= ?`
+}
+
+// outcomeSums counts, of the backups b (a table prefix such as "b."),
+// those that succeeded, that failed and that changed. SQLite sums the
+// comparisons, from its covering index on (finished_at IS NOT NULL);
+// PostgreSQL sums them only through a SQL-language aggregate called once
+// a row (db/migrations' sum(boolean)), which took two thirds of the time
+// of these counts, so there they are CASE sums, which its index on
+// finished_at (migration 00022) answers alone.
+func (s *Store) outcomeSums(b string) string {
+	ok, failed, changed := b+"success = 1", b+"success = 0 AND "+b+"finished_at IS NOT NULL", b+"changed = 1"
+	if s.pg {
+		return "SUM(CASE WHEN " + ok + " THEN 1 ELSE 0 END), SUM(CASE WHEN " + failed + " THEN 1 ELSE 0 END), SUM(CASE WHEN " + changed + " THEN 1 ELSE 0 END)"
+	}
+	return "SUM(" + ok + "), SUM(" + failed + "), SUM(" + changed + ")"
 }
 
 // FleetHealth is what the metrics endpoint reads from the database at
@@ -368,7 +388,7 @@ func (s *Store) DailyBackupOutcomes(ctx context.Context, scope Scope, bounds []t
 		args = append(args, i, backupTime(bounds[i]), backupTime(bounds[i+1]))
 	}
 	query := `WITH periods(i, lo, hi) AS (VALUES ` + strings.Join(values, ", ") + `)
-		SELECT p.i, SUM(b.success = 1), SUM(b.changed = 1), SUM(b.success = 0 AND b.finished_at IS NOT NULL)
+		SELECT p.i, ` + s.outcomeSums("b.") + `
 		FROM periods p JOIN backups b ON b.started_at >= p.lo AND b.started_at < p.hi`
 	if !scope.All {
 		cond, sargs := scope.clause()
@@ -383,8 +403,8 @@ func (s *Store) DailyBackupOutcomes(ctx context.Context, scope Scope, bounds []t
 	defer rows.Close()
 	for rows.Next() {
 		var i int
-		var ok, changed, failed sql.NullInt64
-		if err := rows.Scan(&i, &ok, &changed, &failed); err != nil {
+		var ok, failed, changed sql.NullInt64
+		if err := rows.Scan(&i, &ok, &failed, &changed); err != nil {
 			return nil, err
 		}
 		if i >= 0 && i < n {

@@ -4,6 +4,7 @@ import (
 	"backupd/db"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,16 +155,24 @@ func TestDashboardQueriesUseIndexes(t *testing.T) {
 			"devices_last_failed"},
 		{`SELECT b.error_message FROM backups b WHERE b.device_id = 1 AND b.success = 0 AND b.finished_at IS NOT NULL ORDER BY b.started_at DESC LIMIT 1`,
 			"backups_device_success"},
-		{`WITH periods(i, lo, hi) AS (VALUES (0, 'a', 'b')) SELECT p.i, SUM(b.success = 1), SUM(b.changed = 1), SUM(b.success = 0 AND b.finished_at IS NOT NULL)
+		{`WITH periods(i, lo, hi) AS (VALUES (0, 'a', 'b')) SELECT p.i, ` + s.OutcomeSums("b.") + `
 			FROM periods p JOIN backups b ON b.started_at >= p.lo AND b.started_at < p.hi GROUP BY p.i`,
 			"COVERING INDEX backups_started_outcome"},
+		{strings.Replace(s.Last24hQuery(), "?", "'a'", 1), "COVERING INDEX backups_started_outcome"},
 		{`SELECT COUNT(*) FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.started_at >= 'a' AND b.changed = 1`,
 			"backups_started_outcome"},
 	} {
 		if s.Postgres() {
 			want := strings.TrimPrefix(c.want, "COVERING INDEX ")
-			if p := explainPG(t, s, c.query); !p.uses(want) || len(p.SeqScans) > 0 {
+			p := explainPG(t, s, c.query)
+			if !p.uses(want) || len(p.SeqScans) > 0 {
 				t.Errorf("plan of %s\n%s\nwant it to use %s and read no table whole", c.query, p.Text, want)
+			}
+			// Covering there too: the index alone answers, no row is read.
+			if strings.HasPrefix(c.want, "COVERING INDEX ") {
+				if p := explainPGCovering(t, s, c.query); !slices.Contains(p.IndexOnly, want) {
+					t.Errorf("plan of %s\n%s\nwant an index-only scan of %s", c.query, p.Text, want)
+				}
 			}
 			continue
 		}
