@@ -47,7 +47,7 @@ import (
 
 // benchSeedVersion names what db.Seed builds; bump it when that changes
 // without a migration changing.
-const benchSeedVersion = "seed-2"
+const benchSeedVersion = "seed-3"
 
 var benchSeed = db.SeedOptions{Devices: 10_000, BackupsPerDevice: 100, RootGroups: 10, ChildGroups: 10, Snapshots: 300, RandomSeed: 1}
 
