@@ -224,6 +224,13 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 func post(t *testing.T, e *env, path, token, body string) (int, collector.ErrorResponse) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+path, strings.NewReader(body))
+	return send(t, e, req, token)
+}
+
+// send makes a call with token (none when empty) and reads the refusal
+// the server answered with, if any.
+func send(t *testing.T, e *env, req *http.Request, token string) (int, collector.ErrorResponse) {
+	t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

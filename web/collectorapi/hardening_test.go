@@ -156,15 +156,7 @@ func uploadResult(t *testing.T, e *env, bearer string, job collector.Job, textBy
 	if sized {
 		req.ContentLength = int64(len(prefix)+len(suffix)) + textBytes
 	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	resp, err := e.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var er collector.ErrorResponse
-	_ = json.NewDecoder(resp.Body).Decode(&er)
-	return resp.StatusCode, er
+	return send(t, e, req, bearer)
 }
 
 // A result larger than a capture of its job's commands can hold is
