@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -56,9 +57,74 @@ func Open(t testing.TB) *db.Store {
 func Location(t testing.TB) string {
 	t.Helper()
 	if !Postgres() {
-		return t.TempDir()
+		return sqliteDir(t)
 	}
 	return newDatabase(t)
+}
+
+// sqliteDir is a fresh data directory holding a copy of a migrated
+// database, so that each test does not migrate one of its own (under
+// -race a migration from nothing takes about a second, and most tests
+// open a store). Without the template, the directory is empty and
+// db.Open migrates it.
+func sqliteDir(t testing.TB) string {
+	dir := t.TempDir()
+	tpl, err := sqliteTemplate()
+	if err != nil {
+		t.Logf("no migrated SQLite template (%v): the store migrates itself", err)
+		return dir
+	}
+	data, err := os.ReadFile(tpl)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, db.FileName), data, 0o600)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var sqliteTpl struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// sqliteTemplate returns the path of a SQLite database migrated to the
+// newest schema, made once per schema in the system's temporary
+// directory and shared by test processes (written aside and renamed into
+// place, so none reads a half-written one).
+func sqliteTemplate() (string, error) {
+	sqliteTpl.once.Do(func() {
+		path := filepath.Join(os.TempDir(), "backupd-dbtest-"+hashMigrations("migrations")+".db")
+		if _, err := os.Stat(path); err == nil {
+			sqliteTpl.path = path
+			return
+		}
+		work, err := os.MkdirTemp("", "backupd-dbtest-")
+		if err != nil {
+			sqliteTpl.err = err
+			return
+		}
+		defer os.RemoveAll(work)
+		fresh := filepath.Join(work, db.FileName)
+		if err := db.Migrate(context.Background(), fresh, db.MigrateUp, nil); err != nil {
+			sqliteTpl.err = err
+			return
+		}
+		// Migrate closes its connection, which checkpoints the write-ahead
+		// log into the file; a log left beside it would be lost in a copy.
+		if _, err := os.Stat(fresh + "-wal"); err == nil {
+			sqliteTpl.err = fmt.Errorf("a write-ahead log is left beside the migrated database")
+			return
+		}
+		if err := os.Rename(fresh, path); err != nil {
+			sqliteTpl.err = err
+			return
+		}
+		sqliteTpl.path = path
+	})
+	return sqliteTpl.path, sqliteTpl.err
 }
 
 // OpenAt opens the store at loc (from Location) and closes it when t ends.
@@ -132,9 +198,12 @@ func admin() (*sql.DB, error) {
 
 // migrationsHash names the template database after the schema it holds,
 // so a changed migration builds a new one.
-func migrationsHash() string {
+func migrationsHash() string { return hashMigrations("migrations/postgres") }
+
+// hashMigrations is a digest of the migration files under root.
+func hashMigrations(root string) string {
 	h := sha256.New()
-	_ = fs.WalkDir(embed.Migrations, "migrations/postgres", func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(embed.Migrations, root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			b, _ := fs.ReadFile(embed.Migrations, p)
 			h.Write([]byte(p))
