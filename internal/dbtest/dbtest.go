@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"testing"
 
@@ -96,7 +97,19 @@ var sqliteTpl struct {
 // place, so none reads a half-written one).
 func sqliteTemplate() (string, error) {
 	sqliteTpl.once.Do(func() {
-		path := filepath.Join(os.TempDir(), "backupd-dbtest-"+hashMigrations("migrations")+".db")
+		// Keyed by the migrations and by the modules that write the file
+		// (SQLite, goose): a template of another schema or another
+		// SQLite is never taken.
+		key := hashMigrations("migrations")
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			h := sha256.New()
+			h.Write([]byte(key))
+			for _, m := range bi.Deps {
+				h.Write([]byte(m.Path + "@" + m.Version + "\n"))
+			}
+			key = hex.EncodeToString(h.Sum(nil))[:12]
+		}
+		path := filepath.Join(os.TempDir(), "backupd-dbtest-"+key+".db")
 		if _, err := os.Stat(path); err == nil {
 			sqliteTpl.path = path
 			return
