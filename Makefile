@@ -17,27 +17,9 @@ LDFLAGS := -s -w \
 	-X backupd/app/cli.Version=$(VERSION) \
 	-X backupd/app/cli.Commit=$(COMMIT) \
 	-X backupd/app/cli.Date=$(DATE)
-# Release builds embed the migrations, translations and web files as one
-# compressed archive (build tag "packed", see embed/embed.go), and compile
-# without inlining the packages whose speed is not the machine's but the
-# network's or a person's: the device simulator (only the demo runs it;
-# 0.6 MB), the web pages (0.2 MB; BenchmarkDevicesPage at 20,000 devices
-# ran no slower, medians within noise), the command line and the demo,
-# and the API framework Huma (0.16 MB; BenchmarkDeviceListPage/all and
-# BenchmarkStats, 6 runs each, medians within noise: 0.92 vs 0.91 ms and
-# 1.68 vs 1.60 ms p50, a request's time being the database's).
-NOINLINE := $(foreach p,app/devsim web/ui app/cli app/demo,-gcflags 'backupd/$(p)=-l') \
-	-gcflags 'github.com/danielgtaylor/huma/v2/...=-l'
-# They also compile text/template with a build overlay that looks up only
-# the names our templates use as methods (internal/tmplnames): a lookup by
-# any run-time name makes the linker keep every exported method of every
-# type, 1.6 MB of the binary that nothing calls.
-# The generated exec.go lives in a directory whose name starts with a dot,
-# so that `go test ./...` and `go vet ./...` never take it for a package.
-OVERLAY := bin/.template-overlay
-GOBUILD := CGO_ENABLED=0 go build -trimpath -tags packed -overlay $(OVERLAY)/overlay.json $(NOINLINE) -ldflags "$(LDFLAGS)"
-PACK := go run ./embed/pack -o embed/packed.gz
-TMPLOVERLAY := go run ./internal/tmplnames/overlay -o $(OVERLAY)
+# The release build is the plain one: static, -trimpath, stripped and
+# stamped. .ci/size keeps each of the three binaries within 32 MiB.
+GOBUILD := CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"
 
 # nfpm builds the .deb packages; it is run from source at a pinned
 # version, so no downloaded binary is trusted.
@@ -50,14 +32,10 @@ ARCHES := amd64:amd64 arm64:arm64 arm:armhf
 .PHONY: build dist deb test clean swagger-ui
 
 build:
-	$(PACK)
-	$(TMPLOVERLAY)
 	$(GOBUILD) -o bin/backupd .
 
 dist:
 	@mkdir -p $(DIST)
-	$(PACK)
-	$(TMPLOVERLAY)
 	GOOS=linux GOARCH=amd64 $(GOBUILD) -o $(DIST)/backupd-linux-amd64 .
 	GOOS=linux GOARCH=arm64 $(GOBUILD) -o $(DIST)/backupd-linux-arm64 .
 	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o $(DIST)/backupd-linux-arm .
@@ -95,4 +73,4 @@ swagger-ui:
 	bash embed/docs/swagger-ui/update.sh $(SWAGGER_UI_VERSION)
 
 clean:
-	rm -rf bin $(DIST) embed/packed.gz
+	rm -rf bin $(DIST)
