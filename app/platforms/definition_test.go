@@ -191,15 +191,16 @@ func TestLoadStore(t *testing.T) {
 	}
 }
 
-// The example in the README is a definition that loads.
-func TestREADMEExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// The example on the platforms page (docs/platforms.md) is a definition
+// that loads.
+func TestDocsExample(t *testing.T) {
+	page, err := os.ReadFile("../../docs/platforms.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), "### Custom platforms")
+	_, after, ok := strings.Cut(string(page), "## Custom platforms")
 	if !ok {
-		t.Fatal("README has no Custom platforms section")
+		t.Fatal("docs/platforms.md has no Custom platforms section")
 	}
 	_, block, _ := strings.Cut(after, "```json\n")
 	block, _, _ = strings.Cut(block, "```")
@@ -212,6 +213,6 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Dialogue.PreLogin[0].Send != "\n" || !p.Dialogue.Prompt.MatchString("core-1#") {
-		t.Fatalf("README example converts to %+v", p.Dialogue)
+		t.Fatalf("the example of docs/platforms.md converts to %+v", p.Dialogue)
 	}
 }

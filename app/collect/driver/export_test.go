@@ -2,8 +2,8 @@ package driver
 
 // CapturesByPlatform returns, per platform, the recordings of real devices
 // TestReplayCaptures (in order) and TestReplayCapturesByCommand (as
-// command → reply tables) replay, for the README table in the external
-// tests.
+// command → reply tables) replay, for the platform table of
+// docs/platforms.md in the external tests.
 func CapturesByPlatform() map[string][]string {
 	out := map[string][]string{}
 	for _, c := range captures {

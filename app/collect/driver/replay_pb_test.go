@@ -69,7 +69,7 @@ type keyedCapture struct {
 	// off (it ends at a pager prompt with nothing after it).
 	incomplete []string
 	// otherDevice marks a replay through a platform the recorded device
-	// is not: it proves an import mapping, and the README does not count
+	// is not: it proves an import mapping, and the platform table does not count
 	// it for that platform.
 	otherDevice bool
 }
@@ -101,7 +101,7 @@ var keyedCaptures = []keyedCapture{
 		wantLines: []string{"Current configuration:", "#HOSTNAME# hostname"}},
 	// The "cnos" recording (an FS.com switch) through the platform that
 	// imports of Oxidized's "cnos" model resolve to: it shows that they
-	// work, not that a Lenovo switch does (the README counts the
+	// work, not that a Lenovo switch does (the platform table counts the
 	// recording for fs_os only).
 	{file: "cnos_FS-S5850_7.5.6", platform: "lenovo_cnos", pager: " --More-- ",
 		unknown:   "                   ^\n% Invalid input detected at '^' marker.\n",

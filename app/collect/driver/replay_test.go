@@ -232,10 +232,10 @@ func (rec recording) expected(i int) (string, int) {
 
 // capture is a session recorded on a real device (testdata/recordings)
 // that proves a platform: TestReplayCaptures replays every one through the
-// production dialogue, and the README's platform table counts a platform
-// as proven on a real device only when it has one here. Files add theirs
-// with addCaptures from an init function, one file per platform family
-// (replay_<family>_test.go).
+// production dialogue, and the platform table (docs/platforms.md) counts
+// a platform as proven on a real device only when it has one here. Files
+// add theirs with addCaptures from an init function, one file per platform
+// family (replay_<family>_test.go).
 type capture struct {
 	file     string // testdata/recordings/<file>.yaml
 	platform string
