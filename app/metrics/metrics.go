@@ -132,8 +132,10 @@ type Syslog struct {
 	Received, Truncated, Matched, UnknownSender, Triggered, Queued uint64
 	// Skipped counts triggers that queued no backup, by reason
 	// (disabled, deleted, error); Dropped messages and connections by
-	// reason (rate, conn_limit, framing, pending_full).
-	Skipped, Dropped            map[string]uint64
+	// reason (rate, framing, pending_full).
+	Skipped, Dropped map[string]uint64
+	// Evicted counts TCP connections closed to make room for new ones.
+	Evicted                     uint64
 	PendingDevices, Connections int
 }
 
@@ -222,6 +224,7 @@ func writeSyslog(w io.Writer, s Syslog) {
 	for _, r := range sortedKeys(s.Dropped) {
 		fmt.Fprintf(w, "backupd_syslog_dropped_total{reason=%s} %d\n", quote(r), s.Dropped[r])
 	}
+	fmt.Fprintf(w, "backupd_syslog_connections_evicted_total %d\n", s.Evicted)
 	fmt.Fprintf(w, "backupd_syslog_pending_devices %d\n", s.PendingDevices)
 	fmt.Fprintf(w, "backupd_syslog_connections %d\n", s.Connections)
 }

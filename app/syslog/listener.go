@@ -9,8 +9,10 @@
 // a quiet period (Config.Debounce), so a burst of commits is one backup.
 //
 // Everything is bounded: message size, connections in all and per
-// sender, a token bucket per sender address in a map of fixed size, and
-// the number of devices waiting for their trigger. Message text is never
+// sender (when a cap is reached, the connection idle the longest is
+// closed to make room: a new one is never refused), a token bucket per
+// sender address in a map of fixed size, and the number of devices
+// waiting for their trigger. Message text is never
 // logged or kept: a configuration-change line may name secrets.
 package syslog
 
@@ -34,13 +36,12 @@ import (
 // (and of the metrics' reason label).
 const (
 	DropRate        = "rate"         // the sender's token bucket was empty
-	DropConnLimit   = "conn_limit"   // a TCP connection over the total or per-sender cap, closed at once
 	DropFraming     = "framing"      // a TCP frame longer than the hard cap; the connection is closed
 	DropPendingFull = "pending_full" // a device could not wait for its trigger: too many devices waiting
 )
 
 // DropReasons lists every reason, for declaring metrics.
-var DropReasons = []string{DropRate, DropConnLimit, DropFraming, DropPendingFull}
+var DropReasons = []string{DropRate, DropFraming, DropPendingFull}
 
 // Defaults, chosen for a listener that a few thousand devices log to.
 const (
@@ -88,8 +89,8 @@ type Config struct {
 	Debounce          time.Duration // quiet time after a device's last matching message
 	MaxWait           time.Duration // longest a device waits from its first matching message
 	MaxMessage        int           // bytes kept of one message; the rest is cut off (Stats.Truncated)
-	MaxConns          int           // TCP connections at once
-	MaxConnsPerSender int           // TCP connections at once from one address
+	MaxConns          int           // TCP connections at once; at the cap the one idle longest makes room
+	MaxConnsPerSender int           // TCP connections at once from one address; likewise
 	IdleTimeout       time.Duration // a TCP frame must arrive in full within this
 	Rate              float64       // messages per second per sender address
 	Burst             int           // token bucket size per sender address
@@ -163,6 +164,7 @@ type Stats struct {
 	UnknownSender uint64            // matched messages whose sender Resolve did not know
 	Triggered     uint64            // Trigger calls
 	Dropped       map[string]uint64 // by reason (DropReasons)
+	Evicted       uint64            // TCP connections closed to make room for a new one (a cap was reached)
 
 	PendingDevices int // devices waiting for their trigger
 	TrackedSenders int // sender addresses in the rate limiter
@@ -184,12 +186,24 @@ type Listener struct {
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
-	conns     map[net.Conn]netip.Addr
+	conns     map[net.Conn]*tcpConn
 	perSender map[netip.Addr]int
 	closed    bool
+	// seq orders the TCP connections' activity (tcpConn.active): a clock
+	// of events, not of time, so the connection idle longest is the one
+	// with the smallest number.
+	seq atomic.Uint64
 
-	received, truncated, matched, unknown, triggered atomic.Uint64
-	dropped                                          [4]atomic.Uint64 // in DropReasons order
+	received, truncated, matched, unknown, triggered, evicted atomic.Uint64
+	dropped                                                   [3]atomic.Uint64 // in DropReasons order
+}
+
+// tcpConn is an open TCP connection as the caps see it.
+type tcpConn struct {
+	from netip.Addr
+	// active is Listener.seq when a frame last began or ended on the
+	// connection, or when it was accepted.
+	active atomic.Uint64
 }
 
 // Listen binds UDP and TCP on cfg.Addr and starts receiving.
@@ -218,7 +232,7 @@ func Listen(cfg Config) (*Listener, error) {
 		tcp:       tcp,
 		ctx:       ctx,
 		cancel:    cancel,
-		conns:     make(map[net.Conn]netip.Addr),
+		conns:     make(map[net.Conn]*tcpConn),
 		perSender: make(map[netip.Addr]int),
 	}
 	l.matcher.Store(matcher)
@@ -306,6 +320,7 @@ func (l *Listener) Stats() Stats {
 		UnknownSender:  l.unknown.Load(),
 		Triggered:      l.triggered.Load(),
 		Dropped:        make(map[string]uint64, len(DropReasons)),
+		Evicted:        l.evicted.Load(),
 		PendingDevices: l.deb.size(),
 		TrackedSenders: l.limiter.size(),
 	}
@@ -413,48 +428,99 @@ func (l *Listener) acceptTCP() {
 		if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 			from = ta.AddrPort().Addr().Unmap()
 		}
-		if !l.admit(c, from) {
-			l.drop(DropConnLimit)
-			c.Close()
+		tc := l.admit(c, from)
+		if tc == nil {
+			c.Close() // the listener is closing
 			continue
 		}
 		l.goSafe("tcp conn", func() {
-			defer l.release(c, from)
-			l.serveConn(c, from)
+			defer l.release(c)
+			l.serveConn(c, tc)
 		})
 	}
 }
 
-// admit records c unless a cap is reached or the listener is closing.
-func (l *Listener) admit(c net.Conn, from netip.Addr) bool {
+// admit records c, first closing the connection idle longest of its
+// sender when the sender is at its cap, and the one idle longest of all
+// when the listener is at its total cap: a sender that left connections
+// open (a crashed client, a relay that reconnects) is never locked out,
+// and the caps still hold. nil when the listener is closing.
+func (l *Listener) admit(c net.Conn, from netip.Addr) *tcpConn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || len(l.conns) >= l.cfg.MaxConns || l.perSender[from] >= l.cfg.MaxConnsPerSender {
-		return false
+	if l.closed {
+		return nil
 	}
-	l.conns[c] = from
+	if l.perSender[from] >= l.cfg.MaxConnsPerSender {
+		l.evictLocked(from, true)
+	}
+	if len(l.conns) >= l.cfg.MaxConns {
+		l.evictLocked(netip.Addr{}, false)
+	}
+	tc := &tcpConn{from: from}
+	tc.active.Store(l.seq.Add(1))
+	l.conns[c] = tc
 	l.perSender[from]++
-	return true
+	return tc
 }
 
-func (l *Listener) release(c net.Conn, from netip.Addr) {
+// evictLocked closes the connection idle longest (of sender only, when
+// onlySender) and stops counting it at once; its goroutine then ends on
+// the closed connection. l.mu must be held.
+func (l *Listener) evictLocked(sender netip.Addr, onlySender bool) {
+	var victim net.Conn
+	var oldest uint64
+	for c, tc := range l.conns {
+		if onlySender && tc.from != sender {
+			continue
+		}
+		if a := tc.active.Load(); victim == nil || a < oldest {
+			victim, oldest = c, a
+		}
+	}
+	if victim == nil {
+		return
+	}
+	victim.Close()
+	l.forgetLocked(victim)
+	l.evicted.Add(1)
+}
+
+// forgetLocked stops counting c (once: an evicted connection is
+// forgotten when evicted, not again when its goroutine ends).
+func (l *Listener) forgetLocked(c net.Conn) {
+	tc, ok := l.conns[c]
+	if !ok {
+		return
+	}
+	delete(l.conns, c)
+	if l.perSender[tc.from]--; l.perSender[tc.from] <= 0 {
+		delete(l.perSender, tc.from)
+	}
+}
+
+func (l *Listener) release(c net.Conn) {
 	c.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.conns, c)
-	if l.perSender[from]--; l.perSender[from] <= 0 {
-		delete(l.perSender, from)
-	}
+	l.forgetLocked(c)
 }
 
 // serveConn reads frames until the peer closes, a frame times out, or a
 // frame breaks the framing rules. Each frame is octet-counted ("LEN SP
 // MSG", RFC 6587 3.4.1) when it starts with digits and a space, else
 // newline-terminated (3.4.2).
-func (l *Listener) serveConn(c net.Conn, from netip.Addr) {
+func (l *Listener) serveConn(c net.Conn, tc *tcpConn) {
+	from := tc.from
 	br := bufio.NewReaderSize(c, l.cfg.MaxMessage)
 	msg := make([]byte, 0, l.cfg.MaxMessage)
-	for l.ctx.Err() == nil {
+	for first := true; l.ctx.Err() == nil; first = false {
+		// Between frames the connection is idle: the caps close the one
+		// idle longest when they must make room. (Accepting it counted
+		// as its first activity.)
+		if !first {
+			tc.active.Store(l.seq.Add(1)) // a frame ended
+		}
 		if err := c.SetReadDeadline(time.Now().Add(l.cfg.IdleTimeout)); err != nil {
 			return
 		}
@@ -462,6 +528,7 @@ func (l *Listener) serveConn(c net.Conn, from netip.Addr) {
 		if err != nil {
 			return
 		}
+		tc.active.Store(l.seq.Add(1)) // a frame began
 		if isCounted {
 			if size > maxFrame {
 				l.drop(DropFraming)

@@ -3,12 +3,14 @@ package syslog
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -360,32 +362,88 @@ func TestRateCapPerSender(t *testing.T) {
 	}
 }
 
-// Connections over the total or per-sender cap are closed at once.
-func TestConnectionCaps(t *testing.T) {
+// When a connection cap is reached, the connection idle longest (of the
+// sender, at the per-sender cap; of all, at the total cap) is closed to
+// make room: a new connection is never refused, and the caps hold.
+func TestConnectionCapsEvictIdleLongest(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.MaxConns = 3; c.MaxConnsPerSender = 2 })
 	var open []net.Conn
-	for _, local := range []string{"127.0.0.1", "127.0.0.1", "127.0.0.2"} {
+	for i, local := range []string{"127.0.0.1", "127.0.0.1", "127.0.0.2"} {
 		c := r.tcp(t, local)
 		send(t, c, iosLink+"\n")
+		r.waitStats("the connection's line", func(s Stats) bool { return s.Received == uint64(i+1) })
 		open = append(open, c)
 	}
-	r.waitStats("three connections", func(s Stats) bool { return s.Received == 3 && s.OpenConns == 3 })
-	for _, local := range []string{"127.0.0.1", "127.0.0.3"} { // per-sender cap, then total cap
-		c := r.tcp(t, local)
+	r.waitStats("three connections", func(s Stats) bool { return s.OpenConns == 3 })
+	closed := func(c net.Conn, what string) {
+		t.Helper()
 		c.SetReadDeadline(time.Now().Add(15 * time.Second))
-		if _, err := c.Read(make([]byte, 1)); err == nil {
-			t.Fatalf("connection from %s over the cap was served", local)
+		if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("%s: read %v, want the connection closed", what, err)
 		}
 	}
-	s := r.waitStats("two refusals", func(s Stats) bool { return s.Dropped[DropConnLimit] == 2 })
-	if s.OpenConns != 3 {
-		t.Fatalf("open connections %d, want 3", s.OpenConns)
+	// 127.0.0.1 is at its cap: its first connection makes room.
+	c4 := r.tcp(t, "127.0.0.1")
+	send(t, c4, iosLink+"\n")
+	r.waitStats("the new connection's line", func(s Stats) bool { return s.Received == 4 })
+	closed(open[0], "127.0.0.1's connection idle longest")
+	// The total cap: the connection idle longest of all (127.0.0.1's
+	// second) makes room for 127.0.0.3's.
+	c5 := r.tcp(t, "127.0.0.3")
+	send(t, c5, iosLink+"\n")
+	s := r.waitStats("127.0.0.3's line", func(s Stats) bool { return s.Received == 5 })
+	closed(open[1], "the connection idle longest of all")
+	if s.OpenConns != 3 || s.Evicted != 2 {
+		t.Fatalf("open connections %d, evicted %d; want 3 and 2", s.OpenConns, s.Evicted)
 	}
-	open[0].Close()
-	r.waitStats("a slot freed", func(s Stats) bool { return s.OpenConns == 2 })
-	c := r.tcp(t, "127.0.0.1")
-	send(t, c, iosLink+"\n")
-	r.waitStats("a new connection in the freed slot", func(s Stats) bool { return s.Received == 4 })
+	// The others still serve.
+	for i, c := range []net.Conn{open[2], c4, c5} {
+		send(t, c, iosLink+"\n")
+		r.waitStats("a line on a connection kept", func(s Stats) bool { return s.Received == uint64(6+i) })
+	}
+}
+
+// Issue 23: eight idle connections from one address (the per-sender
+// cap) no longer lock that address out of TCP syslog. A new connection's
+// change message is read and counts, over a connection of its own and
+// from util-linux logger --tcp.
+func TestIdleConnectionsDoNotLockASenderOut(t *testing.T) {
+	r := newRig(t, nil)
+	r.device("127.0.0.1", 51)
+	var idle []net.Conn
+	for range DefaultMaxConnsPerSender {
+		idle = append(idle, r.tcp(t, ""))
+	}
+	r.waitStats("the idle connections", func(s Stats) bool { return s.OpenConns == DefaultMaxConnsPerSender })
+	c := r.tcp(t, "")
+	send(t, c, octet(iosChange))
+	s := r.waitStats("the new connection's change", func(s Stats) bool { return s.Matched == 1 })
+	if s.PendingDevices != 1 || s.Evicted != 1 || s.OpenConns != DefaultMaxConnsPerSender {
+		t.Fatalf("stats %+v", s)
+	}
+	idle[0].SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := idle[0].Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection idle longest: read %v, want it closed to make room", err)
+	}
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Log("logger (util-linux) not installed; that part is skipped")
+		return
+	}
+	port := fmt.Sprint(r.l.TCPAddr().(*net.TCPAddr).Port)
+	out, err := exec.Command("logger", "--server", "127.0.0.1", "--port", port, "--tcp", "--rfc3164", "-t", "ios",
+		"%SYS-5-CONFIG_I: Configured from console by admin on vty0 (192.0.2.1)").CombinedOutput()
+	if err != nil {
+		t.Fatalf("logger: %v\n%s", err, out)
+	}
+	s = r.waitStats("logger's change", func(s Stats) bool { return s.Matched == 2 })
+	if s.Evicted != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	r.clock.Advance(DefaultDebounce)
+	r.l.flush()
+	if got := r.triggers(); !slices.Equal(got, []int64{51}) {
+		t.Fatalf("triggers %v, want [51]", got)
+	}
 }
 
 // A connection that sends nothing is closed after the idle timeout.

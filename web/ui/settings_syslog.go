@@ -39,6 +39,8 @@ type settingsSyslog struct {
 
 type settingsSyslogStats struct {
 	Received, Matched, UnknownSender, Queued, Disabled, Dropped, Pending int
+	// Evicted are TCP connections closed to make room for new ones.
+	Evicted int
 	// QuietSeconds is the debounce: seconds after a device's last change
 	// message before its backup is queued.
 	QuietSeconds int
@@ -68,7 +70,7 @@ func (u *UI) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
 		s.On, s.Addr = true, t.Addr()
 		s.Stats = settingsSyslogStats{
 			Received: int(st.Received), Matched: int(st.Matched), UnknownSender: int(st.UnknownSender),
-			Queued: int(st.Queued), Disabled: int(st.Skipped[backup.SyslogSkipDisabled]), Dropped: int(dropped),
+			Queued: int(st.Queued), Disabled: int(st.Skipped[backup.SyslogSkipDisabled]), Dropped: int(dropped), Evicted: int(st.Evicted),
 			Pending: st.PendingDevices, QuietSeconds: int(t.Debounce() / time.Second),
 		}
 	}
