@@ -22,6 +22,7 @@ import (
 	"backupd/app/cluster"
 	"backupd/app/config"
 	"backupd/app/metrics"
+	"backupd/app/syslog"
 	"backupd/db"
 	"backupd/web"
 	"backupd/web/apiv1"
@@ -209,9 +210,13 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 	if syslogTrigger != nil {
 		opts.Syslog = func() metrics.Syslog {
 			s := syslogTrigger.Stats()
+			dropped := make([]metrics.SyslogDrop, 0, len(syslog.Drops))
+			for _, d := range syslog.Drops {
+				dropped = append(dropped, metrics.SyslogDrop{Class: d.Class, Reason: d.Reason, Count: s.Dropped[d]})
+			}
 			return metrics.Syslog{
 				Received: s.Received, Truncated: s.Truncated, Matched: s.Matched, UnknownSender: s.UnknownSender,
-				Triggered: s.Triggered, Queued: s.Queued, Skipped: s.Skipped, Dropped: s.Dropped, Evicted: s.Evicted,
+				Triggered: s.Triggered, Queued: s.Queued, Skipped: s.Skipped, Dropped: dropped, Evicted: s.Evicted,
 				PendingDevices: s.PendingDevices, Connections: s.OpenConns,
 			}
 		}

@@ -89,8 +89,9 @@ var families = map[string]family{
 		"already queued)."},
 	"backupd_syslog_skipped_total": {counter, "Triggered devices that got no backup, by reason (disabled: the device " +
 		"is disabled; deleted; error: the queue could not be written)."},
-	"backupd_syslog_dropped_total": {counter, "Syslog messages dropped, by reason (rate: the " +
-		"sender's rate cap; framing: a TCP frame over the hard size cap; pending_full: too many devices waiting)."},
+	"backupd_syslog_dropped_total": {counter, "Syslog messages dropped, by class (change: a configuration change; " +
+		"other: any other line; unread: a TCP frame over the hard size cap) and reason (rate: the device's budget " +
+		"for changes, the sender address's for other lines; pending_full: too many devices waiting; framing)."},
 	"backupd_syslog_connections_evicted_total": {counter, "TCP syslog connections closed to make room for a new one " +
 		"(the total or per-sender cap was reached; the one idle longest is closed)."},
 	"backupd_syslog_pending_devices": {gauge, "Devices waiting for their quiet time to end before their backup is queued."},

@@ -131,12 +131,20 @@ type Options struct {
 type Syslog struct {
 	Received, Truncated, Matched, UnknownSender, Triggered, Queued uint64
 	// Skipped counts triggers that queued no backup, by reason
-	// (disabled, deleted, error); Dropped messages and connections by
-	// reason (rate, framing, pending_full).
-	Skipped, Dropped map[string]uint64
+	// (disabled, deleted, error).
+	Skipped map[string]uint64
+	// Dropped counts dropped messages by class (change, other, unread)
+	// and reason (rate, pending_full, framing), in the listener's order.
+	Dropped []SyslogDrop
 	// Evicted counts TCP connections closed to make room for new ones.
 	Evicted                     uint64
 	PendingDevices, Connections int
+}
+
+// SyslogDrop is one series of backupd_syslog_dropped_total.
+type SyslogDrop struct {
+	Class, Reason string
+	Count         uint64
 }
 
 // Handler serves the metrics: build information, the fleet's state from
@@ -221,8 +229,8 @@ func writeSyslog(w io.Writer, s Syslog) {
 	for _, r := range sortedKeys(s.Skipped) {
 		fmt.Fprintf(w, "backupd_syslog_skipped_total{reason=%s} %d\n", quote(r), s.Skipped[r])
 	}
-	for _, r := range sortedKeys(s.Dropped) {
-		fmt.Fprintf(w, "backupd_syslog_dropped_total{reason=%s} %d\n", quote(r), s.Dropped[r])
+	for _, d := range s.Dropped {
+		fmt.Fprintf(w, "backupd_syslog_dropped_total{class=%s,reason=%s} %d\n", quote(d.Class), quote(d.Reason), d.Count)
 	}
 	fmt.Fprintf(w, "backupd_syslog_connections_evicted_total %d\n", s.Evicted)
 	fmt.Fprintf(w, "backupd_syslog_pending_devices %d\n", s.PendingDevices)

@@ -46,7 +46,8 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	opts := Options{Version: "1.2.3", Commit: "abc123", DataDir: t.TempDir(), Syslog: func() Syslog {
 		return Syslog{Received: 90, Truncated: 1, Matched: 12, UnknownSender: 2, Triggered: 4, Queued: 3,
 			Skipped: map[string]uint64{"disabled": 1, "deleted": 0, "error": 0},
-			Dropped: map[string]uint64{"rate": 5, "framing": 0, "pending_full": 0}, Evicted: 3, PendingDevices: 2, Connections: 1}
+			Dropped: []SyslogDrop{{"change", "rate", 0}, {"change", "pending_full", 1}, {"other", "rate", 5}, {"unread", "framing", 0}},
+			Evicted: 3, PendingDevices: 2, Connections: 1}
 	}}
 	out := scrape(t, opts, func(context.Context) (State, error) {
 		return State{
@@ -104,8 +105,9 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_syslog_triggered_total 4`,
 		`backupd_syslog_queued_total 3`,
 		`backupd_syslog_skipped_total{reason="disabled"} 1`,
-		`backupd_syslog_dropped_total{reason="rate"} 5`,
-		`backupd_syslog_dropped_total{reason="pending_full"} 0`,
+		`backupd_syslog_dropped_total{class="other",reason="rate"} 5`,
+		`backupd_syslog_dropped_total{class="change",reason="pending_full"} 1`,
+		`backupd_syslog_dropped_total{class="change",reason="rate"} 0`,
 		`backupd_syslog_connections_evicted_total 3`,
 		`backupd_syslog_pending_devices 2`,
 		`backupd_syslog_connections 1`,

@@ -42,5 +42,5 @@ func ExampleListen() {
 	defer l.Close()
 	s := l.Stats()
 	fmt.Println(s.Received, s.Matched, len(s.Dropped))
-	// Output: 0 0 3
+	// Output: 0 0 4
 }

@@ -1,24 +1,23 @@
 package syslog
 
 import (
-	"net/netip"
 	"sort"
 	"sync"
 	"time"
 )
 
-// rateLimiter is a token bucket per sender address, in a map of bounded
-// size: when it is full, the least recently seen of a few senders
-// (sampled, so the cost stays constant) makes room. A sender evicted and
-// seen again starts with a full bucket, which at worst lets a spoofing
-// flood through at the burst size; the total work is still bounded by
-// what one reader goroutine can read.
-type rateLimiter struct {
+// rateLimiter is a token bucket per key (a sender address, a device), in
+// a map of bounded size: when it is full, the least recently seen of a
+// few keys (sampled, so the cost stays constant) makes room. A key
+// evicted and seen again starts with a full bucket, which at worst lets a
+// spoofing flood through at the burst size; the total work is still
+// bounded by what the reader goroutines can read.
+type rateLimiter[K comparable] struct {
 	mu      sync.Mutex
 	rate    float64 // tokens per second
 	burst   float64
 	max     int
-	senders map[netip.Addr]*bucket
+	senders map[K]*bucket
 }
 
 type bucket struct {
@@ -26,12 +25,12 @@ type bucket struct {
 	last   time.Time
 }
 
-func newRateLimiter(rate float64, burst, max int) *rateLimiter {
-	return &rateLimiter{rate: rate, burst: float64(burst), max: max, senders: make(map[netip.Addr]*bucket)}
+func newRateLimiter[K comparable](rate float64, burst, max int) *rateLimiter[K] {
+	return &rateLimiter[K]{rate: rate, burst: float64(burst), max: max, senders: make(map[K]*bucket)}
 }
 
 // allow takes one token from addr's bucket at time now.
-func (r *rateLimiter) allow(addr netip.Addr, now time.Time) bool {
+func (r *rateLimiter[K]) allow(addr K, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := r.senders[addr]
@@ -55,10 +54,10 @@ func (r *rateLimiter) allow(addr netip.Addr, now time.Time) bool {
 	return true
 }
 
-// evict removes the least recently seen of up to 16 senders (Go's map
+// evict removes the least recently seen of up to 16 keys (Go's map
 // iteration order is random, which makes this a sample).
-func (r *rateLimiter) evict() {
-	var victim netip.Addr
+func (r *rateLimiter[K]) evict() {
+	var victim K
 	var oldest time.Time
 	n := 0
 	for a, b := range r.senders {
@@ -73,7 +72,7 @@ func (r *rateLimiter) evict() {
 	delete(r.senders, victim)
 }
 
-func (r *rateLimiter) size() int {
+func (r *rateLimiter[K]) size() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.senders)

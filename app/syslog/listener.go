@@ -8,12 +8,17 @@
 // through Config.Resolve, and calls Config.Trigger once per device after
 // a quiet period (Config.Debounce), so a burst of commits is one backup.
 //
-// Everything is bounded: message size, connections in all and per
-// sender (when a cap is reached, the connection idle the longest is
-// closed to make room: a new one is never refused), a token bucket per
-// sender address in a map of fixed size, and the number of devices
-// waiting for their trigger. Message text is never
-// logged or kept: a configuration-change line may name secrets.
+// Every message is classified first: a line a pattern recognises is a
+// change, anything else is other. The two have budgets of their own, so
+// that noise never costs a change: a token bucket per sender address for
+// other lines, and one per device for change lines (behind a syslog relay
+// every device shares one address, and one device's flood of changes must
+// not cost another's). Everything is bounded: message size, connections
+// in all and per sender (when a cap is reached, the connection idle the
+// longest is closed to make room: a new one is never refused), the
+// buckets' maps, and the number of devices waiting for their trigger.
+// Message text is never logged or kept: a configuration-change line may
+// name secrets.
 package syslog
 
 import (
@@ -32,16 +37,34 @@ import (
 	"time"
 )
 
-// Reasons a message or connection is dropped, the values of Stats.Dropped
-// (and of the metrics' reason label).
+// Classes of message (the metrics' class label): what a pattern
+// recognised as a configuration change, everything else, and a TCP frame
+// dropped before it was read (whose class is not known).
 const (
-	DropRate        = "rate"         // the sender's token bucket was empty
+	ClassChange = "change"
+	ClassOther  = "other"
+	ClassUnread = "unread"
+)
+
+// Reasons a message is dropped (the metrics' reason label).
+const (
+	DropRate        = "rate"         // change: the device's change budget was spent; other: the sender's budget
 	DropFraming     = "framing"      // a TCP frame longer than the hard cap; the connection is closed
 	DropPendingFull = "pending_full" // a device could not wait for its trigger: too many devices waiting
 )
 
-// DropReasons lists every reason, for declaring metrics.
-var DropReasons = []string{DropRate, DropFraming, DropPendingFull}
+// Drop is one kind of dropped message: its class and the reason.
+type Drop struct{ Class, Reason string }
+
+// Drops lists every kind of drop the listener counts (the keys of
+// Stats.Dropped), for declaring metrics. A dropped change line may cost a
+// backup; a dropped other line costs nothing but the count.
+var Drops = []Drop{
+	{ClassChange, DropRate},
+	{ClassChange, DropPendingFull},
+	{ClassOther, DropRate},
+	{ClassUnread, DropFraming},
+}
 
 // Defaults, chosen for a listener that a few thousand devices log to.
 const (
@@ -51,8 +74,10 @@ const (
 	DefaultMaxConns          = 256
 	DefaultMaxConnsPerSender = 8
 	DefaultIdleTimeout       = 2 * time.Minute
-	DefaultRate              = 500 // messages per second per sender
+	DefaultRate              = 500 // other messages per second per sender address
 	DefaultBurst             = 1000
+	DefaultChangeRate        = 10 // change messages per second per device
+	DefaultChangeBurst       = 100
 	DefaultMaxSenders        = 4096
 	DefaultMaxPending        = 10000
 
@@ -92,9 +117,11 @@ type Config struct {
 	MaxConns          int           // TCP connections at once; at the cap the one idle longest makes room
 	MaxConnsPerSender int           // TCP connections at once from one address; likewise
 	IdleTimeout       time.Duration // a TCP frame must arrive in full within this
-	Rate              float64       // messages per second per sender address
-	Burst             int           // token bucket size per sender address
-	MaxSenders        int           // sender addresses tracked by the rate limiter
+	Rate              float64       // other (not change) messages per second per sender address
+	Burst             int           // token bucket size per sender address, for other messages
+	ChangeRate        float64       // change messages per second per device
+	ChangeBurst       int           // token bucket size per device, for change messages
+	MaxSenders        int           // sender addresses, and devices, tracked by the rate limiters (each)
 	MaxPending        int           // devices waiting for their trigger at once
 
 	// UDPReaders is how many goroutines read the UDP socket; default half
@@ -135,6 +162,10 @@ func (c Config) withDefaults() Config {
 		c.Rate = DefaultRate
 	}
 	def(&c.Burst, DefaultBurst)
+	if c.ChangeRate <= 0 {
+		c.ChangeRate = DefaultChangeRate
+	}
+	def(&c.ChangeBurst, DefaultChangeBurst)
 	def(&c.MaxSenders, DefaultMaxSenders)
 	def(&c.MaxPending, DefaultMaxPending)
 	if c.UDPReaders <= 0 {
@@ -151,20 +182,17 @@ func (c Config) withDefaults() Config {
 }
 
 // Stats is a snapshot of a listener's counters, for metrics. Counters
-// only grow; the last three are current sizes. Suggested families (for
-// the wiring in serve): backupd_syslog_messages_total (Received),
-// backupd_syslog_truncated_total, backupd_syslog_matched_total,
-// backupd_syslog_unknown_sender_total, backupd_syslog_triggers_total,
-// backupd_syslog_dropped_total{reason} over DropReasons, and gauges
-// backupd_syslog_pending_devices and backupd_syslog_connections.
+// only grow; the last three are current sizes. serve publishes them as
+// the backupd_syslog_* families (app/metrics), the drops as
+// backupd_syslog_dropped_total{class,reason} over Drops.
 type Stats struct {
-	Received      uint64            // messages read (UDP datagrams, TCP frames), empty ones not counted
-	Truncated     uint64            // messages longer than MaxMessage, cut off
-	Matched       uint64            // messages a pattern recognised as a configuration change
-	UnknownSender uint64            // matched messages whose sender Resolve did not know
-	Triggered     uint64            // Trigger calls
-	Dropped       map[string]uint64 // by reason (DropReasons)
-	Evicted       uint64            // TCP connections closed to make room for a new one (a cap was reached)
+	Received      uint64          // messages read (UDP datagrams, TCP frames), empty ones not counted
+	Truncated     uint64          // messages longer than MaxMessage, cut off
+	Matched       uint64          // messages a pattern recognised as a configuration change
+	UnknownSender uint64          // matched messages whose sender Resolve did not know
+	Triggered     uint64          // Trigger calls
+	Dropped       map[Drop]uint64 // by class and reason (Drops)
+	Evicted       uint64          // TCP connections closed to make room for a new one (a cap was reached)
 
 	PendingDevices int // devices waiting for their trigger
 	TrackedSenders int // sender addresses in the rate limiter
@@ -175,7 +203,8 @@ type Stats struct {
 type Listener struct {
 	cfg     Config
 	matcher atomic.Pointer[Matcher]
-	limiter *rateLimiter
+	limiter *rateLimiter[netip.Addr] // other messages, per sender address
+	changes *rateLimiter[int64]      // change messages, per device
 	deb     *debouncer
 
 	udp net.PacketConn
@@ -195,7 +224,7 @@ type Listener struct {
 	seq atomic.Uint64
 
 	received, truncated, matched, unknown, triggered, evicted atomic.Uint64
-	dropped                                                   [3]atomic.Uint64 // in DropReasons order
+	dropped                                                   [4]atomic.Uint64 // in Drops order
 }
 
 // tcpConn is an open TCP connection as the caps see it.
@@ -226,7 +255,8 @@ func Listen(cfg Config) (*Listener, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Listener{
 		cfg:       cfg,
-		limiter:   newRateLimiter(cfg.Rate, cfg.Burst, cfg.MaxSenders),
+		limiter:   newRateLimiter[netip.Addr](cfg.Rate, cfg.Burst, cfg.MaxSenders),
+		changes:   newRateLimiter[int64](cfg.ChangeRate, cfg.ChangeBurst, cfg.MaxSenders),
 		deb:       newDebouncer(cfg.Debounce, cfg.MaxWait, cfg.MaxPending),
 		udp:       udp,
 		tcp:       tcp,
@@ -319,13 +349,13 @@ func (l *Listener) Stats() Stats {
 		Matched:        l.matched.Load(),
 		UnknownSender:  l.unknown.Load(),
 		Triggered:      l.triggered.Load(),
-		Dropped:        make(map[string]uint64, len(DropReasons)),
+		Dropped:        make(map[Drop]uint64, len(Drops)),
 		Evicted:        l.evicted.Load(),
 		PendingDevices: l.deb.size(),
 		TrackedSenders: l.limiter.size(),
 	}
-	for i, r := range DropReasons {
-		s.Dropped[r] = l.dropped[i].Load()
+	for i, d := range Drops {
+		s.Dropped[d] = l.dropped[i].Load()
 	}
 	l.mu.Lock()
 	s.OpenConns = len(l.conns)
@@ -333,9 +363,9 @@ func (l *Listener) Stats() Stats {
 	return s
 }
 
-func (l *Listener) drop(reason string) {
-	for i, r := range DropReasons {
-		if r == reason {
+func (l *Listener) drop(class, reason string) {
+	for i, d := range Drops {
+		if d.Class == class && d.Reason == reason {
 			l.dropped[i].Add(1)
 			return
 		}
@@ -358,8 +388,12 @@ func (l *Listener) goSafe(what string, f func()) {
 	}()
 }
 
-// handle is the path of every message: rate cap, parse, patterns,
-// device, debounce.
+// handle is the path of every message: parse and classify first, then
+// the budget of its class. A line that is no change ends at its sender's
+// budget, which counts a flood by sender; a change line is charged to its
+// device, so that neither noise from its address (a relay's, shared by
+// every device behind it) nor another device's changes can crowd it out,
+// and then waits for its device's quiet time.
 func (l *Listener) handle(msg []byte, from netip.Addr) {
 	if len(trimMessage(msg)) == 0 {
 		return
@@ -368,12 +402,11 @@ func (l *Listener) handle(msg []byte, from netip.Addr) {
 	// also sees everything else it caused.
 	defer l.received.Add(1)
 	now := l.cfg.Now()
-	if !l.limiter.allow(from, now) {
-		l.drop(DropRate)
-		return
-	}
 	m := Parse(msg)
 	if _, ok := l.matcher.Load().Match(&m); !ok {
+		if !l.limiter.allow(from, now) {
+			l.drop(ClassOther, DropRate)
+		}
 		return
 	}
 	l.matched.Add(1)
@@ -382,8 +415,12 @@ func (l *Listener) handle(msg []byte, from netip.Addr) {
 		l.unknown.Add(1)
 		return
 	}
+	if !l.changes.allow(id, now) {
+		l.drop(ClassChange, DropRate)
+		return
+	}
 	if !l.deb.note(id, now) {
-		l.drop(DropPendingFull)
+		l.drop(ClassChange, DropPendingFull)
 	}
 }
 
@@ -531,7 +568,7 @@ func (l *Listener) serveConn(c net.Conn, tc *tcpConn) {
 		tc.active.Store(l.seq.Add(1)) // a frame began
 		if isCounted {
 			if size > maxFrame {
-				l.drop(DropFraming)
+				l.drop(ClassUnread, DropFraming)
 				return
 			}
 			take := min(size, l.cfg.MaxMessage)
@@ -550,7 +587,7 @@ func (l *Listener) serveConn(c net.Conn, tc *tcpConn) {
 		}
 		line, cut, err := readLine(br, msg[:0], l.cfg.MaxMessage)
 		if errors.Is(err, errFrameTooLong) {
-			l.drop(DropFraming)
+			l.drop(ClassUnread, DropFraming)
 			return
 		}
 		if len(line) > 0 {

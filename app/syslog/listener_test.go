@@ -264,7 +264,7 @@ func TestOversizedMessages(t *testing.T) {
 	c := r.tcp(t, "")
 	send(t, c, octet(big)+big+"\n"+octet(iosLink)+iosLink+"\n")
 	s := r.waitStats("frames after the big ones", func(s Stats) bool { return s.Received == 5 })
-	if s.Truncated != 3 || s.Matched != 3 || s.Dropped[DropFraming] != 0 {
+	if s.Truncated != 3 || s.Matched != 3 || s.Dropped[Drop{ClassUnread, DropFraming}] != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 
@@ -287,7 +287,7 @@ func TestOversizedMessages(t *testing.T) {
 	if _, err := c3.Read(make([]byte, 1)); err == nil || err == io.ErrNoProgress {
 		t.Fatalf("a line over the hard cap: read %v, want the connection closed", err)
 	}
-	r.waitStats("two framing drops", func(s Stats) bool { return s.Dropped[DropFraming] == 2 })
+	r.waitStats("two framing drops", func(s Stats) bool { return s.Dropped[Drop{ClassUnread, DropFraming}] == 2 })
 }
 
 // A flood of garbage (random bytes over UDP and TCP) hurts nothing: no
@@ -325,40 +325,156 @@ func TestGarbageFlood(t *testing.T) {
 	send(t, c, tcpGarbage.String())
 	send(t, c, iosChange+"\n")
 	s := r.waitStats("the change after the garbage", func(s Stats) bool { return s.PendingDevices == 1 })
-	if s.Dropped[DropFraming] != 0 || s.Matched < 1 {
+	if s.Dropped[Drop{ClassUnread, DropFraming}] != 0 || s.Matched < 1 {
 		t.Fatalf("stats %+v", s)
 	}
 	send(t, u, iosChange) // UDP still serves
 	r.waitStats("UDP after the flood", func(s Stats) bool { return s.Matched >= 2 })
 }
 
-// The per-sender token bucket drops what is over the rate, by sender.
-func TestRateCapPerSender(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.Rate = 1; c.Burst = 5 })
+// Each class has its own budget: lines that are no change are capped per
+// sender address, change lines per device. A sender whose budget noise
+// has spent still gets its changes through, and behind a relay (one
+// address, the device named in the message) one device's changes cannot
+// spend another's budget.
+func TestBudgetsByClass(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Rate, c.Burst, c.ChangeRate, c.ChangeBurst = 1, 5, 1, 3 })
 	r.device("127.0.0.1", 5)
-	r.device("127.0.0.2", 6)
-	a, b := r.udp(t, ""), r.udp(t, "127.0.0.2")
+	r.mu.Lock()
+	r.byHost["r1"], r.byHost["r2"] = 21, 22
+	r.mu.Unlock()
+	a, relay := r.udp(t, ""), r.udp(t, "127.0.0.2")
 	for i := range 20 {
 		send(t, a, iosLink)
 		r.waitStats("a's message", func(s Stats) bool { return s.Received == uint64(i+1) })
 	}
 	s := r.waitStats("20 from a", func(s Stats) bool { return s.Received == 20 })
-	if s.Dropped[DropRate] != 15 {
-		t.Fatalf("dropped %d of 20 at burst 5, want 15", s.Dropped[DropRate])
+	if s.Dropped[Drop{ClassOther, DropRate}] != 15 {
+		t.Fatalf("dropped %d of 20 lines at burst 5, want 15", s.Dropped[Drop{ClassOther, DropRate}])
 	}
-	// Another sender has its own bucket; a's change is dropped while its
-	// bucket is empty, then passes once the clock refills it.
-	send(t, b, iosChange)
+	// a's budget is spent; its change still counts.
 	send(t, a, iosChange)
-	s = r.waitStats("b's change and a's", func(s Stats) bool { return s.Received == 22 })
-	if s.Matched != 1 || s.Dropped[DropRate] != 16 {
-		t.Fatalf("stats %+v", s)
+	s = r.waitStats("a's change", func(s Stats) bool { return s.Received == 21 })
+	if s.Matched != 1 || s.PendingDevices != 1 || s.Dropped[Drop{ClassChange, DropRate}] != 0 {
+		t.Fatalf("a's change after its noise: %+v", s)
 	}
-	r.clock.Advance(3 * time.Second)
-	send(t, a, iosChange)
-	s = r.waitStats("a after refill", func(s Stats) bool { return s.Received == 23 })
-	if s.Matched != 2 || s.Dropped[DropRate] != 16 || s.TrackedSenders != 2 {
-		t.Fatalf("stats %+v", s)
+	// Through the relay: five changes of r1, three within its burst, then
+	// one of r2, which has a budget of its own.
+	for range 5 {
+		send(t, relay, "<189>Nov 25 12:00:00 r1 %SYS-5-CONFIG_I: Configured from console by vty2")
+	}
+	send(t, relay, "<189>Nov 25 12:00:00 r2 %SYS-5-CONFIG_I: Configured from console by vty2")
+	s = r.waitStats("the relay's changes", func(s Stats) bool { return s.Received == 27 })
+	if s.Matched != 7 || s.Dropped[Drop{ClassChange, DropRate}] != 2 || s.PendingDevices != 3 {
+		t.Fatalf("the relay's changes: %+v", s)
+	}
+	r.clock.Advance(time.Second) // one more token for r1
+	send(t, relay, "<189>Nov 25 12:00:01 r1 %SYS-5-CONFIG_I: Configured from console by vty2")
+	s = r.waitStats("r1 after a second", func(s Stats) bool { return s.Received == 28 })
+	if s.Dropped[Drop{ClassChange, DropRate}] != 2 || s.Dropped[Drop{ClassOther, DropRate}] != 15 || s.TrackedSenders != 1 {
+		t.Fatalf("r1 after a second: %+v", s)
+	}
+	r.clock.Advance(DefaultDebounce)
+	r.l.flush()
+	if got := r.triggers(); !slices.Equal(got, []int64{5, 21, 22}) {
+		t.Fatalf("triggers %v, want [5 21 22]", got)
+	}
+}
+
+// The flood of issue 23 over real UDP datagrams: one sender address (a
+// relay) sends 1,000 %LINK-3-UPDOWN lines every 100 ms for 3 s, with a
+// configuration change of another device among them at 1 s and 2 s.
+// The changes are not lost in the noise: the device is triggered once,
+// and what was dropped is counted as other lines. The fake clock moves
+// 100 ms per round, so the sender's bucket refills as it would.
+func TestFloodFromOneAddressKeepsChanges(t *testing.T) {
+	r := newRig(t, nil)
+	r.mu.Lock()
+	r.byHost["core-r1"], r.byHost["edge-2"] = 31, 32
+	r.mu.Unlock()
+	relay := r.udp(t, "")
+	const link = "<187>Nov 25 12:00:00 edge-2 %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down"
+	const change = "<189>Nov 25 12:00:00 core-r1 %SYS-5-CONFIG_I: Configured from console by admin on vty0 (192.0.2.7)"
+	sent := uint64(0)
+	flood := func(n int) {
+		for i := range n {
+			send(t, relay, link)
+			sent++
+			if (i+1)%100 == 0 {
+				// Let the reader keep up, so that the kernel drops
+				// nothing: the test is about the listener's budgets.
+				r.settle(sent)
+			}
+		}
+	}
+	for round := range 30 {
+		if round == 10 || round == 20 {
+			flood(500)
+			send(t, relay, change)
+			sent++
+			r.waitStats("the change in the flood", func(s Stats) bool { return s.Matched == uint64(round/10) })
+			flood(500)
+		} else {
+			flood(1000)
+		}
+		r.clock.Advance(100 * time.Millisecond)
+	}
+	s := r.l.Stats()
+	if s.Matched != 2 || s.PendingDevices != 1 || s.UnknownSender != 0 {
+		t.Fatalf("after the flood: %+v", s)
+	}
+	// The noise went over the sender's budget (burst 1,000, then 500/s:
+	// 2,500 in 3 s); every line that reached the listener is accounted.
+	other, allowed := s.Dropped[Drop{ClassOther, DropRate}], uint64(2+2600)
+	if (s.Received > allowed && other < s.Received-allowed) || s.Dropped[Drop{ClassChange, DropRate}] != 0 || s.Dropped[Drop{ClassChange, DropPendingFull}] != 0 {
+		t.Fatalf("drops %v of %d received", s.Dropped, s.Received)
+	}
+	t.Logf("%d of %d datagrams received, %d lines over the sender's budget", s.Received, sent, other)
+	r.clock.Advance(DefaultDebounce)
+	r.l.flush()
+	if got := r.triggers(); !slices.Equal(got, []int64{31}) {
+		t.Fatalf("triggers %v, want [31] (core-r1, whose change was in the flood)", got)
+	}
+}
+
+// A flood of nothing but change lines from one device is still one
+// trigger after its quiet time; what is over the device's budget is
+// counted as dropped changes.
+func TestChangeFloodIsDebounced(t *testing.T) {
+	r := newRig(t, nil)
+	r.device("127.0.0.1", 41)
+	c := r.udp(t, "")
+	sent := uint64(0)
+	for round := range 10 {
+		for i := range 200 {
+			send(t, c, iosChange)
+			sent++
+			if (i+1)%100 == 0 {
+				r.settle(sent)
+			}
+		}
+		if round < 9 {
+			r.clock.Advance(100 * time.Millisecond)
+		}
+	}
+	s := r.waitStats("the changes", func(s Stats) bool { return s.Matched > 0 && s.Received == s.Matched })
+	r.settle(sent)
+	s = r.l.Stats()
+	dropped := s.Dropped[Drop{ClassChange, DropRate}]
+	// Burst 100, then 10/s for 0.9 s: 109 noted at most.
+	if s.PendingDevices != 1 || dropped == 0 || s.Matched-dropped > DefaultChangeBurst+9 {
+		t.Fatalf("after %d changes: %+v", sent, s)
+	}
+	r.clock.Advance(DefaultDebounce - time.Second)
+	if r.l.flush(); len(r.triggers()) != 0 {
+		t.Fatalf("triggered %v before the quiet time after the last change", r.triggers())
+	}
+	r.clock.Advance(time.Second)
+	r.l.flush()
+	r.clock.Advance(time.Hour)
+	r.l.flush()
+	if got := r.triggers(); !slices.Equal(got, []int64{41}) {
+		t.Fatalf("triggers %v, want one of 41", got)
 	}
 }
 
@@ -550,7 +666,7 @@ func TestPendingDevicesBounded(t *testing.T) {
 		send(t, u, "<189>Mar  1 18:46:11 "+h+" %SYS-5-CONFIG_I: Configured from console by vty2")
 	}
 	s := r.waitStats("four changes", func(s Stats) bool { return s.Matched == 4 })
-	if s.PendingDevices != 2 || s.Dropped[DropPendingFull] != 1 {
+	if s.PendingDevices != 2 || s.Dropped[Drop{ClassChange, DropPendingFull}] != 1 {
 		t.Fatalf("stats %+v", s)
 	}
 }
@@ -632,7 +748,7 @@ func TestDebouncer(t *testing.T) {
 }
 
 func TestRateLimiterMapIsBounded(t *testing.T) {
-	rl := newRateLimiter(1, 1, 4)
+	rl := newRateLimiter[netip.Addr](1, 1, 4)
 	t0 := time.Unix(0, 0)
 	for i := range 1000 {
 		a := netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})

@@ -38,9 +38,11 @@ type settingsSyslog struct {
 }
 
 type settingsSyslogStats struct {
-	Received, Matched, UnknownSender, Queued, Disabled, Dropped, Pending int
-	// Evicted are TCP connections closed to make room for new ones.
-	Evicted int
+	Received, Matched, UnknownSender, Queued, Disabled, Pending int
+	// DroppedChanges are change messages dropped (a device over its
+	// budget, too many devices waiting); Dropped every other message
+	// dropped; Evicted TCP connections closed to make room.
+	DroppedChanges, Dropped, Evicted int
 	// QuietSeconds is the debounce: seconds after a device's last change
 	// message before its backup is queued.
 	QuietSeconds int
@@ -63,14 +65,19 @@ func (u *UI) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
 	s.Builtin, s.Max = strings.Join(names, ", "), syslog.MaxUserPattern
 	if t := u.deps.Syslog; t != nil {
 		st := t.Stats()
-		var dropped uint64
-		for _, n := range st.Dropped {
-			dropped += n
+		var changes, other uint64
+		for d, n := range st.Dropped {
+			if d.Class == syslog.ClassChange {
+				changes += n
+			} else {
+				other += n
+			}
 		}
 		s.On, s.Addr = true, t.Addr()
 		s.Stats = settingsSyslogStats{
 			Received: int(st.Received), Matched: int(st.Matched), UnknownSender: int(st.UnknownSender),
-			Queued: int(st.Queued), Disabled: int(st.Skipped[backup.SyslogSkipDisabled]), Dropped: int(dropped), Evicted: int(st.Evicted),
+			Queued: int(st.Queued), Disabled: int(st.Skipped[backup.SyslogSkipDisabled]),
+			DroppedChanges: int(changes), Dropped: int(other), Evicted: int(st.Evicted),
 			Pending: st.PendingDevices, QuietSeconds: int(t.Debounce() / time.Second),
 		}
 	}

@@ -141,7 +141,8 @@ func TestSyslogPatternsForm(t *testing.T) {
 	send()
 	waitSyslog(t, st, "the second message, recognised", func(s backup.SyslogStats) bool { return s.Received == 2 && s.Matched == 1 })
 	expectBody(t, "counters", b.get("/settings"), `<dd data-field="matched">1</dd>`, `<dd data-field="unknown">1</dd>`, `<dd data-field="quiet">60 s</dd>`,
-		`<dd data-field="evicted">0</dd>`, "TCP connections closed to make room for new ones")
+		`<dd data-field="dropped-changes">0</dd>`, `<dd data-field="dropped">0</dd>`, `<dd data-field="evicted">0</dd>`,
+		"Change messages dropped (over their device&#39;s rate cap, or too many devices waiting)")
 }
 
 // Without a listener the page says how to turn it on, and saved patterns

@@ -46,7 +46,7 @@ const (
 // the backups run. Compare backup-s of the two; msgs/s is what the
 // listener read per second (every message it counted, those over a
 // sender's rate cap included), lost% what the kernel dropped because the
-// listener did not keep up, dropped-<reason>/s the listener's own drops.
+// listener did not keep up, dropped-<class>-<reason>/s the listener's own drops.
 //
 //	go test -run '^$' -bench SyslogFlood -benchtime 3x -count 3 -cpu 2 ./app/backup/bench/
 //
@@ -83,7 +83,7 @@ func benchSyslogFlood(b *testing.B, ports []string, flood bool) {
 	var backupTime, floodTime time.Duration
 	var sent, received uint64
 	var failed int
-	dropped := map[string]uint64{}
+	dropped := map[syslog.Drop]uint64{}
 	b.ResetTimer()
 	for range b.N {
 		before := trig.Stats()
@@ -139,8 +139,8 @@ func benchSyslogFlood(b *testing.B, ports []string, flood bool) {
 		}
 		sent += n.Load()
 		received += after.Received - before.Received
-		for _, r := range syslog.DropReasons {
-			dropped[r] += after.Dropped[r] - before.Dropped[r]
+		for _, d := range syslog.Drops {
+			dropped[d] += after.Dropped[d] - before.Dropped[d]
 		}
 	}
 	b.StopTimer()
@@ -160,8 +160,8 @@ func benchSyslogFlood(b *testing.B, ports []string, flood bool) {
 	if sent > 0 {
 		b.ReportMetric(100*float64(sent-min(sent, received))/float64(sent), "lost%")
 	}
-	for _, r := range syslog.DropReasons {
-		b.ReportMetric(float64(dropped[r])/secs, fmt.Sprintf("dropped-%s/s", r))
+	for _, d := range syslog.Drops {
+		b.ReportMetric(float64(dropped[d])/secs, fmt.Sprintf("dropped-%s-%s/s", d.Class, d.Reason))
 	}
 }
 
