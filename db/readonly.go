@@ -51,6 +51,28 @@ func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
 	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
 }
 
+// InspectPostgres opens the PostgreSQL database at dbURL to look at it as
+// it is, for a command that must decide before it changes anything there
+// (migrate-to-postgres, checking that its target is no store in use):
+// no migration and no schema check (the database may be empty, or at
+// another release's schema), and every transaction is read-only.
+func InspectPostgres(ctx context.Context, dbURL string) (*sql.DB, error) {
+	u, err := pgURL(dbURL, map[string]string{"application_name": "backupd", "default_transaction_read_only": "on"})
+	if err != nil {
+		return nil, err
+	}
+	conn, err := sql.Open(pgDriverName, u)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	conn.SetMaxOpenConns(1)
+	if err := conn.PingContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return conn, nil
+}
+
 // checkReadOnly returns s when its schema is the one this binary knows,
 // else closes it.
 func checkReadOnly(ctx context.Context, s *Store) (*Store, error) {

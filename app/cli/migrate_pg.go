@@ -75,7 +75,9 @@ Stop backupd on DATA first (systemctl stop backupd): the copy reads DATA's datab
 read-only in one consistent snapshot and refuses to start while a backupd process
 works on it. The target is brought to the current schema; it must be empty, or hold
 an interrupted copy of the same store, which is then carried on (rows already there
-are skipped, not duplicated). A database holding another store is refused.
+are skipped, not duplicated). A database holding another store is refused, and so is
+one backupd already uses (nodes served it, or it holds rows written after the copy):
+nothing is written to it, and the refusal says how to go on without losing them.
 
 Tables are copied in batches, keeping every ID. At the end the row counts of every
 table are compared, and every stored configuration is decoded on PostgreSQL and
@@ -177,6 +179,11 @@ func (m *pgMigration) run(ctx context.Context) error {
 		return fmt.Errorf("read %s: %w", m.from, err)
 	}
 	defer m.read.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+	// Before anything is written there, the schema included: a store
+	// nodes have served since an earlier copy is left alone.
+	if err := m.refuseLiveTarget(ctx); err != nil {
+		return err
+	}
 	if m.dst, err = db.OpenPostgres(ctx, m.to); err != nil {
 		return fmt.Errorf("%w (database %s)", err, db.RedactURL(m.to))
 	}
@@ -223,7 +230,8 @@ func (m *pgMigration) run(ctx context.Context) error {
 		return fmt.Errorf("verify: %w", err)
 	}
 	if !ok {
-		return errors.New("verification failed: the copy differs from the source (see above); do not use it. Drop and re-create the target database, then copy again")
+		return errors.New("verification failed: the copy differs from the source (see above); do not use it. No node has served it: " +
+			"copy again into a new, empty database (CREATE DATABASE …), then drop this one")
 	}
 	fmt.Fprintf(m.out, "copied %s to %s in %s: %d tables, %d rows this run, verified\n", m.from, db.RedactURL(m.to),
 		time.Since(start).Round(time.Millisecond), len(tables), rows)
