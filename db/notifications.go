@@ -1122,18 +1122,22 @@ type Delivery struct {
 	SentAt        *time.Time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
-	Event         OutboxEvent
+	// BatchID is the batch (one message) the delivery was first sent in,
+	// 0 before its first send (see CreateDeliveryBatch).
+	BatchID int64
+	Event   OutboxEvent
 }
 
 const deliveryColumns = `dl.id, dl.outbox_id, dl.channel_id, dl.include_diff, dl.state, dl.attempts, dl.next_attempt_at,
-	dl.last_status, dl.last_error, dl.sent_at, dl.created_at, dl.updated_at, o.kind, o.device_id, o.created_at, o.payload`
+	dl.last_status, dl.last_error, dl.sent_at, dl.created_at, dl.updated_at, o.kind, o.device_id, o.created_at, o.payload,
+	COALESCE(dl.batch_id, 0)`
 
 func scanDelivery(row scanner) (Delivery, error) {
 	var d Delivery
 	var next, created, updated, evCreated, payload, kind string
 	var status, errText, sent sql.NullString
 	if err := row.Scan(&d.ID, &d.OutboxID, &d.ChannelID, &d.IncludeDiff, &d.State, &d.Attempts, &next,
-		&status, &errText, &sent, &created, &updated, &kind, &d.Event.DeviceID, &evCreated, &payload); err != nil {
+		&status, &errText, &sent, &created, &updated, &kind, &d.Event.DeviceID, &evCreated, &payload, &d.BatchID); err != nil {
 		return d, err
 	}
 	var err error
@@ -1173,8 +1177,10 @@ var claimPicks = []string{
 // ClaimDeliveries leases up to limit deliveries due at now to owner, for
 // DeliveryLease: those not tried yet or waiting for a retry, and those
 // whose lease ran out (their worker died). Sent and given-up deliveries
-// are never claimed. They come ordered by channel, then event, so that a
-// worker can send one digest per channel. Each claim counts an attempt.
+// are never claimed. A delivery already sent in a batch comes with the
+// rest of its batch (CreateDeliveryBatch). They come ordered by channel,
+// then event, so that a worker can send one digest per channel. Each
+// claim counts an attempt.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, owner string) ([]Delivery, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -1207,6 +1213,24 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 		raw, err := json.Marshal(ids)
 		if err != nil {
 			return err
+		}
+		// A batch goes whole: the other deliveries of the batches picked
+		// (cut off by limit, or not due at the same time) come too, so
+		// that the message is sent again as it was.
+		more, err := queryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
+				attempts = attempts + 1, updated_at = ?
+			WHERE batch_id IN (SELECT batch_id FROM deliveries
+					WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND batch_id IS NOT NULL)
+				AND (state IN ('pending', 'failed') OR (state = 'sending' AND lease_until <= ?))
+			RETURNING id`, owner, backupTime(now.Add(DeliveryLease)), stamp, string(raw), stamp)
+		if err != nil {
+			return err
+		}
+		if len(more) > 0 {
+			ids = append(ids, more...)
+			if raw, err = json.Marshal(ids); err != nil {
+				return err
+			}
 		}
 		out, err = queryAll(ctx, tx, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
 			WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
@@ -1273,9 +1297,14 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, status string, a
 		return err
 	}
 	stamp := backupTime(at)
-	_, err = s.writer.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ?, last_status = ?, last_error = NULL,
-			owner = NULL, lease_until = NULL, updated_at = ?
-		WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw))
+	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ?, last_status = ?, last_error = NULL,
+				owner = NULL, lease_until = NULL, updated_at = ?
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw)); err != nil {
+			return err
+		}
+		return settleBatches(ctx, tx, string(raw))
+	})
 	if err != nil {
 		return fmt.Errorf("mark deliveries sent: %w", err)
 	}
@@ -1334,7 +1363,10 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 				gaveUp = append(gaveUp, r.id)
 			}
 		}
-		return nil
+		if len(gaveUp) == 0 {
+			return nil
+		}
+		return settleBatches(ctx, tx, string(raw))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mark deliveries failed: %w", err)
@@ -1370,8 +1402,8 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []int64) ([]Delivery, err
 }
 
 // PruneNotifications deletes the sent and given-up deliveries settled
-// before cutoff, and the events left with no delivery that were recorded
-// before it. Pending and failing deliveries stay, whatever their age.
+// before cutoff, and the events and batches left with no delivery that
+// were recorded before it. Pending and failing deliveries stay, whatever their age.
 func (s *Store) PruneNotifications(ctx context.Context, cutoff time.Time) (int, error) {
 	stamp := backupTime(cutoff)
 	var n int64
@@ -1381,6 +1413,10 @@ func (s *Store) PruneNotifications(ctx context.Context, cutoff time.Time) (int, 
 			return err
 		}
 		n, _ = res.RowsAffected()
+		if _, err = tx.ExecContext(ctx, `DELETE FROM delivery_batches WHERE created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM deliveries WHERE batch_id = delivery_batches.id)`, stamp); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE created_at < ?
 			AND NOT EXISTS (SELECT 1 FROM deliveries WHERE outbox_id = outbox.id)`, stamp)
 		return err

@@ -140,8 +140,9 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	}
 
 	// The first serve claims all of them and is killed while the
-	// receiver keeps it waiting.
-	srv := startServe(t, data, "--notify-window", "1s")
+	// receiver keeps it waiting. (The digest sent again after the restart
+	// is the one it sent, links included.)
+	srv := startServe(t, data, "--notify-window", "1s", "--public-url", "https://backupd.example")
 	waitFor(t, srv, "the digest to be in flight", func() bool {
 		hung, _, _ := rc.state()
 		return hung == 1 && states()[db.DeliverySending] == len(events)

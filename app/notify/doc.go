@@ -36,7 +36,10 @@
 // have no "device"; "diff" only when the rule includes diffs (a diff
 // may hold secrets of the configuration). A receiver checks the signature
 // over the raw bytes it received, in constant time, and drops a
-// delivery_id it has already processed. Any 2xx answer is success; a
+// delivery_id it has already processed: a retry, also one after the
+// sending process crashed or restarted, sends the same body under the
+// same delivery_id, and events recorded meanwhile come in another
+// delivery. Any 2xx answer is success; a
 // redirect or a 4xx other than 408 and 429 is not retried; anything else
 // is.
 //

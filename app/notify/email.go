@@ -528,9 +528,9 @@ func emailView(lang, channel string, events []Event) mailView {
 		if e.Device != nil {
 			it.Group = oneLine(strings.Join(e.Device.GroupPath, " / "), 200)
 		}
-		if d := e.Diff; d != nil && d.Unified != "" {
+		if d := e.Diff; d != nil && (d.Unified != "" || d.Truncated) {
 			lines := strings.Split(strings.TrimSuffix(d.Unified, "\n"), "\n")
-			if len(lines) > diffBudget {
+			if d.Unified == "" || len(lines) > diffBudget { // cut to nothing by BoundDiffs, or past this message's budget
 				omitted++
 			} else {
 				diffBudget -= len(lines)

@@ -184,13 +184,15 @@ func VerifySignature(secret, body []byte, signature string) bool {
 // the API if it wants it.
 const WebhookDiffBytes = 1 << 20
 
-// WebhookBody is the JSON a webhook delivery posts.
-func WebhookBody(deliveryID string, events []Event) ([]byte, error) {
-	env := Envelope{Schema: Schema, DeliveryID: deliveryID, Events: make([]Event, len(events))}
+// BoundDiffs returns events with the diff text of all of them together
+// bounded by WebhookDiffBytes, in their order: an event past it keeps its
+// diff cut to nothing (truncated, with its total_lines). Bounding what is
+// already bounded changes nothing, so a batch's events are bounded once
+// when it is first sent and kept that way (the worker).
+func BoundDiffs(events []Event) []Event {
+	out := make([]Event, len(events))
 	budget := WebhookDiffBytes
 	for i, e := range events {
-		e.Schema = Schema
-		e.At = e.At.UTC()
 		if d := e.Diff; d != nil {
 			if len(d.Unified) > budget {
 				e.Diff = &Diff{Truncated: true, TotalLines: d.TotalLines}
@@ -198,7 +200,19 @@ func WebhookBody(deliveryID string, events []Event) ([]byte, error) {
 				budget -= len(d.Unified)
 			}
 		}
-		env.Events[i] = e
+		out[i] = e
+	}
+	return out
+}
+
+// WebhookBody is the JSON a webhook delivery posts: the envelope of the
+// events, their diffs bounded (BoundDiffs). The same id and events give
+// the same bytes.
+func WebhookBody(deliveryID string, events []Event) ([]byte, error) {
+	env := Envelope{Schema: Schema, DeliveryID: deliveryID, Events: BoundDiffs(events)}
+	for i := range env.Events {
+		env.Events[i].Schema = Schema
+		env.Events[i].At = env.Events[i].At.UTC()
 	}
 	return json.Marshal(env)
 }

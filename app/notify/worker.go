@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,10 +23,14 @@ import (
 // The delivery worker sends what the outbox holds. Events are recorded
 // with the backup result that caused them (db, FinishJob and friends),
 // with one delivery per matching channel; the worker claims the due
-// deliveries, sends each channel one message holding all of its events
-// (a digest when there are several), and records how it went. It runs on
-// its own goroutine and only reads the store: a channel that is down
-// never slows a backup.
+// deliveries, sends each channel one message holding all of its new
+// events (a digest when there are several), and records how it went. A
+// message is a batch the store keeps from before its first send (its
+// X-Backupd-Delivery and its events as rendered then), so that a retry,
+// also by another process after a crash or a restart, sends the same
+// bytes under the same id, while events recorded since go in a message
+// of their own. It runs on its own goroutine and only reads the store: a
+// channel that is down never slows a backup.
 
 // Defaults of WorkerOptions.
 const (
@@ -213,13 +218,21 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 	if err != nil || len(claimed) == 0 {
 		return 0, err
 	}
-	// Claimed ordered by channel: one batch per channel.
+	// Claimed ordered by channel: per channel, each batch already sent
+	// goes again as it was, and the deliveries never sent go together
+	// in a new one.
+	type key struct{ channel, batch int64 }
 	var batches [][]db.Delivery
-	for i, d := range claimed {
-		if i == 0 || claimed[i-1].ChannelID != d.ChannelID {
+	at := map[key]int{}
+	for _, d := range claimed {
+		k := key{d.ChannelID, d.BatchID}
+		i, ok := at[k]
+		if !ok {
+			i = len(batches)
+			at[k] = i
 			batches = append(batches, nil)
 		}
-		batches[len(batches)-1] = append(batches[len(batches)-1], d)
+		batches[i] = append(batches[i], d)
 	}
 	rules, err := w.store.NoiseRules(ctx)
 	if err != nil {
@@ -239,7 +252,11 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 	return len(claimed), nil
 }
 
-// sendBatch sends one channel its deliveries and records the outcome.
+// sendBatch sends one channel one batch of deliveries and records the
+// outcome. A batch sent before goes again with its id and its events as
+// first rendered; deliveries never sent become a new batch, recorded
+// before the send, so that whatever happens to this process the
+// receiver gets the same message again.
 func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.NoiseRule) {
 	ids := make([]int64, len(batch))
 	for i, d := range batch {
@@ -263,13 +280,9 @@ func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.
 		w.fail(ctx, row.Type, chID, batch, Result{Permanent: true, Err: err})
 		return
 	}
-	events := make([]Event, 0, len(batch))
-	for _, d := range batch {
-		events = append(events, w.event(ctx, d, rules))
-	}
-	deliveryID := strconv.FormatInt(ids[0], 10)
-	if len(ids) > 1 {
-		deliveryID += "-" + strconv.FormatInt(ids[len(ids)-1], 10)
+	deliveryID, events, ok := w.batchContent(ctx, batch, ids, rules)
+	if !ok {
+		return
 	}
 	res := Send(ctx, ch, events, Options{DeliveryID: deliveryID, UserAgent: w.o.UserAgent, RootCAs: w.o.RootCAs,
 		Timeout: w.o.Timeout, Now: w.o.Now})
@@ -277,39 +290,96 @@ func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.
 		w.fail(ctx, row.Type, chID, batch, res)
 		return
 	}
-	if err := w.store.MarkDelivered(ctx, ids, res.Status, w.o.Now()); err != nil {
+	now := w.o.Now()
+	if err := w.store.MarkDelivered(ctx, ids, res.Status, now); err != nil {
 		w.log.Error("recording a sent notification", "channel_id", chID, "err", err)
 		return
 	}
+	if err := w.store.RecordChannelResult(ctx, chID, true, now, res.Status, ""); err != nil {
+		w.log.Error("recording a channel's health", "channel_id", chID, "err", err)
+	}
 	w.count(row.Type, db.DeliverySent, len(ids))
-	w.log.Info("notification sent", "channel_id", chID, "channel_type", row.Type, "events", len(ids), "status", res.Status)
+	w.log.Info("notification sent", "channel_id", chID, "channel_type", row.Type, "events", len(ids), "status", res.Status,
+		"delivery", deliveryID)
 }
 
-// fail records a failed send: tried again after the backoff of the
-// deliveries' attempt count, or given up.
+// batchContent returns the id and the events of batch: those its batch
+// keeps when it was sent before, or, for deliveries never sent, new ones
+// rendered now and recorded as their batch first. ok is false when the
+// deliveries are no longer this worker's (their lease ran out).
+func (w *Worker) batchContent(ctx context.Context, batch []db.Delivery, ids []int64, rules []db.NoiseRule) (string, []Event, bool) {
+	render := func() []Event {
+		events := make([]Event, 0, len(batch))
+		for _, d := range batch {
+			events = append(events, w.event(ctx, d, rules))
+		}
+		return BoundDiffs(events)
+	}
+	if id := batch[0].BatchID; id != 0 {
+		b, err := w.store.GetDeliveryBatch(ctx, id)
+		if err != nil {
+			w.log.Error("reading a delivery batch", "batch", id, "err", err)
+			return "", nil, false // still leased: tried again when the lease runs out
+		}
+		var events []Event
+		if len(b.Events) == 0 || json.Unmarshal(b.Events, &events) != nil || len(events) == 0 {
+			// Kept events lost (a batch settled, then a delivery of it
+			// put back by hand): the same id, the events as they are now.
+			events = render()
+		}
+		return b.Key, events, true
+	}
+	events := render()
+	deliveryID := strconv.FormatInt(ids[0], 10)
+	if len(ids) > 1 {
+		deliveryID += "-" + strconv.FormatInt(ids[len(ids)-1], 10)
+	}
+	raw, err := json.Marshal(events)
+	if err == nil {
+		_, err = w.store.CreateDeliveryBatch(ctx, w.owner, batch[0].ChannelID, deliveryID, raw, ids, w.o.Now())
+	}
+	if err != nil {
+		w.log.Error("recording a delivery batch", "channel_id", batch[0].ChannelID, "err", err)
+		return "", nil, false
+	}
+	return deliveryID, events, true
+}
+
+// fail records a failed send of one batch: its deliveries are tried
+// again together after the backoff of their attempt count, or all give
+// up (refused for good, or the retry would come more than
+// db.DeliveryMaxAge after the oldest of its events), so that a batch
+// stays whole.
 func (w *Worker) fail(ctx context.Context, chType string, chID int64, batch []db.Delivery, res Result) {
 	now := w.o.Now()
-	byRetry := map[time.Time][]int64{}
-	for _, d := range batch {
-		at := now.Add(Backoff(d.Attempts))
-		byRetry[at] = append(byRetry[at], d.ID)
+	ids := make([]int64, len(batch))
+	attempts, oldest := 0, batch[0].CreatedAt
+	for i, d := range batch {
+		ids[i] = d.ID
+		attempts = max(attempts, d.Attempts)
+		if d.CreatedAt.Before(oldest) {
+			oldest = d.CreatedAt
+		}
 	}
+	retryAt := now.Add(Backoff(attempts))
 	msg := "delivery failed"
 	if res.Err != nil {
 		msg = res.Err.Error()
 	}
+	giveUp := res.Permanent || oldest.Before(retryAt.Add(-db.DeliveryMaxAge))
 	gaveUp := 0
-	for at, ids := range byRetry {
-		gone, err := w.store.MarkFailed(ctx, w.owner, ids, db.DeliveryFailure{Status: res.Status, Error: msg, At: now,
-			RetryAt: at, Permanent: res.Permanent})
-		if err != nil {
-			w.log.Error("recording a failed notification", "channel_id", chID, "err", err)
-			continue
-		}
-		gaveUp += len(gone)
+	gone, err := w.store.MarkFailed(ctx, w.owner, ids, db.DeliveryFailure{Status: res.Status, Error: msg, At: now,
+		RetryAt: retryAt, Permanent: giveUp})
+	if err != nil {
+		w.log.Error("recording a failed notification", "channel_id", chID, "err", err)
+	} else {
+		gaveUp = len(gone)
 		w.count(chType, db.DeliveryFailed, len(ids)-len(gone))
 	}
 	w.count(chType, db.DeliveryGaveUp, gaveUp)
+	if err := w.store.RecordChannelResult(ctx, chID, false, now, res.Status, msg); err != nil {
+		w.log.Error("recording a channel's health", "channel_id", chID, "err", err)
+	}
 	// The error is secret-free by notify's contract; no configuration.
 	w.log.Warn("notification not delivered", "channel_id", chID, "channel_type", chType, "events", len(batch),
 		"status", res.Status, "err", msg, "gave_up", gaveUp, "permanent", res.Permanent)
