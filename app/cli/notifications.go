@@ -27,6 +27,14 @@ func runNotifications(bg context.Context, cfg config.Config, store *db.Store, se
 		go func() { defer wg.Done(); fn() }()
 	}
 	wlog := log.With("component", "notify")
+	// Webhook URLs stored in clear by an earlier version are sealed once,
+	// here, since sealing needs the key that SQL migrations do not have.
+	switch sealed, skipped, err := notify.SealWebhookURLs(bg, store, notify.Sealer(sealer), notify.Opener(sealer)); {
+	case err != nil && bg.Err() == nil:
+		wlog.Error("sealing webhook URLs stored in clear", "err", err)
+	case sealed > 0 || skipped > 0:
+		wlog.Info("sealed webhook URLs stored in clear", "channels", sealed, "left_unreadable", skipped)
+	}
 	window := cfg.NotifyWindow
 	if cfg.Demo && window == 0 {
 		window = demoNotifyWindow

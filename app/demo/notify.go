@@ -161,8 +161,8 @@ func (r *Receiver) register(ctx context.Context, store *db.Store, sealer *secret
 			continue
 		}
 		chID = row.ID
-		var old notify.WebhookConfig
-		if row.Type == notify.TypeWebhook && json.Unmarshal(row.Config, &old) == nil && strings.HasPrefix(old.URL, "http://127.0.0.1:") {
+		// The URL as a page shows it (masked; the demo's has nothing to hide).
+		if old, _, err := notify.ChannelSettings(row); err == nil && old.Webhook != nil && strings.HasPrefix(old.Webhook.URL, "http://127.0.0.1:") {
 			// Still the demo's own receiver, on the port of an earlier run.
 			if _, err := store.UpdateNotificationChannel(ctx, row.ID, func(c *db.NotificationChannel) error {
 				c.Config, c.Secret = cfg, sealed

@@ -26,11 +26,11 @@ func TestDemoNotifications(t *testing.T) {
 		if err != nil || len(rows) != 1 || rows[0].Name != demo.ChannelName {
 			t.Fatalf("channels %+v, %v", rows, err)
 		}
-		var cfg notify.WebhookConfig
-		if err := json.Unmarshal(rows[0].Config, &cfg); err != nil {
-			t.Fatal(err)
+		settings, _, err := notify.ChannelSettings(rows[0])
+		if err != nil || settings.Webhook == nil {
+			t.Fatalf("settings %+v, %v", settings, err)
 		}
-		return rows[0], cfg
+		return rows[0], *settings.Webhook
 	}
 
 	first, err := demo.StartNotifications(ctx, store, sealer, log)

@@ -51,25 +51,44 @@ var ErrSecret = errors.New("the channel's secret cannot be opened (was secret.ke
 // they are still read (and written the new way when saved again). The
 // settings say which form the secret has, never the sealed bytes.
 
+//
+// A webhook's URL often holds a credential too ("?token=…", a user and
+// password), so it is sealed the same way: the envelope holds it, and the
+// settings keep only its masked form (MaskURL) for pages to show, with
+// SealedURL set. Rows written before keep the URL in clear ("url") and
+// are still read; SealWebhookURLs seals them once (serve runs it at
+// start), and saving such a channel seals it as well.
+
 // storedWebhook is a webhook's settings as the store keeps them.
 type storedWebhook struct {
-	URL string `json:"url"`
+	// URL in clear: only rows written before URLs were sealed have it;
+	// read, never written.
+	URL string `json:"url,omitempty"`
+	// MaskedURL is the URL as pages show it (MaskURL), when SealedURL.
+	MaskedURL string `json:"url_masked,omitempty"`
+	SealedURL bool   `json:"sealed_url,omitempty"`
 	// Headers with their values: only rows written before header values
 	// were sealed have it; read, never written.
 	Headers    map[string]string `json:"headers,omitempty"`
 	SkipVerify bool              `json:"skip_verify,omitempty"`
-	// SealedHeaders names the custom headers (sorted); when set, the
-	// row's secret is a sealedEnvelope and Signed says whether it holds
-	// a signing key.
+	// SealedHeaders names the custom headers (sorted). When it or
+	// SealedURL is set, the row's secret is a sealedEnvelope and Signed
+	// says whether it holds a signing key.
 	SealedHeaders []string `json:"sealed_headers,omitempty"`
 	Signed        bool     `json:"signed,omitempty"`
 }
 
-// sealedEnvelope is the plain text of a webhook's secret when it has
-// custom headers.
+// enveloped reports whether the row's secret is a sealedEnvelope.
+func (wh *storedWebhook) enveloped() bool {
+	return wh != nil && (wh.SealedURL || len(wh.SealedHeaders) > 0)
+}
+
+// sealedEnvelope is the plain text of a webhook's secret: its URL, its
+// custom headers and its signing key.
 type sealedEnvelope struct {
 	Secret  []byte            `json:"secret,omitempty"`
 	Headers map[string]string `json:"headers"`
+	URL     string            `json:"url,omitempty"`
 }
 
 // maxEnvelope bounds a sealed envelope's plain text, so that it fits the
@@ -85,9 +104,9 @@ type StoredSecrets struct {
 }
 
 // ChannelSettings is a stored channel's settings without anything
-// secret: nothing is opened, the Channel has no Secret and a webhook's
-// Headers are nil (their names are in StoredSecrets). It is what a page
-// may show.
+// secret: nothing is opened, the Channel has no Secret, a webhook's URL
+// is masked (MaskURL) and its Headers are nil (their names are in
+// StoredSecrets). It is what a page may show.
 func ChannelSettings(row db.NotificationChannel) (Channel, StoredSecrets, error) {
 	ch, wh, err := decodeSettings(row)
 	if err != nil {
@@ -96,7 +115,7 @@ func ChannelSettings(row db.NotificationChannel) (Channel, StoredSecrets, error)
 	info := StoredSecrets{HasSecret: len(row.Secret) > 0}
 	if wh != nil {
 		switch {
-		case len(wh.SealedHeaders) > 0:
+		case wh.enveloped():
 			info.HasSecret = wh.Signed && len(row.Secret) > 0
 			info.HeaderNames = slices.Clone(wh.SealedHeaders)
 		default:
@@ -106,13 +125,17 @@ func ChannelSettings(row db.NotificationChannel) (Channel, StoredSecrets, error)
 		}
 		slices.Sort(info.HeaderNames)
 		ch.Webhook.Headers = nil
+		ch.Webhook.URL = wh.MaskedURL
+		if !wh.SealedURL {
+			ch.Webhook.URL = MaskURL(wh.URL)
+		}
 	}
 	return ch, info, nil
 }
 
 // decodeSettings decodes row.Config into a Channel (and, for a webhook,
-// returns the stored form too); ch.Webhook.Headers holds the values of a
-// row written before they were sealed.
+// returns the stored form too); ch.Webhook.URL and Headers hold the URL
+// and values of a row written before they were sealed.
 func decodeSettings(row db.NotificationChannel) (Channel, *storedWebhook, error) {
 	ch := Channel{Type: row.Type, Name: row.Name, Language: row.Language}
 	cfg := bytes.TrimSpace(row.Config)
@@ -153,7 +176,7 @@ func ChannelFromStore(row db.NotificationChannel, open func([]byte) ([]byte, err
 	if err != nil {
 		return Channel{}, err
 	}
-	sealedHeaders := wh != nil && len(wh.SealedHeaders) > 0
+	sealedHeaders := wh.enveloped()
 	if sealedHeaders && len(row.Secret) == 0 {
 		return Channel{}, fmt.Errorf("channel %q: %w", row.Name, ErrSecret)
 	}
@@ -173,6 +196,9 @@ func ChannelFromStore(row db.NotificationChannel, open func([]byte) ([]byte, err
 			return Channel{}, fmt.Errorf("channel %q: %w", row.Name, ErrSecret)
 		}
 		ch.Secret, ch.Webhook.Headers = env.Secret, env.Headers
+		if wh.SealedURL {
+			ch.Webhook.URL = env.URL
+		}
 		if len(ch.Secret) == 0 {
 			ch.Secret = nil
 		}
@@ -182,8 +208,8 @@ func ChannelFromStore(row db.NotificationChannel, open func([]byte) ([]byte, err
 
 // ChannelToStore checks ch (Channel.Validate: its errors name the field,
 // for a form) and returns what the store keeps of it: the type's settings
-// as a JSON object and the secret (with a webhook's custom header values)
-// sealed with seal (nil when ch has neither). A form that lets the
+// as a JSON object and the secret (for a webhook with its URL and custom
+// header values, always) sealed with seal (nil when ch has none). A form that lets the
 // secret (or a header value) stay empty to keep the old one reads the
 // old one with ChannelFromStore into ch first, so that the whole channel
 // is checked.
@@ -191,28 +217,31 @@ func ChannelToStore(ch Channel, seal func([]byte) []byte) (config json.RawMessag
 	if err := ch.Validate(); err != nil {
 		return nil, nil, err
 	}
+	return encodeChannel(ch, seal)
+}
+
+// encodeChannel is ChannelToStore without the check.
+func encodeChannel(ch Channel, seal func([]byte) []byte) (config json.RawMessage, sealed []byte, err error) {
 	var settings any
 	secretPlain := ch.Secret
 	switch ch.Type {
 	case TypeWebhook:
-		wh := storedWebhook{URL: ch.Webhook.URL, SkipVerify: ch.Webhook.SkipVerify}
-		if len(ch.Webhook.Headers) > 0 {
-			for name := range ch.Webhook.Headers {
-				wh.SealedHeaders = append(wh.SealedHeaders, name)
-			}
-			slices.Sort(wh.SealedHeaders)
-			wh.Signed = len(ch.Secret) > 0
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(sealedEnvelope{Secret: ch.Secret, Headers: ch.Webhook.Headers}); err != nil {
-				return nil, nil, errors.New("channel secret: cannot encode")
-			}
-			if b.Len() > maxEnvelope {
-				return nil, nil, fmt.Errorf("headers: values and signing secret together longer than %d bytes", maxEnvelope)
-			}
-			secretPlain = bytes.TrimSpace(b.Bytes())
+		wh := storedWebhook{MaskedURL: MaskURL(ch.Webhook.URL), SealedURL: true, SkipVerify: ch.Webhook.SkipVerify,
+			Signed: len(ch.Secret) > 0}
+		for name := range ch.Webhook.Headers {
+			wh.SealedHeaders = append(wh.SealedHeaders, name)
 		}
+		slices.Sort(wh.SealedHeaders)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(sealedEnvelope{Secret: ch.Secret, Headers: ch.Webhook.Headers, URL: ch.Webhook.URL}); err != nil {
+			return nil, nil, errors.New("channel secret: cannot encode")
+		}
+		if b.Len() > maxEnvelope {
+			return nil, nil, fmt.Errorf("url, header values and signing secret together longer than %d bytes", maxEnvelope)
+		}
+		secretPlain = bytes.TrimSpace(b.Bytes())
 		settings = wh
 	case TypeEmail:
 		settings = ch.Email

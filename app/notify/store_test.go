@@ -48,7 +48,7 @@ func TestChannelStoreRoundTrip(t *testing.T) {
 		if len(ch.Secret) > 0 && (len(sealed) == 0 || bytes.Contains(sealed, ch.Secret) || bytes.Contains(cfg, ch.Secret)) {
 			t.Fatalf("%s: secret not sealed or leaked into settings: %s", ch.Name, cfg)
 		}
-		if len(ch.Secret) == 0 && sealed != nil {
+		if len(ch.Secret) == 0 && sealed != nil && ch.Type != notify.TypeWebhook { // a webhook's URL is always sealed
 			t.Fatalf("%s: sealed bytes for no secret", ch.Name)
 		}
 		row := db.NotificationChannel{Name: ch.Name, Type: ch.Type, Language: ch.Language, Config: cfg, Secret: sealed}

@@ -131,6 +131,45 @@ func RedactURL(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
+// Masked is what MaskURL puts in place of a hidden part.
+const Masked = "•••"
+
+// MaskURL is a URL as a page may show it: its scheme, host and path, with
+// the user part and every query value (and a fragment) replaced by
+// Masked, since that is where a receiver's token usually is
+// ("https://hooks.example/in?token=•••"). A query part without "=" is
+// masked whole.
+func MaskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(invalid URL)"
+	}
+	var b strings.Builder
+	b.WriteString(u.Scheme + "://")
+	if u.User != nil {
+		b.WriteString(Masked + "@")
+	}
+	b.WriteString(u.Host)
+	b.WriteString(u.EscapedPath())
+	if u.RawQuery != "" || u.ForceQuery {
+		b.WriteByte('?')
+		for i, part := range strings.Split(u.RawQuery, "&") {
+			if i > 0 {
+				b.WriteByte('&')
+			}
+			if key, _, ok := strings.Cut(part, "="); ok {
+				b.WriteString(key + "=" + Masked)
+			} else if part != "" {
+				b.WriteString(Masked)
+			}
+		}
+	}
+	if u.Fragment != "" {
+		b.WriteString("#" + Masked)
+	}
+	return b.String()
+}
+
 func isToken(s string) bool {
 	if s == "" {
 		return false

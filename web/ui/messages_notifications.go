@@ -27,6 +27,7 @@ const (
 	keyNotifErrSetAndClear        = "notifications.error.set_and_clear"
 	keyNotifErrURLMissing         = "notifications.error.url_missing"
 	keyNotifErrURLInvalid         = "notifications.error.url_invalid"
+	keyNotifErrURLMasked          = "notifications.error.url_masked"
 	keyNotifErrHeaderLine         = "notifications.error.header_line"
 	keyNotifErrHeaderSetAndRemove = "notifications.error.header_set_and_remove"
 	keyNotifErrHostMissing        = "notifications.error.host_missing"

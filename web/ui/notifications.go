@@ -79,6 +79,10 @@ type notifChannelRow struct {
 	ID        int64
 	Name      string
 	TypeLabel string
+	// Target is where it sends, as a page may show it: a webhook's
+	// masked URL, an e-mail channel's server ("" for chat tools, whose
+	// URL is the secret).
+	Target    string
 	Enabled   bool
 	HasSecret bool
 	Rules     int
@@ -133,9 +137,16 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 		p.Rules = append(p.Rules, row)
 	}
 	for _, c := range channels {
-		_, info, _ := notify.ChannelSettings(c)
-		p.Channels = append(p.Channels, notifChannelRow{ID: c.ID, Name: c.Name, TypeLabel: notifTypeKeys[c.Type],
-			Enabled: c.Enabled, HasSecret: info.HasSecret, Rules: used[c.ID]})
+		settings, info, _ := notify.ChannelSettings(c)
+		row := notifChannelRow{ID: c.ID, Name: c.Name, TypeLabel: notifTypeKeys[c.Type],
+			Enabled: c.Enabled, HasSecret: info.HasSecret, Rules: used[c.ID]}
+		switch {
+		case settings.Webhook != nil:
+			row.Target = settings.Webhook.URL
+		case settings.Email != nil:
+			row.Target = settings.Email.Host
+		}
+		p.Channels = append(p.Channels, row)
 	}
 	return u.render(w, r, http.StatusOK, "notifications.html", keyNotifTitle, p)
 }
@@ -157,13 +168,15 @@ type notifChannelForm struct {
 	Fields   notifChannelFields
 	Types    []notifOption
 	// TypeLabel names the stored type (fixed once created).
-	TypeLabel   string
-	Securities  []notifOption
-	HasSecret   bool
-	RulesUsing  []string
-	Errors      settingsFormErrors
-	Notice      string
-	Retype      bool
+	TypeLabel  string
+	Securities []notifOption
+	HasSecret  bool
+	RulesUsing []string
+	Errors     settingsFormErrors
+	Notice     string
+	Retype     bool
+	// URLMasked: the URL field shows a stored URL with hidden parts.
+	URLMasked   bool
 	Log         []notifLogRow
 	Test        *notifTestResult
 	LogSize     int
@@ -175,7 +188,13 @@ type notifChannelForm struct {
 type notifChannelFields struct {
 	Name, Type, Language string
 	Enabled, SkipVerify  bool
-	URL                  string
+	// URL is the webhook URL as the field shows it: a stored one masked
+	// (notify.MaskURL), one typed as typed until it is rendered, when it
+	// is masked too. url is the URL to save: what was typed, or the
+	// stored one when the field came back as it was shown (keepURL).
+	URL     string
+	url     string
+	keepURL bool
 	// StoredHeaders are the stored channel's custom headers (names; the
 	// values stay sealed); NewHeaders the "Name: value" lines to add or
 	// replace, rendered back with their names only.
@@ -246,6 +265,13 @@ func (u *UI) newChannelForm(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status int, p notifChannelForm) error {
+	// A URL is never rendered with what may be its credential: a typed
+	// one that had such parts is masked (and must be typed again).
+	if shown := notify.MaskURL(p.Fields.URL); shown != p.Fields.URL && !strings.HasPrefix(shown, "(") {
+		p.Fields.URL = shown
+		p.Retype = p.Retype || !p.Fields.keepURL
+	}
+	p.URLMasked = strings.Contains(p.Fields.URL, notify.Masked)
 	p.Types, p.Securities = notifTypes(p.Fields.Type), notifSecurities(p.Fields.Security)
 	p.TypeLabel = notifTypeKeys[p.Fields.Type]
 	p.LogSize, p.TestTimeout = notifLogSize, int(notifTestTimeout/time.Second)
@@ -366,6 +392,7 @@ func readChannelFields(r *http.Request, typ string, stored []string) (notifChann
 		From:       field("from", notifMaxField, keyNotifErrTooLong),
 		To:         field("to", notifMaxTo, keyNotifErrTooLong),
 	}
+	f.url = f.URL
 	if f.Type == "" {
 		f.Type = r.PostFormValue("type")
 	}
@@ -486,7 +513,7 @@ func headersOf(f notifChannelFields, old map[string]string) map[string]string {
 // needsStored says whether saving f needs the stored channel's sealed
 // secret opened: to keep the secret, or a header value not retyped.
 func (f notifChannelFields) needsStored(hasSecret bool) bool {
-	if hasSecret && f.secret == "" && !f.ClearSecret {
+	if f.keepURL || (hasSecret && f.secret == "" && !f.ClearSecret) {
 		return true
 	}
 	for _, h := range f.StoredHeaders {
@@ -506,10 +533,13 @@ func channelOf(f notifChannelFields, secret []byte, headers map[string]string, e
 	ch := notify.Channel{Type: f.Type, Name: f.Name, Language: f.Language, Secret: secret}
 	switch f.Type {
 	case notify.TypeWebhook:
-		wh := &notify.WebhookConfig{URL: f.URL, SkipVerify: f.SkipVerify}
-		if f.URL == "" {
+		wh := &notify.WebhookConfig{URL: f.url, SkipVerify: f.SkipVerify}
+		switch u, err := url.Parse(f.url); {
+		case f.url == "":
 			errs.add("url", keyNotifErrURLMissing)
-		} else if u, err := url.Parse(f.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		case !f.keepURL && strings.Contains(f.url, notify.Masked):
+			errs.add("url", keyNotifErrURLMasked)
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			errs.add("url", keyNotifErrURLInvalid)
 		}
 		wh.Headers = headers
@@ -600,8 +630,10 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	_, info, _ := notify.ChannelSettings(stored)
+	shown, info, _ := notify.ChannelSettings(stored)
 	f, errs := readChannelFields(r, stored.Type, info.HeaderNames)
+	// The URL field back as it was shown keeps the stored URL.
+	f.keepURL = shown.Webhook != nil && f.URL != "" && f.URL == shown.Webhook.URL
 	fail := func(status int) error {
 		p := notifChannelForm{ID: stored.ID, Heading: stored.Name, Editable: true, Fields: f, Errors: errs,
 			HasSecret: info.HasSecret, Retype: f.secret != "" || f.typedHeader}
@@ -623,9 +655,25 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	case info.HasSecret:
 		plain = old.Secret
 	}
+	// Whether the URL changed, for the audit: a typed URL that looks like
+	// the stored one when masked may still be another.
+	urlChanged := false
+	if shown.Webhook != nil && !f.keepURL {
+		urlChanged = notify.MaskURL(f.url) != shown.Webhook.URL
+		if !urlChanged && strings.Contains(shown.Webhook.URL, notify.Masked) {
+			prev := old
+			if prev.Webhook == nil {
+				prev, _ = notify.ChannelFromStore(stored, notify.Opener(u.deps.Sealer))
+			}
+			urlChanged = prev.Webhook == nil || prev.Webhook.URL != f.url
+		}
+	}
 	var oldHeaders map[string]string
 	if old.Webhook != nil {
 		oldHeaders = old.Webhook.Headers
+		if f.keepURL {
+			f.url = old.Webhook.URL
+		}
 	}
 	headersChanged := f.newHeaders != nil
 	for _, h := range f.StoredHeaders {
@@ -649,6 +697,7 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 		}{
 			{"name", c.Name != f.Name}, {"enabled", c.Enabled != f.Enabled}, {"language", c.Language != f.Language},
 			{"settings", !bytes.Equal(compactJSON(c.Config), compactJSON(config))},
+			{"url", urlChanged},
 			{"secret", f.secret != "" || (f.ClearSecret && info.HasSecret)},
 			{"headers", headersChanged},
 		} {

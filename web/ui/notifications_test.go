@@ -35,6 +35,7 @@ type hookReceiver struct {
 type hookDelivery struct {
 	signed   bool // the signature header was present and right
 	header   http.Header
+	query    url.Values // the request URL's query, as the receiver got it
 	envelope notify.Envelope
 }
 
@@ -45,7 +46,8 @@ func newHookReceiver(t *testing.T, secret string, status int) *hookReceiver {
 		mac := hmac.New(sha256.New, []byte(h.secret))
 		mac.Write(body)
 		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-		d := hookDelivery{signed: hmac.Equal([]byte(r.Header.Get("X-Backupd-Signature")), []byte(want)), header: r.Header.Clone()}
+		d := hookDelivery{signed: hmac.Equal([]byte(r.Header.Get("X-Backupd-Signature")), []byte(want)), header: r.Header.Clone(),
+			query: r.URL.Query()}
 		if err := json.Unmarshal(body, &d.envelope); err != nil {
 			t.Errorf("receiver: body is not an envelope: %v", err)
 		}
@@ -166,7 +168,7 @@ func TestNotificationChannels(t *testing.T) {
 	if len(got) != 2 || !got[1].signed || got[1].header.Get("X-Team") != "" {
 		t.Fatalf("after the edit the receiver got %+v", got[len(got)-1])
 	}
-	if a := lastAudit(t, e, "notification_channel.update"); !slices.Equal(anyStrings(a.Details["fields"]), []string{"name", "language", "settings", "headers"}) {
+	if a := lastAudit(t, e, "notification_channel.update"); !slices.Equal(anyStrings(a.Details["fields"]), []string{"name", "language", "settings", "url", "headers"}) {
 		t.Fatalf("update audit %+v", a.Details)
 	}
 
@@ -175,7 +177,8 @@ func TestNotificationChannels(t *testing.T) {
 	p = b.post("/notifications/channels/1", url.Values{"name": {"ops webhook"}, "enabled": {"1"}, "language": {"zh"},
 		"url": {recv.srv.URL + "/hook2"}, "clear_webhook_secret": {"1"}})
 	expect(t, "clear secret", p, http.StatusSeeOther, "/notifications/channels/1?notice=channel_updated")
-	if c, _ := e.store.GetNotificationChannel(ctx, 1); c.Secret != nil {
+	c, _ := e.store.GetNotificationChannel(ctx, 1)
+	if _, info, _ := notify.ChannelSettings(c); info.HasSecret { // its URL stays sealed
 		t.Fatalf("cleared secret still stored")
 	}
 	b.post("/notifications/channels/1/test", nil)
