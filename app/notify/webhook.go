@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -168,6 +169,45 @@ func MaskURL(raw string) string {
 		b.WriteString("#" + Masked)
 	}
 	return b.String()
+}
+
+// maskURLParts is text with the parts of rawURL that may hold a
+// credential (the user part, query values, the path and query as a
+// whole, and for a chat tool's URL the path itself) replaced by Masked,
+// for quoting a receiver's answer, which may echo the URL it was sent to.
+func maskURLParts(text, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return text
+	}
+	var parts []string
+	if u.RawQuery != "" {
+		parts = append(parts, u.RawQuery)
+		for _, vs := range u.Query() {
+			parts = append(parts, vs...)
+		}
+		for _, kv := range strings.Split(u.RawQuery, "&") {
+			_, v, _ := strings.Cut(kv, "=")
+			parts = append(parts, v)
+		}
+	}
+	if u.User != nil {
+		parts = append(parts, u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			parts = append(parts, pw)
+		}
+	}
+	if len(u.Path) > 1 {
+		parts = append(parts, u.EscapedPath(), u.Path)
+	}
+	// Longest first, so that a part inside another is not left half shown.
+	slices.SortFunc(parts, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range parts {
+		if len(p) >= 4 {
+			text = strings.ReplaceAll(text, p, Masked)
+		}
+	}
+	return text
 }
 
 func isToken(s string) bool {
@@ -332,7 +372,7 @@ func post(ctx context.Context, rawURL string, body []byte, h http.Header, skipVe
 	}
 	msg := fmt.Sprintf("POST %s: answered %d %s", where, code, http.StatusText(code))
 	if q := printable(excerpt); q != "" {
-		msg += ": " + q
+		msg += ": " + maskURLParts(q, rawURL) // a receiver may quote the request's URL
 	}
 	switch {
 	case code >= 300 && code < 400:

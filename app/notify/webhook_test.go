@@ -345,3 +345,27 @@ func TestWebhookDiffBudget(t *testing.T) {
 		t.Error("the caller's events were changed")
 	}
 }
+
+// A receiver that quotes the request's URL in its refusal does not get
+// the URL's credential into the error (which the delivery log and the
+// channel's health show).
+func TestWebhookErrorMasksEchoedURL(t *testing.T) {
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, "Cannot POST %s (user %s)", r.URL.RequestURI(), r.URL.Query().Get("token"))
+	}))
+	u := strings.Replace(srv.URL, "http://", "http://bob:pw-Echo-9@", 1) + "/in/path-Echo-7?token=tok-Echo-5&x=1"
+	res := notify.Send(context.Background(), hookChannel("echo", u, "k"), []notify.Event{changedEvent(1, "r1")}, notify.Options{DeliveryID: "1"})
+	if res.OK() || !res.Permanent || res.Status != "404" {
+		t.Fatalf("result %+v", res)
+	}
+	msg := res.Err.Error()
+	for _, secret := range []string{"tok-Echo-5", "path-Echo-7", "pw-Echo-9"} {
+		if strings.Contains(msg, secret) {
+			t.Fatalf("error quotes %q: %s", secret, msg)
+		}
+	}
+	if !strings.Contains(msg, "Cannot POST •••") {
+		t.Fatalf("error %q lost the answer", msg)
+	}
+}

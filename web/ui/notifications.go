@@ -34,6 +34,8 @@ const (
 	pathNotifications = "/notifications"
 	// notifLogSize is how many deliveries a channel's log shows.
 	notifLogSize = 50
+	// notifGroupNames is how many group names a rule's row spells out.
+	notifGroupNames = 3
 	// notifTestTimeout bounds a "Send test" delivery.
 	notifTestTimeout = 15 * time.Second
 	// Bounds of the channel form's fields.
@@ -86,15 +88,56 @@ type notifChannelRow struct {
 	Enabled   bool
 	HasSecret bool
 	Rules     int
+	Health    notifHealth
+}
+
+// notifHealth is how a channel's last real deliveries went: State is
+// "ok" (LastOK), "failing" (since Since, with the last error summarised)
+// or "" when nothing was tried yet; NextRetry is the earliest retry of
+// its failed deliveries.
+type notifHealth struct {
+	State     string
+	LastOK    time.Time
+	Since     time.Time
+	Error     string
+	NextRetry *time.Time
+}
+
+// notifHealthError bounds the error a list row quotes.
+const notifHealthError = 160
+
+func healthOf(h db.ChannelHealth) notifHealth {
+	out := notifHealth{NextRetry: h.NextRetry}
+	switch {
+	case h.FailingSince != nil:
+		out.State, out.Since = "failing", *h.FailingSince
+		// Secret-free by notify's contract (the URL by scheme and host,
+		// a receiver's answer with the URL's parts masked).
+		out.Error = h.LastError
+		if h.LastStatus != "" && out.Error == "" {
+			out.Error = h.LastStatus
+		}
+		if r := []rune(out.Error); len(r) > notifHealthError {
+			out.Error = string(r[:notifHealthError]) + "…"
+		}
+	case h.LastOKAt != nil:
+		out.State, out.LastOK = "ok", *h.LastOKAt
+	}
+	return out
 }
 
 type notifRuleRow struct {
-	ID          int64
-	Name        string
-	Enabled     bool
-	Events      []string // message keys
-	ScopeLabel  string   // message key
-	ScopeArgs   []any
+	ID         int64
+	Name       string
+	Enabled    bool
+	Events     []string // message keys
+	ScopeLabel string   // message key
+	ScopeArgs  []any
+	// GroupNames name the groups of a rule of scope groups (at most
+	// notifGroupNames, MoreGroups counts the rest), for a user who sees
+	// them all; otherwise ScopeLabel counts them.
+	GroupNames  string
+	MoreGroups  int
 	Channels    []string
 	IncludeDiff bool
 	Threshold   int
@@ -110,6 +153,13 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	health, err := u.deps.Store.ChannelHealths(ctx)
+	if err != nil {
+		return err
+	}
+	var groupNames map[int64]string
+	scope := sessionOf(r).Scope()
+	lang := stateOf(r).lang
 	names := map[int64]string{}
 	used := map[int64]int{}
 	for _, c := range channels {
@@ -127,6 +177,30 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 		switch rl.Scope {
 		case db.RuleScopeGroups:
 			row.ScopeArgs = []any{len(rl.GroupIDs)}
+			// Names only to a user who sees every group of the rule.
+			inScope, err := u.deps.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
+			if err != nil {
+				return err
+			}
+			if inScope && groupNames == nil {
+				if groupNames, err = u.scheduleGroupNames(ctx); err != nil {
+					return err
+				}
+			}
+			if inScope {
+				var list []string
+				for _, id := range rl.GroupIDs {
+					if n, ok := groupNames[id]; ok {
+						list = append(list, n)
+					}
+				}
+				slices.Sort(list)
+				if len(list) > notifGroupNames {
+					row.MoreGroups = len(list) - notifGroupNames
+					list = list[:notifGroupNames]
+				}
+				row.GroupNames = strings.Join(list, u.catalog.text(lang, keySchedListSep))
+			}
 		case db.RuleScopeDevices:
 			row.ScopeArgs = []any{len(rl.DeviceIDs)}
 		}
@@ -139,7 +213,7 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range channels {
 		settings, info, _ := notify.ChannelSettings(c)
 		row := notifChannelRow{ID: c.ID, Name: c.Name, TypeLabel: notifTypeKeys[c.Type],
-			Enabled: c.Enabled, HasSecret: info.HasSecret, Rules: used[c.ID]}
+			Enabled: c.Enabled, HasSecret: info.HasSecret, Rules: used[c.ID], Health: healthOf(health[c.ID])}
 		switch {
 		case settings.Webhook != nil:
 			row.Target = settings.Webhook.URL
@@ -223,9 +297,11 @@ type notifLogRow struct {
 	Device     string
 	State      string // message key
 	StateClass string
-	Attempts   int
-	Status     string
-	Error      string
+	// NextRetry is when a failed delivery is tried again.
+	NextRetry *time.Time
+	Attempts  int
+	Status    string
+	Error     string
 }
 
 // notifTestResult is how "Send test" went.
@@ -299,6 +375,10 @@ func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status in
 			State: notifStateKeys[d.State], StateClass: d.State, Attempts: d.Attempts}
 		if d.SentAt != nil {
 			row.At = *d.SentAt
+		}
+		if d.State == db.DeliveryFailed {
+			next := d.NextAttemptAt
+			row.NextRetry = &next
 		}
 		if row.Kind == "" {
 			row.Kind = keyNotifEventOther

@@ -350,7 +350,7 @@ func TestNotificationRules(t *testing.T) {
 		rules[0].IncludeDiff || len(rules[0].Events) != 2 || !slices.Equal(rules[0].ChannelIDs, []int64{1}) {
 		t.Fatalf("stored rule %+v", rules)
 	}
-	expectBody(t, "rule listed", b.get("/notifications"), "core changes", "Configuration changed, Device unreachable", "1 groups with subgroups")
+	expectBody(t, "rule listed", b.get("/notifications"), "core changes", "Configuration changed, Device unreachable", "Core, with subgroups")
 	expectBody(t, "rule listed (zh)", zh.get("/notifications"), "配置已变更, 设备不可达")
 	if a := lastAudit(t, e, "notification_rule.create"); a.Details["scope"] != "groups" {
 		t.Fatalf("rule audit %+v", a)

@@ -1,5 +1,6 @@
 // Notifications pages: the channel form shows the settings of the chosen
-// type only, the rule form the scope panel chosen. Without this script
+// type only (and the warning of skipping TLS verification only while that
+// is ticked), the rule form the scope panel chosen. Without this script
 // every section shows and the server reads those of the type (scope)
 // chosen.
 (function () {
@@ -18,6 +19,20 @@
       });
     }
     type.addEventListener("change", update);
+    update();
+  }
+
+  // The warning of "skip TLS verification" shows only while it is ticked.
+  function setupSkipVerify() {
+    var box = document.getElementById("ch-skip-verify");
+    var warning = document.getElementById("ch-skip-warning");
+    if (!box || !warning) {
+      return;
+    }
+    function update() {
+      warning.hidden = !box.checked;
+    }
+    box.addEventListener("change", update);
     update();
   }
 
@@ -45,6 +60,7 @@
     var channel = document.getElementById("channel-form");
     if (channel) {
       setupTypes(channel);
+      setupSkipVerify();
     }
     var rule = document.getElementById("rule-form");
     if (rule) {
