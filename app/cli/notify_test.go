@@ -213,3 +213,41 @@ func TestPublicURLIsValidated(t *testing.T) {
 	mustFail(t, call{}, []string{"--notify-window 2h0m0s"}, "serve", "--data", data, "--notify-window", "2h")
 	mustFail(t, call{}, []string{"--stale-after 10m0s"}, "serve", "--data", data, "--stale-after", "10m")
 }
+
+// A webhook URL an earlier version stored in clear (its token in the
+// settings column) is sealed when serve starts, and the row still opens
+// to the whole URL.
+func TestServeSealsWebhookURLsStoredInClear(t *testing.T) {
+	data := storeDir(t)
+	store := openStore(t, data)
+	ctx := context.Background()
+	sealer, err := secret.LoadOrCreate(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hookURL = "https://hooks.example/in?token=tok-SERVE-SEAL-3"
+	row, err := store.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "legacy", Type: db.ChannelWebhook, Enabled: true,
+		Config: []byte(`{"url":"` + hookURL + `"}`), Secret: notify.Sealer(sealer)([]byte("k"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, data)
+	waitFor(t, srv, "the URL to be sealed", func() bool {
+		c, err := store.GetNotificationChannel(ctx, row.ID)
+		return err == nil && !strings.Contains(string(c.Config), "tok-SERVE-SEAL-3")
+	})
+	if code := srv.stop(t); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.stderr)
+	}
+	c, err := store.GetNotificationChannel(ctx, row.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := notify.ChannelFromStore(c, notify.Opener(sealer))
+	if err != nil || ch.Webhook.URL != hookURL || string(ch.Secret) != "k" {
+		t.Fatalf("sealed row opens to %+v, %v", ch.Webhook, err)
+	}
+	if strings.Contains(srv.stderr.String(), "tok-SERVE-SEAL-3") {
+		t.Fatal("serve logged the token")
+	}
+}
