@@ -64,7 +64,9 @@ func init() {
 	// is "<host> tnsr# " ("<host> tnsr(config)# " in configuration mode).
 	// It offers no paging-off command: "--More--" is answered, and the
 	// page is wiped with eight backspaces, spaces and backspaces, which
-	// the output cleanup resolves. SSH only.
+	// the output cleanup resolves. 23.06 sometimes prints "--More--" at
+	// the end of a line of output instead of on a line of its own, so the
+	// pager is not anchored to the start of the line. SSH only.
 	Register(Platform{
 		ID: "netgate_tnsr", Name: "Netgate TNSR", Vendor: "Netgate",
 		Aliases:         []string{"tnsr"},
@@ -72,7 +74,7 @@ func init() {
 		DefaultCommands: lines("show configuration running cli"),
 		Dialogue: Dialogue{
 			Prompt:       re(`^[\w.\-]+ tnsr(\([\w\-]+\))?#$`),
-			Pager:        re(`^--More--$`),
+			Pager:        re(`--More--$`),
 			CommandError: re(`^\s*(CLI syntax error|Unknown command|% ?Invalid)`),
 		},
 		Notes: "Collects \"show configuration running cli\", the running configuration as CLI commands, in the TNSR CLI over SSH.",

@@ -31,6 +31,19 @@ func init() {
 				"    password $6$REMOVED123.REMOVED/123",
 				"snmp access group-name ROGroup prefix exact model any level noauth read systemview write none",
 			}},
+		// 23.06 sometimes prints "--More--" at the end of a line of the
+		// configuration rather than on its own line ("... read
+		// systemvi--More--"), then wipes it with backspaces: the pager
+		// must be answered there too, and the text before it kept.
+		capture{file: "tnsr_TNSR_23.06-3_with-misplaced-pager", platform: "netgate_tnsr", pager: "--More--",
+			oxidizedOutput: "tnsr_TNSR_23.06-3_with-misplaced-pager_output.txt",
+			wantLines: []string{
+				"snmp access group-name ROGroup prefix exact model any level noauth read systemview write none",
+				"snmp access group-name ROGroup prefix exact model v2c level noauth read systemvi",
+				"    global authentication-type user",
+				"    harden glue",
+			},
+			rejected: []string{"show version all"}},
 		capture{file: "tnsr_TNSR_23.11-3_short-config", platform: "netgate_tnsr", pager: "--More--",
 			// 23.11 has no "show version all"; its refusal is the CLI's own
 			// error ("CLI syntax error: ...: Unknown command").
@@ -103,7 +116,7 @@ func TestReplayCumulusFRRWithSudo(t *testing.T) {
 		if cmd == "exit" {
 			break
 		}
-		want, next := rec.expected(i)
+		want, next := rec.expected(i, "")
 		if strings.HasSuffix(cmd, "; echo") {
 			// The recording was edited: the device echoes the command
 			// without "; echo", which is then not recognised as the echo.

@@ -128,7 +128,7 @@ const probeDelay = 30 * time.Millisecond
 // Bounds on what the session inspects and tolerates.
 const (
 	maxTail           = 1024     // bytes of the last line examined for prompts
-	maxPagerLine      = 160      // a longer last line is never a pager prompt
+	maxPagerLine      = 160      // a longer pager prompt is never one
 	maxLoginOutput    = 1 << 20  // banners and MOTDs before the first prompt
 	maxEnableOutput   = 64 << 10 // the enable dialogue
 	maxAnswers        = 3        // times one PreLogin answer is given
@@ -299,8 +299,8 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 			case s.prompt != "" && sawNewline && s.normPrompt(tail) == s.normPrompt(s.prompt) &&
 				(s.d.PromptVolatile == nil || s.d.Prompt.MatchString(tail)):
 				return out, nil
-			case s.d.Pager != nil && len(tail) <= maxPagerLine && s.d.Pager.MatchString(tail):
-				out = out[:bytes.LastIndexByte(out, '\n')+1]
+			case s.d.Pager != nil && s.isPager(tail):
+				out = s.dropPager(out, tail)
 				if _, err := s.conn.Write([]byte(s.d.PagerAnswer)); err != nil {
 					return out, fmt.Errorf("answer pager: %w", s.writeErr(err))
 				}
@@ -356,6 +356,44 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 			return out, fmt.Errorf("%w after %d bytes of output: %w", ErrClosed, len(out), err)
 		}
 	}
+}
+
+// isPager reports a pager prompt at the end of the last line: alone on
+// it, or after text when the device printed it in an unexpected place
+// (TNSR 23.06 ends a line of the configuration with "--More--"). The
+// prompt itself is short; the line may be a long one.
+func (s *Session) isPager(tail string) bool {
+	if len(tail) <= maxPagerLine {
+		return s.d.Pager.MatchString(tail)
+	}
+	loc := s.d.Pager.FindStringIndex(tail)
+	return loc != nil && loc[1] == len(tail) && loc[1]-loc[0] <= maxPagerLine
+}
+
+// dropPager removes the pager prompt at the end of out before its key is
+// sent. A prompt alone on its line goes with the line. A prompt after
+// text on the line is blanked where it stands, byte for byte, so the text
+// stays and the cursor column is the one the device counts from: the
+// wipe it sends after the key (backspaces, spaces, backspaces) then
+// erases blanks, as on a terminal, not the text before them.
+func (s *Session) dropPager(out []byte, tail string) []byte {
+	start := bytes.LastIndexByte(out, '\n') + 1
+	loc := s.d.Pager.FindStringIndex(tail)
+	if loc == nil || strings.TrimSpace(tail[:loc[0]]) == "" {
+		return out[:start]
+	}
+	prompt := tail[loc[0]:loc[1]]
+	at := bytes.LastIndex(out[start:], []byte(prompt))
+	if at < 0 {
+		// The prompt's bytes are interleaved with escapes: the line goes
+		// as a whole, as before.
+		return out[:start]
+	}
+	blank := out[start+at : start+at+len(prompt)]
+	for i := range blank {
+		blank[i] = ' '
+	}
+	return out
 }
 
 // answer sends the reply to a PreLogin question on the last line.

@@ -274,3 +274,32 @@ func TestSessionProbesFirstPrompt(t *testing.T) {
 		t.Fatalf("device received %q; want one empty probe line, then the command", lines)
 	}
 }
+
+// TestSessionPagerAfterText: a pager prompt at the end of a line of output
+// rather than on a line of its own (TNSR 23.06) is answered, also after a
+// line longer than any pager prompt, and the text before it is kept —
+// whether the device then wipes the prompt with backspaces, spaces and
+// backspaces or just goes on with a new line.
+func TestSessionPagerAfterText(t *testing.T) {
+	long := "snmp access group-name ROGroup prefix exact model v2c level noauth read systemview write none " + strings.Repeat("x", 120)
+	wipe := "\b\b\b\b\b\b\b\b        \b\b\b\b\b\b\b\b"
+	s := scripted(t, "netgate_tnsr", "\r\nr1 tnsr# ",
+		step{"show configuration running cli\n", "show configuration running cli\r\n\rline one\r\n    read systemvi--More--"},
+		step{" ", wipe + "\r\n" + long + "--More--"},
+		step{" ", wipe + "\r\n    indented--More--"},
+		step{" ", "\r\n--More--"},
+		step{" ", wipe + "    on its own line\r\n\r\rr1 tnsr# "},
+	)
+	ctx := testCtx(t)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Run(ctx, "show configuration running cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "line one\n    read systemvi\n" + long + "\n    indented\n    on its own line"
+	if got != want {
+		t.Errorf("output\n%q\nwant\n%q", got, want)
+	}
+}
