@@ -5,13 +5,26 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
+// The expressions CleanLines used before it became a line terminal: the
+// cursor-left and erase-to-end escapes turned into backspaces and a
+// truncation mark, then every other escape removed.
+var (
+	ansiEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>78DEHM])`)
+	cursorBack = regexp.MustCompile(`\x1b\[([0-9]{1,3})D`)
+	eraseLine  = regexp.MustCompile(`\x1b\[0?K`)
+)
+
 // cleanLinesBefore is CleanLines as it was before its fast path: three
-// expressions over every output, then "\r\n" replaced in a copy.
+// expressions over every output, then "\r\n" replaced in a copy. It is
+// the reference for the escapes it knew; the ones it did not (cursor
+// forward and column, erase to the start or of the whole line) are
+// checked in TestCleanLines.
 func cleanLinesBefore(raw []byte) []string {
 	raw = cursorBack.ReplaceAllFunc(raw, func(m []byte) []byte {
 		n := 0

@@ -387,6 +387,7 @@ func FuzzHostileOutput(f *testing.F) {
 		"  ---- More ----\x1b[42D                                          \x1b[42D sysname HUAWEI\r\n<HUAWEI>",
 		"\xff\xfe\x00\x01\x02\x1b[\x1b]\x08\x08\r\r\n\n* X440G2.5 # ",
 		"\x1b[99999999999D\x1b[0K\x01\x01",
+		"abc\x1b[5C\x1b[2K\x1b[3G\x1b[1Kx\x1b[J\x1b[99999C\x1b[D minimum-re \blative\r\n\x1b[?1h\x1b=r1 [standalone: master] #",
 	} {
 		f.Add([]byte(seed))
 	}
