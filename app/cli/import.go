@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,17 +27,30 @@ func newImport(cfg *config.Config) *cobra.Command {
 
 func newImportOxidized(cfg *config.Config) *cobra.Command {
 	var (
-		delimiter, columns, group, zone string
-		dryRun                          bool
+		delimiter, columns, group, zone, oxidizedConfig string
+		dryRun                                          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "oxidized ROUTER_DB",
+		Use:   "oxidized [ROUTER_DB]",
 		Short: "Import the devices of an Oxidized CSV router.db",
 		Long: `Imports the devices of an Oxidized router.db (the CSV source), by default
 name:model:group:username:password, one device per line. --delimiter and
 --map read other layouts as Oxidized's source.csv.delimiter and
 source.csv.map do, for example --delimiter ',' --map name=0,ip=1,model=2.
 Without an ip column the host is the name.
+
+--oxidized-config reads Oxidized's own configuration file instead
+(~/.config/oxidized/config): the router.db named by source.csv.file
+(ROUTER_DB, when given, is read instead), its delimiter, map and
+vars_map (enable), and, for lines without a login of their own, the
+logins Oxidized would use: groups.G.models.M, groups.G, models.M, then
+the global username, password and vars.enable. model_map and group_map
+rename models and groups, the global model is the model of lines without
+one, and input.default chooses the login method (the first of ssh and
+telnet the platform offers). The mapping is printed first; which logins
+are set is shown, never the passwords. A GPG-encrypted router.db
+(source.csv.gpg) is not decrypted: decrypt it and give the file as
+ROUTER_DB.
 
 Models map to backupd platforms by the platform aliases (backupd platform
 list); a line with an unknown model, a bad host or a name already used
@@ -60,8 +74,21 @@ would be split): write it with another one, such as ";" or ",", and pass
 say so.
 
 Use - for standard input.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if oxidizedConfig != "" {
+				if cmd.Flags().Changed("map") || cmd.Flags().Changed("delimiter") {
+					return errors.New("--map and --delimiter come from the Oxidized configuration (source.csv): leave them out, or leave out --oxidized-config")
+				}
+				parsed, file, err := parseWithOxidizedConfig(cmd, oxidizedConfig, args)
+				if err != nil {
+					return err
+				}
+				return runImport(cmd, cfg, parsed, file, group, zone, dryRun)
+			}
+			if len(args) == 0 {
+				return errors.New("give the router.db to import, or --oxidized-config with Oxidized's configuration file")
+			}
 			m := importer.DefaultMap()
 			if columns != "" {
 				var err error
@@ -88,8 +115,64 @@ Use - for standard input.`,
 	f.StringVar(&columns, "map", "name=0,model=1,group=2,username=3,password=4", "column of each field, from 0: name, model (required), ip, group, username, password, enable")
 	f.StringVar(&group, "group", "", "group of the devices whose line names none")
 	f.StringVar(&zone, "zone", "", "zone of the devices (by name; default: new devices local, existing ones kept)")
+	f.StringVar(&oxidizedConfig, "oxidized-config", "", "Oxidized's configuration file (~/.config/oxidized/config): its CSV source, column maps and logins")
 	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
 	return cmd
+}
+
+// parseWithOxidizedConfig reads an Oxidized configuration, prints how it
+// is read, and parses the router.db it names (or args[0]).
+func parseWithOxidizedConfig(cmd *cobra.Command, path string, args []string) (*importer.Parsed, string, error) {
+	data, err := readImportFile(cmd, path)
+	if err != nil {
+		return nil, "", err
+	}
+	oc, err := importer.ParseOxidizedConfig(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	var file string
+	switch {
+	case len(args) == 1:
+		file = args[0]
+	case oc.GPG:
+		return nil, "", fmt.Errorf("%s: source.csv.gpg is set: the router.db %s is encrypted with GPG, which backupd does not decrypt; "+
+			"decrypt it (gpg --decrypt %s > router.txt) and give that file after the command", path, oc.File, oc.File)
+	case oc.File == "":
+		return nil, "", fmt.Errorf("%s: source.csv.file is not set: give the router.db after the command", path)
+	default:
+		if file, err = expandHome(oc.File); err != nil {
+			return nil, "", err
+		}
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "Oxidized configuration %s, router.db %s\n", path, file)
+	for _, l := range oc.Describe() {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	routerDB, err := readImportFile(cmd, file)
+	if err != nil {
+		return nil, "", err
+	}
+	parsed, err := oc.ParseRouterDB(routerDB)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", file, err)
+	}
+	return parsed, file, nil
+}
+
+// expandHome resolves a leading "~/" as Oxidized (Ruby's
+// File.expand_path) does.
+func expandHome(p string) (string, error) {
+	rest, ok := strings.CutPrefix(p, "~")
+	if !ok || rest != "" && rest[0] != '/' {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve %s: %w", p, err)
+	}
+	return filepath.Join(home, rest), nil
 }
 
 func newImportRancid(cfg *config.Config) *cobra.Command {

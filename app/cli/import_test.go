@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"backupd/app/secret"
 	"backupd/db"
 )
 
@@ -250,4 +252,163 @@ func deviceZones(t *testing.T, data string) string {
 		out = append(out, d.Name+"@"+names[d.ZoneID])
 	}
 	return fmt.Sprint(out)
+}
+
+// An Oxidized user's own files, whole: --oxidized-config reads the CSV
+// source of ~/.config/oxidized/config (the router.db it names, its
+// delimiter, map and vars_map) and its global and group logins for the
+// lines without one. The dry run shows the mapping and which logins are
+// set, never a password; the import stores the logins as sealed
+// credentials.
+func TestImportOxidizedConfigCLI(t *testing.T) {
+	data := storeDir(t)
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "oxidized")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config := writeFileAt(t, filepath.Join(dir, "config"), `---
+username: oxidized
+password: S3cr3tx
+model: junos
+vars:
+  enable: En4ble-global
+input:
+  default: ssh, telnet
+groups:
+  lab:
+    username: labuser
+    password: L4b-pw
+source:
+  default: csv
+  csv:
+    file: ~/.config/oxidized/router.db
+    delimiter: !ruby/regexp /:/
+    map:
+      name: 0
+      ip: 1
+      model: 2
+      username: 3
+      password: 4
+      group: 6
+    vars_map:
+      enable: 5
+`)
+	writeFileAt(t, filepath.Join(dir, "router.db"), "rtr01.local:192.168.1.1:ios:oxidized:5uP3R53cR3T:T0p53cR3t\n"+
+		"rtr02.local:192.168.1.2:ios\n"+
+		"sw01.local:192.168.1.3:procurve::::lab\n"+
+		"fw01.local:192.168.1.4\n")
+	env := call{env: []string{"HOME=" + home}}
+	secrets := []string{"S3cr3tx", "5uP3R53cR3T", "T0p53cR3t", "En4ble-global", "L4b-pw"}
+	r := mustRun(t, env, "import", "oxidized", "--data", data, "--oxidized-config", config, "--dry-run")
+	for _, want := range []string{
+		"Oxidized configuration " + config + ", router.db " + filepath.Join(dir, "router.db"),
+		`delimiter: ":"`,
+		"columns: name=0,ip=1,model=2,username=3,password=4,enable=5,group=6",
+		"lines without their own login take the global username, password, enable password",
+		"lines without a model: junos",
+		"groups with their own login: lab (username, password)",
+		`line 1: would create rtr01.local: cisco_ios at 192.168.1.1, credential "Imported oxidized 1"`,
+		`line 2: would create rtr02.local: cisco_ios at 192.168.1.2, credential "Imported oxidized 2"`,
+		`line 3: would create sw01.local: hp_procurve at 192.168.1.3, group "lab", credential "Imported oxidized 3"`,
+		`line 4: would create fw01.local: juniper_junos at 192.168.1.4, credential "Imported oxidized 2"`,
+		"summary: 4 device(s) would be created, 0 updated, 0 unchanged, 0 line(s) skipped",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, r)
+		}
+	}
+	for _, s := range secrets {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("the dry run shows the password %q", s)
+		}
+	}
+	if got := deviceNames(t, data); len(got) != 0 {
+		t.Fatalf("the dry run created %v", got)
+	}
+
+	r = mustRun(t, env, "import", "oxidized", "--data", data, "--oxidized-config", config)
+	if !strings.Contains(r.stdout, "summary: 4 device(s) were created") {
+		t.Fatalf("import:\n%s", r)
+	}
+	for _, s := range secrets {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("the import shows the password %q", s)
+		}
+	}
+	// Each login is one credential, sealed at rest.
+	store := openStore(t, data)
+	sealer, err := secret.LoadOrCreate(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	devices, err := store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][3]string{
+		"rtr01.local": {"oxidized", "5uP3R53cR3T", "T0p53cR3t"},
+		"rtr02.local": {"oxidized", "S3cr3tx", "En4ble-global"},
+		"sw01.local":  {"labuser", "L4b-pw", "En4ble-global"},
+		"fw01.local":  {"oxidized", "S3cr3tx", "En4ble-global"},
+	}
+	for _, d := range devices {
+		if d.CredentialID == nil {
+			t.Errorf("%s: no credential", d.Name)
+			continue
+		}
+		if d.LoginMethod != "ssh" {
+			t.Errorf("%s: login method %q, want ssh (input.default)", d.Name, d.LoginMethod)
+		}
+		c, err := store.GetCredential(ctx, *d.CredentialID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(c.Password, []byte(s)) || bytes.Contains(c.EnablePassword, []byte(s)) {
+				t.Errorf("%s: credential %s holds %q in clear", d.Name, c.Name, s)
+			}
+		}
+		pw, err1 := sealer.Open(c.Password, secret.PurposePassword)
+		en, err2 := sealer.Open(c.EnablePassword, secret.PurposeEnablePassword)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: opening the credential: %v, %v", d.Name, err1, err2)
+		}
+		if got := [3]string{c.Username, pw, en}; got != want[d.Name] {
+			t.Errorf("%s: login %q, want %q", d.Name, got, want[d.Name])
+		}
+	}
+	if len(devices) != 4 {
+		t.Errorf("%d devices", len(devices))
+	}
+	r = mustRun(t, env, "import", "oxidized", "--data", data, "--oxidized-config", config)
+	if !strings.Contains(r.stdout, "summary: 0 device(s) were created, 0 updated, 4 unchanged") {
+		t.Errorf("second import:\n%s", r)
+	}
+
+	// ROUTER_DB given reads that file instead; what cannot be read says why.
+	other := writeFile(t, "other.db", "edge9:192.0.2.9:eos\n")
+	r = mustRun(t, env, "import", "oxidized", "--data", data, "--oxidized-config", config, "--dry-run", other)
+	if !strings.Contains(r.stdout, "router.db "+other) || !strings.Contains(r.stdout, "would create edge9: arista_eos at 192.0.2.9") {
+		t.Errorf("explicit router.db:\n%s", r)
+	}
+	mustFail(t, env, []string{"--map and --delimiter come from the Oxidized configuration"},
+		"import", "oxidized", "--data", data, "--oxidized-config", config, "--map", "name=0,model=1")
+	mustFail(t, env, []string{"give the router.db", "--oxidized-config"}, "import", "oxidized", "--data", data)
+	gpg := writeFile(t, "gpg.config", "source:\n  csv:\n    file: ~/router.db.gpg\n    gpg: true\n    map:\n      name: 0\n      model: 1\n")
+	mustFail(t, env, []string{"source.csv.gpg is set", "encrypted with GPG", "gpg --decrypt"},
+		"import", "oxidized", "--data", data, "--oxidized-config", gpg)
+	mustFail(t, env, []string{`uses the "sql" source`},
+		"import", "oxidized", "--data", data, "--oxidized-config", writeFile(t, "sql.config", "source:\n  default: sql\n"))
+	mustFail(t, env, []string{"cannot read", filepath.Join(home, "missing.db")}, "import", "oxidized", "--data", data, "--oxidized-config",
+		writeFile(t, "missing.config", "source:\n  csv:\n    file: ~/missing.db\n    map:\n      name: 0\n"))
+}
+
+func writeFileAt(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

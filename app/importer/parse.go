@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,20 +299,51 @@ func ParseOxidized(data []byte, delim string, m Map) (*Parsed, error) {
 			need = c + 1
 		}
 	}
-	p := &Parsed{Format: Oxidized, Delimiter: delim}
+	return parseOxidized(data, oxidizedLayout{delim: delim, m: m, need: need}, nil)
+}
+
+// oxidizedLayout is how the lines of a router.db are split and read.
+type oxidizedLayout struct {
+	delim string         // the delimiter, or
+	re    *regexp.Regexp // a regular expression for it (an Oxidized configuration's)
+	m     Map
+	need  int // fields a line must have
+}
+
+func (l oxidizedLayout) split(line string) []string {
+	if l.re != nil {
+		return l.re.Split(line, maxFields+1)
+	}
+	return strings.SplitN(line, l.delim, maxFields+1)
+}
+
+// parseOxidized reads a router.db by layout; resolve, when set, completes
+// each entry from an Oxidized configuration (get reads a column by
+// field).
+func parseOxidized(data []byte, l oxidizedLayout, resolve func(e *Entry, get func(string) string)) (*Parsed, error) {
+	if looksEncrypted(data) {
+		return nil, &FileError{"the router.db is encrypted with GPG (source.csv.gpg), which backupd does not decrypt: " +
+			"decrypt it first (gpg --decrypt router.db > router.txt) and import that file"}
+	}
+	splitsIPv6 := strings.Contains(l.delim, ":") || l.re != nil && l.re.MatchString(":")
+	join := l.delim
+	if l.re != nil {
+		join = ":"
+	}
+	p := &Parsed{Format: Oxidized, Delimiter: l.delim}
 	res, seen := resolver{}, map[string]int{}
 	err := lines(data, func(n int, line string) {
-		fields := strings.SplitN(line, delim, maxFields+1)
-		if strings.Contains(delim, ":") && holdsIPv6(fields, delim) {
-			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonIPv6Delimiter, Args: []any{delim}})
+		fields := l.split(line)
+		if splitsIPv6 && holdsIPv6(fields, join) {
+			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonIPv6Delimiter, Args: []any{join}})
 			return
 		}
-		if len(fields) < need {
-			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonFieldCount, Args: []any{len(fields), need}})
+		if len(fields) < l.need {
+			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonFieldCount, Args: []any{len(fields), l.need}})
 			return
 		}
 		get := func(k string) string {
-			c, ok := m[k]
+			c, ok := l.m[k]
 			if !ok || c >= len(fields) {
 				return ""
 			}
@@ -319,6 +351,9 @@ func ParseOxidized(data []byte, delim string, m Map) (*Parsed, error) {
 		}
 		e := Entry{Line: n, Name: get("name"), Host: get("ip"), Model: get("model"), Group: get("group"),
 			Username: get("username"), Password: get("password"), Enable: get("enable")}
+		if resolve != nil {
+			resolve(&e, get)
+		}
 		if e.Host == "" {
 			e.Host = e.Name
 		}
@@ -340,7 +375,9 @@ func holdsIPv6(fields []string, delim string) bool {
 		s := strings.TrimSpace(fields[i])
 		for j := i + 1; j < len(fields) && j < i+8; j++ {
 			s += delim + strings.TrimSpace(fields[j])
-			if j-i >= 2 {
+			// Empty fields alone ("r1:ios:::") join into "::", which is
+			// no device's address.
+			if j-i >= 2 && strings.Trim(s, ":[] ") != "" {
 				if ip := net.ParseIP(strings.Trim(s, "[]")); ip != nil && strings.Contains(s, ":") {
 					return true
 				}

@@ -198,3 +198,19 @@ func TestParseCSV(t *testing.T) {
 		}
 	}
 }
+
+// Empty fields at the end of a line ("r1:ios:::", a login left to the
+// defaults) are not an IPv6 address split by the delimiter: they join
+// into "::" only.
+func TestParseOxidizedEmptyFieldsAreNotIPv6(t *testing.T) {
+	p, err := ParseOxidized([]byte("r1:ios:::\nr2:ios::admin:\nr3:2001:db8::3:ios\n"), ":", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Entries) != 2 || p.Entries[0].Name != "r1" || p.Entries[1].Username != "admin" {
+		t.Errorf("entries %+v", p.Entries)
+	}
+	if !reflect.DeepEqual(skipCodes(p), map[int]string{3: ReasonIPv6Delimiter}) {
+		t.Errorf("skipped %+v", p.Skipped)
+	}
+}
