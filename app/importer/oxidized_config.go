@@ -471,73 +471,129 @@ func (c *OxidizedConfig) ParseRouterDB(data []byte) (*Parsed, error) {
 	return p, err
 }
 
-// Describe says, for a person, how the configuration is read: delimiter,
-// columns, what is not read, and where lines without a login of their
-// own take one — which levels set a username, password or enable
-// password, never what they are.
-func (c *OxidizedConfig) Describe() []string {
-	var out []string
+// OxidizedMapping is how a configuration is read, for a person: what
+// the import shows before its plan. Logins appear as the fields a level
+// sets ("username", "password", "enable"), never their values.
+type OxidizedMapping struct {
+	Delimiter string // quoted, or the regular expression as written
+	Regexp    bool
+	Columns   string   // "name=0,ip=1,…"
+	Ignored   []string // columns Oxidized reads that backupd does not
+	Global    []string // fields the global settings set
+	Model     string   // the model of lines without one
+	Input     string   // input.default
+	Levels    []OxidizedLevel
+	ModelMap  []string // "cisco" → ios, /procurve/ → procurve
+	GroupMap  []string
+}
+
+// OxidizedLevel is a group, a model, or a group's model with a login.
+type OxidizedLevel struct {
+	Kind   string // "model", "group" or "group_model"
+	Group  string // for "group" and "group_model"
+	Model  string // for "model" and "group_model"
+	Fields []string
+}
+
+// Mapping describes the configuration.
+func (c *OxidizedConfig) Mapping() OxidizedMapping {
+	m := OxidizedMapping{Delimiter: strconv.Quote(c.Delimiter), Columns: c.Map.String(), Ignored: c.Ignored,
+		Global: c.global.sets(), Model: c.global.model, Input: c.global.input}
 	if c.delimRe != nil {
-		out = append(out, "delimiter: regular expression "+c.DelimiterRegexp)
+		m.Delimiter, m.Regexp = c.DelimiterRegexp, true
+	}
+	for _, name := range sortedKeys(c.models) {
+		if f := c.models[name].sets(); len(f) > 0 {
+			m.Levels = append(m.Levels, OxidizedLevel{Kind: "model", Model: name, Fields: f})
+		}
+	}
+	for _, name := range sortedKeys(c.groups) {
+		g := c.groups[name]
+		if f := g.sets(); len(f) > 0 {
+			m.Levels = append(m.Levels, OxidizedLevel{Kind: "group", Group: name, Fields: f})
+		}
+		for _, model := range sortedKeys(g.models) {
+			if f := g.models[model].sets(); len(f) > 0 {
+				m.Levels = append(m.Levels, OxidizedLevel{Kind: "group_model", Group: name, Model: model, Fields: f})
+			}
+		}
+	}
+	for _, r := range c.modelMap {
+		m.ModelMap = append(m.ModelMap, r.String())
+	}
+	for _, r := range c.groupMap {
+		m.GroupMap = append(m.GroupMap, r.String())
+	}
+	return m
+}
+
+// Describe is Mapping in English lines, for the command line.
+func (c *OxidizedConfig) Describe() []string {
+	m := c.Mapping()
+	fields := func(f []string) string {
+		return strings.ReplaceAll(strings.Join(f, ", "), "enable", "enable password")
+	}
+	var out []string
+	if m.Regexp {
+		out = append(out, "delimiter: regular expression "+m.Delimiter)
 	} else {
-		out = append(out, "delimiter: "+strconv.Quote(c.Delimiter))
+		out = append(out, "delimiter: "+m.Delimiter)
 	}
-	out = append(out, "columns: "+c.Map.String())
-	if len(c.Ignored) > 0 {
-		out = append(out, "not read (backupd has no such setting): "+strings.Join(c.Ignored, ", "))
+	out = append(out, "columns: "+m.Columns)
+	if len(m.Ignored) > 0 {
+		out = append(out, "not read (backupd has no such setting): "+strings.Join(m.Ignored, ", "))
 	}
-	if s := c.global.sets(); s != "" {
-		out = append(out, "lines without their own login take the global "+s)
+	if len(m.Global) > 0 {
+		out = append(out, "lines without their own login take the global "+fields(m.Global))
 	}
-	if c.global.model != "" {
-		out = append(out, "lines without a model: "+c.global.model)
+	if m.Model != "" {
+		out = append(out, "lines without a model: "+m.Model)
 	}
-	if c.global.input != "" {
-		out = append(out, "login method: the first of "+strconv.Quote(c.global.input)+" that the platform offers")
+	if m.Input != "" {
+		out = append(out, "login method: the first of "+strconv.Quote(m.Input)+" that the platform offers")
 	}
-	describe := func(title string, names []string, get func(string) oxLogin) {
-		var parts []string
-		for _, n := range names {
-			if s := get(n).sets(); s != "" {
-				parts = append(parts, n+" ("+s+")")
-			}
+	var models, groups []string
+	groupModels := map[string][]string{}
+	for _, l := range m.Levels {
+		switch l.Kind {
+		case "model":
+			models = append(models, l.Model+" ("+fields(l.Fields)+")")
+		case "group":
+			groups = append(groups, l.Group+" ("+fields(l.Fields)+")")
+		default:
+			groupModels[l.Group] = append(groupModels[l.Group], l.Model+" ("+fields(l.Fields)+")")
 		}
-		if len(parts) > 0 {
-			out = append(out, title+": "+strings.Join(parts, "; "))
-		}
 	}
-	describe("models with their own login", sortedKeys(c.models), func(n string) oxLogin { return c.models[n] })
-	describe("groups with their own login", sortedKeys(c.groups), func(n string) oxLogin { return c.groups[n].oxLogin })
-	for _, g := range sortedKeys(c.groups) {
-		describe("group "+g+", models with their own login", sortedKeys(c.groups[g].models), func(n string) oxLogin { return c.groups[g].models[n] })
+	if len(models) > 0 {
+		out = append(out, "models with their own login: "+strings.Join(models, "; "))
 	}
-	for _, m := range []struct {
-		name string
-		list []oxRename
-	}{{"model_map", c.modelMap}, {"group_map", c.groupMap}} {
-		if len(m.list) > 0 {
-			parts := make([]string, len(m.list))
-			for i, r := range m.list {
-				parts[i] = r.String()
-			}
-			out = append(out, m.name+": "+strings.Join(parts, ", "))
-		}
+	if len(groups) > 0 {
+		out = append(out, "groups with their own login: "+strings.Join(groups, "; "))
+	}
+	for _, g := range sortedKeys(groupModels) {
+		out = append(out, "group "+g+", models with their own login: "+strings.Join(groupModels[g], "; "))
+	}
+	if len(m.ModelMap) > 0 {
+		out = append(out, "model_map: "+strings.Join(m.ModelMap, ", "))
+	}
+	if len(m.GroupMap) > 0 {
+		out = append(out, "group_map: "+strings.Join(m.GroupMap, ", "))
 	}
 	return out
 }
 
-// sets names what a level sets: "username, password, enable password".
-func (l oxLogin) sets() string {
+// sets lists the login fields a level sets.
+func (l oxLogin) sets() []string {
 	var s []string
 	for _, f := range []struct {
 		v    *string
 		name string
-	}{{l.username, "username"}, {l.password, "password"}, {l.enable, "enable password"}} {
+	}{{l.username, "username"}, {l.password, "password"}, {l.enable, "enable"}} {
 		if f.v != nil {
 			s = append(s, f.name)
 		}
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

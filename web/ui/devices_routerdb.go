@@ -37,6 +37,59 @@ type devicesRouterDBResult struct {
 	Groups, Credentials                  []string
 	Lines                                []devicesRouterDBLine
 	More                                 int
+	// Oxidized is how an uploaded Oxidized configuration was read.
+	Oxidized *devicesRouterDBOxidized
+}
+
+// devicesRouterDBOxidized shows how an Oxidized configuration is read:
+// the importer's OxidizedMapping with message keys for its words. Logins
+// appear as the fields a level sets, never their values.
+type devicesRouterDBOxidized struct {
+	DelimiterKey, Delimiter string
+	Columns                 string
+	Ignored                 []string
+	Global                  []string // message keys of the fields set
+	Model, Input            string
+	Levels                  []devicesRouterDBLevel
+	ModelMap, GroupMap      []string
+}
+
+type devicesRouterDBLevel struct {
+	Key    string
+	Args   []any
+	Fields []string // message keys
+}
+
+var devicesOxidizedFields = map[string]string{
+	"username": keyDevicesOxidizedFieldUsername, "password": keyDevicesOxidizedFieldPassword, "enable": keyDevicesOxidizedFieldEnablePasword,
+}
+
+func devicesOxidizedView(m importer.OxidizedMapping) *devicesRouterDBOxidized {
+	keys := func(fields []string) []string {
+		out := make([]string, len(fields))
+		for i, f := range fields {
+			out[i] = devicesOxidizedFields[f]
+		}
+		return out
+	}
+	v := &devicesRouterDBOxidized{DelimiterKey: keyDevicesOxidizedDelimiter, Delimiter: m.Delimiter, Columns: m.Columns,
+		Ignored: m.Ignored, Global: keys(m.Global), Model: m.Model, Input: m.Input, ModelMap: m.ModelMap, GroupMap: m.GroupMap}
+	if m.Regexp {
+		v.DelimiterKey = keyDevicesOxidizedDelimiterRegexp
+	}
+	for _, l := range m.Levels {
+		lv := devicesRouterDBLevel{Fields: keys(l.Fields)}
+		switch l.Kind {
+		case "model":
+			lv.Key, lv.Args = keyDevicesOxidizedLevelModel, []any{l.Model}
+		case "group":
+			lv.Key, lv.Args = keyDevicesOxidizedLevelGroup, []any{l.Group}
+		default:
+			lv.Key, lv.Args = keyDevicesOxidizedLevelGroupModel, []any{l.Group, l.Model}
+		}
+		v.Levels = append(v.Levels, lv)
+	}
+	return v
 }
 
 // devicesRouterDBLine is one line of the file: its action (a message
@@ -97,17 +150,38 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 		return fail(http.StatusUnprocessableEntity, msg)
 	}
 	var parsed *importer.Parsed
+	var oxidized *devicesRouterDBOxidized
 	if f.Format == importer.Oxidized {
-		m := importer.DefaultMap()
-		if f.Map != "" {
-			if m, err = importer.ParseMap(f.Map); err != nil {
-				return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBFile, err.Error())
+		config, msg := u.devicesUploadedFile(r, "oxidized_config", false)
+		if msg != "" {
+			return fail(http.StatusUnprocessableEntity, msg)
+		}
+		if config != nil {
+			// The configuration's delimiter and maps replace the form's;
+			// its source.csv.file names a path on the Oxidized host and
+			// is never read here: the router.db is the upload.
+			oc, cerr := importer.ParseOxidizedConfig(config)
+			var fe *importer.FileError
+			if errors.As(cerr, &fe) {
+				return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBOxidizedConfig, fe.Message)
 			}
+			if cerr != nil {
+				return cerr
+			}
+			oxidized = devicesOxidizedView(oc.Mapping())
+			parsed, err = oc.ParseRouterDB(data)
+		} else {
+			m := importer.DefaultMap()
+			if f.Map != "" {
+				if m, err = importer.ParseMap(f.Map); err != nil {
+					return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBFile, err.Error())
+				}
+			}
+			if f.Delimiter == "" {
+				f.Delimiter = ":"
+			}
+			parsed, err = importer.ParseOxidized(data, f.Delimiter, m)
 		}
-		if f.Delimiter == "" {
-			f.Delimiter = ":"
-		}
-		parsed, err = importer.ParseOxidized(data, f.Delimiter, m)
 	} else {
 		rc, msg := u.devicesUploadedFile(r, "cloginrc", false)
 		if msg != "" {
@@ -131,7 +205,8 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	created, updated, unchanged, skipped := plan.Counts()
-	res := &devicesRouterDBResult{Created: created, Updated: updated, Unchanged: unchanged, Skipped: skipped, Groups: plan.Groups}
+	res := &devicesRouterDBResult{Created: created, Updated: updated, Unchanged: unchanged, Skipped: skipped, Groups: plan.Groups,
+		Oxidized: oxidized}
 	for _, c := range plan.Credentials {
 		res.Credentials = append(res.Credentials, c.Name)
 	}

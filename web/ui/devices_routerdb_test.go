@@ -5,6 +5,8 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -217,4 +219,119 @@ func TestDevicesImportRouterDB(t *testing.T) {
 		p = a.uploadRouterDB(oxidized, map[string]string{"file": "new-1:ios\n"}, "")
 		expectBody(t, "devices.create suffices for plain devices", p, "Imported: 1 created")
 	})
+}
+
+// The router.db form also takes Oxidized's configuration file: its
+// delimiter, maps and logins are used, the mapping is shown (which logins
+// are set, never a password), the path it names on the Oxidized host is
+// never read, and what cannot be used says why.
+func TestDevicesImportRouterDBOxidizedConfig(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("op", "operator-password-1", auth.RoleOperator, true)
+	b := e.browser()
+	b.mustLogin("op", "operator-password-1")
+	expectBody(t, "import page", b.get("/devices/import"), `name="oxidized_config"`, "Oxidized configuration (optional)")
+
+	secretFile := filepath.Join(t.TempDir(), "server-side.db")
+	if err := os.WriteFile(secretFile, []byte("server-only:ios\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := `---
+username: oxidized
+password: S3cr3tx
+vars:
+  enable: En4ble-global
+groups:
+  lab:
+    username: labuser
+    password: L4b-pw
+source:
+  default: csv
+  csv:
+    file: ` + secretFile + `
+    delimiter: !ruby/regexp /:/
+    map:
+      name: 0
+      ip: 1
+      model: 2
+      username: 3
+      password: 4
+      group: 6
+    vars_map:
+      enable: 5
+      ssh_port: 7
+`
+	routerDB := "rtr01.local:192.168.1.1:ios:oxidized:5uP3R53cR3T:T0p53cR3t\nrtr02.local:192.168.1.2:ios\nsw01.local:192.168.1.3:procurve::::lab\n"
+	secrets := []string{"S3cr3tx", "5uP3R53cR3T", "T0p53cR3t", "En4ble-global", "L4b-pw"}
+	// The form's delimiter and map are for files without a configuration:
+	// with one they are not used.
+	form := map[string]string{"format": "oxidized", "delimiter": ";", "map": "name=0,model=1", "dry_run": "1"}
+	files := map[string]string{"file": routerDB, "oxidized_config": config}
+
+	p := b.uploadRouterDB(form, files, "")
+	expect(t, "dry run", p, http.StatusOK, "")
+	expectBody(t, "dry run", p, "Dry run, nothing changed: 3 would be created, 0 updated, 0 unchanged, 0 lines skipped.",
+		"Read as the Oxidized configuration says:", "Delimiter: <code>&#34;:&#34;</code>",
+		"Columns: <code>name=0,ip=1,model=2,username=3,password=4,enable=5,group=6</code>",
+		"Not read (backupd has no such setting): <code>vars_map.ssh_port=7</code>",
+		"Lines without their own login take the global username, password, enable password",
+		"Group lab has its own username, password", "cisco_ios at 192.168.1.1", "hp_procurve at 192.168.1.3")
+	if strings.Contains(p.body, "server-only") {
+		t.Error("the import read the file the configuration names on the server")
+	}
+	for _, s := range secrets {
+		if strings.Contains(p.body, s) {
+			t.Errorf("the page shows the password %q", s)
+		}
+	}
+	if n := devicesCount(t, e); n != 0 {
+		t.Fatalf("the dry run created %d devices", n)
+	}
+
+	b.header.Set("Accept-Language", "zh-CN")
+	p = b.uploadRouterDB(form, files, "")
+	b.header.Del("Accept-Language")
+	expectBody(t, "in Chinese", p, "按 Oxidized 配置读取：", "分组 lab 自带 用户名, 密码")
+
+	delete(form, "dry_run")
+	p = b.uploadRouterDB(form, files, "")
+	expect(t, "import", p, http.StatusOK, "")
+	expectBody(t, "import", p, "Imported: 3 created, 0 updated, 0 unchanged, 0 lines skipped.")
+	for name, want := range map[string][3]string{
+		"rtr01.local": {"oxidized", "5uP3R53cR3T", "T0p53cR3t"},
+		"rtr02.local": {"oxidized", "S3cr3tx", "En4ble-global"},
+		"sw01.local":  {"labuser", "L4b-pw", "En4ble-global"},
+	} {
+		d := devicesByName(t, e, name)
+		if d.CredentialID == nil {
+			t.Fatalf("%s has no credential", name)
+		}
+		c, err := e.store.GetCredential(t.Context(), *d.CredentialID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err1 := e.sealer.Open(c.Password, secret.PurposePassword)
+		en, err2 := e.sealer.Open(c.EnablePassword, secret.PurposeEnablePassword)
+		if got := [3]string{c.Username, pw, en}; got != want || err1 != nil || err2 != nil {
+			t.Errorf("%s: login %q (%v, %v), want %q", name, got, err1, err2, want)
+		}
+		if bytes.Contains(c.Password, []byte(want[1])) {
+			t.Errorf("%s: the password is stored in clear", name)
+		}
+	}
+
+	for _, tc := range []struct{ config, routerDB, want string }{
+		{"source:\n  default: sql\n", routerDB, "The Oxidized configuration cannot be used: the Oxidized configuration uses the &#34;sql&#34; source"},
+		{"source: [\n", routerDB, "The Oxidized configuration cannot be used: the Oxidized configuration is not YAML"},
+		{"source:\n  csv:\n    gpg: true\n    map:\n      name: 0\n      model: 1\n", "-----BEGIN PGP MESSAGE-----\n\nhQEMA\n",
+			"The file cannot be imported: the router.db is encrypted with GPG"},
+	} {
+		before := devicesCount(t, e)
+		p := b.uploadRouterDB(map[string]string{"format": "oxidized"}, map[string]string{"file": tc.routerDB, "oxidized_config": tc.config}, "")
+		expect(t, tc.want, p, http.StatusUnprocessableEntity, "")
+		expectBody(t, tc.want, p, tc.want)
+		if n := devicesCount(t, e); n != before {
+			t.Errorf("%d devices after a refused upload, want %d", n, before)
+		}
+	}
 }

@@ -89,4 +89,14 @@ const (
 	keyDevicesRouterDBCreateZone   = "devices.routerdb.detail.create_zone"
 	keyDevicesRouterDBZone         = "devices.routerdb.error.zone"
 	keyDevicesRouterDBUpdateDetail = "devices.routerdb.detail.update"
+
+	keyDevicesRouterDBOxidizedConfig     = "devices.routerdb.error.oxidized_config"
+	keyDevicesOxidizedDelimiter          = "devices.routerdb.oxidized.delimiter"
+	keyDevicesOxidizedDelimiterRegexp    = "devices.routerdb.oxidized.delimiter_regexp"
+	keyDevicesOxidizedLevelModel         = "devices.routerdb.oxidized.level.model"
+	keyDevicesOxidizedLevelGroup         = "devices.routerdb.oxidized.level.group"
+	keyDevicesOxidizedLevelGroupModel    = "devices.routerdb.oxidized.level.group_model"
+	keyDevicesOxidizedFieldUsername      = "devices.routerdb.oxidized.field.username"
+	keyDevicesOxidizedFieldPassword      = "devices.routerdb.oxidized.field.password"
+	keyDevicesOxidizedFieldEnablePasword = "devices.routerdb.oxidized.field.enable"
 )
