@@ -224,3 +224,49 @@ func TestOxidizedConfigDelimiters(t *testing.T) {
 		t.Errorf("IPv6: %+v, %v", p, err)
 	}
 }
+
+// FuzzOxidizedConfig: no configuration and router.db make the reader
+// panic or hang, and what Describe says does not depend on the passwords
+// (it names which are set, never what they are).
+func FuzzOxidizedConfig(f *testing.F) {
+	for _, name := range []string{"sources-csv", "advanced", "groups", "gpg"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "oxidized", name+".config"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw, []byte("r1:192.0.2.1:ios:u:p:e\nr2 , eos , g , 192.0.2.2\n"))
+	}
+	f.Add([]byte("source:\n  csv:\n    delimiter: !ruby/regexp /[,;]+/i\n    map: {name: 0, model: 1}\npassword: &p hunter2\nmodels: {ios: {password: *p}}\n"), []byte("a;ios\n"))
+	f.Fuzz(func(t *testing.T, config, routerDB []byte) {
+		c, err := ParseOxidizedConfig(config)
+		if err != nil {
+			return
+		}
+		_, _ = c.ParseRouterDB(routerDB)
+		before := strings.Join(c.Describe(), "\n")
+		other := "other-secret"
+		hide := func(l *oxLogin) {
+			for _, v := range []**string{&l.password, &l.enable} {
+				if *v != nil {
+					*v = &other
+				}
+			}
+		}
+		hide(&c.global)
+		for k, m := range c.models {
+			hide(&m)
+			c.models[k] = m
+		}
+		for k, g := range c.groups {
+			hide(&g.oxLogin)
+			for mk, m := range g.models {
+				hide(&m)
+				g.models[mk] = m
+			}
+			c.groups[k] = g
+		}
+		if after := strings.Join(c.Describe(), "\n"); after != before {
+			t.Fatalf("the description depends on the passwords:\n%s\n---\n%s", before, after)
+		}
+	})
+}
