@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -148,6 +149,16 @@ func (e *env) browser() *browser {
 		Jar:           jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
+}
+
+// browserFrom is a browser whose connections come from the loopback
+// address ip (127.0.0.2, say): a second client address for the server,
+// still on this machine.
+func (e *env) browserFrom(ip string) *browser {
+	b := e.browser()
+	d := &net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	b.client.Transport = &http.Transport{DialContext: d.DialContext}
+	return b
 }
 
 // page is one response.

@@ -46,9 +46,9 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
 	return u.render(w, r, http.StatusOK, "login.html", keyTitleLogin, p)
 }
 
-// login checks a username and password. Wrong ones count against both the
-// username and the client address (see throttle); a locked username or
-// address is refused before any password is checked. Every outcome but a
+// login checks a username and password. Wrong ones count against the
+// username from this client address, the address and the username (see
+// throttle); a locked one is refused before any password is checked. Every outcome but a
 // lock goes to the audit log, never with the password.
 func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 	username := strings.TrimSpace(r.PostFormValue("username"))
@@ -65,8 +65,8 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 	now := u.now()
 	ip := clientIP(r)
 	// The throttle's keys stay short whatever was typed.
-	uk, ak := userKey(truncate(username, maxUsernameBytes)), addrKey(ip)
-	if until := u.throttle.lockedUntil(now, uk, ak); !until.IsZero() {
+	keys := signInKeys(truncate(username, maxUsernameBytes), ip)
+	if until := u.throttle.locked(now, keys); !until.IsZero() {
 		return u.renderLocked(w, r, p, now, until)
 	}
 
@@ -75,10 +75,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !ok {
-		until := u.throttle.fail(now, uk, freeUserFailures)
-		if t := u.throttle.fail(now, ak, freeAddrFailures); t.After(until) {
-			until = t
-		}
+		until := u.throttle.failed(now, keys)
 		var uid *int64
 		name := ""
 		if user.ID != 0 {
@@ -97,7 +94,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 		return u.render(w, r, http.StatusUnauthorized, "login.html", keyTitleLogin, p)
 	}
 
-	u.throttle.succeed(uk)
+	u.throttle.succeeded(keys)
 	ws, err := u.startSession(r.Context(), w, r, user)
 	if err != nil {
 		return err

@@ -46,8 +46,8 @@ func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
 	// The current password is checked first, and throttled like a sign-in:
 	// a session left open must not become a way to guess it.
 	now := u.now()
-	uk, ak := userKey(s.Username), addrKey(clientIP(r))
-	if until := u.throttle.lockedUntil(now, uk, ak); !until.IsZero() {
+	keys := signInKeys(s.Username, clientIP(r))
+	if until := u.throttle.locked(now, keys); !until.IsZero() {
 		key, args := u.lockMessage(w, now, until)
 		return fail(http.StatusTooManyRequests, key, args...)
 	}
@@ -60,8 +60,7 @@ func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !ok {
-		u.throttle.fail(now, uk, freeUserFailures)
-		u.throttle.fail(now, ak, freeAddrFailures)
+		u.throttle.failed(now, keys)
 		u.audit(r, "user.password_failed", s.UserID, s.Username, s.auditRef(), map[string]any{"reason": "wrong_password"})
 		return fail(http.StatusUnprocessableEntity, keyPasswordWrongCurrent)
 	}
@@ -88,7 +87,7 @@ func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setSessionCookie(w, r, token)
-	u.throttle.succeed(uk)
+	u.throttle.succeeded(keys)
 	ref := ws.ID[:16]
 	u.audit(r, "user.password", s.UserID, s.Username, &ref, nil)
 	if p.Forced {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -206,11 +207,12 @@ func TestSessionIdleAndAbsoluteExpiry(t *testing.T) {
 func TestLoginThrottling(t *testing.T) {
 	e := newEnv(t)
 	e.createUser("alice", "alice-password-1", auth.RoleOperator, true)
-	b := e.browser()
+	b := e.browser() // from 127.0.0.1
 	for i := 1; i <= 4; i++ {
 		expect(t, "failure", b.login("alice", "nope-nope-nope"), http.StatusUnauthorized, "")
 	}
-	// The fifth failure locks the username for 30 seconds and says so.
+	// The fifth failure locks the username from this address for 30
+	// seconds and says so.
 	p := b.login("alice", "nope-nope-nope")
 	expect(t, "fifth failure", p, http.StatusTooManyRequests, "")
 	expectBody(t, "fifth failure", p, "Try again in 30 seconds")
@@ -218,12 +220,10 @@ func TestLoginThrottling(t *testing.T) {
 		t.Errorf("Retry-After %q, want 30", got)
 	}
 	// While locked, even the right password is refused, unchecked, from
-	// any address.
-	other := e.browser()
-	other.header.Set("User-Agent", "another browser")
-	p = other.login("alice", "alice-password-1")
-	expect(t, "right password while locked", p, http.StatusTooManyRequests, "")
-	expectBody(t, "right password while locked", p, "Too many failed sign-ins")
+	// that address.
+	p = e.browser().login("alice", "alice-password-1")
+	expect(t, "right password from the locked address", p, http.StatusTooManyRequests, "")
+	expectBody(t, "right password from the locked address", p, "Too many failed sign-ins")
 	failures := 0
 	for _, a := range e.auditEntries() {
 		if a.Action == "session.login_failed" {
@@ -234,8 +234,25 @@ func TestLoginThrottling(t *testing.T) {
 		t.Errorf("%d failed sign-ins audited, want 5 (locked attempts are not checked)", failures)
 	}
 
+	// The real user, from another address, is not locked out by someone
+	// else's guesses.
+	other := e.browserFrom("127.0.0.2")
+	p = other.login("alice", "alice-password-1")
+	expect(t, "right password from another address", p, http.StatusSeeOther, "/")
+	var from string
+	for _, a := range e.auditEntries() {
+		if a.Action == "session.login" {
+			from = a.RemoteAddr
+		}
+	}
+	if from != "127.0.0.2" {
+		t.Errorf("the sign-in was audited from %q, want 127.0.0.2", from)
+	}
+	// ... nor is a wrong password from there locked by the other's count.
+	expect(t, "one failure from another address", e.browserFrom("127.0.0.2").login("alice", "nope-nope-nope"), http.StatusUnauthorized, "")
+
 	e.clock.Advance(31 * time.Second)
-	// One more failure doubles the lock.
+	// One more failure from the guessing address doubles its lock.
 	p = b.login("alice", "nope-nope-nope")
 	expect(t, "failure after the lock", p, http.StatusTooManyRequests, "")
 	expectBody(t, "failure after the lock", p, "Try again in 60 seconds")
@@ -243,9 +260,36 @@ func TestLoginThrottling(t *testing.T) {
 	p = b.login("alice", "alice-password-1")
 	expect(t, "right password after the lock", p, http.StatusSeeOther, "/")
 
-	// Success forgets the username's failures.
+	// Success forgets the failures of the username from this address.
 	b2 := e.browser()
 	expect(t, "failure after success", b2.login("alice", "nope-nope-nope"), http.StatusUnauthorized, "")
+}
+
+// Guessing from many addresses at once trips the backstop per username:
+// a short lock, for every address, once far more failures than one
+// address may make have been counted.
+func TestLoginThrottlingBackstopAcrossAddresses(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("alice", "alice-password-1", auth.RoleOperator, true)
+	// 100 failures in all: 4 from each of 25 addresses, none of them
+	// locked on its own.
+	for i := range 25 {
+		b := e.browserFrom(fmt.Sprintf("127.0.1.%d", i+1))
+		for j := 1; j <= 4; j++ {
+			p := b.login("alice", "nope-nope-nope")
+			if i == 24 && j == 4 {
+				expect(t, "the hundredth failure", p, http.StatusTooManyRequests, "")
+				expectBody(t, "the hundredth failure", p, "Try again in 60 seconds")
+				continue
+			}
+			expect(t, "failure", p, http.StatusUnauthorized, "")
+		}
+	}
+	p := e.browserFrom("127.0.0.2").login("alice", "alice-password-1")
+	expect(t, "right password during the backstop lock", p, http.StatusTooManyRequests, "")
+	e.clock.Advance(61 * time.Second)
+	p = e.browserFrom("127.0.0.2").login("alice", "alice-password-1")
+	expect(t, "right password after the backstop lock", p, http.StatusSeeOther, "/")
 }
 
 func TestLoginThrottlingPerAddress(t *testing.T) {
