@@ -14,9 +14,27 @@ import (
 )
 
 // Wrap puts the middleware every request passes through around h: request
-// id, panic recovery, access log.
+// id, panic recovery, access log, HSTS.
 func Wrap(h http.Handler, log *slog.Logger) http.Handler {
-	return requestID(accessLog(recoverer(apiPaths(h), log), log))
+	return requestID(accessLog(recoverer(strictTransport(apiPaths(h)), log), log))
+}
+
+// HSTS is the Strict-Transport-Security header sent over HTTPS: browsers
+// that reached backupd over HTTPS once never again try plain HTTP for a
+// year, so nobody on the way can strip TLS off a later visit. Subdomains
+// are left alone: they may be other people's servers.
+const HSTS = "max-age=31536000"
+
+// strictTransport sends HSTS on every answer to a request that came over
+// HTTPS, here or through a trusted proxy (IsHTTPS). Over plain HTTP
+// browsers ignore the header, and it would be a lie, so it is not sent.
+func strictTransport(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if IsHTTPS(r) {
+			w.Header().Set("Strict-Transport-Security", HSTS)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // apiPaths answers a request under /api whose path is not in canonical

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,8 +60,11 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "devices backed up at once")
 	f.BoolVar(&cfg.Demo, "demo", cfg.Demo, "also run a fleet of simulated devices on loopback, registered and backed up")
 	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "serve Prometheus metrics on this host:port (off when empty)")
+	f.StringArrayVar(&cfg.TrustedProxy, "trusted-proxy", cfg.TrustedProxy,
+		"a TLS-terminating reverse proxy whose X-Forwarded-For/-Proto (or Forwarded) headers are believed: an IP address or CIDR prefix; repeat the flag for several "+
+			"(environment: BACKUPD_TRUSTED_PROXY, comma-separated)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies,
-		"reverse proxies whose X-Forwarded-For is believed: IP addresses or CIDR prefixes, comma-separated")
+		"the same as --trusted-proxy, comma-separated")
 	f.StringVar(&cfg.SyslogListen, "syslog-listen", cfg.SyslogListen,
 		"receive device logs on this host:port (UDP and TCP, e.g. 0.0.0.0:5514); a logged configuration change queues a backup (off when empty)")
 	f.DurationVar(&cfg.SyslogDebounce, "syslog-debounce", cfg.SyslogDebounce,
@@ -107,7 +112,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
 	web.MountHealth(mux, store.Ready, log.With("component", "health"))
-	proxies, err := web.ParseProxies(cfg.TrustedProxies)
+	proxies, err := web.ParseProxies(append(slices.Clone(cfg.TrustedProxy), cfg.TrustedProxies...))
 	if err != nil {
 		return err
 	}
@@ -176,6 +181,9 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 			return
 		}
 		log.Info("backupd listening", append([]any{"url", "http://" + ln.Addr().String()}, storeLog...)...)
+		if msg := plainHTTPWarning(ln.Addr(), proxies); msg != "" {
+			log.Warn(msg, "listen", ln.Addr().String())
+		}
 		errc <- srv.Serve(ln)
 	}()
 
@@ -196,6 +204,22 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		log.Info("stopped")
 	}
 	return err
+}
+
+// plainHTTPWarning is what serve warns of when it speaks plain HTTP on
+// addr: "" on a loopback address (only this machine reaches it) or behind
+// trusted proxies (they hold the TLS); otherwise how to add TLS.
+func plainHTTPWarning(addr net.Addr, proxies []netip.Prefix) string {
+	if len(proxies) > 0 {
+		return ""
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return ""
+	}
+	return "serving plain HTTP on an address other machines can reach: passwords and session cookies cross the network unencrypted. " +
+		"Add TLS with --tls-cert FILE --tls-key FILE (BACKUPD_TLS_CERT, BACKUPD_TLS_KEY), " +
+		"or put a reverse proxy that terminates TLS in front and name it with --trusted-proxy ADDRESS (BACKUPD_TRUSTED_PROXY), " +
+		"or listen on 127.0.0.1 only (--listen 127.0.0.1:8080)"
 }
 
 // serveMetrics serves /metrics on its own listener, so that the metrics

@@ -33,8 +33,11 @@ type Config struct {
 	Demo bool
 	// MetricsListen is where Prometheus metrics are served; empty is off.
 	MetricsListen string
-	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
-	// believed (IP addresses or CIDR prefixes).
+	// TrustedProxy lists the reverse proxies (IP addresses or CIDR
+	// prefixes) whose forwarding headers are believed: X-Forwarded-For
+	// and X-Forwarded-Proto, or Forwarded. TrustedProxies is the older,
+	// comma-separated spelling of the same list; both count.
+	TrustedProxy   []string
 	TrustedProxies []string
 	// SyslogListen is where device logs are received (UDP and TCP), so a
 	// configuration change a device logs queues its backup; empty is off.

@@ -9,6 +9,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/web"
 )
 
 // The API keys page: the signed-in user's keys (and, for users with
@@ -239,7 +240,7 @@ func (u *UI) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 // origin is the scheme and host the request came to.
 func origin(r *http.Request) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if web.IsHTTPS(r) {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host

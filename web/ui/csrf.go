@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"backupd/app/auth"
+	"backupd/web"
 )
 
 // csrfField is the hidden form field, csrfHeader the header JavaScript
@@ -95,7 +96,8 @@ func crossOrigin(r *http.Request) string {
 // sameOrigin reports whether the URL raw (an Origin or Referer) is this
 // server as the request reached it. Behind a TLS-terminating proxy the
 // request itself is plain HTTP, so the scheme is only held to https when
-// this server speaks TLS.
+// the request came over HTTPS (here, or through a trusted proxy that
+// says so).
 func sameOrigin(r *http.Request, raw string) bool {
 	o, err := url.Parse(raw)
 	if err != nil || o.Host == "" {
@@ -104,7 +106,7 @@ func sameOrigin(r *http.Request, raw string) bool {
 	switch o.Scheme {
 	case "https":
 	case "http":
-		if r.TLS != nil {
+		if web.IsHTTPS(r) {
 			return false
 		}
 	default:
@@ -131,7 +133,7 @@ func (u *UI) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	st.preCSRF = auth.NewCSRFSecret()
 	http.SetCookie(w, &http.Cookie{
 		Name: preCSRFCookie, Value: st.preCSRF, Path: "/",
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: web.IsHTTPS(r), SameSite: http.SameSiteStrictMode,
 	})
 	return st.preCSRF
 }

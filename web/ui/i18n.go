@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/language"
 
 	"backupd/embed"
+	"backupd/web"
 )
 
 // Languages of the interface; the first is the default. Each area of the
@@ -149,7 +150,7 @@ func (u *UI) setLanguage(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
+		HttpOnly: true, Secure: web.IsHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
 	http.Redirect(w, r, localPath(r.PostFormValue("next"), "/"), http.StatusSeeOther)
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/web"
 )
 
 // Cookie names. The session cookie holds a random token whose SHA-256 is
@@ -257,14 +258,14 @@ func (u *UI) newSession(r *http.Request, user db.User) (db.WebSession, string) {
 func setSessionCookie(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: token, Path: "/",
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
+		HttpOnly: true, Secure: web.IsHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
 }
 
 func (u *UI) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
+		HttpOnly: true, Secure: web.IsHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/web"
 )
 
 func TestLoginBadThenGoodThenLogout(t *testing.T) {
@@ -465,4 +466,104 @@ func TestCookiesAreSecureOverTLS(t *testing.T) {
 	req.Header.Set("Origin", strings.Replace(tlsSrv.URL, "https://", "http://", 1))
 	expect(t, "sign-out from the http origin", b.do(req), http.StatusForbidden, "")
 	expect(t, "sign-out from the https origin", b.post("/logout", nil), http.StatusSeeOther, "/login?out=1")
+}
+
+// Behind a TLS-terminating proxy the server speaks plain HTTP: the proxy
+// named with --trusted-proxy (here 127.0.0.2) says the client came over
+// HTTPS and who the client is; anyone else saying so is not believed.
+func TestTrustedProxyHTTPSAndClientAddress(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("alice", "alice-password-1", auth.RoleOperator, true)
+	proxies, err := web.ParseProxies([]string{"127.0.0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := httptest.NewServer(web.TrustProxies(e.srv.Config.Handler, proxies))
+	t.Cleanup(behind.Close)
+	plain := e.srv.URL
+	e.srv.URL = behind.URL
+	t.Cleanup(func() { e.srv.URL = plain })
+
+	sessionCookie := func(p page) *http.Cookie {
+		for _, c := range (&http.Response{Header: p.header}).Cookies() {
+			if c.Name == "backupd_session" {
+				return c
+			}
+		}
+		t.Fatal("no session cookie")
+		return nil
+	}
+	// Through the trusted proxy, as from a client at 198.51.100.7 over
+	// HTTPS: the browser sees https://, keeps Secure cookies and says so
+	// in Origin.
+	proxied := e.browserFrom("127.0.0.2")
+	proxied.client.Jar = httpsJar{proxied.jar}
+	proxied.header.Set("X-Forwarded-Proto", "https")
+	proxied.header.Set("X-Forwarded-For", "198.51.100.7")
+	proxied.header.Set("Origin", strings.Replace(behind.URL, "http://", "https://", 1))
+	p := proxied.get("/login")
+	if got := p.header.Get("Strict-Transport-Security"); got != web.HSTS {
+		t.Errorf("through the trusted proxy over https: Strict-Transport-Security %q, want %q", got, web.HSTS)
+	}
+	p = proxied.post("/login", url.Values{"username": {"alice"}, "password": {"alice-password-1"}})
+	expect(t, "sign-in through the proxy", p, http.StatusSeeOther, "/")
+	if c := sessionCookie(p); !c.Secure {
+		t.Error("the session cookie is not Secure although the trusted proxy says the client came over HTTPS")
+	}
+	var from string
+	for _, a := range e.auditEntries() {
+		if a.Action == "session.login" {
+			from = a.RemoteAddr
+		}
+	}
+	if from != "198.51.100.7" {
+		t.Errorf("sign-in through the proxy audited from %q, want the client 198.51.100.7", from)
+	}
+
+	// A client talking to the server directly says the same: not believed.
+	direct := e.browser()
+	direct.header.Set("X-Forwarded-Proto", "https")
+	direct.header.Set("X-Forwarded-For", "198.51.100.7")
+	p = direct.get("/login")
+	if got := p.header.Get("Strict-Transport-Security"); got != "" {
+		t.Errorf("an untrusted peer's X-Forwarded-Proto brought Strict-Transport-Security %q", got)
+	}
+	p = direct.post("/login", url.Values{"username": {"alice"}, "password": {"alice-password-1"}})
+	expect(t, "direct sign-in", p, http.StatusSeeOther, "/")
+	if c := sessionCookie(p); c.Secure {
+		t.Error("an untrusted peer's X-Forwarded-Proto made the cookie Secure")
+	}
+	entries := e.auditEntries()
+	for _, a := range entries {
+		if a.Action == "session.login" && a.RemoteAddr != "198.51.100.7" && a.RemoteAddr != "127.0.0.1" {
+			t.Errorf("a sign-in audited from %q", a.RemoteAddr)
+		}
+	}
+
+	// Guesses from one client behind the proxy lock that client only.
+	attacker := e.browserFrom("127.0.0.2")
+	attacker.header.Set("X-Forwarded-For", "198.51.100.66")
+	for i := 1; i <= 5; i++ {
+		attacker.login("alice", "nope-nope-nope")
+	}
+	expect(t, "the guessing client", attacker.login("alice", "alice-password-1"), http.StatusTooManyRequests, "")
+	user := e.browserFrom("127.0.0.2")
+	user.header.Set("X-Forwarded-For", "198.51.100.8")
+	expect(t, "another client behind the same proxy", user.login("alice", "alice-password-1"), http.StatusSeeOther, "/")
+}
+
+// httpsJar keeps cookies as a browser on https:// would: the proxy in
+// front speaks TLS, so Secure cookies come back.
+type httpsJar struct{ http.CookieJar }
+
+func (j httpsJar) SetCookies(u *url.URL, cs []*http.Cookie) {
+	v := *u
+	v.Scheme = "https"
+	j.CookieJar.SetCookies(&v, cs)
+}
+
+func (j httpsJar) Cookies(u *url.URL) []*http.Cookie {
+	v := *u
+	v.Scheme = "https"
+	return j.CookieJar.Cookies(&v)
 }
