@@ -122,25 +122,134 @@ func scanCollector(r scanner, extra ...any) (Collector, error) {
 	return c, err
 }
 
-// ErrEnrolment refuses an enrolment token that is unknown, used or
-// expired (which one is not told).
-var ErrEnrolment = errors.New("the enrolment token is unknown, already used or expired")
+// ErrEnrolment refuses an enrolment token that is unknown, used, revoked
+// or expired (which one is not told).
+var ErrEnrolment = errors.New("the enrolment token is unknown, already used, revoked or expired")
 
 // CreateEnrolmentToken stores the hash of a one-time token that enrols
-// one collector in the zone until expires.
-func (s *Store) CreateEnrolmentToken(ctx context.Context, zoneID int64, hash []byte, expires time.Time) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+// one collector in the zone until expires, and returns the token's ID
+// (which names it to list and revoke it; the token itself is never
+// stored).
+func (s *Store) CreateEnrolmentToken(ctx context.Context, zoneID int64, hash []byte, expires time.Time) (int64, error) {
+	var id int64
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		if ok, err := exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, zoneID); err != nil {
 			return fmt.Errorf("enrolment token: %w", err)
 		} else if !ok {
 			return ErrNotFound
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO collector_tokens (zone_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
-			zoneID, hash, Now(), expires.UTC().Format(TimeFormat)); err != nil {
+		var err error
+		id, err = insertID(ctx, tx, `INSERT INTO collector_tokens (zone_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+			zoneID, hash, Now(), expires.UTC().Format(TimeFormat))
+		if err != nil {
 			return fmt.Errorf("enrolment token: %w", err)
 		}
 		return nil
 	})
+	return id, err
+}
+
+// EnrolmentToken is what is stored of an enrolment token: never the
+// token, only when it was made, until when it enrols, and what became
+// of it.
+type EnrolmentToken struct {
+	ID        int64
+	ZoneID    int64
+	ZoneName  string
+	CreatedAt string
+	ExpiresAt string
+	UsedAt    *string
+	// CollectorID and CollectorName name the collector it enrolled.
+	CollectorID   *int64
+	CollectorName string
+	RevokedAt     *string
+}
+
+// Usable reports whether the token can still enrol a collector at now.
+func (t EnrolmentToken) Usable(now time.Time) bool {
+	return t.UsedAt == nil && t.RevokedAt == nil && t.ExpiresAt > now.UTC().Format(TimeFormat)
+}
+
+const enrolmentTokenColumns = `t.id, t.zone_id, z.name, t.created_at, t.expires_at, t.used_at, t.collector_id,
+	COALESCE(c.name, ''), t.revoked_at`
+
+func scanEnrolmentToken(r scanner) (EnrolmentToken, error) {
+	var t EnrolmentToken
+	var used, revoked sql.NullString
+	var collector sql.NullInt64
+	err := r.Scan(&t.ID, &t.ZoneID, &t.ZoneName, &t.CreatedAt, &t.ExpiresAt, &used, &collector, &t.CollectorName, &revoked)
+	if used.Valid {
+		t.UsedAt = &used.String
+	}
+	if collector.Valid {
+		t.CollectorID = &collector.Int64
+	}
+	if revoked.Valid {
+		t.RevokedAt = &revoked.String
+	}
+	return t, err
+}
+
+// MaxListedEnrolmentTokens bounds ListEnrolmentTokens: the newest are
+// listed.
+const MaxListedEnrolmentTokens = 500
+
+// ListEnrolmentTokens returns the newest enrolment tokens first (at most
+// MaxListedEnrolmentTokens); with usableAt set, only those that can
+// still enrol a collector then.
+func (s *Store) ListEnrolmentTokens(ctx context.Context, usableAt *time.Time) ([]EnrolmentToken, error) {
+	where, args := "", []any{}
+	if usableAt != nil {
+		where = `WHERE t.used_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > ?`
+		args = append(args, usableAt.UTC().Format(TimeFormat))
+	}
+	args = append(args, MaxListedEnrolmentTokens)
+	out, err := queryAll(ctx, s.reader, scanEnrolmentToken, `SELECT `+enrolmentTokenColumns+`
+		FROM collector_tokens t JOIN zones z ON z.id = t.zone_id LEFT JOIN collectors c ON c.id = t.collector_id
+		`+where+` ORDER BY t.id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list enrolment tokens: %w", err)
+	}
+	return out, nil
+}
+
+// GetEnrolmentToken returns one enrolment token or ErrNotFound.
+func (s *Store) GetEnrolmentToken(ctx context.Context, id int64) (EnrolmentToken, error) {
+	t, err := scanEnrolmentToken(s.reader.QueryRowContext(ctx, `SELECT `+enrolmentTokenColumns+`
+		FROM collector_tokens t JOIN zones z ON z.id = t.zone_id LEFT JOIN collectors c ON c.id = t.collector_id
+		WHERE t.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, ErrNotFound
+	}
+	if err != nil {
+		return t, fmt.Errorf("get enrolment token %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// ErrTokenUsed refuses to revoke an enrolment token that has enrolled its
+// collector: revoke the collector instead.
+var ErrTokenUsed = errors.New("the enrolment token has been used")
+
+// RevokeEnrolmentToken makes an unused enrolment token enrol nothing from
+// now on and returns it as it is then. Revoking a revoked (or expired)
+// token changes nothing and is no error; a used one is ErrTokenUsed (its
+// collector is revoked on its own), an unknown one ErrNotFound.
+func (s *Store) RevokeEnrolmentToken(ctx context.Context, id int64) (EnrolmentToken, error) {
+	// One statement against EnrolCollector's: whichever commits first
+	// wins, and the other finds used_at or revoked_at set.
+	if _, err := s.writer.ExecContext(ctx, `UPDATE collector_tokens SET revoked_at = ?
+		WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL`, Now(), id); err != nil {
+		return EnrolmentToken{}, fmt.Errorf("revoke enrolment token: %w", err)
+	}
+	t, err := s.GetEnrolmentToken(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	if t.UsedAt != nil {
+		return t, ErrTokenUsed
+	}
+	return t, nil
 }
 
 // EnrolCollector spends the enrolment token of tokenHash on a new
@@ -156,7 +265,7 @@ func (s *Store) EnrolCollector(ctx context.Context, tokenHash []byte, c Collecto
 		now := Now()
 		var tokenID, zoneID int64
 		err := tx.QueryRowContext(ctx, `UPDATE collector_tokens SET used_at = ?
-			WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING id, zone_id`,
+			WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING id, zone_id`,
 			now, tokenHash, now).Scan(&tokenID, &zoneID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrEnrolment

@@ -33,7 +33,7 @@ func hashOf(s string) []byte {
 func enrol(t *testing.T, s *db.Store, zone int64, name string) db.Collector {
 	t.Helper()
 	ctx := context.Background()
-	if err := s.CreateEnrolmentToken(ctx, zone, hashOf("enrol-"+name), time.Now().Add(time.Hour)); err != nil {
+	if _, err := s.CreateEnrolmentToken(ctx, zone, hashOf("enrol-"+name), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.EnrolCollector(ctx, hashOf("enrol-"+name), db.Collector{Name: name, PublicKey: "pk-" + name, Version: "v1"}, hashOf("bearer-"+name))
@@ -94,7 +94,7 @@ func TestCollectorEnrolment(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	site, _ := s.CreateZone(ctx, "site")
-	if err := s.CreateEnrolmentToken(ctx, 999, hashOf("x"), time.Now().Add(time.Hour)); !errors.Is(err, db.ErrNotFound) {
+	if _, err := s.CreateEnrolmentToken(ctx, 999, hashOf("x"), time.Now().Add(time.Hour)); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("a token for a missing zone: %v", err)
 	}
 	c := enrol(t, s, site.ID, "c1")
@@ -104,7 +104,7 @@ func TestCollectorEnrolment(t *testing.T) {
 	if _, err := s.EnrolCollector(ctx, hashOf("enrol-c1"), db.Collector{Name: "again", PublicKey: "pk"}, hashOf("b2")); !errors.Is(err, db.ErrEnrolment) {
 		t.Fatalf("a spent token enrolled again: %v", err)
 	}
-	if err := s.CreateEnrolmentToken(ctx, site.ID, hashOf("old"), time.Now().Add(-time.Second)); err != nil {
+	if _, err := s.CreateEnrolmentToken(ctx, site.ID, hashOf("old"), time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.EnrolCollector(ctx, hashOf("old"), db.Collector{Name: "late", PublicKey: "pk"}, hashOf("b3")); !errors.Is(err, db.ErrEnrolment) {
@@ -268,7 +268,7 @@ func TestEnrolmentTokenSpentOnce(t *testing.T) {
 	const rounds = 15
 	for round := range rounds {
 		token := hashOf(fmt.Sprintf("race-%d", round))
-		if err := s.CreateEnrolmentToken(ctx, db.LocalZone, token, time.Now().Add(time.Hour)); err != nil {
+		if _, err := s.CreateEnrolmentToken(ctx, db.LocalZone, token, time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		start := make(chan struct{})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,12 +24,14 @@ import (
 func newCollector(cfg *config.Config) *cobra.Command {
 	var cc collector.Config
 	cmd := &cobra.Command{
-		Use:   "collector --server URL [--token TOKEN]",
+		Use:   "collector --server URL",
 		Short: "Run as a remote collector of a zone (dials out to the server over HTTPS), or manage collectors",
 		Long: `Run as a remote collector inside a network the server cannot reach: the collector dials out to the
 server over HTTPS, takes its zone's backup jobs, logs in to the devices and uploads what they printed; the
 server does the rest. The first start needs a one-time enrolment token (` + "`backupd collector token create --zone NAME`" + `
-on the server); the collector keeps its identity in --data (collector.json, mode 0600) and no device secret.`,
+on the server), best given in the environment as BACKUPD_TOKEN, which ps does not show (--token works too, but
+every user of the host sees a command line); the collector keeps its identity in --data (collector.json, mode
+0600) and no device secret.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(cc.Server) == "" {
@@ -44,7 +47,7 @@ on the server); the collector keeps its identity in --data (collector.json, mode
 	}
 	f := cmd.Flags()
 	f.StringVar(&cc.Server, "server", "", "the server's address (https://…)")
-	f.StringVar(&cc.Token, "token", "", "one-time enrolment token (first start only)")
+	f.StringVar(&cc.Token, "token", "", "one-time enrolment token (first start only); set BACKUPD_TOKEN instead to keep it off the command line, which ps shows")
 	f.StringVar(&cc.CAFile, "ca-file", "", "PEM file of the CA the server's certificate must chain to (default: the system's roots)")
 	f.BoolVar(&cc.InsecureHTTP, "insecure-http", false, "allow a plain http:// server (tests and labs only: device secrets travel over it)")
 	f.StringVar(&cc.Name, "name", "", "the collector's name on the server (default: the host name)")
@@ -88,21 +91,104 @@ func newCollectorToken(cfg *config.Config) *cobra.Command {
 			if z.ID == db.LocalZone {
 				return errors.New("the local zone is the server's own: its devices need no collector")
 			}
-			token, err := collectorapi.NewEnrolmentToken(ctx, store, z.ID, ttl)
+			token, id, err := collectorapi.NewEnrolmentToken(ctx, store, z.ID, ttl)
 			if err != nil {
 				return err
 			}
-			audit(ctx, store, cmd.ErrOrStderr(), "collector_token.create", "zone", z.ID, map[string]any{"zone": z.Name, "ttl_seconds": int64(ttl / time.Second)})
-			fmt.Fprintf(cmd.ErrOrStderr(), "enrolment token for a collector of zone %q, valid once until %s; it is shown only this once:\n",
-				z.Name, time.Now().Add(ttl).UTC().Format(db.TimeFormat))
+			audit(ctx, store, cmd.ErrOrStderr(), "collector_token.create", "zone", z.ID, map[string]any{"zone": z.Name, "ttl_seconds": int64(ttl / time.Second), "token_id": id})
+			fmt.Fprintf(cmd.ErrOrStderr(), "enrolment token %d for a collector of zone %q, valid once until %s (revoke it with `backupd collector token revoke %d`); it is shown only this once:\n",
+				id, z.Name, time.Now().Add(ttl).UTC().Format(db.TimeFormat), id)
 			fmt.Fprintln(cmd.OutOrStdout(), token)
 			return nil
 		},
 	}
 	create.Flags().StringVar(&zone, "zone", "", "the zone the collector will serve (required)")
 	create.Flags().StringVar(&expires, "expires", "24h", "validity: a duration such as 24h, 7d, or a date 2027-01-31")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, newCollectorTokenList(cfg), newCollectorTokenRevoke(cfg))
 	return cmd
+}
+
+func newCollectorTokenList(cfg *config.Config) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list [--all]",
+		Short: "List the enrolment tokens that can still enrol a collector (--all: also used, expired and revoked ones); never the tokens themselves",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now := time.Now()
+			list := func(s *db.Store, ctx context.Context) ([]db.EnrolmentToken, error) {
+				if all {
+					return s.ListEnrolmentTokens(ctx, nil)
+				}
+				return s.ListEnrolmentTokens(ctx, &now)
+			}
+			return printList(cmd, cfg, list, "ID\tZONE\tCREATED (UTC)\tEXPIRES (UTC)\tSTATE", func(w io.Writer, t db.EnrolmentToken) {
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", t.ID, t.ZoneName, t.CreatedAt, t.ExpiresAt, tokenState(t, now))
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "also list used, expired and revoked tokens (the newest 500)")
+	return cmd
+}
+
+// tokenState says what became of an enrolment token.
+func tokenState(t db.EnrolmentToken, now time.Time) string {
+	switch {
+	case t.UsedAt != nil && t.CollectorID != nil:
+		return fmt.Sprintf("used %s by collector %d (%s)", *t.UsedAt, *t.CollectorID, t.CollectorName)
+	case t.UsedAt != nil:
+		return "used " + *t.UsedAt
+	case t.RevokedAt != nil:
+		return "revoked " + *t.RevokedAt
+	case !t.Usable(now):
+		return "expired"
+	}
+	return "unused"
+}
+
+func newCollectorTokenRevoke(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke an unused enrolment token: it enrols no collector from now on",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id <= 0 {
+				return fmt.Errorf("token id %q: want a positive number (see `backupd collector token list`)", args[0])
+			}
+			ctx := cmd.Context()
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			before, err := store.GetEnrolmentToken(ctx, id)
+			if errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no enrolment token %d (see `backupd collector token list --all`)", id)
+			}
+			if err != nil {
+				return err
+			}
+			t, err := store.RevokeEnrolmentToken(ctx, id)
+			switch {
+			case errors.Is(err, db.ErrTokenUsed):
+				if t.CollectorID != nil {
+					return fmt.Errorf("enrolment token %d has enrolled collector %d (%s): revoke the collector instead, `backupd collector revoke %d`",
+						id, *t.CollectorID, t.CollectorName, *t.CollectorID)
+				}
+				return fmt.Errorf("enrolment token %d has been used", id)
+			case err != nil:
+				return err
+			}
+			if before.RevokedAt != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "enrolment token %d was already revoked (%s)\n", id, *before.RevokedAt)
+				return nil
+			}
+			audit(ctx, store, cmd.ErrOrStderr(), "collector_token.revoke", "collector_token", id, map[string]any{"zone": t.ZoneName})
+			fmt.Fprintf(cmd.ErrOrStderr(), "revoked enrolment token %d of zone %q\n", id, t.ZoneName)
+			return nil
+		},
+	}
 }
 
 func newCollectorList(cfg *config.Config) *cobra.Command {

@@ -27,7 +27,7 @@ func TestCollectorAndZoneLists(t *testing.T) {
 	var ids []int64
 	for _, name := range []string{"branch-1", "branch-2"} {
 		token := []byte("token-" + name)
-		if err := s.CreateEnrolmentToken(ctx, id, token, time.Now().Add(time.Hour)); err != nil {
+		if _, err := s.CreateEnrolmentToken(ctx, id, token, time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		c, err := s.EnrolCollector(ctx, token, db.Collector{Name: name, PublicKey: "public", Version: "9.9.9"}, []byte("bearer-"+name))

@@ -58,7 +58,7 @@ func applianceSource(t *testing.T, devices, backups int) string {
 	if _, err := s.CreateDevice(ctx, db.Device{Name: "branch-sw", Host: "192.0.2.98", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true, ZoneID: branch.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateEnrolmentToken(ctx, branch.ID, []byte("token-hash"), time.Now().Add(time.Hour)); err != nil {
+	if _, err := s.CreateEnrolmentToken(ctx, branch.ID, []byte("token-hash"), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.EnrolCollector(ctx, []byte("token-hash"), db.Collector{Name: "branch-1", PublicKey: "public"}, []byte("bearer-hash")); err != nil {

@@ -37,7 +37,7 @@ func BenchmarkZoneBackup(b *testing.B) {
 			defer stop()
 			done := make(chan struct{})
 			if via == "collector" {
-				token, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+				token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 				if err != nil {
 					b.Fatal(err)
 				}

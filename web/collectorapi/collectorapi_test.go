@@ -137,7 +137,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 		remote = append(remote, e.device(t, fmt.Sprintf("site-r%d", i), e.zone.ID))
 	}
 	local := e.device(t, "local-r1", db.LocalZone)
-	token, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func send(t *testing.T, e *env, req *http.Request, token string) (int, collector
 func TestCollectorProtocolRefusals(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	token, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestCollectorJobCancelled(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	slow := e.device(t, "slow", e.zone.ID, devsim.FailSlowDrip)
-	token, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 // as a collector that misbehaves would.
 func rawCollector(t *testing.T, e *env, name string) string {
 	t.Helper()
-	token, err := collectorapi.NewEnrolmentToken(context.Background(), e.store, e.zone.ID, time.Hour)
+	token, _, err := collectorapi.NewEnrolmentToken(context.Background(), e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

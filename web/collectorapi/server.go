@@ -104,13 +104,15 @@ func (s *Server) Run(ctx context.Context) {
 }
 
 // NewEnrolmentToken makes a one-time enrolment token for the zone, valid
-// for ttl, and stores its hash. The token is shown once.
-func NewEnrolmentToken(ctx context.Context, store *db.Store, zoneID int64, ttl time.Duration) (string, error) {
-	token := newToken(collector.EnrolmentTokenScheme)
-	if err := store.CreateEnrolmentToken(ctx, zoneID, hashToken(token), time.Now().Add(ttl)); err != nil {
-		return "", err
+// for ttl, and stores its hash. The token is shown once; id names it
+// from then on (to list and revoke it).
+func NewEnrolmentToken(ctx context.Context, store *db.Store, zoneID int64, ttl time.Duration) (token string, id int64, err error) {
+	token = newToken(collector.EnrolmentTokenScheme)
+	id, err = store.CreateEnrolmentToken(ctx, zoneID, hashToken(token), time.Now().Add(ttl))
+	if err != nil {
+		return "", 0, err
 	}
-	return token, nil
+	return token, id, nil
 }
 
 func newToken(scheme string) string {

@@ -16,7 +16,8 @@ import (
 // administrator creates a zone, makes a one-time enrolment token for a
 // collector of it (shown once, on the answer to the form), sees each
 // collector's version, last heartbeat and the jobs in its hands, and
-// revokes one.
+// revokes one — or an enrolment token not used yet, should it have
+// leaked.
 
 const pathCollectors = "/collectors"
 
@@ -32,6 +33,7 @@ func (u *UI) mountCollectors(mux *http.ServeMux) {
 	mux.Handle("POST /collectors/zones", u.page("settings.update", u.createZone))
 	mux.Handle("POST /collectors/tokens", u.page("settings.update", u.createCollectorToken))
 	mux.Handle("POST /collectors/{id}/revoke", u.page("settings.update", u.revokeCollector))
+	mux.Handle("POST /collectors/tokens/{id}/revoke", u.page("settings.update", u.revokeCollectorToken))
 }
 
 // collectorsPageData is the data of collectors.html.
@@ -39,10 +41,12 @@ type collectorsPageData struct {
 	Zones      []db.Zone
 	Remote     []db.Zone // the zones a collector can serve
 	Collectors []collectorRow
-	Notice     string
-	ZoneName   string // the create-zone form, kept when refused
-	Error      string
-	Args       []any
+	// Tokens are the enrolment tokens that can still enrol a collector.
+	Tokens   []collectorTokenRow
+	Notice   string
+	ZoneName string // the create-zone form, kept when refused
+	Error    string
+	Args     []any
 }
 
 // collectorRow is a listed collector; State is a message key.
@@ -53,9 +57,17 @@ type collectorRow struct {
 	OK             bool
 }
 
+// collectorTokenRow is a listed enrolment token: never the token, only
+// its ID, zone and times.
+type collectorTokenRow struct {
+	db.EnrolmentToken
+	Created, Expires time.Time
+}
+
 var collectorNotices = map[string]string{
-	"zone":    keyCollZoneCreated,
-	"revoked": keyCollRevoked,
+	"zone":          keyCollZoneCreated,
+	"revoked":       keyCollRevoked,
+	"token_revoked": keyCollTokenRevoked,
 }
 
 func (u *UI) collectorsPage(w http.ResponseWriter, r *http.Request) error {
@@ -93,6 +105,16 @@ func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int
 		}
 		p.Collectors = append(p.Collectors, row)
 	}
+	tokens, err := u.deps.Store.ListEnrolmentTokens(ctx, &now)
+	if err != nil {
+		return err
+	}
+	for _, t := range tokens {
+		row := collectorTokenRow{EnrolmentToken: t}
+		row.Created, _ = db.ParseTime(t.CreatedAt)
+		row.Expires, _ = db.ParseTime(t.ExpiresAt)
+		p.Tokens = append(p.Tokens, row)
+	}
 	return u.render(w, r, status, "collectors.html", keyCollTitle, p)
 }
 
@@ -122,6 +144,7 @@ func (u *UI) createZone(w http.ResponseWriter, r *http.Request) error {
 // collectorTokenPage is the data of collectors_token.html: the one answer
 // that shows an enrolment token.
 type collectorTokenPage struct {
+	ID        int64
 	Zone      string
 	Token     string
 	ExpiresAt time.Time
@@ -143,14 +166,16 @@ func (u *UI) createCollectorToken(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	token, err := collectorapi.NewEnrolmentToken(r.Context(), u.deps.Store, z.ID, collectorTokenTTL)
+	token, tokenID, err := collectorapi.NewEnrolmentToken(r.Context(), u.deps.Store, z.ID, collectorTokenTTL)
 	if err != nil {
 		return err
 	}
-	// As the command line records it: the zone, never the token.
-	u.auditAdmin(r, "collector_token.create", "zone", z.ID, map[string]any{"zone": z.Name, "ttl_seconds": int64(collectorTokenTTL / time.Second)})
+	// As the command line records it: the zone and the token's ID, never
+	// the token.
+	u.auditAdmin(r, "collector_token.create", "zone", z.ID, map[string]any{"zone": z.Name,
+		"ttl_seconds": int64(collectorTokenTTL / time.Second), "token_id": tokenID})
 	return u.render(w, r, http.StatusOK, "collectors_token.html", keyCollTitleToken, collectorTokenPage{
-		Zone: z.Name, Token: token, ExpiresAt: u.now().Add(collectorTokenTTL), Origin: origin(r),
+		ID: tokenID, Zone: z.Name, Token: token, ExpiresAt: u.now().Add(collectorTokenTTL), Origin: origin(r),
 	})
 }
 
@@ -170,5 +195,31 @@ func (u *UI) revokeCollector(w http.ResponseWriter, r *http.Request) error {
 		u.auditAdmin(r, "collector.revoke", "collector", id, map[string]any{"name": c.Name, "zone": c.ZoneName})
 	}
 	redirectDone(w, r, pathCollectors, "revoked")
+	return nil
+}
+
+// revokeCollectorToken makes an enrolment token that has not been used
+// enrol nothing from now on. One that has enrolled its collector is
+// refused: revoke the collector.
+func (u *UI) revokeCollectorToken(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	before, err := u.deps.Store.GetEnrolmentToken(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	t, err := u.deps.Store.RevokeEnrolmentToken(r.Context(), id)
+	if errors.Is(err, db.ErrTokenUsed) {
+		return u.renderCollectors(w, r, http.StatusConflict, collectorsPageData{Error: keyCollErrTokenUsed, Args: []any{id}})
+	}
+	if err != nil {
+		return err
+	}
+	if before.RevokedAt == nil {
+		u.auditAdmin(r, "collector_token.revoke", "collector_token", id, map[string]any{"zone": t.ZoneName})
+	}
+	redirectDone(w, r, pathCollectors, "token_revoked")
 	return nil
 }

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -144,4 +145,97 @@ func TestDeviceFormZone(t *testing.T) {
 	if d, _ := e.store.GetDevice(ctx, devs[0].ID); d.ZoneID != db.LocalZone {
 		t.Fatalf("after the move: zone %d", d.ZoneID)
 	}
+}
+
+// An enrolment token not used yet is listed (never the token itself) and
+// can be revoked on the page by someone with settings.update, with the
+// form's CSRF token, audited; a revoked token enrols nothing.
+func TestCollectorsPageRevokesToken(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.createUser("boss", bossPassword, auth.RoleAdministrator, true)
+	e.createUser("vic", "Viewer-pass-12345", auth.RoleViewer, true)
+	zone, err := e.store.CreateZone(ctx, "site-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.mustLogin("boss", bossPassword)
+	b.get("/collectors")
+	p := b.post("/collectors/tokens", url.Values{"zone_id": {strconv.FormatInt(zone.ID, 10)}})
+	expect(t, "token", p, http.StatusOK, "")
+	m := enrolmentToken.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no token shown:\n%s", p.body)
+	}
+	token := m[1]
+	expectBody(t, "token page", p, "BACKUPD_TOKEN="+token+" backupd collector --server", `id="token-id"`)
+	if strings.Contains(p.body, "--token "+token) {
+		t.Error("the token page puts the token on a command line")
+	}
+	tokens, err := e.store.ListEnrolmentTokens(ctx, nil)
+	if err != nil || len(tokens) != 1 {
+		t.Fatalf("tokens: %+v, %v", tokens, err)
+	}
+	id := strconv.FormatInt(tokens[0].ID, 10)
+	p = b.get("/collectors")
+	expectBody(t, "listed", p, `data-token="`+id+`"`, `action="/collectors/tokens/`+id+`/revoke"`)
+	if strings.Contains(p.body, token) {
+		t.Fatal("the Collectors page shows the enrolment token")
+	}
+
+	v := e.browser()
+	v.mustLogin("vic", "Viewer-pass-12345")
+	if p := v.get("/collectors"); strings.Contains(p.body, `action="/collectors/tokens/`+id+`/revoke"`) {
+		t.Error("a viewer is offered to revoke a token")
+	}
+	expect(t, "viewer revokes", v.post("/collectors/tokens/"+id+"/revoke", nil), http.StatusForbidden, "")
+	b.get("/collectors")
+	expect(t, "revoke without the CSRF token", b.post("/collectors/tokens/"+id+"/revoke", url.Values{"csrf": {""}}), http.StatusForbidden, "")
+	if got, _ := e.store.GetEnrolmentToken(ctx, tokens[0].ID); got.RevokedAt != nil {
+		t.Fatal("revoked by a refused request")
+	}
+	expect(t, "revoke", b.post("/collectors/tokens/"+id+"/revoke", nil), http.StatusSeeOther, "/collectors?done=token_revoked")
+	p = b.get("/collectors?done=token_revoked")
+	expectBody(t, "after revoke", p, "Enrolment token revoked")
+	if strings.Contains(p.body, `data-token="`+id+`"`) {
+		t.Error("a revoked token is still listed")
+	}
+	audited := 0
+	for _, a := range e.auditEntries() {
+		if a.Action == "collector_token.revoke" && a.TargetID == id && a.Username == "boss" {
+			audited++
+		}
+	}
+	if audited != 1 {
+		t.Errorf("%d audit entries of the revocation, want 1", audited)
+	}
+	h := sha256.Sum256([]byte(token))
+	bearer := sha256.Sum256([]byte("bkc_x"))
+	if _, err := e.store.EnrolCollector(ctx, h[:], db.Collector{Name: "late", PublicKey: "pk", Version: "1"}, bearer[:]); !errors.Is(err, db.ErrEnrolment) {
+		t.Fatalf("enrolment with the revoked token: %v, want refused", err)
+	}
+	expect(t, "revoke a missing one", b.post("/collectors/tokens/999/revoke", nil), http.StatusNotFound, "")
+
+	// A used token is not revoked: its collector is.
+	b.get("/collectors")
+	p = b.post("/collectors/tokens", url.Values{"zone_id": {strconv.FormatInt(zone.ID, 10)}})
+	token = enrolmentToken.FindStringSubmatch(p.body)[1]
+	h = sha256.Sum256([]byte(token))
+	c, err := e.store.EnrolCollector(ctx, h[:], db.Collector{Name: "edge", PublicKey: "pk", Version: "1"}, bearer[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, _ = e.store.ListEnrolmentTokens(ctx, nil)
+	b.get("/collectors")
+	p = b.post("/collectors/tokens/"+strconv.FormatInt(tokens[0].ID, 10)+"/revoke", nil)
+	expect(t, "revoke a used token", p, http.StatusConflict, "")
+	expectBody(t, "revoke a used token", p, "revoke the collector instead")
+	if got, _ := e.store.GetCollector(ctx, c.ID); got.RevokedAt != nil {
+		t.Error("revoking its token revoked the collector")
+	}
+
+	b.header.Set("Accept-Language", "zh-CN")
+	b.post("/collectors/tokens", url.Values{"zone_id": {strconv.FormatInt(zone.ID, 10)}})
+	expectBody(t, "zh", b.get("/collectors"), "未使用的注册令牌")
 }

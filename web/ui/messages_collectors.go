@@ -8,8 +8,9 @@ const (
 	keyCollTitle      = "collectors.title"
 	keyCollTitleToken = "collectors.token.title"
 
-	keyCollZoneCreated = "collectors.notice.zone_created"
-	keyCollRevoked     = "collectors.notice.revoked"
+	keyCollZoneCreated  = "collectors.notice.zone_created"
+	keyCollRevoked      = "collectors.notice.revoked"
+	keyCollTokenRevoked = "collectors.notice.token_revoked"
 
 	keyCollStateOnline  = "collectors.state.online"
 	keyCollStateOffline = "collectors.state.offline"
@@ -18,4 +19,5 @@ const (
 	keyCollErrZoneName   = "collectors.error.zone_name"
 	keyCollErrZoneExists = "collectors.error.zone_exists"
 	keyCollErrTokenZone  = "collectors.error.token_zone"
+	keyCollErrTokenUsed  = "collectors.error.token_used"
 )
