@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/app/netguard"
 )
 
 // Channel types.
@@ -51,6 +53,10 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock of the e-mail Date header; nil: time.Now.
 	Now func() time.Time
+	// Outbound is the outbound allow list: the zero policy refuses
+	// link-local and cloud metadata addresses, as typed and on every
+	// connection after DNS.
+	Outbound netguard.Policy
 }
 
 // Timeouts of one delivery.
@@ -110,6 +116,9 @@ func Send(ctx context.Context, ch Channel, events []Event, opts Options) Result 
 		return Result{Permanent: true, Err: ErrNoEvents}
 	}
 	if err := ch.Validate(); err != nil {
+		return Result{Permanent: true, Err: fmt.Errorf("channel %q: %w", ch.Name, err)}
+	}
+	if err := ch.CheckDestination(opts.Outbound); err != nil {
 		return Result{Permanent: true, Err: fmt.Errorf("channel %q: %w", ch.Name, err)}
 	}
 	switch ch.Type {

@@ -185,14 +185,14 @@ func deliverSMTP(ctx context.Context, cfg EmailConfig, password string, msg []by
 
 	var conn net.Conn
 	var err error
-	dialer := &net.Dialer{Timeout: timeout}
+	dialer := opts.Outbound.Dialer(timeout)
 	if cfg.security() == SecurityTLS {
 		conn, err = (&tls.Dialer{NetDialer: dialer, Config: tlsConfig}).DialContext(ctx, "tcp", addr)
 	} else {
 		conn, err = dialer.DialContext(ctx, "tcp", addr)
 	}
 	if err != nil {
-		return "", &smtpError{step: "connect to " + addr, err: err}
+		return "", &smtpError{step: "connect to " + addr, permanent: refused(err), err: err}
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(deadline)

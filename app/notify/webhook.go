@@ -340,8 +340,8 @@ func post(ctx context.Context, rawURL string, body []byte, h http.Header, skipVe
 		req.Header.Set("User-Agent", opts.UserAgent)
 	}
 	tr := &http.Transport{
-		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            (&net.Dialer{Timeout: timeout}).DialContext,
+		Proxy:                  outboundProxy(opts.Outbound),
+		DialContext:            opts.Outbound.Dialer(timeout).DialContext,
 		TLSClientConfig:        &tls.Config{RootCAs: opts.RootCAs, InsecureSkipVerify: skipVerify, MinVersion: tls.VersionTLS12}, //nolint:gosec // the channel's own choice, off by default
 		TLSHandshakeTimeout:    timeout,
 		ResponseHeaderTimeout:  timeout,
@@ -357,6 +357,9 @@ func post(ctx context.Context, rawURL string, body []byte, h http.Header, skipVe
 	resp, err := client.Do(req)
 	if err != nil {
 		err = innerURLError(err)
+		if refused(err) {
+			return Result{Permanent: true, Err: fmt.Errorf("POST %s: %w", where, err)}
+		}
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			err = fmt.Errorf("no answer within %s", timeout)
 		}

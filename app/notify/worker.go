@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/app/backup"
+	"backupd/app/netguard"
 	"backupd/db"
 )
 
@@ -284,8 +285,14 @@ func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.
 	if !ok {
 		return
 	}
+	// The allow list as it is now, on whichever node sends.
+	outbound, err := netguard.Load(ctx, w.store)
+	if err != nil {
+		w.fail(ctx, row.Type, chID, batch, Result{Err: err})
+		return
+	}
 	res := Send(ctx, ch, events, Options{DeliveryID: deliveryID, UserAgent: w.o.UserAgent, RootCAs: w.o.RootCAs,
-		Timeout: w.o.Timeout, Now: w.o.Now})
+		Timeout: w.o.Timeout, Now: w.o.Now, Outbound: outbound})
 	if !res.OK() {
 		w.fail(ctx, row.Type, chID, batch, res)
 		return

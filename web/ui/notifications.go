@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/netguard"
 	"backupd/app/notify"
 	"backupd/db"
 )
@@ -660,6 +661,22 @@ func channelOf(f notifChannelFields, secret []byte, headers map[string]string, e
 	return ch
 }
 
+// channelDestinationProblem adds the form's error when the channel's
+// receiver is written as a link-local or cloud metadata address the
+// outbound allow list does not hold (notify.Channel.CheckDestination),
+// and reports whether it did.
+func (u *UI) channelDestinationProblem(ctx context.Context, ch notify.Channel, errs *settingsFormErrors) (bool, error) {
+	outbound, err := netguard.Load(ctx, u.deps.Store)
+	if err != nil {
+		return false, err
+	}
+	if err := ch.CheckDestination(outbound); err != nil {
+		notifChannelProblem(err, errs)
+		return true, nil
+	}
+	return false, nil
+}
+
 // notifChannelProblem turns what notify refuses of a channel into the
 // form's message: the English detail names the setting, never its value.
 func notifChannelProblem(err error, errs *settingsFormErrors) {
@@ -678,6 +695,11 @@ func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	ch := channelOf(f, plain, headersOf(f, nil), &errs)
 	if !errs.empty() {
+		return fail(http.StatusUnprocessableEntity)
+	}
+	if bad, err := u.channelDestinationProblem(r.Context(), ch, &errs); err != nil {
+		return err
+	} else if bad {
 		return fail(http.StatusUnprocessableEntity)
 	}
 	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.deps.Sealer))
@@ -761,6 +783,11 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	ch := channelOf(f, plain, headersOf(f, oldHeaders), &errs)
 	if !errs.empty() {
+		return fail(http.StatusUnprocessableEntity)
+	}
+	if bad, err := u.channelDestinationProblem(r.Context(), ch, &errs); err != nil {
+		return err
+	} else if bad {
 		return fail(http.StatusUnprocessableEntity)
 	}
 	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.deps.Sealer))
@@ -864,12 +891,16 @@ func (u *UI) sendTest(ctx context.Context, c db.NotificationChannel) notifTestRe
 	if err != nil {
 		return notifTestResult{Error: err.Error()}
 	}
+	outbound, err := netguard.Load(ctx, u.deps.Store)
+	if err != nil {
+		return notifTestResult{Error: err.Error()}
+	}
 	ctx, cancel := context.WithTimeout(ctx, notifTestTimeout)
 	defer cancel()
 	now := u.now()
 	res := notify.Send(ctx, ch, []notify.Event{notifTestEvent(now)}, notify.Options{
 		DeliveryID: "test-" + strconv.FormatInt(c.ID, 10) + "-" + strconv.FormatInt(now.UnixNano(), 10),
-		UserAgent:  "backupd/" + u.deps.Version, Timeout: notifTestTimeout, Now: u.now,
+		UserAgent:  "backupd/" + u.deps.Version, Timeout: notifTestTimeout, Now: u.now, Outbound: outbound,
 	})
 	out := notifTestResult{OK: res.OK(), Status: res.Status}
 	if res.Err != nil {
