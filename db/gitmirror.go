@@ -33,6 +33,10 @@ type GitMirror struct {
 	// remote.
 	HTTPSUsername string `json:"https_username,omitempty"`
 	HTTPSToken    []byte `json:"https_token,omitempty"`
+	// AllowLocalRemote takes a remote on this machine (file://, a path).
+	// Only serve's --git-allow-local-remote sets it, never the web form:
+	// a path names the server's own files.
+	AllowLocalRemote bool `json:"allow_local_remote,omitempty"`
 }
 
 // SettingGitPush holds the GitPushStatus of the last push.

@@ -21,6 +21,7 @@ import (
 
 	"backupd/app/collect"
 	"backupd/app/metrics"
+	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -790,7 +791,7 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 		if msg == "" {
 			msg = "the collection failed"
 		}
-		reachable := reason != collect.ReasonConnect
+		reachable := reason != collect.ReasonConnect && reason != collect.ReasonRefused
 		o := db.Outcome{Error: msg, Reason: reason, Reachable: &reachable}
 		if reason == collect.ReasonHostKeyChanged && cp.HostKey != nil {
 			o.PendingHostKey = cp.HostKey
@@ -973,6 +974,13 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 		Platform: d.Platform, Host: d.Host, Port: d.Port, Method: d.LoginMethod,
 		Encoding: d.Encoding,
 	}
+	// Link-local and cloud metadata addresses are refused when
+	// connecting, after DNS, unless the allow list holds them.
+	outbound, err := netguard.Load(ctx, store)
+	if err != nil {
+		return t, err
+	}
+	t.Control = outbound.Control
 	if d.CredentialID == nil {
 		return t, errors.New("the device has no credential; assign one to back it up")
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"backupd/app/netguard"
 	"backupd/db"
 )
 
@@ -107,6 +108,12 @@ func (r *Reachability) safeCheckAll(ctx context.Context) {
 // early and returns ctx's error; results cut short by it are not
 // recorded, so a shutdown never marks a device unreachable.
 func (r *Reachability) CheckAll(ctx context.Context) (reachable, unreachable int, err error) {
+	// A device on a link-local or metadata address the allow list does
+	// not hold is not connected to, and counts as unreachable.
+	outbound, err := netguard.Load(ctx, r.store)
+	if err != nil {
+		return 0, 0, err
+	}
 	var up, down, undecided atomic.Int64
 	var errMu sync.Mutex
 	var failures int
@@ -116,7 +123,7 @@ func (r *Reachability) CheckAll(ctx context.Context) (reachable, unreachable int
 	for range r.opts.Concurrency {
 		wg.Go(func() {
 			for d := range work {
-				ok, decided := r.probe(ctx, d)
+				ok, decided := r.probe(ctx, d, outbound)
 				if !decided {
 					undecided.Add(1)
 					continue // cut short by ctx: drain without recording
@@ -182,12 +189,14 @@ func (r *Reachability) feed(ctx context.Context, work chan<- db.DeviceAddress) e
 // timeout. decided is false when ctx, not the device, ended the attempt:
 // cancelled, or past its deadline (which the dialer may notice a moment
 // before ctx reports it).
-func (r *Reachability) probe(ctx context.Context, d db.DeviceAddress) (ok, decided bool) {
-	dialer := net.Dialer{Timeout: r.opts.Timeout}
-	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
+func (r *Reachability) probe(ctx context.Context, d db.DeviceAddress, outbound netguard.Policy) (ok, decided bool) {
+	conn, err := outbound.Dialer(r.opts.Timeout).DialContext(ctx, "tcp", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
 	if err == nil {
 		_ = conn.Close()
 		return true, true
+	}
+	if errors.Is(err, netguard.ErrRefused) {
+		return false, true
 	}
 	if ctx.Err() != nil {
 		return false, false

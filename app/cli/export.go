@@ -16,6 +16,7 @@ import (
 
 	"backupd/app/config"
 	"backupd/app/gitmirror"
+	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -175,6 +176,8 @@ func applyGitFlags(ctx context.Context, store *db.Store, sealer *secret.Sealer, 
 				return fmt.Errorf("--%s: %w", name, err)
 			}
 			gm.SSHKey = sealer.Seal(key, secret.PurposeGitKey)
+		case "git-allow-local-remote":
+			gm.AllowLocalRemote = g.AllowLocalRemote
 		case "git-token-file":
 			tok, err := readFile(name, g.TokenFile)
 			if err != nil {
@@ -183,7 +186,11 @@ func applyGitFlags(ctx context.Context, store *db.Store, sealer *secret.Sealer, 
 			gm.HTTPSToken = sealer.Seal(strings.TrimSpace(tok), secret.PurposeGitToken)
 		}
 	}
-	if err := gitmirror.Validate(gm); err != nil {
+	outbound, err := netguard.Load(ctx, store)
+	if err != nil {
+		return err
+	}
+	if err := gitmirror.Validate(gm, outbound); err != nil {
 		return fmt.Errorf("git mirror flags: %w", err)
 	}
 	if err := store.PutSetting(ctx, db.SettingGitMirror, gm); err != nil {

@@ -67,7 +67,7 @@ func TestExportGit(t *testing.T) {
 	// With the mirror on, a backup run is one commit, pushed to the remote.
 	bare := filepath.Join(t.TempDir(), "net.git")
 	gitOut(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
-	if err := store.PutSetting(ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare}); err != nil {
+	if err := store.PutSetting(ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
 	sims[1].Mutate(4)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"backupd/app/cluster"
 	"backupd/app/config"
 	"backupd/app/metrics"
+	"backupd/app/netguard"
 	"backupd/app/syslog"
 	"backupd/db"
 	"backupd/web"
@@ -41,6 +43,8 @@ func newServe(cfg *config.Config) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			_, inEnv := os.LookupEnv(config.EnvName("outbound-allow"))
+			cfg.OutboundAllowSet = cmd.Flags().Changed("outbound-allow") || inEnv
 			cfg.Git.Set = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) {
 				if strings.HasPrefix(f.Name, "git-") {
@@ -65,6 +69,9 @@ func newServe(cfg *config.Config) *cobra.Command {
 			"(environment: BACKUPD_TRUSTED_PROXY, comma-separated)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies,
 		"the same as --trusted-proxy, comma-separated")
+	f.StringArrayVar(&cfg.OutboundAllow, "outbound-allow", cfg.OutboundAllow,
+		"a link-local or cloud metadata address (IP address or CIDR prefix) backupd may still connect to: webhooks, SMTP, the git remote, devices; "+
+			"repeat the flag for several; given (even empty), it replaces the allow list of the settings page (environment: BACKUPD_OUTBOUND_ALLOW, comma-separated)")
 	f.StringVar(&cfg.SyslogListen, "syslog-listen", cfg.SyslogListen,
 		"receive device logs on this host:port (UDP and TCP, e.g. 0.0.0.0:5514); a logged configuration change queues a backup (off when empty)")
 	f.DurationVar(&cfg.SyslogDebounce, "syslog-debounce", cfg.SyslogDebounce,
@@ -79,7 +86,7 @@ func newServe(cfg *config.Config) *cobra.Command {
 	g := &cfg.Git
 	f.BoolVar(&g.Enable, "git-mirror", g.Enable, "keep the git mirror in DATA/git/mirror: one commit per backup run (saved to the settings)")
 	f.BoolVar(&g.Groups, "git-groups", g.Groups, "git mirror: a folder per group (saved to the settings)")
-	f.StringVar(&g.Remote, "git-remote", g.Remote, "git mirror: push to this remote, ssh://, user@host:path, https:// or file:// (saved to the settings; empty: no push)")
+	f.StringVar(&g.Remote, "git-remote", g.Remote, "git mirror: push to this remote, ssh://, user@host:path or https:// (file:// or a path with --git-allow-local-remote; saved to the settings; empty: no push)")
 	f.StringVar(&g.Branch, "git-branch", g.Branch, "git mirror: the remote branch (default main; saved to the settings)")
 	f.StringVar(&g.AuthorName, "git-author-name", g.AuthorName, "git mirror: commit author and committer name (saved to the settings)")
 	f.StringVar(&g.AuthorEmail, "git-author-email", g.AuthorEmail, "git mirror: commit author and committer email (saved to the settings)")
@@ -87,6 +94,8 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.StringVar(&g.SSHKeyFile, "git-ssh-key-file", g.SSHKeyFile, "git mirror: the SSH deploy key's file (stored sealed)")
 	f.StringVar(&g.HTTPSUser, "git-https-user", g.HTTPSUser, "git mirror: HTTPS user name (saved to the settings)")
 	f.StringVar(&g.TokenFile, "git-token-file", g.TokenFile, "git mirror: file holding the HTTPS token (stored sealed)")
+	f.BoolVar(&g.AllowLocalRemote, "git-allow-local-remote", g.AllowLocalRemote,
+		"git mirror: take a remote on this machine, file:// or a path (saved to the settings; the web form cannot set it)")
 	f.DurationVar(&g.MaxWait, "git-max-wait", g.MaxWait, "git mirror: commit at least this often while the backup queue stays busy (default 10m)")
 	return cmd
 }
@@ -102,6 +111,12 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		return err
 	}
 	defer store.Close()
+
+	if cfg.OutboundAllowSet {
+		if err := applyOutboundAllow(ctx, store, cfg.OutboundAllow, stderr); err != nil {
+			return err
+		}
+	}
 
 	keys := auth.NewKeyAuthenticator(store, log.With("component", "auth"))
 	mux := http.NewServeMux()
@@ -204,6 +219,20 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		log.Info("stopped")
 	}
 	return err
+}
+
+// applyOutboundAllow saves serve's --outbound-allow to the settings (the
+// settings page shows and edits the same list), audited.
+func applyOutboundAllow(ctx context.Context, store *db.Store, list []string, stderr io.Writer) error {
+	allow, err := netguard.ParseAllow(list)
+	if err != nil {
+		return fmt.Errorf("--outbound-allow: %w", err)
+	}
+	if err := netguard.Save(ctx, store, allow); err != nil {
+		return err
+	}
+	audit(ctx, store, stderr, "settings.update", "settings", netguard.SettingAllow, map[string]any{"allow": netguard.Strings(allow)})
+	return nil
 }
 
 // plainHTTPWarning is what serve warns of when it speaks plain HTTP on

@@ -19,6 +19,7 @@ import (
 
 	"backupd/app/collect/driver"
 	"backupd/app/collect/transport"
+	"backupd/app/netguard"
 )
 
 // Timeouts bound the stages of one collection. A zero field takes its
@@ -91,6 +92,9 @@ type Target struct {
 	// Transcript, when set, records the session: what was sent and
 	// received on the stream, exec requests and their output.
 	Transcript *Transcript
+	// Control refuses, before connecting, the addresses the outbound
+	// policy refuses (netguard.Policy.Control); nil refuses none.
+	Control func(network, address string, c syscall.RawConn) error
 }
 
 // Result is what a collection produced.
@@ -128,11 +132,16 @@ const (
 	ReasonEnable         = "enable"
 	ReasonOutputTooLarge = "output_too_large"
 	ReasonProtocol       = "protocol"
+	// ReasonRefused: the address is one backupd does not connect to
+	// (link-local, cloud metadata) and the outbound allow list does not
+	// hold it. Not retried: a setting has to change.
+	ReasonRefused = "address_refused"
 )
 
 // Reason classifies an error from Collect for metrics and retries:
 // "connect", "auth", "host_key_changed", "timeout", "enable",
-// "output_too_large", "protocol" (anything else), "" for nil.
+// "output_too_large", "address_refused", "protocol" (anything else), ""
+// for nil.
 func Reason(err error) string {
 	if err == nil {
 		return ""
@@ -274,6 +283,7 @@ func (c *collector) options() transport.Options {
 		PinnedHostKey:        c.t.PinnedHostKey,
 		ConnectTimeout:       c.t.Timeouts.Connect,
 		LoginTimeout:         c.t.Timeouts.Login,
+		Control:              c.t.Control,
 	}
 }
 
@@ -481,6 +491,7 @@ func quoteCommands(cmds []string) string {
 // key or handshake.
 func (c *collector) dialError(ctx context.Context, err error, presented []byte) error {
 	var opErr *net.OpError
+	var refused *netguard.RefusedError
 	switch {
 	case errors.Is(err, transport.ErrHostKeyChanged):
 		return &Error{Reason: ReasonHostKeyChanged, err: err, msg: c.hostKeyMessage(presented)}
@@ -493,6 +504,8 @@ func (c *collector) dialError(ctx context.Context, err error, presented []byte) 
 			msg = fmt.Sprintf("%s: the private key for user %s cannot be used: it is malformed, encrypted without a passphrase given, or the passphrase is wrong", c.addr, c.t.Username)
 		}
 		return &Error{Reason: ReasonAuth, err: err, msg: msg}
+	case errors.As(err, &refused):
+		return &Error{Reason: ReasonRefused, err: err, msg: fmt.Sprintf("connect %s: %s", c.addr, refused.Error())}
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		return &Error{Reason: ReasonConnect, err: err, msg: fmt.Sprintf("connect %s: %s", c.addr, netReason(opErr, c.t.Timeouts.Connect))}
 	case errors.Is(err, transport.ErrConnect):

@@ -23,6 +23,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/app/collect"
+	"backupd/app/netguard"
 	"backupd/app/platforms"
 )
 
@@ -493,6 +494,11 @@ func (c *client) collect(ctx context.Context, job Job) backup.Capture {
 	if len(t.PinnedHostKey) == 0 {
 		t.PinnedHostKey = nil
 	}
+	allow, err := netguard.ParseAllow(job.OutboundAllow)
+	if err != nil {
+		return backup.Capture{Reason: "config", Error: "the server's outbound allow list: " + err.Error()}
+	}
+	t.Control = netguard.Policy{Allow: allow}.Control
 	t.Timeouts.Job = time.Duration(job.TimeoutSeconds) * time.Second
 	if t.Timeouts.Job <= 0 || t.Timeouts.Job > time.Hour {
 		t.Timeouts.Job = collect.DefaultJobTimeout

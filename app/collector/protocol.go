@@ -90,6 +90,11 @@ type Job struct {
 	Secrets []byte `json:"secrets"`
 	// TimeoutSeconds bounds the whole collection.
 	TimeoutSeconds int `json:"timeout_seconds"`
+	// OutboundAllow is the server's outbound allow list (IP addresses and
+	// CIDR prefixes): the link-local and cloud metadata addresses the
+	// collector may still connect to. Any other such address is refused
+	// before connecting, after DNS.
+	OutboundAllow []string `json:"outbound_allow,omitempty"`
 }
 
 // ResultRequest is what a collection produced (backup.Capture).

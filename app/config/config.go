@@ -57,6 +57,12 @@ type Config struct {
 	// StaleAfter is how long a device may go without a good backup
 	// before backup.stale is recorded; 0 is the default (48 h).
 	StaleAfter time.Duration
+	// OutboundAllow is serve's --outbound-allow: link-local and cloud
+	// metadata addresses (IP addresses, CIDR prefixes) backupd may still
+	// connect to. When OutboundAllowSet (the flag or its variable was
+	// given) it replaces the stored allow list at start.
+	OutboundAllow    []string
+	OutboundAllowSet bool
 	// Git holds the git mirror flags of serve; the ones given (flag or
 	// environment) are saved to the mirror's settings at start.
 	Git GitFlags
@@ -74,6 +80,8 @@ type GitFlags struct {
 	SSHKeyFile     string
 	HTTPSUser      string
 	TokenFile      string
+	// AllowLocalRemote takes a remote on this machine (file://, a path).
+	AllowLocalRemote bool
 	// MaxWait bounds how long a busy queue delays the mirror's commit;
 	// 0 is the default (10 min).
 	MaxWait time.Duration

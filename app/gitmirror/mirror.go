@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,6 +44,9 @@ type Mirror struct {
 	PushBackoff  time.Duration
 	// PushTimeout bounds one try (default 2 min).
 	PushTimeout time.Duration
+	// Resolver looks the remote's host up before a push (nil: the
+	// system's); tests set one.
+	Resolver *net.Resolver
 
 	mu sync.Mutex
 	// written maps each file to the snapshot it holds, as committed; a

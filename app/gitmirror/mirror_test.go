@@ -404,7 +404,7 @@ func TestRunCommitsAfterTheQueueDrains(t *testing.T) {
 	e.sim("r1", "cisco_ios", 1, nil)
 	e.sim("r2", "cisco_ios", 2, nil)
 	bare := bareRepo(t)
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare}); err != nil {
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"backupd/app/metrics"
+	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -27,11 +28,15 @@ const (
 
 // RemoteKind classifies a remote URL: ssh://host/path and the scp-like
 // user@host:path are SSH; https:// (and http://) HTTPS; file:// and
-// absolute paths a repository on this machine.
+// absolute paths a repository on this machine (taken only with
+// AllowLocalRemote, see CheckRemote). Remote helpers (ext::, fd:: …)
+// are refused.
 func RemoteKind(u string) (string, error) {
 	switch {
 	case u == "":
 		return RemoteNone, nil
+	case remoteHelper(u):
+		return "", ErrRemoteHelper
 	case strings.HasPrefix(u, "/"):
 		return RemoteFile, nil
 	}
@@ -101,11 +106,30 @@ func CheckPrivateKey(key string) error {
 // deploy key (0600) and the pinned known_hosts in DATA/git/ssh, for HTTPS
 // an askpass script reading the token from the git process's own
 // environment. The token never goes into a URL, an argument or a file.
-func (m *Mirror) remoteEnv(cfg db.GitMirror) (env []string, secrets []string, cleanup func(), err error) {
-	kind, err := RemoteKind(cfg.RemoteURL)
+func (m *Mirror) remoteEnv(ctx context.Context, cfg db.GitMirror) (env []string, secrets []string, cleanup func(), err error) {
+	outbound, err := netguard.Load(ctx, m.store)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	outbound.Resolver = m.Resolver
+	kind, err := CheckRemote(cfg, outbound)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("git mirror: %w", err)
+	}
+	sshPin, pinEnv, err := pinRemote(ctx, cfg.RemoteURL, kind, outbound)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	env, secrets, cleanup, err = m.transportEnv(cfg, kind, sshPin)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return append(append(env, pinEnv...), allowProtocol(kind)), secrets, cleanup, nil
+}
+
+// transportEnv is remoteEnv's part for each kind of remote; sshPin are
+// ssh options that pin the address.
+func (m *Mirror) transportEnv(cfg db.GitMirror, kind string, sshPin []string) (env []string, secrets []string, cleanup func(), err error) {
 	cleanup = func() {}
 	switch kind {
 	case RemoteSSH:
@@ -142,6 +166,9 @@ func (m *Mirror) remoteEnv(cfg db.GitMirror) (env []string, secrets []string, cl
 		cmd := shellQuote(sshBin) + " -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes" +
 			" -o UserKnownHostsFile=" + shellQuote(hostsFile) + " -o GlobalKnownHostsFile=/dev/null" +
 			" -o IdentitiesOnly=yes -o IdentityAgent=none -o ConnectTimeout=15 -i " + shellQuote(keyFile)
+		for _, o := range sshPin {
+			cmd += " " + shellQuote(o)
+		}
 		return []string{"GIT_SSH_COMMAND=" + cmd}, nil, cleanup, nil
 	case RemoteHTTPS:
 		token := ""
@@ -255,7 +282,7 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secr
 	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
 		return 0, nil, nil // nothing committed yet
 	}
-	env, secrets, cleanup, err := m.remoteEnv(cfg)
+	env, secrets, cleanup, err := m.remoteEnv(ctx, cfg)
 	if err != nil {
 		return 0, secrets, err
 	}
@@ -345,10 +372,11 @@ func redact(err error, secrets []string) error {
 }
 
 // Validate checks settings before they are saved: a remote URL we can
-// push to, a pinned host key and a deploy key for SSH, a usable identity
+// push to (CheckRemote: no remote helper, no local remote unless allowed,
+// no link-local or metadata address), a pinned host key and a deploy key for SSH, a usable identity
 // and branch. Secrets are checked where they are opened.
-func Validate(cfg db.GitMirror) error {
-	kind, err := RemoteKind(cfg.RemoteURL)
+func Validate(cfg db.GitMirror, outbound netguard.Policy) error {
+	kind, err := CheckRemote(cfg, outbound)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func TestPushFailureNotifiesOncePerStreak(t *testing.T) {
 		t.Fatal(err)
 	}
 	remote := "file://" + bare
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: remote}); err != nil {
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: remote, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
 	hooks := &pushHooks{events: map[string][]notify.Event{}}

@@ -28,7 +28,7 @@ func TestPushToFileRemote(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("r1", "cisco_ios", 1, nil)
 	bare := bareRepo(t)
-	res := e.pushRun(db.GitMirror{Enabled: true, RemoteURL: "file://" + bare,
+	res := e.pushRun(db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true,
 		AuthorName: "Net Team", AuthorEmail: "net@example.com"}, bare, r1, "r1", "over file://")
 	if who := strings.TrimSpace(git(t, bare, "log", "-1", "--format=%an <%ae> / %cn <%ce>", "main")); who != "Net Team <net@example.com> / Net Team <net@example.com>" {
 		t.Fatalf("author/committer: %s", who)
@@ -48,7 +48,7 @@ func TestPushRefusedIsReportedAndBackupsGoOn(t *testing.T) {
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare}); err != nil {
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
 	e.run(db.TriggerManual)
@@ -114,7 +114,7 @@ func TestPushesFollowTheRemoteAcrossLeaderChanges(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("r1", "cisco_ios", 1, nil)
 	bare := bareRepo(t)
-	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare}); err != nil {
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
 	nodeB := gitmirror.New(e.store, e.sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), t.TempDir())

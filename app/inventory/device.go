@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"backupd/app/collect/driver"
+	"backupd/app/netguard"
 	"backupd/db"
 )
 
@@ -37,6 +38,7 @@ const (
 	Blank              Problem = "blank"
 	TooLong            Problem = "too_long"
 	BadHost            Problem = "bad_host"
+	MetadataHost       Problem = "metadata_host"
 	BadPort            Problem = "bad_port"
 	UnknownPlatform    Problem = "unknown_platform"
 	UnknownLoginMethod Problem = "unknown_login_method"
@@ -104,7 +106,11 @@ func CheckName(name string) (string, *FieldError) {
 }
 
 // CheckHost trims a host and checks that it is an IP address or a DNS
-// name a device can be dialled at.
+// name a device can be dialled at, and not a cloud metadata service's
+// address (no device answers there; a device pointed at it would hand the
+// server's cloud credentials to whoever reads its backups). Other
+// link-local addresses are refused when connecting, unless the outbound
+// allow list holds them (netguard).
 func CheckHost(host string) (string, *FieldError) {
 	host = strings.TrimSpace(host)
 	switch {
@@ -112,6 +118,8 @@ func CheckHost(host string) (string, *FieldError) {
 		return host, &FieldError{"host", Blank, "must not be blank"}
 	case !driver.ValidHost(host):
 		return host, &FieldError{"host", BadHost, "must be an IP address or a DNS name"}
+	case netguard.MetadataHost(host):
+		return host, &FieldError{"host", MetadataHost, "is the address of a cloud metadata service, not of a device"}
 	}
 	return host, nil
 }

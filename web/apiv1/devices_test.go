@@ -74,6 +74,8 @@ func TestDevicesValidation(t *testing.T) {
 		{"missing template", map[string]any{"name": "d", "host": "h", "platform": "cisco_ios", "template_id": 999}, "body:template_id"},
 		{"template of another platform", map[string]any{"name": "d", "host": "h", "platform": "cisco_ios", "template_id": junos}, "body:template_id"},
 		{"bad host", map[string]any{"name": "d", "host": "http://x y", "platform": "cisco_ios"}, "body:host"},
+		{"metadata host", map[string]any{"name": "d", "host": "169.254.169.254", "platform": "cisco_ios"}, "body:host"},
+		{"metadata host, IPv6", map[string]any{"name": "d", "host": "fd00:ec2::254", "platform": "cisco_ios"}, "body:host"},
 		{"bad port", map[string]any{"name": "d", "host": "h", "platform": "cisco_ios", "port": 70000}, "body:port"},
 		{"bad login method", map[string]any{"name": "d", "host": "h", "platform": "cisco_ios", "login_method": "rsh"}, "body:login_method"},
 		{"bad encoding", map[string]any{"name": "d", "host": "h", "platform": "cisco_ios", "encoding": "ebcdic"}, "body:encoding"},
@@ -91,6 +93,10 @@ func TestDevicesValidation(t *testing.T) {
 	}
 	ok := e.newDevice(map[string]any{"name": "d", "host": "h", "platform": "juniper_junos", "group_id": g, "credential_id": cred, "template_id": junos})
 	e.expect(e.do(http.MethodPost, "/api/v1/devices", e.adminKey, map[string]any{"name": "D", "host": "h2", "platform": "vyos"}), 409, "DEVICE_NAME_EXISTS")
+	// A device cannot be moved to a metadata address either.
+	if r := e.do(http.MethodPut, fmt.Sprintf("/api/v1/devices/%d", ok.id()), e.adminKey, map[string]any{"host": "169.254.169.254"}); r.Status != 422 || !hasField(r.fieldErrors(), "body:host") {
+		t.Errorf("PUT host 169.254.169.254: %d %s", r.Status, r.Raw)
+	}
 	// Changing the platform away from the template's is refused, too.
 	r := e.do(http.MethodPut, fmt.Sprintf("/api/v1/devices/%d", ok.id()), e.adminKey, map[string]any{"platform": "vyos"})
 	e.expect(r, 422, "VALIDATION_ERROR")

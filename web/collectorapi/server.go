@@ -26,6 +26,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/collect/driver"
 	"backupd/app/collector"
+	"backupd/app/netguard"
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
@@ -355,6 +356,11 @@ func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (collecto
 	job := collector.Job{ID: cl.ID, Attempt: cl.BackupID, DeviceID: d.ID, DeviceName: d.Name, Platform: t.Platform,
 		Host: t.Host, Port: t.Port, Method: t.Method, Encoding: t.Encoding, Commands: t.Commands,
 		PinnedHostKey: t.PinnedHostKey, Secrets: sealed, TimeoutSeconds: int(s.opts.JobTimeout / time.Second)}
+	outbound, err := netguard.Load(ctx, s.store)
+	if err != nil {
+		return collector.Job{}, err
+	}
+	job.OutboundAllow = netguard.Strings(outbound.Allow)
 	if !driver.IsBuiltin(t.Platform) {
 		cp, err := s.store.GetCustomPlatform(ctx, t.Platform)
 		if err != nil {

@@ -32,6 +32,7 @@ func (u *UI) mountBackupSettings(mux *http.ServeMux) {
 	mux.Handle("POST /settings/retention/apply", u.page("backups.delete", u.applyRetention))
 	mux.Handle("POST /settings/syslog", u.page("settings.update", u.saveSyslogPatterns))
 	mux.Handle("POST /settings/git", u.page("settings.update", u.saveGit))
+	mux.Handle("POST /settings/outbound", u.page("settings.update", u.saveOutbound))
 }
 
 // settingsFieldError is a form field's problem: a message key with its

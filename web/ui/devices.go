@@ -691,6 +691,8 @@ func devicesFieldMessage(fe inventory.FieldError) *devicesMessage {
 		return &devicesMessage{Key: keyDevicesErrNameLong, Args: []any{inventory.MaxNameLength}}
 	case fe.Field == "host" && fe.Problem == inventory.Blank:
 		return &devicesMessage{Key: keyDevicesErrHostBlank}
+	case fe.Field == "host" && fe.Problem == inventory.MetadataHost:
+		return &devicesMessage{Key: keyDevicesErrHostMetadata}
 	case fe.Field == "host":
 		return &devicesMessage{Key: keyDevicesErrHost}
 	case fe.Field == "port":

@@ -22,6 +22,7 @@ const (
 	keyDevicesErrNameTaken        = "devices.error.name_taken"
 	keyDevicesErrHostBlank        = "devices.error.host_blank"
 	keyDevicesErrHost             = "devices.error.host"
+	keyDevicesErrHostMetadata     = "devices.error.host_metadata"
 	keyDevicesErrPort             = "devices.error.port"
 	keyDevicesErrPlatform         = "devices.error.platform"
 	keyDevicesErrLoginMethod      = "devices.error.login_method"

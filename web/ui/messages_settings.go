@@ -85,3 +85,10 @@ var (
 		"schedules.day.thu", "schedules.day.fri", "schedules.day.sat",
 	}
 )
+
+// Message keys of the settings page's outbound connections section.
+const (
+	keyOutboundNoticeSaved = "settings.outbound.notice.saved"
+	keyOutboundErrInvalid  = "settings.outbound.error.invalid"
+	keyOutboundErrTooMany  = "settings.outbound.error.too_many"
+)

@@ -13,6 +13,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collect"
 	"backupd/app/collect/driver"
+	"backupd/app/netguard"
 	"backupd/app/platforms"
 	"backupd/db"
 )
@@ -532,6 +533,11 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 		}
 		target = collect.Target{Host: t.Host, Port: port, Method: t.Method, Username: t.Username,
 			Password: t.typedPassword, EnablePassword: t.typedEnablePass}
+		outbound, err := netguard.Load(ctx, u.deps.Store)
+		if err != nil {
+			return err
+		}
+		target.Control = outbound.Control
 	default:
 		return fail(platformMsg{Key: keyPlatErrTestNoTarget})
 	}

@@ -50,8 +50,11 @@ type settingsPage struct {
 	Nodes           []settingsNode
 	Syslog          settingsSyslog
 	Git             settingsGit
-	// gitTyped keeps the git section as the refused form had it.
-	gitTyped bool
+	Outbound        settingsOutbound
+	// gitTyped and outboundTyped keep their section as the refused form
+	// had it.
+	gitTyped      bool
+	outboundTyped bool
 }
 
 // settingsFacts are read-only facts about the server for the operator.
@@ -98,6 +101,8 @@ func (u *UI) settingsNotice(q url.Values, p *settingsPage) {
 		p.Notice = keySyslogNoticeSaved
 	case "git_saved":
 		p.Notice = keyGitNoticeSaved
+	case "outbound_saved":
+		p.Notice = keyOutboundNoticeSaved
 	}
 }
 
@@ -113,6 +118,9 @@ func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status 
 		return err
 	}
 	if err := u.fillGit(r, &p.Git, p.gitTyped); err != nil {
+		return err
+	}
+	if err := u.fillOutbound(r, &p.Outbound, p.outboundTyped); err != nil {
 		return err
 	}
 	at, saved, err := u.deps.Store.SettingUpdatedAt(ctx, db.SettingRetention)

@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
 
 	"backupd/app/gitmirror"
+	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -72,9 +74,20 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 	gm := db.GitMirror{Enabled: typed.Enabled, Groups: typed.Groups, AuthorName: typed.AuthorName,
 		AuthorEmail: typed.AuthorEmail, RemoteURL: typed.RemoteURL, Branch: typed.Branch,
 		KnownHosts: typed.KnownHosts, HTTPSUsername: typed.HTTPSUsername,
-		SSHKey: stored.SSHKey, HTTPSToken: stored.HTTPSToken}
-	kind, err := gitmirror.RemoteKind(gm.RemoteURL)
+		SSHKey: stored.SSHKey, HTTPSToken: stored.HTTPSToken, AllowLocalRemote: stored.AllowLocalRemote}
+	outbound, err := netguard.Load(r.Context(), u.deps.Store)
 	if err != nil {
+		return err
+	}
+	kind, err := gitmirror.CheckRemote(gm, outbound)
+	switch {
+	case errors.Is(err, gitmirror.ErrRemoteHelper):
+		return refuse(keyGitErrRemoteHelper)
+	case errors.Is(err, gitmirror.ErrLocalRemote):
+		return refuse(keyGitErrRemoteLocal)
+	case errors.Is(err, netguard.ErrRefused):
+		return refuse(keyGitErrRemoteAddress)
+	case err != nil:
 		if strings.Contains(gm.RemoteURL, "@") && strings.Contains(err.Error(), "password") {
 			return refuse(keyGitErrRemotePassword)
 		}
@@ -109,7 +122,7 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 	if !gitmirror.ValidBranch(gm.Branch) {
 		return refuse(keyGitErrBranch)
 	}
-	if err := gitmirror.Validate(gm); err != nil {
+	if err := gitmirror.Validate(gm, outbound); err != nil {
 		return refuse(keyGitErrRemote)
 	}
 	if err := u.deps.Store.PutSetting(r.Context(), db.SettingGitMirror, gm); err != nil {

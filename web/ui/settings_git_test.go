@@ -60,6 +60,12 @@ func TestGitMirrorSettingsForm(t *testing.T) {
 		{gitForm("https://ci:tok@git.example.com/net.git", "", "", ""), "Put no password or token in the remote URL", "远程 URL 中不能包含密码或令牌"},
 		{gitForm("ftp://git.example.com/net.git", "", "", ""), "The remote is not a URL backupd can push to", "backupd 无法推送到该远程地址"},
 		{gitForm("-oProxyCommand=touch /tmp/x", "", "", ""), "The remote is not a URL backupd can push to", "backupd 无法推送到该远程地址"},
+		{gitForm("ext::/tmp/run-me", hosts, keyPEM, ""), "Remote helpers such as ext:: and fd:: are not taken", "不接受 ext::、fd:: 等远程助手"},
+		{gitForm("fd::7", hosts, keyPEM, ""), "Remote helpers such as ext:: and fd:: are not taken", "不接受 ext::、fd:: 等远程助手"},
+		{gitForm("file:///srv/net.git", "", "", ""), "only when the server runs with --git-allow-local-remote", "仅在服务器以 --git-allow-local-remote"},
+		{gitForm("/srv/net.git", "", "", ""), "only when the server runs with --git-allow-local-remote", "仅在服务器以 --git-allow-local-remote"},
+		{gitForm("https://169.254.169.254/net.git", "", "", ""), "link-local or cloud metadata address", "链路本地地址或云元数据地址"},
+		{gitForm("git@[fd00:ec2::254]:net.git", hosts, keyPEM, ""), "link-local or cloud metadata address", "链路本地地址或云元数据地址"},
 	}
 	zhBrowser := func() *browser {
 		zh := e.browser()

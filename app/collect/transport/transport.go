@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -73,6 +74,11 @@ type Options struct {
 	// platforms as "do not page". Defaults: DefaultTermWidth and 0.
 	TermWidth  int
 	TermHeight int
+
+	// Control, when set, is the TCP dialer's Control hook: it sees every
+	// address after DNS, before the connect system call, and refuses
+	// those the outbound policy refuses (netguard.Policy.Control).
+	Control func(network, address string, c syscall.RawConn) error
 }
 
 // Defaults used when an Options field is zero.
@@ -127,7 +133,7 @@ func (o Options) addr() string { return net.JoinHostPort(o.Host, strconv.Itoa(o.
 func dialTCP(ctx context.Context, proto string, o Options) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
-	var d net.Dialer
+	d := net.Dialer{Control: o.Control}
 	nc, err := d.DialContext(dctx, "tcp", o.addr())
 	if err != nil {
 		return nil, fmt.Errorf("transport: %s %s: connect: %w: %w", proto, o.addr(), ErrConnect, err)
