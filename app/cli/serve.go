@@ -69,6 +69,7 @@ func newServe(cfg *config.Config) *cobra.Command {
 			"(environment: BACKUPD_TRUSTED_PROXY, comma-separated)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies,
 		"the same as --trusted-proxy, comma-separated")
+	_ = f.MarkDeprecated("trusted-proxies", "use --trusted-proxy (BACKUPD_TRUSTED_PROXY), repeated for several")
 	f.StringArrayVar(&cfg.OutboundAllow, "outbound-allow", cfg.OutboundAllow,
 		"a link-local or cloud metadata address (IP address or CIDR prefix) backupd may still connect to: webhooks, SMTP, the git remote, devices; "+
 			"repeat the flag for several; given (even empty), it replaces the allow list of the settings page (environment: BACKUPD_OUTBOUND_ALLOW, comma-separated)")
