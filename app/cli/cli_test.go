@@ -175,9 +175,16 @@ var listening = regexp.MustCompile(`msg="backupd listening" url=(http://127\.0\.
 // it answers HTTP.
 func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
+	return startServeEnv(t, dataDir, nil, extra...)
+}
+
+// startServeEnv is startServe with env (NAME=value) added to its
+// environment.
+func startServeEnv(t *testing.T, dataDir string, env []string, extra ...string) *server {
+	t.Helper()
 	s := &server{stderr: &testkit.LockedBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(binPath, append([]string{"serve", "--data", dataDir, "--listen", "127.0.0.1:0"}, extra...)...)
-	s.cmd.Env = cleanEnv(storeEnv(s.cmd.Args)...)
+	s.cmd.Env = cleanEnv(append(storeEnv(s.cmd.Args), env...)...)
 	s.cmd.Dir = t.TempDir()
 	s.cmd.Stdout = io.Discard
 	s.cmd.Stderr = s.stderr

@@ -130,4 +130,14 @@ func TestServeSavesGitFlags(t *testing.T) {
 	if strings.Contains(string(gm.SSHKey), "PRIVATE KEY") || strings.Contains(s.stderr.String(), "PRIVATE KEY") {
 		t.Fatal("the deploy key is stored or logged in the clear")
 	}
+
+	// The same settings from the environment are saved as well.
+	s = startServeEnv(t, data, []string{"BACKUPD_GIT_AUTHOR_NAME=Env Team", "BACKUPD_GIT_BRANCH=configs"})
+	s.stop(t)
+	if gm, err = store.GitMirrorSettings(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gm.AuthorName != "Env Team" || gm.Branch != "configs" || gm.RemoteURL != "git@git.example.com:net.git" {
+		t.Fatalf("settings after BACKUPD_GIT_* at start: %+v", gm)
+	}
 }

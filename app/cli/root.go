@@ -79,7 +79,9 @@ func opensData(cmd *cobra.Command) bool {
 }
 
 // applyEnv sets every flag the command line left alone from its
-// BACKUPD_<FLAG> variable, so flags > environment > defaults.
+// BACKUPD_<FLAG> variable, so flags > environment > defaults. A flag set
+// so counts as given (Changed), as on the command line: serve saves the
+// git flags it was given, backup run keeps the retention it was given.
 func applyEnv(flags *pflag.FlagSet) error {
 	var err error
 	flags.VisitAll(func(f *pflag.Flag) {
@@ -96,12 +98,14 @@ func applyEnv(flags *pflag.FlagSet) error {
 				if e := sv.Replace(splitList(v)); e != nil {
 					err = fmt.Errorf("%s: %w", config.EnvName(f.Name), e)
 				}
+				f.Changed = true
 				return
 			}
 		}
 		if e := f.Value.Set(v); e != nil {
 			err = fmt.Errorf("%s: %w", config.EnvName(f.Name), e)
 		}
+		f.Changed = true
 	})
 	return err
 }

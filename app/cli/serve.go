@@ -43,11 +43,12 @@ func newServe(cfg *config.Config) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			_, inEnv := os.LookupEnv(config.EnvName("outbound-allow"))
-			cfg.OutboundAllowSet = cmd.Flags().Changed("outbound-allow") || inEnv
+			cfg.OutboundAllowSet = cmd.Flags().Changed("outbound-allow")
 			cfg.Git.Set = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) {
-				if strings.HasPrefix(f.Name, "git-") {
+			// VisitAll with Changed, not Visit: Visit skips the flags
+			// applyEnv set from BACKUPD_GIT_* variables.
+			cmd.Flags().VisitAll(func(f *pflag.Flag) {
+				if f.Changed && strings.HasPrefix(f.Name, "git-") {
 					cfg.Git.Set[f.Name] = true
 				}
 			})
