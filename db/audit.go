@@ -2,8 +2,10 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,6 +26,46 @@ type AuditEntry struct {
 	RequestID  string
 	RemoteAddr string
 	Details    map[string]any
+	// DeviceIDs are devices the entry names beside those RecordAudit
+	// finds itself (see entryDevices). They decide who sees the entry: a
+	// user scoped to some device groups sees it only when every device
+	// it names lies in them.
+	DeviceIDs []int64
+}
+
+// entryDevices are the devices e names: DeviceIDs, the target of a
+// "device" entry, and the device_id and device_ids of its details (the
+// writers' convention for entries about other things that concern
+// devices).
+func entryDevices(e AuditEntry) []int64 {
+	ids := append([]int64{}, e.DeviceIDs...)
+	if e.TargetType == "device" {
+		if id, err := strconv.ParseInt(e.TargetID, 10, 64); err == nil && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	one := func(v any) {
+		switch v := v.(type) {
+		case int64:
+			ids = append(ids, v)
+		case int:
+			ids = append(ids, int64(v))
+		case float64:
+			if v == float64(int64(v)) {
+				ids = append(ids, int64(v))
+			}
+		}
+	}
+	one(e.Details["device_id"])
+	switch v := e.Details["device_ids"].(type) {
+	case []int64:
+		ids = append(ids, v...)
+	case []any:
+		for _, x := range v {
+			one(x)
+		}
+	}
+	return uniqueIDs(ids)
 }
 
 // RecordAudit appends an entry.
@@ -36,10 +78,22 @@ func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
 		}
 		details = string(b)
 	}
-	_, err := s.writer.ExecContext(ctx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
+	devices := entryDevices(e)
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		id, err := insertID(ctx, tx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
 		action, target_type, target_id, request_id, remote_addr, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		Now(), e.UserID, e.Username, e.KeyID, e.SessionID, e.Interface, e.Action, e.TargetType,
-		e.TargetID, e.RequestID, e.RemoteAddr, details)
+			Now(), e.UserID, e.Username, e.KeyID, e.SessionID, e.Interface, e.Action, e.TargetType,
+			e.TargetID, e.RequestID, e.RemoteAddr, details)
+		if err != nil {
+			return err
+		}
+		for _, d := range devices {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO audit_devices (audit_id, device_id) VALUES (?, ?)`, id, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("record audit: %w", err)
 	}
@@ -89,6 +143,10 @@ type AuditFilter struct {
 	// Text is searched for (case-insensitive) in the details, the target
 	// id and the request id.
 	Text string
+	// Scope, when set, keeps the entries whose devices (if they name any)
+	// all lie in it, as the device list shows them: a scoped user sees
+	// nothing of another group's devices, nor of deleted ones.
+	Scope *Scope
 }
 
 // AuditRecord is an audit entry with the visible prefix of the API key
@@ -130,6 +188,11 @@ func (s *Store) SearchAudit(ctx context.Context, f AuditFilter, limit, offset in
 	}
 	if f.Text != "" {
 		add(`(instr(lower(COALESCE(a.details, '')), lower(?)) > 0 OR a.target_id = ? OR a.request_id = ?)`, f.Text, f.Text, f.Text)
+	}
+	if f.Scope != nil && !f.Scope.All {
+		cond, sargs := f.Scope.clause()
+		add(`NOT EXISTS (SELECT 1 FROM audit_devices ad WHERE ad.audit_id = a.id
+			AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = ad.device_id AND `+cond+`))`, sargs...)
 	}
 	where := "1=1"
 	if len(conds) > 0 {

@@ -67,7 +67,10 @@ func (u *UI) auditLog(w http.ResponseWriter, r *http.Request) error {
 	form := auditForm{User: field("user"), Action: field("action"), Interface: field("interface"),
 		Target: field("target"), From: field("from"), To: field("to"), Q: field("q")}
 	p := auditPage{Filter: form, Zone: u.loc.String()}
-	f := db.AuditFilter{Username: form.User, Action: form.Action, TargetType: form.Target, Text: form.Q}
+	// A user scoped to some device groups sees no entry about another
+	// group's devices, as the devices list shows none of them.
+	scope := sessionOf(r).Scope()
+	f := db.AuditFilter{Username: form.User, Action: form.Action, TargetType: form.Target, Text: form.Q, Scope: &scope}
 	if _, ok := auditInterfaces[form.Interface]; ok {
 		f.Interface = form.Interface
 	}

@@ -367,7 +367,7 @@ func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status in
 			}
 		}
 	}
-	log, err := u.deps.Store.DeliveryLog(ctx, p.ID, notifLogSize)
+	log, err := u.deps.Store.DeliveryLogIn(ctx, p.ID, sessionOf(r).Scope(), notifLogSize)
 	if err != nil {
 		return err
 	}
