@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -46,19 +47,33 @@ type Device struct {
 	// create): the server backs up its own zone's devices, a remote
 	// collector those of its zone.
 	ZoneID int64
+	// AddressPin is the address (Address) the device's credential was
+	// last sent to or confirmed for; nil while it never was. Only the
+	// store writes it (PinAddress, ConfirmAddress, accepting a host key):
+	// UpdateDevice keeps it whatever the patch does.
+	AddressPin *string
+}
+
+// Address is where the device's credential goes: login method, host,
+// port and zone, in the form AddressPin holds ("telnet|10.0.0.1|23|1").
+func (d Device) Address() string {
+	return d.LoginMethod + "|" + d.Host + "|" + strconv.Itoa(d.Port) + "|" + strconv.FormatInt(max(d.ZoneID, LocalZone), 10)
 }
 
 const deviceColumns = `d.id, d.name, d.host, d.port, d.platform, d.login_method, d.group_id, d.credential_id,
 	d.template_id, d.encoding, d.enabled, d.remarks, d.status, d.last_checked_at, d.last_backup_at,
-	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at, d.zone_id`
+	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at, d.zone_id, d.address_pin`
 
 func scanDevice(row scanner) (Device, error) {
 	var d Device
 	var group, cred, tpl sql.NullInt64
-	var remarks, checked, backup, changed sql.NullString
+	var remarks, checked, backup, changed, pin sql.NullString
 	var success sql.NullBool
 	err := row.Scan(&d.ID, &d.Name, &d.Host, &d.Port, &d.Platform, &d.LoginMethod, &group, &cred, &tpl,
-		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt, &d.ZoneID)
+		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt, &d.ZoneID, &pin)
+	if pin.Valid {
+		d.AddressPin = &pin.String
+	}
 	if group.Valid {
 		d.GroupID = &group.Int64
 	}
@@ -439,10 +454,19 @@ type DeviceChoice struct {
 	Platform string
 }
 
-// DeviceCredentialChoices returns every credential by name (no secret).
-func (s *Store) DeviceCredentialChoices(ctx context.Context) ([]DeviceChoice, error) {
+// DeviceCredentialChoices returns the credentials of scope by name (no
+// secret): those a device form may offer its user.
+func (s *Store) DeviceCredentialChoices(ctx context.Context, scope CredentialScope) ([]DeviceChoice, error) {
+	where, args := "1=1", []any(nil)
+	if !scope.All {
+		list, err := json.Marshal(append([]int64{}, scope.IDs...))
+		if err != nil {
+			return nil, err
+		}
+		where, args = `id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, []any{string(list)}
+	}
 	out, err := queryAll(ctx, s.reader, scanDeviceChoice,
-		`SELECT id, name, '' FROM credentials ORDER BY name COLLATE NOCASE, id`)
+		`SELECT id, name, '' FROM credentials WHERE `+where+` ORDER BY name COLLATE NOCASE, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("credential choices: %w", err)
 	}

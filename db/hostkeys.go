@@ -30,7 +30,8 @@ func (s *Store) HostKeys(ctx context.Context, deviceID int64) (pinned, pending [
 }
 
 // AcceptHostKey pins the changed key a device presented, so its backups
-// work again. It returns the accepted key.
+// work again, and confirms the device's address for its credential (the
+// key was presented there). It returns the accepted key.
 func (s *Store) AcceptHostKey(ctx context.Context, deviceID int64) ([]byte, error) {
 	var key []byte
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
@@ -46,17 +47,20 @@ func (s *Store) AcceptHostKey(ctx context.Context, deviceID int64) ([]byte, erro
 			return ErrNoPendingHostKey
 		}
 		key = pending
-		_, err = tx.ExecContext(ctx, `UPDATE devices SET host_key = pending_host_key, pending_host_key = NULL, updated_at = ? WHERE id = ?`,
-			Now(), deviceID)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE devices SET host_key = pending_host_key, pending_host_key = NULL, updated_at = ? WHERE id = ?`,
+			Now(), deviceID); err != nil {
+			return err
+		}
+		return pinCurrentAddress(ctx, tx, deviceID)
 	})
 	return key, err
 }
 
-// ForgetHostKey removes a device's pinned key; the next backup trusts
-// whatever key the device presents and pins it.
+// ForgetHostKey removes a device's pinned key and pinned address; the
+// next backup trusts whatever answers at the device's address, as on its
+// first backup, and pins its key and address.
 func (s *Store) ForgetHostKey(ctx context.Context, deviceID int64) error {
-	res, err := s.writer.ExecContext(ctx, `UPDATE devices SET host_key = NULL, pending_host_key = NULL, updated_at = ? WHERE id = ?`, Now(), deviceID)
+	res, err := s.writer.ExecContext(ctx, `UPDATE devices SET host_key = NULL, pending_host_key = NULL, address_pin = NULL, updated_at = ? WHERE id = ?`, Now(), deviceID)
 	if err != nil {
 		return fmt.Errorf("forget host key of device %d: %w", deviceID, err)
 	}
@@ -77,7 +81,8 @@ func (s *Store) SetReachability(ctx context.Context, deviceID int64, reachable b
 var ErrPendingHostKeyChanged = errors.New("the device presented another host key since this one was shown")
 
 // AcceptSeenHostKey pins the changed key a device presented, provided it
-// is still seen, the key the operator checked. Unlike AcceptHostKey (the
+// is still seen, the key the operator checked, and confirms the device's
+// address as AcceptHostKey does. Unlike AcceptHostKey (the
 // CLI's, which shows the key it accepted afterwards), a page shows the key
 // first and accepts later: in between the device, or someone between it
 // and us, may present yet another key, which must not be pinned unseen.
@@ -95,8 +100,10 @@ func (s *Store) AcceptSeenHostKey(ctx context.Context, deviceID int64, seen []by
 		case !bytes.Equal(pending, seen):
 			return ErrPendingHostKeyChanged
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE devices SET host_key = pending_host_key, pending_host_key = NULL, updated_at = ? WHERE id = ?`,
-			Now(), deviceID)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE devices SET host_key = pending_host_key, pending_host_key = NULL, updated_at = ? WHERE id = ?`,
+			Now(), deviceID); err != nil {
+			return err
+		}
+		return pinCurrentAddress(ctx, tx, deviceID)
 	})
 }

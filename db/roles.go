@@ -15,7 +15,10 @@ type Role struct {
 	Builtin        bool
 	AllPermissions bool
 	Permissions    []string
-	CreatedAt      string
+	// Credentials are the credentials the role may use one by one
+	// (SetRoleCredentials), beside credentials.use, which is all of them.
+	Credentials []int64
+	CreatedAt   string
 }
 
 // EnsureRole creates the role by name, or brings an existing one in step
@@ -51,7 +54,8 @@ func (s *Store) EnsureRole(ctx context.Context, r Role) error {
 	})
 }
 
-// RoleByName returns the role called name or ErrNotFound.
+// RoleByName returns the role called name (without its permissions, with
+// its credentials) or ErrNotFound.
 func (s *Store) RoleByName(ctx context.Context, name string) (Role, error) {
 	var r Role
 	err := s.reader.QueryRowContext(ctx,
@@ -63,6 +67,11 @@ func (s *Store) RoleByName(ctx context.Context, name string) (Role, error) {
 	if err != nil {
 		return r, fmt.Errorf("get role: %w", err)
 	}
+	creds, err := roleCredentials(ctx, s.reader, &r.ID)
+	if err != nil {
+		return r, err
+	}
+	r.Credentials = creds[r.ID]
 	return r, nil
 }
 
@@ -125,6 +134,13 @@ func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("role permissions: %w", err)
 	}
+	creds, err := roleCredentials(ctx, s.reader, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := range roles {
+		roles[i].Credentials = creds[roles[i].ID]
+	}
 	return roles, nil
 }
 
@@ -152,6 +168,11 @@ func (s *Store) RoleByID(ctx context.Context, id int64) (Role, error) {
 	if err != nil {
 		return r, fmt.Errorf("role permissions: %w", err)
 	}
+	creds, err := roleCredentials(ctx, s.reader, &id)
+	if err != nil {
+		return r, err
+	}
+	r.Credentials = creds[id]
 	return r, nil
 }
 

@@ -188,15 +188,17 @@ func (s *Store) SetUserActive(ctx context.Context, username string, active bool)
 	return nil
 }
 
-// Grants is what a user may do: every permission (all) or the listed ones.
+// Grants is what a user may do: every permission (all) or the listed ones,
+// and the credentials its roles let it use one by one.
 type Grants struct {
 	All         bool
 	Permissions map[string]bool
+	Credentials map[int64]bool
 }
 
 // UserGrants returns the union of a user's roles' permissions.
 func (s *Store) UserGrants(ctx context.Context, userID int64) (Grants, error) {
-	g := Grants{Permissions: map[string]bool{}}
+	g := Grants{Permissions: map[string]bool{}, Credentials: map[int64]bool{}}
 	var all sql.NullBool
 	err := s.reader.QueryRowContext(ctx,
 		`SELECT MAX(r.all_permissions) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ?`, userID).Scan(&all)
@@ -217,7 +219,22 @@ func (s *Store) UserGrants(ctx context.Context, userID int64) (Grants, error) {
 		}
 		g.Permissions[p] = true
 	}
-	return g, rows.Err()
+	if err := rows.Err(); err != nil {
+		return g, err
+	}
+	err = eachRow(ctx, s.reader, `SELECT DISTINCT rc.credential_id FROM user_roles ur JOIN role_credentials rc ON rc.role_id = ur.role_id
+		WHERE ur.user_id = ?`, []any{userID}, func(row scanner) error {
+		var id int64
+		if err := row.Scan(&id); err != nil {
+			return err
+		}
+		g.Credentials[id] = true
+		return nil
+	})
+	if err != nil {
+		return g, fmt.Errorf("user credentials: %w", err)
+	}
+	return g, nil
 }
 
 // The users list is one page (LIMIT/OFFSET) plus what that page needs,

@@ -6,10 +6,16 @@ import "slices"
 // Permission names an action a role may allow, "resource.action".
 type Permission = string
 
+// PermCredentialsUse lets a user use every credential: attach it to a
+// device, or send a device's credential to a new address (host, port,
+// login method or zone). A role may instead grant the use of listed
+// credentials (db.SetRoleCredentials); see Principal.CanUseCredential.
+const PermCredentialsUse = "credentials.use"
+
 // The permission catalogue. Anything not listed here is not a permission.
 var Permissions = []Permission{
 	"groups.view", "groups.create", "groups.update", "groups.delete",
-	"credentials.view", "credentials.create", "credentials.update", "credentials.delete",
+	"credentials.view", "credentials.create", "credentials.update", "credentials.delete", PermCredentialsUse,
 	"templates.view", "templates.create", "templates.update", "templates.delete",
 	"devices.view", "devices.create", "devices.update", "devices.delete",
 	"backups.view", "backups.create", "backups.delete",
@@ -53,7 +59,7 @@ var BuiltinRoles = []BuiltinRole{
 		Description: "Runs the inventory and backups day to day; cannot manage users, roles or settings.",
 		Permissions: []Permission{
 			"groups.view", "groups.create", "groups.update", "groups.delete",
-			"credentials.view", "credentials.create", "credentials.update", "credentials.delete",
+			"credentials.view", "credentials.create", "credentials.update", "credentials.delete", PermCredentialsUse,
 			"templates.view", "templates.create", "templates.update", "templates.delete",
 			"devices.view", "devices.create", "devices.update", "devices.delete",
 			"backups.view", "backups.create",

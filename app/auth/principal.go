@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,10 +24,36 @@ type Principal struct {
 	AllGroups bool
 	GroupIDs  []int64
 	perms     map[string]bool
+	// credentials are those its roles let it use one by one.
+	credentials map[int64]bool
 }
 
 // Can reports whether the principal holds permission p.
 func (p *Principal) Can(perm string) bool { return p != nil && p.perms[perm] }
+
+// CanUseCredential reports whether the principal may use credential id:
+// attach it to a device, or let it go to a device's new address. It holds
+// credentials.use (every credential) or a role lists this one.
+func (p *Principal) CanUseCredential(id int64) bool {
+	return p != nil && (p.perms[PermCredentialsUse] || p.credentials[id])
+}
+
+// CredentialScope is the credentials the principal may use, for the
+// store's queries (the device form's choices).
+func (p *Principal) CredentialScope() db.CredentialScope {
+	if p == nil {
+		return db.CredentialScope{}
+	}
+	if p.perms[PermCredentialsUse] {
+		return db.CredentialScope{All: true}
+	}
+	s := db.CredentialScope{IDs: []int64{}}
+	for id := range p.credentials {
+		s.IDs = append(s.IDs, id)
+	}
+	slices.Sort(s.IDs)
+	return s
+}
 
 // ErrUnauthorized covers every reason a key is refused. Callers get no hint
 // which one it was; the log says.
@@ -82,6 +109,12 @@ func (a *KeyAuthenticator) Authenticate(ctx context.Context, key string) (*Princ
 	}
 	p := &Principal{UserID: k.UserID, Username: k.Username, KeyID: k.ID, perms: effective(grants, k),
 		AllGroups: k.UserAllGroups, GroupIDs: k.UserGroupIDs}
+	if !k.Narrowed {
+		// A key narrowed to some permissions uses credentials only
+		// through credentials.use in its list; an unnarrowed one is its
+		// owner, one-by-one grants included.
+		p.credentials = grants.Credentials
+	}
 	a.mu.Lock()
 	a.used[k.ID] = now
 	a.mu.Unlock()

@@ -36,7 +36,8 @@ func randomToken() string {
 }
 
 // UserPrincipal is a user signed in to the web interface (KeyID 0): every
-// permission its roles grant, and its device-group scope. Callers build it
+// permission its roles grant, the credentials they let it use one by
+// one, and its device-group scope. Callers build it
 // per request from fresh grants, so a role change applies at once.
 func UserPrincipal(userID int64, username string, allGroups bool, groupIDs []int64, g db.Grants) *Principal {
 	perms := map[string]bool{}
@@ -45,5 +46,6 @@ func UserPrincipal(userID int64, username string, allGroups bool, groupIDs []int
 			perms[p] = true
 		}
 	}
-	return &Principal{UserID: userID, Username: username, AllGroups: allGroups, GroupIDs: groupIDs, perms: perms}
+	return &Principal{UserID: userID, Username: username, AllGroups: allGroups, GroupIDs: groupIDs, perms: perms,
+		credentials: g.Credentials}
 }

@@ -181,7 +181,7 @@ func LoadCSVNames(ctx context.Context, store *db.Store) (*CSVNames, error) {
 	for _, g := range groups {
 		n.groups[g.ID] = g.Name
 	}
-	creds, err := store.DeviceCredentialChoices(ctx)
+	creds, err := store.DeviceCredentialChoices(ctx, db.CredentialScope{All: true})
 	if err != nil {
 		return nil, err
 	}

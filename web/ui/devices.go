@@ -568,7 +568,7 @@ func (u *UI) devicesFormData(ctx context.Context, s *Session) (*devicesFormPage,
 	if err != nil {
 		return nil, err
 	}
-	creds, err := u.deps.Store.DeviceCredentialChoices(ctx)
+	creds, err := u.deps.Store.DeviceCredentialChoices(ctx, db.CredentialScope{All: true})
 	if err != nil {
 		return nil, err
 	}
@@ -1235,7 +1235,7 @@ func (u *UI) devicesImportInput(ctx context.Context, s *Session) (*devicesImport
 	if err != nil {
 		return nil, err
 	}
-	creds, err := u.deps.Store.DeviceCredentialChoices(ctx)
+	creds, err := u.deps.Store.DeviceCredentialChoices(ctx, db.CredentialScope{All: true})
 	if err != nil {
 		return nil, err
 	}
