@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/app/collect"
+	"backupd/app/inventory"
 	"backupd/app/metrics"
 	"backupd/app/netguard"
 	"backupd/app/secret"
@@ -727,7 +728,7 @@ func (e *Engine) record(ctx context.Context, c db.Claim, o db.Outcome, took time
 func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
 	t, err := e.target(ctx, c.DeviceID)
 	if err != nil {
-		return db.Outcome{Error: err.Error(), Reason: "config"}
+		return db.Outcome{Error: err.Error(), Reason: TargetFailureReason(err)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeouts.Job)
 	defer cancel()
@@ -984,6 +985,19 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 	if d.CredentialID == nil {
 		return t, errors.New("the device has no credential; assign one to back it up")
 	}
+	// The credential goes only to an address it was sent to or confirmed
+	// for: checked before it is even opened.
+	if t.PinnedHostKey, _, err = store.HostKeys(ctx, deviceID); err != nil {
+		return t, fmt.Errorf("loading the device's host key: %w", err)
+	}
+	if inventory.AddressUnconfirmed(d, t.PinnedHostKey != nil) {
+		return t, &AddressUnconfirmedError{DeviceID: d.ID, Pinned: *d.AddressPin, Address: d.Address()}
+	}
+	if d.AddressPin == nil {
+		if err := store.PinAddress(ctx, d.ID, d.Address()); err != nil {
+			return t, err
+		}
+	}
 	cred, err := store.GetCredential(ctx, *d.CredentialID)
 	if err != nil {
 		return t, fmt.Errorf("loading the device's credential: %w", err)
@@ -1021,10 +1035,38 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 			t.Commands = commandLines(tpl.Commands)
 		}
 	}
-	if t.PinnedHostKey, _, err = store.HostKeys(ctx, deviceID); err != nil {
-		return t, fmt.Errorf("loading the device's host key: %w", err)
-	}
 	return t, nil
+}
+
+// ReasonAddressUnconfirmed is the failure reason of an attempt that did
+// not log in because the device's address changed and nobody confirmed it
+// yet (AddressUnconfirmedError).
+const ReasonAddressUnconfirmed = "address_unconfirmed"
+
+// AddressUnconfirmedError is DeviceTarget's refusal to send a device's
+// credential to an address nobody confirmed: see
+// inventory.AddressUnconfirmed. Pinned and Address are in the form of
+// db.Device.Address.
+type AddressUnconfirmedError struct {
+	DeviceID        int64
+	Pinned, Address string
+}
+
+func (e *AddressUnconfirmedError) Error() string {
+	return fmt.Sprintf("the device's address changed to %s since its credential was last sent (to %s); "+
+		"it is not logged into until a user allowed to use the credential confirms the new address "+
+		"(the device's page, or backupd device accept-address %d)",
+		inventory.ShowAddress(e.Address), inventory.ShowAddress(e.Pinned), e.DeviceID)
+}
+
+// TargetFailureReason is the failure reason of an attempt whose target
+// could not be gathered (DeviceTarget's error).
+func TargetFailureReason(err error) string {
+	var ae *AddressUnconfirmedError
+	if errors.As(err, &ae) {
+		return ReasonAddressUnconfirmed
+	}
+	return "config"
 }
 
 // commandLines splits a template's command text into commands, skipping

@@ -303,11 +303,17 @@ func upsertDevice(ctx context.Context, store *db.Store, d db.Device) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("demo device %s: %w", d.Name, err)
 	}
-	_, err = store.UpdateDevice(ctx, id, func(cur *db.Device) error {
+	moved, err := store.UpdateDevice(ctx, id, func(cur *db.Device) error {
 		cur.Host, cur.Port, cur.LoginMethod = d.Host, d.Port, d.LoginMethod
 		return nil
 	})
 	if err != nil {
+		return 0, fmt.Errorf("demo device %s: %w", d.Name, err)
+	}
+	// The simulator listens on a new port each start: the demo vouches
+	// for the address it just gave its own device, which would otherwise
+	// wait for someone to confirm it before its credential is sent.
+	if _, err := store.ConfirmAddress(ctx, id, moved.Address()); err != nil && !errors.Is(err, db.ErrAddressConfirmed) {
 		return 0, fmt.Errorf("demo device %s: %w", d.Name, err)
 	}
 	return id, nil

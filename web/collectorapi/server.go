@@ -373,7 +373,7 @@ func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (collecto
 
 // fail ends a leased attempt that cannot be handed out.
 func (s *Server) fail(ctx context.Context, cl db.Claim, cause error) {
-	if _, err := s.engine.RecordFailure(ctx, cl, cause.Error(), "config"); err != nil {
+	if _, err := s.engine.RecordFailure(ctx, cl, cause.Error(), backup.TargetFailureReason(cause)); err != nil {
 		s.log.Error("recording a backup", "device_id", cl.DeviceID, "job_id", cl.ID, "err", err)
 	}
 }
