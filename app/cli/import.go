@@ -328,6 +328,9 @@ func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, 
 		if zone != "" {
 			details["zone"] = zone
 		}
+		if ids := plan.UsedCredentials(); len(ids) > 0 {
+			details["credential_ids"] = ids
+		}
 		audit(ctx, store, cmd.ErrOrStderr(), "device.import", "device", "", details)
 	}
 	return nil

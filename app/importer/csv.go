@@ -30,6 +30,9 @@ const (
 	ReasonNoCredential = "no_credential"
 	ReasonNoTemplate   = "no_template"
 	ReasonNoZone       = "no_zone"
+	// ReasonCredentialUse skips a line that would use a credential the
+	// importing user may not use (BuildFor).
+	ReasonCredentialUse = "credential_use"
 )
 
 // ParseCSV reads backupd's CSV (comma or, as spreadsheets set to a

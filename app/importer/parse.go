@@ -129,6 +129,8 @@ func (s Skip) Reason() string {
 		return fmt.Sprintf("no template named %q for platform %v", arg(0), arg(1))
 	case ReasonNoZone:
 		return fmt.Sprintf("no zone named %q (see `backupd collector zone list`)", arg(0))
+	case ReasonCredentialUse:
+		return fmt.Sprintf("you may not use credential %q: %v needs the credentials.use permission on it", arg(0), arg(1))
 	}
 	return s.Code
 }

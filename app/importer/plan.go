@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,9 @@ type Row struct {
 	NewCredential int // 1-based index into Plan.Credentials; 0: an existing one or none
 	// Zone names the device's zone.
 	Zone string
+	// CredentialUse says how the line uses an existing credential
+	// (inventory.UseAttach or UseAddress), "" when it uses none.
+	CredentialUse string
 }
 
 // NewCredential is a credential the import creates. The secrets stay
@@ -86,7 +90,22 @@ func (p *Plan) Counts() (created, updated, unchanged, skipped int) {
 // are matched by name, which is unique across zones: the same address
 // in two zones is two devices.
 func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *Parsed, defaultGroup, defaultZone string) (*Plan, error) {
+	return BuildFor(ctx, store, sealer, parsed, defaultGroup, defaultZone, nil)
+}
+
+// BuildFor is Build for a user (who; nil is the operator on the server,
+// who may use every credential): a line that would attach an existing
+// credential the user may not use, or send one to a device's new
+// address, is skipped (ReasonCredentialUse); a login of the file is not
+// matched with an existing credential the user may not use (it becomes
+// a credential of its own), so that the plan tells nothing about the
+// secrets of others.
+func BuildFor(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *Parsed, defaultGroup, defaultZone string, who inventory.CredentialUser) (*Plan, error) {
 	plan := &Plan{Format: parsed.Format, Skipped: append([]Skip(nil), parsed.Skipped...)}
+	canUse := func(int64) bool { return true }
+	if who != nil {
+		canUse = who.CanUseCredential
+	}
 	allZones, err := store.ListZones(ctx)
 	if err != nil {
 		return nil, err
@@ -130,6 +149,7 @@ func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *
 	if err != nil {
 		return nil, err
 	}
+	creds.usable = canUse
 	tpls, err := store.DeviceTemplateChoices(ctx)
 	if err != nil {
 		return nil, err
@@ -248,6 +268,21 @@ func Build(ctx context.Context, store *db.Store, sealer *secret.Sealer, parsed *
 		} else if d.CredentialID != nil {
 			row.Credential = creds.names[*d.CredentialID]
 		}
+		var before *db.Device
+		if known {
+			before = &old
+		}
+		if use, ok := inventory.UsesCredential(before, row.Device); ok {
+			if !canUse(use.CredentialID) {
+				what := "attaching it"
+				if use.How == inventory.UseAddress {
+					what = "changing the address of a device that logs in with it"
+				}
+				skip(ReasonCredentialUse, creds.names[use.CredentialID], what)
+				continue
+			}
+			row.CredentialUse = use.How
+		}
 		switch {
 		case !known:
 			row.Action = Create
@@ -327,6 +362,9 @@ type credentialIndex struct {
 	prefix   string
 	next     int
 	taken    map[string]bool
+	// usable says whether a login may be matched with an existing
+	// credential.
+	usable func(id int64) bool
 }
 
 // newCredentialIndex opens the store's password credentials (those with
@@ -376,7 +414,7 @@ func newCredentialIndex(ctx context.Context, store *db.Store, sealer *secret.Sea
 // plan's new one (0, name, index), adding it to the plan when first seen.
 func (ix *credentialIndex) find(user, password, enable string, plan *Plan) (int64, string, int) {
 	k := [3]string{user, password, enable}
-	if c, ok := ix.existing[k]; ok {
+	if c, ok := ix.existing[k]; ok && (ix.usable == nil || ix.usable(c.ID)) {
 		return c.ID, c.Name, 0
 	}
 	if i, ok := ix.planned[k]; ok {
@@ -392,6 +430,19 @@ func (ix *credentialIndex) find(user, password, enable string, plan *Plan) (int6
 	plan.Credentials = append(plan.Credentials, NewCredential{Name: name, Username: user, Password: password, Enable: enable})
 	ix.planned[k] = len(plan.Credentials)
 	return 0, name, len(plan.Credentials)
+}
+
+// UsedCredentials are the existing credentials the plan attaches to
+// devices or sends to a device's new address, by id, for the audit log.
+func (p *Plan) UsedCredentials() []int64 {
+	var ids []int64
+	for _, r := range p.Rows {
+		if r.Action != Unchanged && r.CredentialUse != "" && r.Device.CredentialID != nil && !slices.Contains(ids, *r.Device.CredentialID) {
+			ids = append(ids, *r.Device.CredentialID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // ZoneError is Build's answer to a default zone that does not exist.
