@@ -96,7 +96,7 @@ func nameLength(s string) int { return len([]rune(s)) }
 // the page's language.
 
 // The grid's columns.
-var permActions = []string{"view", "create", "update", "delete"}
+var permActions = []string{"view", "create", "update", "delete", "use"}
 
 // Message keys of resources and actions are these prefixes and the name.
 const (
@@ -241,6 +241,11 @@ func holdsEvery(s *Session, g db.Grants) bool {
 			return false
 		}
 	}
+	for id := range g.Credentials {
+		if !s.Principal().CanUseCredential(id) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -252,6 +257,11 @@ func canGrantRole(s *Session, r db.Role) bool {
 	}
 	for _, p := range r.Permissions {
 		if auth.IsPermission(p) && !s.Can(p) {
+			return false
+		}
+	}
+	for _, id := range r.Credentials {
+		if !s.Principal().CanUseCredential(id) {
 			return false
 		}
 	}

@@ -85,6 +85,9 @@ type roleFormPage struct {
 	Builtin     bool
 	All         bool
 	Grid        []permRow
+	// Credentials are the credentials the role may be let use one by
+	// one (beside credentials.use, which is all of them).
+	Credentials []roleCredential
 	CanEdit     bool
 	CanDelete   bool
 	// Holders are some of the users holding the role, Users how many.
@@ -99,10 +102,86 @@ type roleFormPage struct {
 // shownHolders bounds the names a role page lists.
 const shownHolders = 10
 
+// roleCredential is one box of the role form's credential list. Disabled
+// boxes are those of credentials the user may not use itself: nobody
+// grants what they do not hold.
+type roleCredential struct {
+	ID       int64
+	Name     string
+	Checked  bool
+	Disabled bool
+}
+
+// roleCredentials lists every credential for the form, ticking checked;
+// the boxes the user may change are those of credentials it may use, when
+// it may edit.
+func (u *UI) roleCredentials(r *http.Request, checked []int64, editable bool) ([]roleCredential, error) {
+	s := sessionOf(r)
+	all, err := u.deps.Store.DeviceCredentialChoices(r.Context(), db.CredentialScope{All: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]roleCredential, 0, len(all))
+	for _, c := range all {
+		out = append(out, roleCredential{ID: c.ID, Name: c.Name, Checked: slices.Contains(checked, c.ID),
+			Disabled: !editable || !s.Principal().CanUseCredential(c.ID)})
+	}
+	return out, nil
+}
+
+// formCredentials reads the "credential" boxes; ok is false when one is
+// not an id.
+func formCredentials(r *http.Request) (ids []int64, ok bool) {
+	for _, v := range r.PostForm["credential"] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id < 1 {
+			return nil, false
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, true
+}
+
+// ungrantableCredential returns the first credential in the difference
+// of before and after that s may not use, 0 when none.
+func ungrantableCredential(s *Session, before, after []int64) int64 {
+	for _, list := range [][]int64{before, after} {
+		for _, id := range list {
+			if slices.Contains(before, id) != slices.Contains(after, id) && !s.Principal().CanUseCredential(id) {
+				return id
+			}
+		}
+	}
+	return 0
+}
+
+// idDiff is what after adds to before, and what it takes away.
+func idDiff(before, after []int64) (added, removed []int64) {
+	added, removed = []int64{}, []int64{}
+	for _, id := range after {
+		if !slices.Contains(before, id) {
+			added = append(added, id)
+		}
+	}
+	for _, id := range before {
+		if !slices.Contains(after, id) {
+			removed = append(removed, id)
+		}
+	}
+	return added, removed
+}
+
 func (u *UI) newRoleForm(w http.ResponseWriter, r *http.Request) error {
 	s := sessionOf(r)
 	p := roleFormPage{New: true, CanEdit: true}
 	p.Grid = permGrid(func(string) bool { return false }, s.Can)
+	var err error
+	if p.Credentials, err = u.roleCredentials(r, nil, true); err != nil {
+		return err
+	}
 	return u.render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleNew, p)
 }
 
@@ -132,6 +211,9 @@ func (u *UI) loadRolePage(r *http.Request, id int64) (roleFormPage, db.Role, err
 	}
 	p.MoreHolders = max(p.Users-len(p.Holders), 0)
 	p.Grid = u.roleGrid(s, ro.AllPermissions, ro.Permissions, p.CanEdit)
+	if p.Credentials, err = u.roleCredentials(r, ro.Credentials, p.CanEdit); err != nil {
+		return p, ro, err
+	}
 	return p, ro, nil
 }
 
@@ -190,10 +272,18 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 	}
 	s := sessionOf(r)
 	name, description, perms, msg, args := readRole(r)
+	creds, credsOK := formCredentials(r)
+	if !credsOK && msg == "" {
+		msg = keyAdminErrBadForm
+	}
 	p := roleFormPage{New: true, CanEdit: true, Name: truncate(name, 4*maxNameChars), Description: truncate(description, 4*maxDescriptionChars)}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		p.Grid = u.roleGrid(s, false, perms, true)
+		var err error
+		if p.Credentials, err = u.roleCredentials(r, creds, true); err != nil {
+			return err
+		}
 		return u.render(w, r, status, "roles_form.html", keyTitleRoleNew, p)
 	}
 	if msg != "" {
@@ -201,6 +291,16 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 	}
 	if bad := ungrantable(s, nil, perms); bad != "" {
 		return fail(http.StatusForbidden, keyAdminErrPermAboveYou, bad)
+	}
+	if bad := ungrantableCredential(s, nil, creds); bad != 0 {
+		return fail(http.StatusForbidden, keyAdminErrCredentialAboveYou, bad)
+	}
+	if len(creds) > 0 {
+		if ok, err := u.credentialsExist(r, creds); err != nil {
+			return err
+		} else if !ok {
+			return fail(http.StatusConflict, keyAdminErrCredentialGone)
+		}
 	}
 	id, err := u.deps.Store.CreateRole(r.Context(), name, description, perms)
 	switch {
@@ -211,7 +311,16 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	u.auditAdmin(r, "role.create", "role", id, map[string]any{"name": name, "permissions": orEmpty(perms)})
+	details := map[string]any{"name": name, "permissions": orEmpty(perms)}
+	if len(creds) > 0 {
+		// A second transaction: should it fail, the role exists with
+		// fewer grants, never more.
+		if err := u.deps.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
+			return err
+		}
+		details["credentials"] = creds
+	}
+	u.auditAdmin(r, "role.create", "role", id, details)
 	redirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "created")
 	return nil
 }
@@ -233,10 +342,18 @@ func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
 		return &pageError{status: http.StatusConflict, message: keyAdminErrBuiltinRole}
 	}
 	name, description, perms, msg, args := readRole(r)
+	creds, credsOK := formCredentials(r)
+	if !credsOK && msg == "" {
+		msg = keyAdminErrBadForm
+	}
 	p.Name, p.Description = truncate(name, 4*maxNameChars), truncate(description, 4*maxDescriptionChars)
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		p.Grid = u.roleGrid(s, false, perms, true)
+		var err error
+		if p.Credentials, err = u.roleCredentials(r, creds, true); err != nil {
+			return err
+		}
 		return u.render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
 	}
 	if msg != "" {
@@ -251,6 +368,21 @@ func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
 	}
 	if bad := ungrantable(s, ro.Permissions, perms); bad != "" {
 		return fail(http.StatusForbidden, keyAdminErrPermAboveYou, bad)
+	}
+	// Likewise the credentials the user may not use keep their state.
+	for _, c := range ro.Credentials {
+		if !s.Principal().CanUseCredential(c) && !slices.Contains(creds, c) {
+			creds = append(creds, c)
+		}
+	}
+	slices.Sort(creds)
+	if bad := ungrantableCredential(s, ro.Credentials, creds); bad != 0 {
+		return fail(http.StatusForbidden, keyAdminErrCredentialAboveYou, bad)
+	}
+	if ok, err := u.credentialsExist(r, creds); err != nil {
+		return err
+	} else if !ok {
+		return fail(http.StatusConflict, keyAdminErrCredentialGone)
 	}
 	err = u.deps.Store.UpdateRole(r.Context(), id, name, description, perms)
 	switch {
@@ -274,6 +406,12 @@ func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
 	details := map[string]any{"name": name, "added": orEmpty(added), "removed": orEmpty(removed)}
 	if name != ro.Name {
 		details["old_name"] = ro.Name
+	}
+	if credsAdded, credsRemoved := idDiff(ro.Credentials, creds); len(credsAdded)+len(credsRemoved) > 0 {
+		if err := u.deps.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
+			return err
+		}
+		details["credentials_added"], details["credentials_removed"] = credsAdded, credsRemoved
 	}
 	u.auditAdmin(r, "role.update", "role", id, details)
 	redirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "updated")
@@ -304,6 +442,15 @@ func (u *UI) deleteRole(w http.ResponseWriter, r *http.Request) error {
 	u.auditAdmin(r, "role.delete", "role", id, map[string]any{"name": ro.Name, "permissions": orEmpty(ro.Permissions)})
 	redirectDone(w, r, "/roles", "deleted")
 	return nil
+}
+
+// credentialsExist reports whether every credential of ids exists.
+func (u *UI) credentialsExist(r *http.Request, ids []int64) (bool, error) {
+	all, err := u.deps.Store.DeviceCredentialChoices(r.Context(), db.CredentialScope{IDs: ids})
+	if err != nil {
+		return false, err
+	}
+	return len(all) == len(ids), nil
 }
 
 // orEmpty is a list for the audit log: empty rather than null.

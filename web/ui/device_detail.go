@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"backupd/app/backup"
+	"backupd/app/inventory"
 	"backupd/db"
 )
 
@@ -37,6 +38,7 @@ func (u *UI) mountDeviceDetail(mux *http.ServeMux) {
 	mux.Handle("GET /devices/{id}/diff", u.page("backups.view", u.deviceDiff))
 	mux.Handle("GET /devices/{id}/diff/raw", u.page("backups.view", u.deviceDiffRaw))
 	mux.Handle("POST /devices/{id}/host-key/accept", u.page("devices.update", u.acceptDeviceHostKey))
+	mux.Handle("POST /devices/{id}/address/confirm", u.page("devices.update", u.confirmDeviceAddress))
 }
 
 // detailDevice loads the device a /devices/{id}/… request names: 404 for
@@ -107,6 +109,7 @@ type deviceDetailPage struct {
 	LastChecked, LastBackup, LastChanged time.Time
 	LastBackupKnown, LastBackupOK        bool
 	HostKey                              detailHostKey
+	Address                              detailAddress
 	// History is nil for users without backups.view.
 	History *detailHistory
 	// Notice and Error are message keys (Error with ErrorArgs).
@@ -120,6 +123,22 @@ type detailHostKey struct {
 	// Shown is false for a telnet device that never pinned a key.
 	Shown           bool
 	Pinned, Pending detailKey
+	// CanAccept is whether the user may accept a changed key: it edits
+	// devices and may use the device's credential, which the key lets go
+	// to whoever holds it.
+	CanAccept bool
+}
+
+// detailAddress is a changed address the device's credential does not
+// go to until someone confirms it (inventory.AddressUnconfirmed).
+type detailAddress struct {
+	Pending bool
+	// Was is where the credential last went, Now the device's address,
+	// as people read them; Seen is the address the form confirms.
+	Was, Now, Seen string
+	// CanConfirm is whether the user may confirm it: devices.update and
+	// the use of the device's credential.
+	CanConfirm bool
 }
 
 // detailKey is one stored host key.
@@ -177,6 +196,8 @@ func (u *UI) deviceDetail(w http.ResponseWriter, r *http.Request) error {
 	switch q := r.URL.Query(); {
 	case q.Get("hostkey") == "accepted":
 		p.Notice = keyDetailHostKeyAccepted
+	case q.Get("address") == "confirmed":
+		p.Notice = keyDetailAddressConfirmed
 	case q.Get("queued") != "" && q.Get("queued") != "0":
 		p.Notice = keyDetailBackupQueued
 	}
@@ -211,10 +232,16 @@ func (u *UI) renderDeviceDetail(w http.ResponseWriter, r *http.Request, status i
 	if err != nil {
 		return err
 	}
+	s := sessionOf(r)
 	p.HostKey = detailHostKey{
-		Shown:   d.LoginMethod == "ssh" || pinned != nil || pending != nil,
-		Pinned:  newDetailKey(pinned),
-		Pending: newDetailKey(pending),
+		Shown:     d.LoginMethod == "ssh" || pinned != nil || pending != nil,
+		Pinned:    newDetailKey(pinned),
+		Pending:   newDetailKey(pending),
+		CanAccept: s.Can("devices.update") && (d.CredentialID == nil || s.Principal().CanUseCredential(*d.CredentialID)),
+	}
+	if inventory.AddressUnconfirmed(d, pinned != nil) {
+		p.Address = detailAddress{Pending: true, Was: inventory.ShowAddress(*d.AddressPin), Now: inventory.ShowAddress(d.Address()),
+			Seen: d.Address(), CanConfirm: s.Can("devices.update") && s.Principal().CanUseCredential(*d.CredentialID)}
 	}
 	if sessionOf(r).Can("backups.view") {
 		h, err := u.detailHistory(r, d)
@@ -430,6 +457,11 @@ func (u *UI) acceptDeviceHostKey(w http.ResponseWriter, r *http.Request) error {
 	if pending == nil {
 		return refuse(keyDetailHostKeyNothing)
 	}
+	s := sessionOf(r)
+	if d.CredentialID != nil && !s.Principal().CanUseCredential(*d.CredentialID) {
+		// The key decides who gets the credential at the next backup.
+		return u.renderDeviceDetail(w, r, http.StatusForbidden, d, deviceDetailPage{Error: keyDetailCredentialUse})
+	}
 	fp := detailFingerprint(pending)
 	if r.PostFormValue("fingerprint") != fp {
 		return refuse(keyDetailHostKeyMoved)
@@ -442,16 +474,69 @@ func (u *UI) acceptDeviceHostKey(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	s := sessionOf(r)
 	details := map[string]any{"fingerprint": fp}
 	if pinned != nil {
 		details["previous"] = detailFingerprint(pinned)
+	}
+	if d.CredentialID != nil {
+		// The credential the accepted key lets go to the device.
+		name, err := u.credentialName(ctx, *d.CredentialID)
+		if err != nil {
+			return err
+		}
+		details["credential_id"], details["credential"] = *d.CredentialID, name
 	}
 	u.auditEntry(r, db.AuditEntry{
 		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.accept_hostkey",
 		TargetType: "device", TargetID: idString(d.ID), Details: details,
 	})
 	http.Redirect(w, r, detailPath(d)+"?hostkey=accepted#host-key", http.StatusSeeOther)
+	return nil
+}
+
+// Address.
+
+// confirmDeviceAddress lets the device's credential go to its changed
+// address, as `backupd device accept-address` does, provided the address
+// is still the one the page showed (it comes back with the form). Only a
+// user who may use the credential confirms: confirming sends it there.
+func (u *UI) confirmDeviceAddress(w http.ResponseWriter, r *http.Request) error {
+	d, err := u.detailDevice(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	refuse := func(status int, key string) error {
+		return u.renderDeviceDetail(w, r, status, d, deviceDetailPage{Error: key})
+	}
+	if d.CredentialID == nil {
+		return refuse(http.StatusConflict, keyDetailAddressNothing)
+	}
+	s := sessionOf(r)
+	if !s.Principal().CanUseCredential(*d.CredentialID) {
+		return refuse(http.StatusForbidden, keyDetailCredentialUse)
+	}
+	previous, err := u.deps.Store.ConfirmAddress(ctx, d.ID, r.PostFormValue("address"))
+	switch {
+	case errors.Is(err, db.ErrAddressMoved):
+		return refuse(http.StatusConflict, keyDetailAddressMoved)
+	case errors.Is(err, db.ErrAddressConfirmed):
+		return refuse(http.StatusConflict, keyDetailAddressNothing)
+	case err != nil:
+		return err
+	}
+	name, err := u.credentialName(ctx, *d.CredentialID)
+	if err != nil {
+		return err
+	}
+	u.auditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.confirm_address",
+		TargetType: "device", TargetID: idString(d.ID), Details: map[string]any{
+			"address": inventory.ShowAddress(d.Address()), "previous": inventory.ShowAddress(previous),
+			"credential_id": *d.CredentialID, "credential": name, "credential_use": inventory.UseAddress,
+		},
+	})
+	http.Redirect(w, r, detailPath(d)+"?address=confirmed#address", http.StatusSeeOther)
 	return nil
 }
 

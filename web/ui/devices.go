@@ -543,8 +543,12 @@ type devicesFormPage struct {
 	Platforms    []devicesPlatform
 	LoginMethods []devicesLoginMethod
 	Credentials  []db.DeviceChoice
-	Templates    []devicesTemplateGroup
-	Encodings    []string
+	// CredentialLocked is set when the edited device logs in with a
+	// credential the user may not use: it may keep it, but neither
+	// attach it elsewhere nor send it to a new address.
+	CredentialLocked bool
+	Templates        []devicesTemplateGroup
+	Encodings        []string
 	// Zones are offered when there is more than the local one.
 	Zones      []db.Zone
 	MaxName    int
@@ -562,15 +566,29 @@ func (p *devicesFormPage) Back() string {
 }
 
 // devicesFormData loads the choices of the form for the user: only the
-// groups in its scope, and "no group" only for users who see every group.
-func (u *UI) devicesFormData(ctx context.Context, s *Session) (*devicesFormPage, error) {
+// groups in its scope, and "no group" only for users who see every group;
+// only the credentials it may use, and the edited device's own (current,
+// nil for a new device), which it may keep.
+func (u *UI) devicesFormData(ctx context.Context, s *Session, current *int64) (*devicesFormPage, error) {
 	groups, err := u.deps.Store.AllGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
-	creds, err := u.deps.Store.DeviceCredentialChoices(ctx, db.CredentialScope{All: true})
+	creds, err := u.deps.Store.DeviceCredentialChoices(ctx, s.Principal().CredentialScope())
 	if err != nil {
 		return nil, err
+	}
+	var lockedCredential bool
+	if current != nil && !s.Principal().CanUseCredential(*current) {
+		c, err := u.deps.Store.GetCredential(ctx, *current)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			lockedCredential = true
+			creds = append([]db.DeviceChoice{{ID: c.ID, Name: c.Name}}, creds...)
+		}
 	}
 	tpls, err := u.deps.Store.DeviceTemplateChoices(ctx)
 	if err != nil {
@@ -583,7 +601,7 @@ func (u *UI) devicesFormData(ctx context.Context, s *Session) (*devicesFormPage,
 	scope := s.Scope()
 	p := &devicesFormPage{Zones: zones,
 		Groups: devicesGroupOptions(groups, scope), AllowNoGroup: scope.All, Platforms: devicesPlatforms(),
-		Credentials: creds, Encodings: driver.Encodings, MaxName: inventory.MaxNameLength,
+		Credentials: creds, CredentialLocked: lockedCredential, Encodings: driver.Encodings, MaxName: inventory.MaxNameLength,
 		MaxRemarks: inventory.MaxRemarksLength, templates: map[int64]db.DeviceChoice{},
 	}
 	for _, m := range inventory.LoginMethods() {
@@ -650,8 +668,11 @@ func (p *devicesFormPage) device() (db.Device, map[string]*devicesMessage) {
 	default:
 		d.ZoneID = id // 0: kept on an edit, local on a create
 	}
+	// A credential the form did not offer is not refused here: whether
+	// the user may use it is the save's question (devicesSave), and one
+	// that does not exist is the store's.
 	switch id, ok := devicesFormID(f.CredentialID); {
-	case !ok || id != 0 && !slices.ContainsFunc(p.Credentials, func(c db.DeviceChoice) bool { return c.ID == id }):
+	case !ok:
 		errs["credential_id"] = &devicesMessage{Key: keyDevicesErrCredential}
 	case id != 0:
 		d.CredentialID = &id
@@ -710,7 +731,7 @@ func devicesFieldMessage(fe inventory.FieldError) *devicesMessage {
 }
 
 func (u *UI) devicesNewForm(w http.ResponseWriter, r *http.Request) error {
-	p, err := u.devicesFormData(r.Context(), sessionOf(r))
+	p, err := u.devicesFormData(r.Context(), sessionOf(r), nil)
 	if err != nil {
 		return err
 	}
@@ -724,7 +745,7 @@ func (u *UI) devicesNewForm(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (u *UI) devicesCreate(w http.ResponseWriter, r *http.Request) error {
-	p, err := u.devicesFormData(r.Context(), sessionOf(r))
+	p, err := u.devicesFormData(r.Context(), sessionOf(r), nil)
 	if err != nil {
 		return err
 	}
@@ -759,7 +780,7 @@ func (u *UI) devicesEditForm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := u.devicesFormData(r.Context(), sessionOf(r))
+	p, err := u.devicesFormData(r.Context(), sessionOf(r), d.CredentialID)
 	if err != nil {
 		return err
 	}
@@ -778,7 +799,7 @@ func (u *UI) devicesUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := u.devicesFormData(r.Context(), sessionOf(r))
+	p, err := u.devicesFormData(r.Context(), sessionOf(r), d.CredentialID)
 	if err != nil {
 		return err
 	}
@@ -805,19 +826,41 @@ func (u *UI) devicesSave(w http.ResponseWriter, r *http.Request, p *devicesFormP
 	status := http.StatusUnprocessableEntity
 	var saved db.Device
 	var err error
+	s := sessionOf(r)
+	var use inventory.CredentialUse
+	var used bool
 	if len(errs) == 0 && p.Error == "" {
 		if old == nil {
-			saved, err = u.deps.Store.CreateDevice(ctx, d)
+			if use, used, err = inventory.CheckCredentialUse(s.Principal(), nil, d); err == nil {
+				saved, err = u.deps.Store.CreateDevice(ctx, d)
+			}
 		} else {
 			saved, err = u.deps.Store.UpdateDevice(ctx, old.ID, func(cur *db.Device) error {
-				id, status, checked, backup, ok, created := cur.ID, cur.Status, cur.LastCheckedAt, cur.LastBackupAt, cur.LastBackupSuccess, cur.CreatedAt
+				before := *cur
 				*cur = d
-				cur.ID, cur.Status, cur.LastCheckedAt, cur.LastBackupAt, cur.LastBackupSuccess, cur.CreatedAt = id, status, checked, backup, ok, created
-				return nil
+				cur.ID, cur.Status, cur.LastCheckedAt, cur.LastBackupAt, cur.LastBackupSuccess, cur.CreatedAt, cur.AddressPin =
+					before.ID, before.Status, before.LastCheckedAt, before.LastBackupAt, before.LastBackupSuccess, before.CreatedAt, before.AddressPin
+				// Checked against the device as it stands in the
+				// transaction, not as the form found it.
+				var err error
+				use, used, err = inventory.CheckCredentialUse(s.Principal(), &before, *cur)
+				return err
 			})
 		}
 		var ref *db.ErrReference
+		var cue *inventory.CredentialUseError
 		switch {
+		case errors.As(err, &cue):
+			name, nerr := u.credentialName(ctx, cue.CredentialID)
+			if nerr != nil {
+				return nerr
+			}
+			if cue.How == inventory.UseAttach {
+				errs["credential_id"] = &devicesMessage{Key: keyDevicesErrCredentialUse, Args: []any{name}}
+			} else {
+				errs["host"] = &devicesMessage{Key: keyDevicesErrCredentialAddress, Args: []any{name}}
+			}
+			status = http.StatusForbidden
 		case errors.Is(err, db.ErrNameExists):
 			errs["name"] = &devicesMessage{Key: keyDevicesErrNameTaken, Args: []any{d.Name}}
 			status = http.StatusConflict
@@ -832,13 +875,20 @@ func (u *UI) devicesSave(w http.ResponseWriter, r *http.Request, p *devicesFormP
 		p.Errors = errs
 		return u.render(w, r, status, "devices_form.html", title, p)
 	}
-	s := sessionOf(r)
 	if old == nil {
-		u.devicesAudit(r, s, "device.create", saved.ID, map[string]any{"name": saved.Name, "host": saved.Host, "group_id": saved.GroupID})
+		details := map[string]any{"name": saved.Name, "host": saved.Host, "group_id": saved.GroupID}
+		if err := u.credentialUseDetails(ctx, details, use, used); err != nil {
+			return err
+		}
+		u.devicesAudit(r, s, "device.create", saved.ID, details)
 		http.Redirect(w, r, devicesListPath+"?"+url.Values{"q": {saved.Name}, "created": {"1"}}.Encode(), http.StatusSeeOther)
 		return nil
 	}
-	u.devicesAudit(r, s, "device.update", saved.ID, map[string]any{"fields": devicesChanged(*old, saved), "name": saved.Name})
+	details := map[string]any{"fields": devicesChanged(*old, saved), "name": saved.Name}
+	if err := u.credentialUseDetails(ctx, details, use, used); err != nil {
+		return err
+	}
+	u.devicesAudit(r, s, "device.update", saved.ID, details)
 	if p.Next != "" {
 		http.Redirect(w, r, p.Next, http.StatusSeeOther)
 		return nil
@@ -1182,12 +1232,30 @@ func (u *UI) devicesImport(w http.ResponseWriter, r *http.Request) error {
 		return u.render(w, r, http.StatusUnprocessableEntity, "devices_import.html", keyTitleDevicesImport, p)
 	}
 	s := sessionOf(r)
+	details := map[string]any{"count": len(devices), "file": truncate(header.Filename, 128)}
+	if ids := devicesCredentialIDs(devices); len(ids) > 0 {
+		// Which credentials the import attached.
+		details["credential_ids"] = ids
+	}
 	u.auditEntry(r, db.AuditEntry{
 		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.import",
-		TargetType: "device", Details: map[string]any{"count": len(devices), "file": truncate(header.Filename, 128)},
+		TargetType: "device", Details: details,
 	})
 	http.Redirect(w, r, devicesListPath+"?imported="+strconv.Itoa(len(devices)), http.StatusSeeOther)
 	return nil
+}
+
+// devicesCredentialIDs lists the credentials devices log in with, once
+// each, by id.
+func devicesCredentialIDs(devices []db.Device) []int64 {
+	var ids []int64
+	for _, d := range devices {
+		if d.CredentialID != nil && !slices.Contains(ids, *d.CredentialID) {
+			ids = append(ids, *d.CredentialID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // devicesNamesTaken reports the rows whose name a device already has, in
@@ -1223,6 +1291,8 @@ type devicesImportInput struct {
 	groups      map[string]db.Group
 	inScope     map[int64]bool
 	credentials map[string]int64
+	// canUse says whether the user may attach a credential.
+	canUse func(id int64) bool
 	// templates maps platform, then folded name, to the ids of the
 	// templates of that name (names need not be unique).
 	templates map[string]map[string][]int64
@@ -1249,6 +1319,7 @@ func (u *UI) devicesImportInput(ctx context.Context, s *Session) (*devicesImport
 	}
 	scope := s.Scope()
 	in := &devicesImportInput{allGroups: scope.All, groups: map[string]db.Group{}, inScope: map[int64]bool{},
+		canUse:      s.Principal().CanUseCredential,
 		credentials: map[string]int64{}, templates: map[string]map[string][]int64{}, zones: map[string]int64{}}
 	for _, z := range zones {
 		in.zones[devicesFold(z.Name)] = z.ID
@@ -1468,10 +1539,13 @@ func (in *devicesImportInput) device(row map[string]string) (db.Device, []device
 		}
 	}
 	if name := row["credential"]; name != "" {
-		if id, ok := in.credentials[devicesFold(name)]; ok {
-			d.CredentialID = &id
-		} else {
+		switch id, ok := in.credentials[devicesFold(name)]; {
+		case !ok:
 			bad("credential", keyDevicesImportNoCredential, name)
+		case !in.canUse(id):
+			bad("credential", keyDevicesImportCredentialUse, name)
+		default:
+			d.CredentialID = &id
 		}
 	}
 	if name := row["zone"]; name != "" {

@@ -111,6 +111,7 @@ var (
 		importer.ReasonIPv6Delimiter: keyDevicesRouterDBIPv6, importer.ReasonDuplicate: keyDevicesRouterDBDuplicate,
 		importer.ReasonNotUp: keyDevicesRouterDBNotUp, importer.ReasonFieldCount: keyDevicesRouterDBFieldCount,
 		importer.ReasonInvalid: keyDevicesRouterDBInvalid, importer.ReasonBadGroup: keyDevicesRouterDBBadGroup,
+		importer.ReasonCredentialUse: keyDevicesRouterDBCredentialUse,
 	}
 	devicesRouterDBActions = map[string]string{
 		importer.Create: keyDevicesRouterDBCreate, importer.Update: keyDevicesRouterDBUpdate, importer.Unchanged: keyDevicesRouterDBUnchanged,
@@ -196,7 +197,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	plan, err := importer.Build(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group, f.Zone)
+	plan, err := importer.BuildFor(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group, f.Zone, s.Principal())
 	var ze *importer.ZoneError
 	if errors.As(err, &ze) {
 		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBZone, ze.Name)
@@ -244,6 +245,11 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 		if f.Zone != "" {
 			details["zone"] = f.Zone
 		}
+		if ids := plan.UsedCredentials(); len(ids) > 0 {
+			// Which existing credentials the import attached or sent to
+			// a device's new address.
+			details["credential_ids"] = ids
+		}
 		u.auditEntry(r, db.AuditEntry{
 			UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.import", TargetType: "device",
 			Details: details,
@@ -281,7 +287,7 @@ func devicesRouterDBLines(plan *importer.Plan) ([]devicesRouterDBLine, int) {
 			break
 		}
 		args := s.Args
-		if s.Code == importer.ReasonInvalid && len(args) > 0 {
+		if (s.Code == importer.ReasonInvalid || s.Code == importer.ReasonCredentialUse) && len(args) > 0 {
 			args = []any{args[0]}
 		}
 		out = append(out, devicesRouterDBLine{Line: s.Line, Name: s.Name, Action: keyDevicesRouterDBSkip,

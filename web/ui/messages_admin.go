@@ -89,4 +89,11 @@ var adminActionLabels = []string{
 	"admin.action.create",
 	"admin.action.update",
 	"admin.action.delete",
+	"admin.action.use",
 }
+
+// Refusals of the role form's credential list (admin_roles.go).
+const (
+	keyAdminErrCredentialAboveYou = "admin.error.credential_above_you"
+	keyAdminErrCredentialGone     = "admin.error.credential_gone"
+)

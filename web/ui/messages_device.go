@@ -11,6 +11,11 @@ const (
 	keyDetailHostKeyNothing  = "device.hostkey.error.nothing"
 	keyDetailHostKeyMoved    = "device.hostkey.error.moved"
 
+	keyDetailAddressConfirmed = "device.address.confirmed"
+	keyDetailAddressNothing   = "device.address.error.nothing"
+	keyDetailAddressMoved     = "device.address.error.moved"
+	keyDetailCredentialUse    = "device.error.credential_use"
+
 	keyDetailBadPageLink = "device.error.page_link"
 	keyDetailNoTextError = "device.error.no_text"
 

@@ -62,6 +62,7 @@ const (
 	keyDevicesImportNoGroup           = "devices.import.error.no_group"
 	keyDevicesImportGroupOutside      = "devices.import.error.group_outside"
 	keyDevicesImportNoCredential      = "devices.import.error.no_credential"
+	keyDevicesImportCredentialUse     = "devices.import.error.credential_use"
 	keyDevicesImportNoTemplate        = "devices.import.error.no_template"
 	keyDevicesImportAmbiguousTemplate = "devices.import.error.ambiguous_template"
 	keyDevicesImportNoZone            = "devices.import.error.no_zone"
@@ -100,4 +101,12 @@ const (
 	keyDevicesOxidizedFieldUsername      = "devices.routerdb.oxidized.field.username"
 	keyDevicesOxidizedFieldPassword      = "devices.routerdb.oxidized.field.password"
 	keyDevicesOxidizedFieldEnablePasword = "devices.routerdb.oxidized.field.enable"
+)
+
+// Refusals of a device save or import that would use a credential the
+// user may not use (app/inventory.CheckCredentialUse).
+const (
+	keyDevicesErrCredentialUse      = "devices.error.credential_use"
+	keyDevicesErrCredentialAddress  = "devices.error.credential_address"
+	keyDevicesRouterDBCredentialUse = "devices.routerdb.reason.credential_use"
 )
