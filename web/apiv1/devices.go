@@ -3,8 +3,10 @@ package apiv1
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
+	"backupd/app/auth"
 	"backupd/app/collect/driver"
 	"backupd/app/inventory"
 	"backupd/db"
@@ -131,6 +133,29 @@ func deviceError(err error) error {
 	return err
 }
 
+// credentialUseError is the 403 of a create or update that would use a
+// credential the caller may not use; other errors pass through.
+func credentialUseError(err error) error {
+	var cue *inventory.CredentialUseError
+	if errors.As(err, &cue) {
+		return web.NewError(http.StatusForbidden, web.CodePermissionDenied,
+			fmt.Sprintf("permission %s is required on credential %d: %s", auth.PermCredentialsUse, cue.CredentialID, cue.Error()))
+	}
+	return err
+}
+
+// credentialUseDetails adds to an audit entry which credential a change
+// used, and how, when it used one.
+func (a *API) credentialUseDetails(ctx context.Context, details map[string]any, use inventory.CredentialUse, used bool) {
+	if !used {
+		return
+	}
+	details["credential_id"], details["credential_use"] = use.CredentialID, use.How
+	if c, err := a.deps.Store.GetCredential(ctx, use.CredentialID); err == nil {
+		details["credential"] = c.Name
+	}
+}
+
 // errOutOfScope is a fresh error each time: errors carry their request id.
 func errOutOfScope() error {
 	return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
@@ -198,8 +223,9 @@ func (a *API) registerDevices() {
 		})
 
 	register(a, operation(http.MethodPost, "/devices", "create-device", "Devices", "devices.create",
-		"Create a device", "Creates a device. Only the devices.create permission is checked: group_id is not checked against the caller's group scope. A group, credential or template that does not exist, or a template of another platform, is a validation error naming the field.",
-		Codes{http.StatusConflict: {{"DEVICE_NAME_EXISTS", "another device has this name.", "a device with this name already exists"}}}),
+		"Create a device", "Creates a device. group_id is not checked against the caller's group scope. A credential_id needs the credentials.use permission on that credential (held for every credential, or granted for this one by a role): the device logs in with it wherever host and port point. A group, credential or template that does not exist, or a template of another platform, is a validation error naming the field.",
+		Codes{http.StatusConflict: {{"DEVICE_NAME_EXISTS", "another device has this name.", "a device with this name already exists"}},
+			http.StatusForbidden: {permissionDenied("the permission is missing, or the caller may not use the credential named by credential_id (credentials.use).")}}),
 		func(ctx context.Context, in *struct{ Body DeviceCreate }) (*deviceOutput, error) {
 			b := in.Body
 			d := inventory.NewDevice()
@@ -220,17 +246,23 @@ func (a *API) registerDevices() {
 			if errs := inventory.CheckDevice(&d); len(errs) > 0 {
 				return nil, fieldErrors(errs...)
 			}
+			use, used, err := inventory.CheckCredentialUse(callerFrom(ctx).Principal, nil, d)
+			if err != nil {
+				return nil, credentialUseError(err)
+			}
 			out, err := a.deps.Store.CreateDevice(ctx, d)
 			if err != nil {
 				return nil, deviceError(err)
 			}
-			a.audit(ctx, "device.create", "device", out.ID, map[string]any{"name": out.Name, "host": out.Host, "group_id": out.GroupID})
+			details := map[string]any{"name": out.Name, "host": out.Host, "group_id": out.GroupID}
+			a.credentialUseDetails(ctx, details, use, used)
+			a.audit(ctx, "device.create", "device", out.ID, details)
 			return &deviceOutput{toDevice(out)}, nil
 		})
 
 	register(a, operation(http.MethodPut, "/devices/{device_id}", "update-device", "Devices", "devices.update",
-		"Update a device", "Changes the fields provided; absent fields keep their stored values. The device, and a new group_id, must be in the caller's device groups.",
-		Codes{http.StatusNotFound: {{"RESOURCE_NOT_FOUND", "no device has this id.", "device not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing, or the device or the target group is outside the caller's device groups.")}, http.StatusConflict: {{"DEVICE_NAME_EXISTS", "another device has this name.", "a device with this name already exists"}}}),
+		"Update a device", "Changes the fields provided; absent fields keep their stored values. The device, and a new group_id, must be in the caller's device groups. Attaching a credential (credential_id), or changing host, port, login_method of a device that has one, needs the credentials.use permission on that credential: the credential goes to the new address. After such a change the device is not logged into until the new address is confirmed on its page (or its SSH host key, when pinned, proves it is the same device).",
+		Codes{http.StatusNotFound: {{"RESOURCE_NOT_FOUND", "no device has this id.", "device not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing, the device or the target group is outside the caller's device groups, or the change uses a credential the caller may not use (credentials.use).")}, http.StatusConflict: {{"DEVICE_NAME_EXISTS", "another device has this name.", "a device with this name already exists"}}}),
 		func(ctx context.Context, in *struct {
 			DeviceID int64 `path:"device_id" minimum:"1" doc:"Device identifier."`
 			Body     DeviceUpdate
@@ -266,7 +298,10 @@ func (a *API) registerDevices() {
 					return nil, web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the target group is outside your device groups")
 				}
 			}
+			var use inventory.CredentialUse
+			var used bool
 			out, err := a.deps.Store.UpdateDevice(ctx, in.DeviceID, func(d *db.Device) error {
+				before := *d
 				if b.Name != nil {
 					d.Name = name
 				}
@@ -300,12 +335,16 @@ func (a *API) registerDevices() {
 				if sent["remarks"] {
 					d.Remarks = b.Remarks
 				}
-				return nil
+				var err error
+				use, used, err = inventory.CheckCredentialUse(callerFrom(ctx).Principal, &before, *d)
+				return err
 			})
 			if err != nil {
-				return nil, deviceError(err)
+				return nil, deviceError(credentialUseError(err))
 			}
-			a.audit(ctx, "device.update", "device", out.ID, map[string]any{"fields": sentFields(ctx), "name": out.Name})
+			details := map[string]any{"fields": sentFields(ctx), "name": out.Name}
+			a.credentialUseDetails(ctx, details, use, used)
+			a.audit(ctx, "device.update", "device", out.ID, details)
 			return &deviceOutput{toDevice(out)}, nil
 		})
 
