@@ -44,6 +44,8 @@ type roleRow struct {
 	All         bool
 	Summary     []permLine
 	Users       int
+	// Credentials is how many credentials the role may use one by one.
+	Credentials int
 }
 
 var roleNotices = map[string]string{
@@ -57,7 +59,8 @@ func (u *UI) roles(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := rolesPage{Max: db.MaxRoles, Notice: noticeOf(r, roleNotices)}
 	for _, ro := range roles {
-		row := roleRow{ID: ro.ID, Name: ro.Name, All: ro.AllPermissions, Summary: permSummary(ro.Permissions), Users: ro.Users}
+		row := roleRow{ID: ro.ID, Name: ro.Name, All: ro.AllPermissions, Summary: permSummary(ro.Permissions), Users: ro.Users,
+			Credentials: len(ro.Credentials)}
 		if ro.Builtin {
 			row.Description = builtinRoleDescriptions[ro.Name]
 		}

@@ -412,6 +412,7 @@ func TestRoleCredentialGrants(t *testing.T) {
 		t.Fatalf("role credentials %v, %v", role.Credentials, err)
 	}
 	expect(t, "bad credential box", root.post("/roles", url.Values{"name": {"X"}, "credential": {"abc"}}), http.StatusUnprocessableEntity, "")
+	expectBody(t, "roles list", root.get("/roles"), "Credentials it may use one by one: 1")
 
 	// A holder of the role manages roles, and may use edge only.
 	e.createUser("lead", "lead-password-1", "Edge techs", true)
