@@ -33,23 +33,13 @@ pinned proves itself by its key instead; a different key waits for
 accept-hostkey.)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id < 1 {
-				return fmt.Errorf("device ID %q: want a positive number", args[0])
-			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
+			store, d, err := openDevice(cmd, cfg, args[0])
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			d, err := store.GetDevice(ctx, id)
-			if errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("no device with ID %d", id)
-			}
-			if err != nil {
-				return err
-			}
+			id := d.ID
 			previous, err := store.ConfirmAddress(ctx, id, d.Address())
 			switch {
 			case errors.Is(err, db.ErrAddressConfirmed):
@@ -85,23 +75,13 @@ aside. After checking that the change is legitimate (the device was
 replaced or re-keyed), accept-hostkey pins the new key.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id < 1 {
-				return fmt.Errorf("device ID %q: want a positive number", args[0])
-			}
 			ctx := cmd.Context()
-			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
+			store, d, err := openDevice(cmd, cfg, args[0])
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			d, err := store.GetDevice(ctx, id)
-			if errors.Is(err, db.ErrNotFound) {
-				return fmt.Errorf("no device with ID %d", id)
-			}
-			if err != nil {
-				return err
-			}
+			id := d.ID
 			key, err := store.AcceptHostKey(ctx, id)
 			if errors.Is(err, db.ErrNoPendingHostKey) {
 				return fmt.Errorf("device %d (%s) has not presented a changed host key; nothing to accept", id, d.Name)
@@ -118,4 +98,26 @@ replaced or re-keyed), accept-hostkey pins the new key.`,
 			return nil
 		},
 	}
+}
+
+// openDevice opens the store and reads the device named by the ID
+// argument arg; the caller closes the store.
+func openDevice(cmd *cobra.Command, cfg *config.Config, arg string) (*db.Store, db.Device, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id < 1 {
+		return nil, db.Device{}, fmt.Errorf("device ID %q: want a positive number", arg)
+	}
+	store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, db.Device{}, err
+	}
+	d, err := store.GetDevice(cmd.Context(), id)
+	if err != nil {
+		store.Close()
+		if errors.Is(err, db.ErrNotFound) {
+			return nil, db.Device{}, fmt.Errorf("no device with ID %d", id)
+		}
+		return nil, db.Device{}, err
+	}
+	return store, d, nil
 }
