@@ -67,6 +67,11 @@ var families = map[string]family{
 		"holds several) this server process settled or tried, by channel type (webhook, slack, mattermost, teams, chat, email) " +
 		"and result (sent; failed: tried again later; gave_up: refused, or failing for a day)."},
 
+	"backupd_engine_running": {gauge, "1 while this server's backup engine works the queue, 0 while it does not: " +
+		"it lost the database (or could not start) and tries again every few seconds until the database answers."},
+	"backupd_engine_restarts_total": {counter, "Starts of this server's backup engine after it had stopped on a failure " +
+		"(the database away, its liveness lock lost)."},
+
 	"backupd_snapshot_pack_total": {counter, "Older configuration versions this process stored as deltas " +
 		"(result success) or failed to (failure: the version stays whole and the next repack tries again)."},
 

@@ -85,6 +85,22 @@ func GitPush(success bool, at time.Time) {
 	}
 }
 
+// EngineRunning records whether this process's backup engine works the
+// queue (serve's engine: it does not while it waits for the database).
+func EngineRunning(on bool) {
+	v := 0.0
+	if on {
+		v = 1
+	}
+	set.GetOrCreateGauge(`backupd_engine_running`, nil).Set(v)
+	// Published from the engine's start on, 0 until it first restarts.
+	set.GetOrCreateCounter(`backupd_engine_restarts_total`)
+}
+
+// EngineRestarted counts a start of the backup engine after it stopped
+// on a failure (the database away, its liveness lock lost).
+func EngineRestarted() { set.GetOrCreateCounter(`backupd_engine_restarts_total`).Inc() }
+
 // State is what the database holds at scrape time.
 type State struct {
 	db.FleetHealth

@@ -40,6 +40,9 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	NotificationsSent("email", "failed", 0)
 	GitPush(false, time.Unix(1700000000, 0))
 	GitPush(true, time.Unix(1700000060, 0))
+	EngineRunning(false)
+	EngineRestarted()
+	EngineRunning(true)
 
 	now := time.Now()
 	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
@@ -98,6 +101,9 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_git_push_total{result="failure"} 1`,
 		`backupd_git_push_total{result="success"} 1`,
 		`backupd_git_last_push_success_timestamp_seconds 1700000060`,
+		`backupd_engine_running 1`,
+		`backupd_engine_restarts_total 1`,
+		"# TYPE backupd_engine_running gauge\n",
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
 		`backupd_syslog_unknown_sender_total 2`,
