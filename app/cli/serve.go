@@ -105,7 +105,6 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	}
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
-	web.MountHealth(mux, store.Ready, log.With("component", "health"))
 	proxies, err := web.ParseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return err
@@ -139,6 +138,14 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		wg.Wait()
 		return err
 	}
+	// Ready when the database takes writes and the backup engine works
+	// the queue (it does not while it waits for the database).
+	web.MountHealth(mux, func(ctx context.Context) error {
+		if err := store.Ready(ctx); err != nil {
+			return err
+		}
+		return engine.Ready(ctx)
+	}, log.With("component", "health"))
 	uiDeps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version}
 	if syslogTrigger != nil {
 		uiDeps.Syslog = syslogTrigger
