@@ -208,6 +208,21 @@ func (e *Engine) Enqueue(ctx context.Context, deviceIDs []int64, trigger string)
 	return e.EnqueueRequests(ctx, reqs)
 }
 
+// EnqueueFound is Enqueue saying, per device, whether its job is new or
+// one it already had (queued: it now runs at once; running).
+func (e *Engine) EnqueueFound(ctx context.Context, deviceIDs []int64, trigger string) ([]db.Enqueued, error) {
+	now := time.Now()
+	reqs := make([]db.JobRequest, len(deviceIDs))
+	for i, id := range deviceIDs {
+		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
+	}
+	out, err := e.store.EnqueueJobsFound(ctx, reqs)
+	if err == nil {
+		e.poke()
+	}
+	return out, err
+}
+
 // EnqueueRequests queues jobs with their own start times (schedules spread
 // them over a window).
 func (e *Engine) EnqueueRequests(ctx context.Context, reqs []db.JobRequest) ([]int64, error) {

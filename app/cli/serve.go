@@ -218,7 +218,7 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 			s := syslogTrigger.Stats()
 			return metrics.Syslog{
 				Received: s.Received, Truncated: s.Truncated, Matched: s.Matched, UnknownSender: s.UnknownSender,
-				Triggered: s.Triggered, Queued: s.Queued, Skipped: s.Skipped, Dropped: s.Dropped,
+				Triggered: s.Triggered, Queued: s.Queued, Existing: s.Existing, Skipped: s.Skipped, Dropped: s.Dropped,
 				PendingDevices: s.PendingDevices, Connections: s.OpenConns,
 			}
 		}

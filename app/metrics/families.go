@@ -90,8 +90,11 @@ var families = map[string]family{
 		"is no device in the inventory; counted, not stored."},
 	"backupd_syslog_triggered_total": {counter, "Devices whose quiet time after their last configuration-change " +
 		"message ended (one per burst of changes)."},
-	"backupd_syslog_queued_total": {counter, "Backups queued with trigger syslog (or joined to the device's job " +
-		"already queued)."},
+	"backupd_syslog_queued_total": {counter, "Backup jobs with trigger syslog the listener created (a device " +
+		"that had a job already counts in backupd_syslog_existing_job_total instead)."},
+	"backupd_syslog_existing_job_total": {counter, "Triggered devices that had a backup job already, so that none was " +
+		"created, by the job's state: queued (it now runs at once, as the syslog's) or running. Triggered = queued + " +
+		"existing_job + skipped."},
 	"backupd_syslog_skipped_total": {counter, "Triggered devices that got no backup, by reason (disabled: the device " +
 		"is disabled; deleted; error: the queue could not be written)."},
 	"backupd_syslog_dropped_total": {counter, "Syslog messages or TCP connections dropped, by reason (rate: the " +

@@ -146,10 +146,11 @@ type Options struct {
 // and current sizes.
 type Syslog struct {
 	Received, Truncated, Matched, UnknownSender, Triggered, Queued uint64
-	// Skipped counts triggers that queued no backup, by reason
-	// (disabled, deleted, error); Dropped messages and connections by
-	// reason (rate, conn_limit, framing, pending_full).
-	Skipped, Dropped            map[string]uint64
+	// Existing counts triggers whose device had a backup job already, by
+	// its state (queued, running); Skipped those that queued no backup,
+	// by reason (disabled, deleted, error); Dropped messages and
+	// connections by reason (rate, conn_limit, framing, pending_full).
+	Existing, Skipped, Dropped  map[string]uint64
 	PendingDevices, Connections int
 }
 
@@ -232,6 +233,9 @@ func writeSyslog(w io.Writer, s Syslog) {
 	fmt.Fprintf(w, "backupd_syslog_unknown_sender_total %d\n", s.UnknownSender)
 	fmt.Fprintf(w, "backupd_syslog_triggered_total %d\n", s.Triggered)
 	fmt.Fprintf(w, "backupd_syslog_queued_total %d\n", s.Queued)
+	for _, st := range sortedKeys(s.Existing) {
+		fmt.Fprintf(w, "backupd_syslog_existing_job_total{state=%s} %d\n", quote(st), s.Existing[st])
+	}
 	for _, r := range sortedKeys(s.Skipped) {
 		fmt.Fprintf(w, "backupd_syslog_skipped_total{reason=%s} %d\n", quote(r), s.Skipped[r])
 	}
