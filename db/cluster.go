@@ -5,11 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
-
-	"github.com/lib/pq"
 )
 
 // Several backupd nodes may share one PostgreSQL database. What they need
@@ -27,7 +24,7 @@ import (
 // once: the kernel closes its sockets, PostgreSQL ends the sessions and
 // their locks go. A node cut off by the network is found out by TCP
 // keepalives on the lock connection, set on both ends (lockSessionParams,
-// lockKeepAlive): PostgreSQL drops it after at most LockServerBound, and
+// pgDialer): PostgreSQL drops it after at most LockServerBound, and
 // the node itself gives up its locks (LockSession.Lost) after at most
 // LockLease without a successful ping, which is sooner, so that two nodes
 // never both believe they lead.
@@ -53,7 +50,8 @@ const LeaderLockName = "backupd-leader"
 func OwnerLockName(owner string) string { return "backupd-owner:" + owner }
 
 // lockSessionParams are the lock connection's run-time parameters: the
-// server-side keepalives that end a silent node's session.
+// server-side keepalives that end a silent node's session (the client's
+// are pgDialer's).
 var lockSessionParams = map[string]string{
 	"application_name":        "backupd-lock",
 	"connect_timeout":         "5",
@@ -61,31 +59,6 @@ var lockSessionParams = map[string]string{
 	"tcp_keepalives_interval": "2",
 	"tcp_keepalives_count":    "3",
 	"tcp_user_timeout":        "10000",
-}
-
-// lockKeepAlive is the client side's: lib/pq does not read libpq's
-// keepalives settings, so the dialer sets them.
-type lockKeepAlive struct{ d net.Dialer }
-
-func newLockDialer() lockKeepAlive {
-	return lockKeepAlive{net.Dialer{
-		Timeout:         5 * time.Second,
-		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 2 * time.Second, Count: 3},
-	}}
-}
-
-func (k lockKeepAlive) Dial(network, address string) (net.Conn, error) {
-	return k.d.Dial(network, address)
-}
-
-func (k lockKeepAlive) DialTimeout(network, address string, timeout time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return k.d.DialContext(ctx, network, address)
-}
-
-func (k lockKeepAlive) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	return k.d.DialContext(ctx, network, address)
 }
 
 // ErrNotPostgres is returned by what only a PostgreSQL store has.
@@ -113,16 +86,14 @@ func (s *Store) OpenLockSession(ctx context.Context) (*LockSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	connector, err := pq.NewConnector(u)
-	if err != nil {
-		return nil, fmt.Errorf("lock session: %w", err)
-	}
-	connector.Dialer(newLockDialer())
-	pool := sql.OpenDB(connector)
+	pool := sql.OpenDB(pgConnector{dsn: u})
 	pool.SetMaxOpenConns(1)
-	conn, err := pool.Conn(ctx)
+	// Connecting is bounded by connect_timeout, the first ping here.
+	pctx, cancel := context.WithTimeout(ctx, LockLease)
+	defer cancel()
+	conn, err := pool.Conn(pctx)
 	if err == nil {
-		err = conn.PingContext(ctx)
+		err = conn.PingContext(pctx)
 	}
 	if err != nil {
 		pool.Close()
@@ -133,8 +104,11 @@ func (s *Store) OpenLockSession(ctx context.Context) (*LockSession, error) {
 	return l, nil
 }
 
-// TryLock takes the advisory lock name if no other session holds it.
+// TryLock takes the advisory lock name if no other session holds it. A
+// server that does not answer within LockLease fails it, and the session.
 func (l *LockSession) TryLock(ctx context.Context, name string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, LockLease)
+	defer cancel()
 	var ok bool
 	err := l.conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, name).Scan(&ok)
 	if err != nil {

@@ -111,21 +111,45 @@ type JobRequest struct {
 // is the syslog's: its backup says so). Its interruptions stay counted, so that the
 // limit on them still ends a job that keeps stopping the process.
 func (s *Store) EnqueueJobs(ctx context.Context, reqs []JobRequest) ([]int64, error) {
-	var ids []int64
+	out, err := s.EnqueueJobsFound(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(out))
+	for i, q := range out {
+		ids[i] = q.JobID
+	}
+	return ids, nil
+}
+
+// Enqueued is what EnqueueJobsFound did with one request.
+type Enqueued struct {
+	// JobID is the job that backs the device up (0: no such device).
+	JobID int64
+	// Found is the state of the device's job the request joined: "" when
+	// the request created the job, JobQueued or JobRunning when the device
+	// had one already (no new job then).
+	Found string
+}
+
+// EnqueueJobsFound is EnqueueJobs, saying per request whether its job is
+// new or one the device already had.
+func (s *Store) EnqueueJobsFound(ctx context.Context, reqs []JobRequest) ([]Enqueued, error) {
+	var out []Enqueued
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		ids, err = enqueueJobs(ctx, tx, reqs)
+		out, err = enqueueJobs(ctx, tx, reqs)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	return ids, nil
+	return out, nil
 }
 
-// enqueueJobs is EnqueueJobs in the caller's transaction.
-func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]int64, error) {
-	ids := make([]int64, len(reqs))
+// enqueueJobs is EnqueueJobsFound in the caller's transaction.
+func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]Enqueued, error) {
+	out := make([]Enqueued, len(reqs))
 	now := backupTime(time.Now())
 	err := func() error {
 		insert, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO jobs (device_id, trigger, state, not_before, created_at, zone_id)
@@ -134,7 +158,7 @@ func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]int64, e
 			return err
 		}
 		defer insert.Close()
-		active, err := tx.PrepareContext(ctx, `SELECT id FROM jobs WHERE device_id = ? AND state IN ('queued', 'running')`)
+		active, err := tx.PrepareContext(ctx, `SELECT id, state FROM jobs WHERE device_id = ? AND state IN ('queued', 'running')`)
 		if err != nil {
 			return err
 		}
@@ -155,20 +179,25 @@ func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]int64, e
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI || r.Trigger == TriggerSyslog) {
+			created, _ := res.RowsAffected()
+			if created == 0 && (r.Trigger == TriggerManual || r.Trigger == TriggerCLI || r.Trigger == TriggerSyslog) {
 				at := backupTime(r.NotBefore)
 				if _, err := refresh.ExecContext(ctx, r.Trigger, at, at, at, r.DeviceID); err != nil {
 					return err
 				}
 			}
-			err = active.QueryRowContext(ctx, r.DeviceID).Scan(&ids[i])
+			var state string
+			err = active.QueryRowContext(ctx, r.DeviceID).Scan(&out[i].JobID, &state)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
+			}
+			if created == 0 && err == nil {
+				out[i].Found = state
 			}
 		}
 		return nil
 	}()
-	return ids, err
+	return out, err
 }
 
 // ErrJobNotOwned is FinishJob's error for an attempt whose job is no

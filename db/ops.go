@@ -44,6 +44,10 @@ func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
 	return v, err
 }
 
+// Ping reports whether the database answers (a connection of the writing
+// pool is good): for duties that wait for it to come back.
+func (s *Store) Ping(ctx context.Context) error { return s.writer.PingContext(ctx) }
+
 // Ready reports why the store cannot serve, or nil: the schema must be the
 // one this binary carries, and the database must take a write lock and a
 // write (rolled back, so a probe every few seconds costs nothing).

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/lib/pq"
 )
 
 // The store's queries are written once, in the SQL both engines speak, with
@@ -28,80 +26,11 @@ func init() { sql.Register(pgDriverName, pgDriver{}) }
 
 type pgDriver struct{}
 
-func (pgDriver) Open(name string) (driver.Conn, error) {
-	c, err := pq.Driver{}.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return &pgConn{c}, nil
-}
+func (pgDriver) Open(name string) (driver.Conn, error) { return openPGConn(context.Background(), name) }
 
-// pgConn is a lib/pq connection whose queries are rewritten and whose
-// arguments are converted the way modernc.org/sqlite converts them.
-type pgConn struct{ driver.Conn }
-
-func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
-	return c.Conn.Prepare(pgRewrite(query))
-}
-
-func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, pgRewrite(query))
-}
-
-// BeginTx gives a read-only transaction one snapshot of the database for
-// all its statements, as a SQLite read transaction has: reads that walk a
-// delta chain or page through a list must not see a commit of another
-// node half-way (PostgreSQL's default, READ COMMITTED, would show it).
-func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if opts.ReadOnly && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) {
-		opts.Isolation = driver.IsolationLevel(sql.LevelRepeatableRead)
-	}
-	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-}
-
-func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.(driver.QueryerContext).QueryContext(ctx, pgRewrite(query), args)
-}
-
-func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.(driver.ExecerContext).ExecContext(ctx, pgRewrite(query), args)
-}
-
-func (c *pgConn) Ping(ctx context.Context) error {
-	return c.Conn.(driver.Pinger).Ping(ctx)
-}
-
-func (c *pgConn) ResetSession(ctx context.Context) error {
-	if r, ok := c.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-func (c *pgConn) IsValid() bool {
-	if v, ok := c.Conn.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
-}
-
-// CheckNamedValue stores Go booleans as 1 and 0: every flag column is an
-// integer on both engines, as SQLite has no other kind.
-func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if b, ok := nv.Value.(bool); ok {
-		if b {
-			nv.Value = int64(1)
-		} else {
-			nv.Value = int64(0)
-		}
-		return nil
-	}
-	v, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
-	if err != nil {
-		return err
-	}
-	nv.Value = v
-	return nil
+// OpenConnector makes sql.Open dial with the pool's context.
+func (pgDriver) OpenConnector(name string) (driver.Connector, error) {
+	return pgConnector{dsn: name}, nil
 }
 
 var pgRewrites sync.Map // query → rewritten query

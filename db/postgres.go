@@ -28,7 +28,7 @@ func IsPostgresURL(s string) bool {
 var ErrNotPostgresURL = errors.New("not a PostgreSQL URL: want postgres://user:password@host:port/database")
 
 // pgURL checks a PostgreSQL URL and returns it with extra run-time
-// parameters set.
+// parameters set, and pgWireDefaults where the URL sets none.
 func pgURL(raw string, params map[string]string) (string, error) {
 	if !IsPostgresURL(raw) {
 		return "", ErrNotPostgresURL
@@ -46,6 +46,11 @@ func pgURL(raw string, params map[string]string) (string, error) {
 		return "", errors.New("PostgreSQL URL names no database: want postgres://user:password@host:port/database")
 	}
 	q := u.Query()
+	for k, v := range pgWireDefaults {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
 	for k, v := range params {
 		q.Set(k, v)
 	}

@@ -156,9 +156,13 @@ func (a *KeyAuthenticator) Run(ctx context.Context, interval time.Duration) {
 	for {
 		select {
 		case <-t.C:
-			if err := a.Flush(ctx); err != nil {
+			// Bounded: a database that does not answer holds no flush
+			// (and the writer connection) for longer.
+			fctx, cancel := context.WithTimeout(ctx, interval)
+			if err := a.Flush(fctx); err != nil {
 				a.log.Warn("recording api key use failed", "err", err)
 			}
+			cancel()
 		case <-ctx.Done():
 			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := a.Flush(flushCtx); err != nil {

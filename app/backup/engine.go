@@ -53,6 +53,15 @@ type Options struct {
 	// CancelPoll is how often a running engine looks for its jobs an
 	// operator cancelled from another process (default 2 s).
 	CancelPoll time.Duration
+	// RecoverEvery is how often a running engine looks for the running
+	// jobs of engines that died, whatever its workers do (default 3 s on
+	// PostgreSQL, where another node's jobs move only so, 30 s on
+	// SQLite).
+	RecoverEvery time.Duration
+	// RestartBackoff is the pause before Run tries again to start after a
+	// run ended early or could not start; it doubles per failure, up to
+	// 10 s (default 1 s).
+	RestartBackoff time.Duration
 }
 
 // DefaultMaxAttempts is how many attempts a job gets unless
@@ -81,6 +90,9 @@ func (o *Options) defaults() {
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = 15 * time.Second
 	}
+	if o.RestartBackoff <= 0 {
+		o.RestartBackoff = time.Second
+	}
 }
 
 // Engine takes jobs from the queue in the store and backs devices up.
@@ -107,6 +119,8 @@ type Engine struct {
 	// running maps the jobs in hand to what stops them early.
 	runningMu sync.Mutex
 	running   map[int64]context.CancelCauseFunc
+	// state is what Run is doing (engine_run.go).
+	state engineState
 }
 
 // errCancelled is the cause of a job an operator stopped.
@@ -196,6 +210,21 @@ func (e *Engine) Enqueue(ctx context.Context, deviceIDs []int64, trigger string)
 	return e.EnqueueRequests(ctx, reqs)
 }
 
+// EnqueueFound is Enqueue saying, per device, whether its job is new or
+// one it already had (queued: it now runs at once; running).
+func (e *Engine) EnqueueFound(ctx context.Context, deviceIDs []int64, trigger string) ([]db.Enqueued, error) {
+	now := time.Now()
+	reqs := make([]db.JobRequest, len(deviceIDs))
+	for i, id := range deviceIDs {
+		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
+	}
+	out, err := e.store.EnqueueJobsFound(ctx, reqs)
+	if err == nil {
+		e.poke()
+	}
+	return out, err
+}
+
 // EnqueueRequests queues jobs with their own start times (schedules spread
 // them over a window).
 func (e *Engine) EnqueueRequests(ctx context.Context, reqs []db.JobRequest) ([]int64, error) {
@@ -266,28 +295,6 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// Run works the queue until ctx ends, then shuts down gracefully: it stops
-// taking jobs, gives running backups ShutdownGrace to finish, interrupts
-// the rest (they are queued again for the next start) and returns.
-func (e *Engine) Run(ctx context.Context) error {
-	for {
-		err := e.run(ctx, nil)
-		if !errors.Is(err, errLivenessLost) || ctx.Err() != nil {
-			return err
-		}
-		// Other nodes may already have queued this engine's jobs again:
-		// go on under a new name once the database answers.
-		e.log.Error("lost the database connection that shows this engine alive; its running backups were stopped and it starts again",
-			"owner", e.owner())
-		e.rename()
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(db.LockPing):
-		}
-	}
-}
-
 // errLivenessLost ends a run whose liveness lock went (PostgreSQL).
 var errLivenessLost = errors.New("the engine's liveness lock was lost")
 
@@ -339,12 +346,44 @@ func (e *Engine) holdLiveness(ctx context.Context, owner string) (release func()
 const livenessWait = 10 * time.Second
 
 // recoverEvery is how often a running engine looks for the jobs of dead
-// ones: on PostgreSQL often, since another node's jobs move only so.
+// ones (Options.RecoverEvery).
 func (e *Engine) recoverEvery() time.Duration {
-	if e.store.Postgres() {
+	switch {
+	case e.opts.RecoverEvery > 0:
+		return e.opts.RecoverEvery
+	case e.store.Postgres():
 		return 3 * time.Second
+	default:
+		return 30 * time.Second
 	}
-	return 30 * time.Second
+}
+
+// recoverTimeout bounds one look for dead engines' jobs.
+const recoverTimeout = 30 * time.Second
+
+// watchDeadOwners queues again, every recoverEvery until ctx ends, the
+// running jobs of engines that died (Recover). It runs beside the claim
+// loop, which waits for a free worker: with every worker busy on slow
+// devices a dead node's jobs would otherwise wait as long, held by nobody.
+func (e *Engine) watchDeadOwners(ctx context.Context) {
+	t := time.NewTicker(e.recoverEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, recoverTimeout)
+		n, err := e.Recover(rctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("recovering interrupted backups", "err", err)
+		}
+		if n > 0 {
+			e.poke()
+		}
+	}
 }
 
 // RunJobs works only the given jobs, in this process, and returns when
@@ -381,7 +420,7 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 	done := make(chan error, 1)
 	// Sorted once here rather than by each of thousands of claims.
 	only := slices.Sorted(maps.Keys(pending))
-	go func() { done <- e.run(runCtx, only) }()
+	go func() { done <- e.run(runCtx, only, nil) }()
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	check := func(ids []int64, dropMissing bool) error {
@@ -463,7 +502,11 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 	return nil
 }
 
-func (e *Engine) run(parent context.Context, only []int64) error {
+// run works the queue (only the jobs only, when set) under the engine's
+// current name until parent ends or its liveness lock is lost. report,
+// when set, hears when the run starts taking jobs (true, once it holds
+// its liveness lock) and when it stops (false, before its shutdown).
+func (e *Engine) run(parent context.Context, only []int64, report func(running bool)) error {
 	// The name this run works under, whatever Run does to the engine's
 	// once it returns.
 	owner := e.owner()
@@ -472,16 +515,25 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 		return err
 	}
 	defer release()
+	if report == nil {
+		report = func(bool) {}
+	}
+	report(true)
 	// Without its liveness lock the engine stops at once, as a shutdown
 	// does, and its backups are cut off: others may be running them.
 	ctx, cancelRun := context.WithCancel(parent)
 	defer cancelRun()
+	// alive ends when the run loses the store (its liveness lock, or its
+	// claims failing): what its attempts still write is cut off then.
+	alive, storeLost := context.WithCancel(context.Background())
+	defer storeLost()
 	var livenessLost atomic.Bool
 	if lost != nil {
 		go func() {
 			select {
 			case <-lost:
 				livenessLost.Store(true)
+				storeLost()
 				cancelRun()
 			case <-ctx.Done():
 			}
@@ -492,38 +544,52 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 	}
 
 	// Job contexts outlive ctx by the shutdown grace period.
-	jobCtx, hardStop := context.WithCancel(context.WithoutCancel(ctx))
+	jobCtx, hardStop := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), aliveKey{}, alive))
 	defer hardStop()
 	var wg sync.WaitGroup
-	// The watcher ends before the run returns.
+	// The watchers end before the run returns.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		e.watchCancels(watchCtx, owner)
-	}()
+	var watchers sync.WaitGroup
+	watchers.Go(func() { e.watchCancels(watchCtx, owner) })
+	watchers.Go(func() { e.watchDeadOwners(watchCtx) })
 	defer func() {
 		stopWatch()
-		<-watched
+		watchers.Wait()
 	}()
 	free := make(chan struct{}, e.opts.Workers)
 	for range e.opts.Workers {
 		free <- struct{}{}
 	}
-	lastRecover := time.Now()
+	// The claims failing since (the start of the first failed one), and
+	// what ends the run when they fail for claimFailLimit.
+	var failingSince time.Time
+	var runErr error
 	for ctx.Err() == nil {
-		if time.Since(lastRecover) > e.recoverEvery() {
-			lastRecover = time.Now()
-			if _, err := e.Recover(ctx); err != nil && ctx.Err() == nil {
-				e.log.Error("recovering interrupted backups", "err", err)
-			}
-		}
 		n := len(free)
 		var claims []db.Claim
 		if n > 0 {
+			began := time.Now()
 			claims, err = e.store.ClaimJobs(ctx, owner, min(n, 64), only)
-			if err != nil && ctx.Err() == nil {
-				e.log.Error("taking jobs from the queue", "err", err)
+			switch {
+			case err == nil || ctx.Err() != nil:
+				failingSince = time.Time{}
+			case failingSince.IsZero() && time.Since(began) < claimFailLimit:
+				failingSince = began
+				e.log.Error("taking jobs from the queue failed; trying again", "err", err)
+			default:
+				if failingSince.IsZero() {
+					failingSince = began
+				}
+				if d := time.Since(failingSince); d >= claimFailLimit {
+					// The store does not answer: the run stops, and Run
+					// starts another once it does (as after losing the
+					// liveness lock), saying meanwhile that it does not run.
+					runErr = fmt.Errorf("taking jobs from the queue failed for %s: %w", d.Round(time.Second), err)
+				}
+			}
+			if runErr != nil {
+				storeLost()
+				break
 			}
 		}
 		for _, c := range claims {
@@ -560,6 +626,7 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 		timer.Stop()
 	}
 
+	report(false)
 	// Shutdown: let running backups finish for a while, then cut them off.
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -572,11 +639,25 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 		hardStop()
 		<-finished
 	}
-	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	// Without the liveness lock the database is likely away: the jobs
+	// left are queued again by whoever finds this engine dead, the next
+	// run included, so the shutdown does not wait long to do it itself.
+	wait := 30 * time.Second
+	if livenessLost.Load() {
+		wait = 5 * time.Second
+	}
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	res, err := e.store.InterruptJobs(cleanup, owner, e.opts.MaxInterruptions)
 	if err != nil {
-		return fmt.Errorf("interrupting backups at shutdown: %w", err)
+		err = fmt.Errorf("interrupting backups at shutdown: %w", err)
+		switch {
+		case livenessLost.Load():
+			return fmt.Errorf("%w; %w", errLivenessLost, err)
+		case runErr != nil:
+			return fmt.Errorf("%w; %w", runErr, err)
+		}
+		return err
 	}
 	if res.Attempts > 0 {
 		e.log.Info("backups interrupted by shutdown; they run again at the next start", "count", res.Attempts)
@@ -585,8 +666,13 @@ func (e *Engine) run(parent context.Context, only []int64) error {
 	if livenessLost.Load() {
 		return errLivenessLost
 	}
-	return nil
+	return runErr
 }
+
+// claimFailLimit is how long the claims of a run may fail, one after the
+// other, before the run stops as if the database had gone (the engine is
+// then reported not running until a new run takes jobs again).
+const claimFailLimit = 10 * time.Second
 
 // logGaveUp names the devices whose jobs failed for having been
 // interrupted too often.
@@ -630,9 +716,18 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		// Shut down mid-backup: the shutdown marks it interrupted and
 		// queues it again.
 		return
+	} else if o.Reason == reasonStore {
+		// The database failed, not the device: the job is queued again
+		// (an interruption, not an attempt) rather than recorded as the
+		// device's failure.
+		e.log.Warn("the database failed during a backup; the job is queued again", "device_id", c.DeviceID, "job_id", c.ID, "err", o.Error)
+		e.giveBack(parent, c)
+		return
 	}
 	o.FinishedAt = time.Now()
-	if err := e.record(context.WithoutCancel(ctx), c, o, o.FinishedAt.Sub(began)); errors.Is(err, db.ErrJobNotOwned) {
+	rctx, cancel := detach(ctx)
+	defer cancel()
+	if err := e.record(rctx, c, o, o.FinishedAt.Sub(began)); errors.Is(err, db.ErrJobNotOwned) {
 		// Taken for dead meanwhile (a lost database connection): the job
 		// was queued again and its result is another attempt's to record.
 		// (Or the device was deleted while it was backed up.)
@@ -647,6 +742,24 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 	}
 }
 
+// aliveKey holds, in the context of a job the engine runs, the run's
+// alive context.
+type aliveKey struct{}
+
+// detach is ctx without its cancellation, so that an attempt whose
+// collection a shutdown cut off is still recorded, but ended when the run
+// running it loses the store: the job is then no longer surely its own,
+// and a silent database would hold the write.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	alive, ok := ctx.Value(aliveKey{}).(context.Context)
+	if !ok {
+		return d, cancel
+	}
+	stop := context.AfterFunc(alive, cancel)
+	return d, func() { stop(); cancel() }
+}
+
 // giveBackTries bounds the tries to give back an attempt whose result
 // could not be recorded; they pause 1 s, 2 s, 4 s, … in between.
 const giveBackTries = 5
@@ -658,9 +771,11 @@ const giveBackTries = 5
 func (e *Engine) giveBack(parent context.Context, c db.Claim) {
 	delay := time.Second
 	for try := 1; ; try++ {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+		dctx, release := detach(parent)
+		ctx, cancel := context.WithTimeout(dctx, 30*time.Second)
 		res, err := e.store.InterruptJob(ctx, c, e.opts.MaxInterruptions)
 		cancel()
+		release()
 		if err == nil {
 			if res.Attempts == 0 {
 				e.log.Warn("the backup whose result was not recorded is no longer this engine's; left as it is",
@@ -727,6 +842,9 @@ func (e *Engine) record(ctx context.Context, c db.Claim, o db.Outcome, took time
 // attempt backs the claimed device up once.
 func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
 	t, err := e.target(ctx, c.DeviceID)
+	if _, ok := errors.AsType[*storeError](err); ok {
+		return db.Outcome{Error: err.Error(), Reason: reasonStore}
+	}
 	if err != nil {
 		return db.Outcome{Error: err.Error(), Reason: TargetFailureReason(err)}
 	}
@@ -813,12 +931,14 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 		o.Error, o.Reason = "the device returned no configuration text", "empty"
 		return o
 	}
-	store, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	dctx, release := detach(ctx)
+	defer release()
+	store, cancelStore := context.WithTimeout(dctx, 30*time.Second)
 	defer cancelStore()
 	hash := db.SnapshotHash(text)
 	changed, first, err := e.changed(store, c.DeviceID, platform, hash, text)
 	if err != nil {
-		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), "store"
+		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), reasonStore
 		return o
 	}
 	o.Success, o.Text, o.Hash, o.Changed, o.First = true, text, hash, changed, first
@@ -969,7 +1089,7 @@ func (e *Engine) target(ctx context.Context, deviceID int64) (collect.Target, er
 func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, deviceID int64) (collect.Target, error) {
 	d, err := store.GetDevice(ctx, deviceID)
 	if err != nil {
-		return collect.Target{}, fmt.Errorf("loading the device: %w", err)
+		return collect.Target{}, storeFailure(fmt.Errorf("loading the device: %w", err))
 	}
 	t := collect.Target{
 		Platform: d.Platform, Host: d.Host, Port: d.Port, Method: d.LoginMethod,
@@ -988,19 +1108,19 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 	// The credential goes only to an address it was sent to or confirmed
 	// for: checked before it is even opened.
 	if t.PinnedHostKey, _, err = store.HostKeys(ctx, deviceID); err != nil {
-		return t, fmt.Errorf("loading the device's host key: %w", err)
+		return t, storeFailure(fmt.Errorf("loading the device's host key: %w", err))
 	}
 	if inventory.AddressUnconfirmed(d, t.PinnedHostKey != nil) {
 		return t, &AddressUnconfirmedError{DeviceID: d.ID, Pinned: *d.AddressPin, Address: d.Address()}
 	}
 	if d.AddressPin == nil {
 		if err := store.PinAddress(ctx, d.ID, d.Address()); err != nil {
-			return t, err
+			return t, storeFailure(err)
 		}
 	}
 	cred, err := store.GetCredential(ctx, *d.CredentialID)
 	if err != nil {
-		return t, fmt.Errorf("loading the device's credential: %w", err)
+		return t, storeFailure(fmt.Errorf("loading the device's credential: %w", err))
 	}
 	t.Username = cred.Username
 	open := func(sealed []byte, purpose string) (string, error) {
@@ -1029,7 +1149,7 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 	if d.TemplateID != nil {
 		tpl, err := store.GetTemplate(ctx, *d.TemplateID)
 		if err != nil && !errors.Is(err, db.ErrNotFound) {
-			return t, fmt.Errorf("loading the device's template: %w", err)
+			return t, storeFailure(fmt.Errorf("loading the device's template: %w", err))
 		}
 		if err == nil {
 			t.Commands = commandLines(tpl.Commands)
@@ -1067,6 +1187,27 @@ func TargetFailureReason(err error) string {
 		return ReasonAddressUnconfirmed
 	}
 	return "config"
+}
+
+// reasonStore is the reason of an attempt the database failed (reading
+// what the collection needs, or comparing with the previous version):
+// the engine queues such a job again instead of recording it.
+const reasonStore = "store"
+
+// storeError is a failure of the store, not of the device or its
+// settings, while an attempt is prepared.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeFailure marks err as the store's, unless the row is missing (a
+// device or credential deleted meanwhile, which is the device's matter).
+func storeFailure(err error) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return err
+	}
+	return &storeError{err}
 }
 
 // commandLines splits a template's command text into commands, skipping

@@ -40,8 +40,13 @@ const (
 
 func newEngEnv(t *testing.T) *engEnv {
 	t.Helper()
+	return newEngEnvOn(t, dbtest.Open(t))
+}
+
+// newEngEnvOn is newEngEnv on a store of the test's own.
+func newEngEnvOn(t *testing.T, store *db.Store) *engEnv {
+	t.Helper()
 	ctx := context.Background()
-	store := dbtest.Open(t)
 	sealer, err := secret.New(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)

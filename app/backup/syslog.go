@@ -50,6 +50,12 @@ const (
 // SyslogSkipReasons lists the reasons, for declaring metrics.
 var SyslogSkipReasons = []string{SyslogSkipDisabled, SyslogSkipDeleted, SyslogSkipError}
 
+// SyslogExistingStates are the states of the job a triggered device
+// already had, when its trigger created none (the state label of
+// backupd_syslog_existing_job_total): queued (the job now runs at once,
+// as the syslog's) or running.
+var SyslogExistingStates = []string{db.JobQueued, db.JobRunning}
+
 // SyslogTrigger is the running syslog listener of `serve`: configuration
 // change messages from known devices queue a backup with trigger
 // "syslog" on the engine.
@@ -63,6 +69,8 @@ type SyslogTrigger struct {
 	debounce time.Duration
 
 	queued                   atomic.Uint64
+	existingQueued           atomic.Uint64
+	existingRunning          atomic.Uint64
 	disabled, deleted, erred atomic.Uint64
 }
 
@@ -70,8 +78,11 @@ type SyslogTrigger struct {
 // triggers.
 type SyslogStats struct {
 	syslog.Stats
-	Queued  uint64            // backups queued (or joined to one already queued)
-	Skipped map[string]uint64 // by SyslogSkipReasons
+	Queued uint64 // backup jobs the triggers created
+	// Existing counts the triggers whose device had a job already (no
+	// new one), by SyslogExistingStates.
+	Existing map[string]uint64
+	Skipped  map[string]uint64 // by SyslogSkipReasons
 }
 
 // StartSyslog listens for device logs on o.Addr with the user patterns
@@ -126,6 +137,9 @@ func (t *SyslogTrigger) Stats() SyslogStats {
 	return SyslogStats{
 		Stats:  t.l.Stats(),
 		Queued: t.queued.Load(),
+		Existing: map[string]uint64{
+			db.JobQueued: t.existingQueued.Load(), db.JobRunning: t.existingRunning.Load(),
+		},
 		Skipped: map[string]uint64{
 			SyslogSkipDisabled: t.disabled.Load(), SyslogSkipDeleted: t.deleted.Load(), SyslogSkipError: t.erred.Load(),
 		},
@@ -163,13 +177,29 @@ func (t *SyslogTrigger) trigger(ctx context.Context, id int64) {
 		t.log.Info("syslog: a disabled device logged a configuration change; not backed up", "device", d.Name, "device_id", id)
 		return
 	}
-	if _, err := t.engine.Enqueue(ctx, []int64{id}, db.TriggerSyslog); err != nil {
+	out, err := t.engine.EnqueueFound(ctx, []int64{id}, db.TriggerSyslog)
+	if err == nil && (len(out) != 1 || out[0].JobID == 0) {
+		// Deleted between the read above and the queueing.
+		t.deleted.Add(1)
+		return
+	}
+	if err != nil {
 		t.erred.Add(1)
 		t.log.Error("syslog: queueing the backup failed", "device", d.Name, "device_id", id, "err", err)
 		return
 	}
-	t.queued.Add(1)
-	t.log.Info("syslog: the device logged a configuration change; backup queued", "device", d.Name, "device_id", id)
+	attrs := []any{"device", d.Name, "device_id", id, "job_id", out[0].JobID}
+	switch out[0].Found {
+	case "":
+		t.queued.Add(1)
+		t.log.Info("syslog: the device logged a configuration change; backup queued", attrs...)
+	case db.JobQueued:
+		t.existingQueued.Add(1)
+		t.log.Info("syslog: the device logged a configuration change; its backup was already queued and now runs at once (no new job)", attrs...)
+	default:
+		t.existingRunning.Add(1)
+		t.log.Info("syslog: the device logged a configuration change; a backup of it is already running (no new job)", attrs...)
+	}
 }
 
 // senderIndex maps a sender to a device from an in-memory copy of every

@@ -108,11 +108,17 @@ func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, s
 	reach := backup.NewReachability(store, log.With("component", "reachability"), backup.ReachOptions{})
 	goLead(func() { reach.Run(ctx) })
 	goLead(func() {
-		runDaily(ctx, func() {
-			_, _ = backup.RunRetention(ctx, store, log.With("component", "retention"))
-			_, _ = backup.RunRepack(ctx, store, log.With("component", "repack"))
+		runDaily(ctx, store, func(ctx context.Context) error {
+			if _, err := backup.RunRetention(ctx, store, log.With("component", "retention")); err != nil {
+				if ctx.Err() == nil {
+					log.Warn("retention failed; it runs again once the database answers", "component", "retention", "err", err)
+				}
+				return err
+			}
+			_, err := backup.RunRepack(ctx, store, log.With("component", "repack"))
 			// Both changed many rows: their counter deltas are folded now.
 			foldCounters(ctx, store, log)
+			return err
 		})
 	})
 	if store.Postgres() {
@@ -126,7 +132,10 @@ func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, s
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			_, _ = backup.RunRepack(ctx, store, log.With("component", "repack"))
+			untilDone(ctx, store, func(ctx context.Context) error {
+				_, err := backup.RunRepack(ctx, store, log.With("component", "repack"))
+				return err
+			})
 		}
 	})
 	// The git mirror: one commit per run, then a push; it only reads the
@@ -154,8 +163,8 @@ func repackDelay(demo bool) time.Duration {
 }
 
 // runDaily calls fn an hour after start and then once a day until ctx
-// ends.
-func runDaily(ctx context.Context, fn func()) {
+// ends; a failed call is tried again (untilDone) before the day's wait.
+func runDaily(ctx context.Context, store *db.Store, fn func(context.Context) error) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
@@ -163,7 +172,7 @@ func runDaily(ctx context.Context, fn func()) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			fn()
+			untilDone(ctx, store, fn)
 			t.Reset(24 * time.Hour)
 		}
 	}

@@ -49,20 +49,17 @@ func runNotifications(bg context.Context, cfg config.Config, store *db.Store, se
 		Logger:  wlog,
 		Sent:    metrics.NotificationsSent,
 	})
-	goBG(func() {
-		if err := w.Run(bg); err != nil {
-			wlog.Error("notification delivery stopped", "err", err)
-		}
-	})
+	goBG(func() { keepRunning(bg, wlog, "notification delivery", w.Run) })
 	goBG(func() { notify.RunStaleCheck(bg, store, cfg.StaleAfter, 0, wlog) })
 	goBG(func() {
-		runDaily(bg, func() {
-			n, err := store.PruneNotifications(bg, time.Now().Add(-notificationHistory))
-			if err != nil && bg.Err() == nil {
+		runDaily(bg, store, func(ctx context.Context) error {
+			n, err := store.PruneNotifications(ctx, time.Now().Add(-notificationHistory))
+			if err != nil && ctx.Err() == nil {
 				wlog.Error("pruning the delivery log", "err", err)
 			} else if n > 0 {
 				wlog.Info("pruned the delivery log", "deliveries", n, "older_than", notificationHistory.String())
 			}
+			return err
 		})
 	})
 }

@@ -128,7 +128,6 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	}
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: keys, Log: log.With("component", "api"), Version: Version, Location: loc})
 	api.MountDocs(mux)
-	web.MountHealth(mux, store.Ready, log.With("component", "health"))
 	proxies, err := web.ParseProxies(append(slices.Clone(cfg.TrustedProxy), cfg.TrustedProxies...))
 	if err != nil {
 		return err
@@ -162,6 +161,14 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		wg.Wait()
 		return err
 	}
+	// Ready when the database takes writes and the backup engine works
+	// the queue (it does not while it waits for the database).
+	web.MountHealth(mux, func(ctx context.Context) error {
+		if err := store.Ready(ctx); err != nil {
+			return err
+		}
+		return engine.Ready(ctx)
+	}, log.With("component", "health"))
 	uiDeps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version}
 	if syslogTrigger != nil {
 		uiDeps.Syslog = syslogTrigger
@@ -271,7 +278,7 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 			}
 			return metrics.Syslog{
 				Received: s.Received, Truncated: s.Truncated, Matched: s.Matched, UnknownSender: s.UnknownSender,
-				Triggered: s.Triggered, Queued: s.Queued, Skipped: s.Skipped, Dropped: dropped, Evicted: s.Evicted,
+				Triggered: s.Triggered, Queued: s.Queued, Existing: s.Existing, Skipped: s.Skipped, Dropped: dropped, Evicted: s.Evicted,
 				PendingDevices: s.PendingDevices, Connections: s.OpenConns,
 			}
 		}

@@ -88,14 +88,30 @@ func (n *Node) Run(ctx context.Context, lead func(ctx context.Context)) {
 		n.setLeader(false)
 		return
 	}
+	// While the database stays away, the failure is logged once a
+	// minute, not at every try.
+	var failingSince, lastLog time.Time
 	for ctx.Err() == nil {
 		sess, err := n.store.OpenLockSession(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				n.opts.Log.Error("cannot reach the database to take part in the leader election", "err", err)
+				switch {
+				case failingSince.IsZero():
+					failingSince, lastLog = time.Now(), time.Now()
+					n.opts.Log.Error("cannot reach the database to take part in the leader election; trying again every few seconds", "err", err)
+				case time.Since(lastLog) >= time.Minute:
+					lastLog = time.Now()
+					n.opts.Log.Warn("still cannot reach the database to take part in the leader election",
+						"for", time.Since(failingSince).Round(time.Second).String(), "err", err)
+				}
 			}
 			n.wait(ctx, nil)
 			continue
+		}
+		if !failingSince.IsZero() {
+			n.opts.Log.Info("the database answers again: this node takes part in the leader election",
+				"after", time.Since(failingSince).Round(time.Second).String())
+			failingSince = time.Time{}
 		}
 		n.follow(ctx, sess, lead)
 		sess.Close()
@@ -147,7 +163,10 @@ const TakeoverDelay = db.LockPing + time.Second
 
 func (n *Node) lead(ctx context.Context, sess *db.LockSession, lead func(context.Context)) {
 	wait := TakeoverDelay
-	if running, err := n.store.FreshNodes(ctx, time.Now()); err == nil && running <= 1 {
+	fctx, cancel := context.WithTimeout(ctx, db.LockLease)
+	running, err := n.store.FreshNodes(fctx, time.Now())
+	cancel()
+	if err == nil && running <= 1 {
 		// No other node has shown itself for db.NodeFresh: any former
 		// leader lost the database longer ago than db.LockLease, and
 		// has stopped.

@@ -67,6 +67,11 @@ var families = map[string]family{
 		"holds several) this server process settled or tried, by channel type (webhook, slack, mattermost, teams, chat, email) " +
 		"and result (sent; failed: tried again later; gave_up: refused, or failing for a day)."},
 
+	"backupd_engine_running": {gauge, "1 while this server's backup engine works the queue, 0 while it does not: " +
+		"it lost the database (or could not start) and tries again every few seconds until the database answers."},
+	"backupd_engine_restarts_total": {counter, "Starts of this server's backup engine after it had stopped on a failure " +
+		"(the database away, its liveness lock lost)."},
+
 	"backupd_snapshot_pack_total": {counter, "Older configuration versions this process stored as deltas " +
 		"(result success) or failed to (failure: the version stays whole and the next repack tries again)."},
 
@@ -85,8 +90,11 @@ var families = map[string]family{
 		"is no device in the inventory; counted, not stored."},
 	"backupd_syslog_triggered_total": {counter, "Devices whose quiet time after their last configuration-change " +
 		"message ended (one per burst of changes)."},
-	"backupd_syslog_queued_total": {counter, "Backups queued with trigger syslog (or joined to the device's job " +
-		"already queued)."},
+	"backupd_syslog_queued_total": {counter, "Backup jobs with trigger syslog the listener created (a device " +
+		"that had a job already counts in backupd_syslog_existing_job_total instead)."},
+	"backupd_syslog_existing_job_total": {counter, "Triggered devices that had a backup job already, so that none was " +
+		"created, by the job's state: queued (it now runs at once, as the syslog's) or running. Triggered = queued + " +
+		"existing_job + skipped."},
 	"backupd_syslog_skipped_total": {counter, "Triggered devices that got no backup, by reason (disabled: the device " +
 		"is disabled; deleted; error: the queue could not be written)."},
 	"backupd_syslog_dropped_total": {counter, "Syslog messages dropped, by class (change: a configuration change; " +

@@ -85,6 +85,22 @@ func GitPush(success bool, at time.Time) {
 	}
 }
 
+// EngineRunning records whether this process's backup engine works the
+// queue (serve's engine: it does not while it waits for the database).
+func EngineRunning(on bool) {
+	v := 0.0
+	if on {
+		v = 1
+	}
+	set.GetOrCreateGauge(`backupd_engine_running`, nil).Set(v)
+	// Published from the engine's start on, 0 until it first restarts.
+	set.GetOrCreateCounter(`backupd_engine_restarts_total`)
+}
+
+// EngineRestarted counts a start of the backup engine after it stopped
+// on a failure (the database away, its liveness lock lost).
+func EngineRestarted() { set.GetOrCreateCounter(`backupd_engine_restarts_total`).Inc() }
+
 // State is what the database holds at scrape time.
 type State struct {
 	db.FleetHealth
@@ -130,6 +146,9 @@ type Options struct {
 // and current sizes.
 type Syslog struct {
 	Received, Truncated, Matched, UnknownSender, Triggered, Queued uint64
+	// Existing counts triggers whose device had a backup job already, by
+	// its state (queued, running).
+	Existing map[string]uint64
 	// Skipped counts triggers that queued no backup, by reason
 	// (disabled, deleted, error).
 	Skipped map[string]uint64
@@ -226,6 +245,9 @@ func writeSyslog(w io.Writer, s Syslog) {
 	fmt.Fprintf(w, "backupd_syslog_unknown_sender_total %d\n", s.UnknownSender)
 	fmt.Fprintf(w, "backupd_syslog_triggered_total %d\n", s.Triggered)
 	fmt.Fprintf(w, "backupd_syslog_queued_total %d\n", s.Queued)
+	for _, st := range sortedKeys(s.Existing) {
+		fmt.Fprintf(w, "backupd_syslog_existing_job_total{state=%s} %d\n", quote(st), s.Existing[st])
+	}
 	for _, r := range sortedKeys(s.Skipped) {
 		fmt.Fprintf(w, "backupd_syslog_skipped_total{reason=%s} %d\n", quote(r), s.Skipped[r])
 	}

@@ -40,14 +40,18 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	NotificationsSent("email", "failed", 0)
 	GitPush(false, time.Unix(1700000000, 0))
 	GitPush(true, time.Unix(1700000060, 0))
+	EngineRunning(false)
+	EngineRestarted()
+	EngineRunning(true)
 
 	now := time.Now()
 	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
 	opts := Options{Version: "1.2.3", Commit: "abc123", DataDir: t.TempDir(), Syslog: func() Syslog {
-		return Syslog{Received: 90, Truncated: 1, Matched: 12, UnknownSender: 2, Triggered: 4, Queued: 3,
-			Skipped: map[string]uint64{"disabled": 1, "deleted": 0, "error": 0},
-			Dropped: []SyslogDrop{{"change", "rate", 0}, {"change", "pending_full", 1}, {"other", "rate", 5}, {"unread", "framing", 0}},
-			Evicted: 3, PendingDevices: 2, Connections: 1}
+		return Syslog{Received: 90, Truncated: 1, Matched: 12, UnknownSender: 2, Triggered: 6, Queued: 3,
+			Existing: map[string]uint64{"queued": 1, "running": 1},
+			Skipped:  map[string]uint64{"disabled": 1, "deleted": 0, "error": 0},
+			Dropped:  []SyslogDrop{{"change", "rate", 0}, {"change", "pending_full", 1}, {"other", "rate", 5}, {"unread", "framing", 0}},
+			Evicted:  3, PendingDevices: 2, Connections: 1}
 	}}
 	out := scrape(t, opts, func(context.Context) (State, error) {
 		return State{
@@ -99,11 +103,16 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_git_push_total{result="failure"} 1`,
 		`backupd_git_push_total{result="success"} 1`,
 		`backupd_git_last_push_success_timestamp_seconds 1700000060`,
+		`backupd_engine_running 1`,
+		`backupd_engine_restarts_total 1`,
+		"# TYPE backupd_engine_running gauge\n",
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
 		`backupd_syslog_unknown_sender_total 2`,
-		`backupd_syslog_triggered_total 4`,
+		`backupd_syslog_triggered_total 6`,
 		`backupd_syslog_queued_total 3`,
+		`backupd_syslog_existing_job_total{state="queued"} 1`,
+		`backupd_syslog_existing_job_total{state="running"} 1`,
 		`backupd_syslog_skipped_total{reason="disabled"} 1`,
 		`backupd_syslog_dropped_total{class="other",reason="rate"} 5`,
 		`backupd_syslog_dropped_total{class="change",reason="pending_full"} 1`,

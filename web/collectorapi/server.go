@@ -94,7 +94,10 @@ func (s *Server) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n, err := s.store.ExpireLeases(ctx, time.Now(), s.opts.MaxInterruptions)
+		// Bounded: a database that does not answer holds no check longer.
+		ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		n, err := s.store.ExpireLeases(ectx, time.Now(), s.opts.MaxInterruptions)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("expiring collector leases", "err", err)
 		}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package db
+
+import "syscall"
+
+// pgSocketControl sets nothing where TCP_USER_TIMEOUT is Linux's: the
+// keepalives bound a silent peer.
+func pgSocketControl(string, string, syscall.RawConn) error { return nil }
