@@ -88,16 +88,8 @@ func pinCurrentAddress(ctx context.Context, tx *sql.Tx, id int64) error {
 // are ErrBuiltinRole; a credential that does not exist is left out.
 func (s *Store) SetRoleCredentials(ctx context.Context, roleID int64, ids []int64) error {
 	return s.InTx(ctx, func(tx *sql.Tx) error {
-		var builtin bool
-		err := tx.QueryRowContext(ctx, `SELECT builtin FROM roles WHERE id = ?`, roleID).Scan(&builtin)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("get role: %w", err)
-		}
-		if builtin {
-			return ErrBuiltinRole
+		if err := customRole(ctx, tx, roleID); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM role_credentials WHERE role_id = ?`, roleID); err != nil {
 			return fmt.Errorf("reset role credentials: %w", err)

@@ -224,16 +224,8 @@ func (s *Store) CreateRole(ctx context.Context, name, description string, perms 
 // ErrBuiltinRole.
 func (s *Store) UpdateRole(ctx context.Context, id int64, name, description string, perms []string) error {
 	return s.InTx(ctx, func(tx *sql.Tx) error {
-		var builtin bool
-		err := tx.QueryRowContext(ctx, `SELECT builtin FROM roles WHERE id = ?`, id).Scan(&builtin)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("get role: %w", err)
-		}
-		if builtin {
-			return ErrBuiltinRole
+		if err := customRole(ctx, tx, id); err != nil {
+			return err
 		}
 		if taken, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ? AND id <> ?`, name, id); err != nil {
 			return err
@@ -263,16 +255,8 @@ func setRolePermissions(ctx context.Context, tx *sql.Tx, id int64, perms []strin
 // built-in one, ErrRoleInUse while a user holds it.
 func (s *Store) DeleteRole(ctx context.Context, id int64) error {
 	return s.InTx(ctx, func(tx *sql.Tx) error {
-		var builtin bool
-		err := tx.QueryRowContext(ctx, `SELECT builtin FROM roles WHERE id = ?`, id).Scan(&builtin)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("get role: %w", err)
-		}
-		if builtin {
-			return ErrBuiltinRole
+		if err := customRole(ctx, tx, id); err != nil {
+			return err
 		}
 		if held, err := exists(ctx, tx, `SELECT 1 FROM user_roles WHERE role_id = ? LIMIT 1`, id); err != nil {
 			return err
@@ -284,4 +268,21 @@ func (s *Store) DeleteRole(ctx context.Context, id int64) error {
 		}
 		return nil
 	})
+}
+
+// customRole checks, in tx, that role id exists and is not built in:
+// ErrNotFound, ErrBuiltinRole.
+func customRole(ctx context.Context, tx *sql.Tx, id int64) error {
+	var builtin bool
+	err := tx.QueryRowContext(ctx, `SELECT builtin FROM roles WHERE id = ?`, id).Scan(&builtin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("get role: %w", err)
+	}
+	if builtin {
+		return ErrBuiltinRole
+	}
+	return nil
 }
