@@ -117,11 +117,31 @@ func gitMessage(stderr string) string {
 		}
 	}
 	msg := strings.Join(lines, "; ")
-	if strings.Contains(msg, "Host key verification failed") {
+	switch {
+	case strings.Contains(msg, "Identity file") && strings.Contains(msg, "not accessible"):
+		return "ssh could not read the deploy key file it was given (" + sshLine(lines, "Identity file") + ")"
+	case strings.Contains(msg, "host key is known for"):
+		// ssh found no pinned key for this host at all: the known_hosts
+		// file is missing, or its line names another host or port.
+		return "no pinned host key names this remote's host and port (" + sshLine(lines, "host key is known for") + ")"
+	case strings.Contains(msg, "Host key verification failed"):
 		return "the SSH remote's host key is not the pinned one (Host key verification failed)"
 	}
 	if len(msg) > 500 {
 		msg = "…" + strings.ToValidUTF8(msg[len(msg)-500:], "")
 	}
 	return msg
+}
+
+// sshLine is the first of lines that holds substr, cut to 200 bytes.
+func sshLine(lines []string, substr string) string {
+	for _, l := range lines {
+		if strings.Contains(l, substr) {
+			if len(l) > 200 {
+				l = strings.ToValidUTF8(l[:200], "") + "…"
+			}
+			return l
+		}
+	}
+	return ""
 }

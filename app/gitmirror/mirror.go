@@ -56,8 +56,14 @@ type Mirror struct {
 	clean bool
 }
 
-// New returns the mirror of the data directory dataDir.
+// New returns the mirror of the data directory dataDir. Its paths are
+// made absolute here: git runs inside DATA/git/mirror, so a relative one
+// (the default --data is ./data) would name the wrong file to git and to
+// the ssh and askpass helpers it starts.
 func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, dataDir string) *Mirror {
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
 	return &Mirror{store: store, sealer: sealer, log: log, root: filepath.Join(dataDir, "git"),
 		PushAttempts: 3, PushBackoff: 5 * time.Second, PushTimeout: 2 * time.Minute}
 }

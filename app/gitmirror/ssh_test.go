@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/pem"
+	"log/slog"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"backupd/app/gitmirror"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -226,5 +229,54 @@ func TestPushTimesOut(t *testing.T) {
 	}
 	if res := e.sync(); res.Commit != "" {
 		t.Fatalf("sync after a timed-out push: %+v", res)
+	}
+}
+
+// A relative data directory (the default is ./data) pushes over SSH as an
+// absolute one does: git runs inside DATA/git/mirror, so the deploy key
+// and the pinned known_hosts must reach ssh as absolute paths.
+func TestPushOverSSHFromRelativeDataDir(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("ssh is not installed")
+	}
+	e := newEnv(t)
+	t.Chdir(filepath.Dir(e.dir))
+	e.mirror = gitmirror.New(e.store, e.sealer, slog.New(slog.NewTextHandler(e.log, nil)), filepath.Base(e.dir))
+	e.mirror.PushBackoff = 10 * time.Millisecond
+	r1 := e.sim("r1", "cisco_ios", 1, nil)
+	client, clientPEM := newKey(t)
+	srv := startGitSSH(t, client.PublicKey())
+	bare := bareRepo(t)
+	gm := db.GitMirror{Enabled: true, RemoteURL: "ssh://git@" + srv.addr + bare, KnownHosts: srv.knownHosts(),
+		SSHKey: e.sealer.Seal(clientPEM, secret.PurposeGitKey)}
+	e.pushRun(gm, bare, r1, "r1", "over SSH from a relative data directory")
+}
+
+// A pinned key that names another host or port is reported as such, not
+// as a changed host key.
+func TestPushSaysWhenNoPinNamesTheRemote(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("ssh is not installed")
+	}
+	e := newEnv(t)
+	r1 := e.sim("r1", "cisco_ios", 1, nil)
+	client, clientPEM := newKey(t)
+	srv := startGitSSH(t, client.PublicKey())
+	bare := bareRepo(t)
+	gm := db.GitMirror{Enabled: true, RemoteURL: "ssh://git@" + srv.addr + bare,
+		KnownHosts: "[127.0.0.1]:1 " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.hostKey))),
+		SSHKey:     e.sealer.Seal(clientPEM, secret.PurposeGitKey)}
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {
+		t.Fatal(err)
+	}
+	e.sims[r1].Mutate(1)
+	e.run(db.TriggerManual)
+	e.sync()
+	err := e.mirror.Push(e.ctx)
+	if err == nil || !strings.Contains(err.Error(), "no pinned host key names this remote's host and port") {
+		t.Fatalf("push with a pin for another port: %v", err)
+	}
+	if srv.logins != 0 {
+		t.Fatal("logged in without a pinned host key")
 	}
 }
