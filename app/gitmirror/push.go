@@ -214,6 +214,7 @@ func (m *Mirror) Push(ctx context.Context) error {
 	if cfg.RemoteURL == "" {
 		return nil
 	}
+	before, _ := m.PushStatus(ctx) // for the recovery's log line only
 	attempts, secrets, err := m.push(ctx, cfg)
 	now := time.Now().UTC()
 	st := db.GitPushStatus{At: now, OK: err == nil}
@@ -228,6 +229,10 @@ func (m *Mirror) Push(ctx context.Context) error {
 	// logged, never a reason to stop mirroring or backing up.
 	if _, perr := m.store.RecordGitPush(context.WithoutCancel(ctx), st, PublicRemote(cfg.RemoteURL, secrets), attempts); perr != nil {
 		m.log.Error("git mirror: recording the push", "err", perr)
+	}
+	if err == nil && (before.ConsecutiveFailures > 0 || attempts > 1) {
+		m.log.Info("git mirror: push succeeded again", "remote", PublicRemote(cfg.RemoteURL, secrets),
+			"failed_pushes_before", before.ConsecutiveFailures, "attempts", attempts)
 	}
 	metrics.GitPush(err == nil, now)
 	return err

@@ -96,6 +96,11 @@ func TestPushFailureNotifiesOncePerStreak(t *testing.T) {
 	if err != nil || !st.OK || st.ConsecutiveFailures != 0 || st.LastSuccess == nil {
 		t.Fatalf("push status: %+v %v", st, err)
 	}
+	// The recovery is logged, once: the push after it was simply good.
+	if n := strings.Count(e.log.String(), `msg="git mirror: push succeeded again"`); n != 1 ||
+		!strings.Contains(e.log.String(), "failed_pushes_before=2 attempts=1") {
+		t.Fatalf("%d recovery log lines, want 1 naming the 2 failed pushes:\n%s", n, e.log.String())
+	}
 
 	w := notify.NewWorker(e.store, notify.Opener(e.sealer), notify.WorkerOptions{Window: time.Nanosecond,
 		PublicURL: "https://backupd.example/"})
