@@ -2,9 +2,6 @@ package driver
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"errors"
 	"io"
 	"net"
 	"regexp"
@@ -83,21 +80,7 @@ func TestReplayStoredOverSSH(t *testing.T) {
 // shell's stream. It serves one connection and stops when the test ends.
 func sshShellServer(t *testing.T, serve func(net.Conn)) (host string, port int) {
 	t.Helper()
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &ssh.ServerConfig{PasswordCallback: func(m ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-		if m.User() == "backup" && string(pw) == "replay-pw" {
-			return nil, nil
-		}
-		return nil, errors.New("denied")
-	}}
-	cfg.AddHostKey(signer)
+	cfg := replayServerConfig(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -493,21 +493,7 @@ func execReplayServer(t *testing.T, rec recording, unknown string) (host string,
 // the reply and the exit status. It runs until the test ends.
 func sshExecServer(t *testing.T, handle func(cmd string) (func(ssh.Channel) uint32, bool)) (host string, port int) {
 	t.Helper()
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &ssh.ServerConfig{PasswordCallback: func(m ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-		if m.User() == "backup" && string(pw) == "replay-pw" {
-			return nil, nil
-		}
-		return nil, errors.New("denied")
-	}}
-	cfg.AddHostKey(signer)
+	cfg := replayServerConfig(t)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -640,4 +626,27 @@ func replayExec(t *testing.T, c capture) {
 	if _, err := s.Run(ctx, "show nothing-such"); !errors.Is(err, ErrRejected) {
 		t.Errorf("rejected command: err = %v, want ErrRejected", err)
 	}
+}
+
+// replayServerConfig is the configuration of the loopback SSH servers the
+// replays log in to: a fresh host key, user backup with password
+// replay-pw.
+func replayServerConfig(t *testing.T) *ssh.ServerConfig {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &ssh.ServerConfig{PasswordCallback: func(m ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
+		if m.User() == "backup" && string(pw) == "replay-pw" {
+			return nil, nil
+		}
+		return nil, errors.New("denied")
+	}}
+	cfg.AddHostKey(signer)
+	return cfg
 }
