@@ -107,17 +107,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	waitUntil := func(d time.Duration, what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(d)
-		for !cond() {
-			if time.Now().After(deadline) {
-				var logs strings.Builder
-				for i, n := range nodes {
-					fmt.Fprintf(&logs, "--- node %d:\n%s\n", i, lastLines(n.stderr.String(), 20))
-				}
-				t.Fatalf("not within %s: %s\n%s", d, what, logs.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitForNodes(t, nodes, d, what, cond)
 	}
 	alive := map[int]bool{0: true, 1: true, 2: true}
 	// The node that leads now: the alive node that logged that it leads
@@ -264,4 +254,21 @@ func TestClusterFailover(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+// waitForNodes polls cond every 100 ms until it holds, or fails the test
+// after d with what and the last lines each node logged.
+func waitForNodes(t *testing.T, nodes []*server, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			var logs strings.Builder
+			for i, n := range nodes {
+				fmt.Fprintf(&logs, "--- node %d:\n%s\n", i, lastLines(n.stderr.String(), 20))
+			}
+			t.Fatalf("not within %s: %s\n%s", d, what, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

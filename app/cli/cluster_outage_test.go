@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -120,17 +119,7 @@ func clusterOutage(t *testing.T, loc, nodeLoc string, outage, heal func()) {
 	}
 	waitUntil := func(d time.Duration, what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(d)
-		for !cond() {
-			if time.Now().After(deadline) {
-				var logs strings.Builder
-				for i, n := range nodes {
-					fmt.Fprintf(&logs, "--- node %d:\n%s\n", i, lastLines(n.stderr.String(), 15))
-				}
-				t.Fatalf("not within %s: %s\n%s", d, what, logs.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitForNodes(t, nodes, d, what, cond)
 	}
 	counts := func(ids []int64) (active, succeeded, failed int) {
 		js, err := store.GetJobs(ctx, ids)
