@@ -6,6 +6,7 @@
 package inventory
 
 import (
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,12 +117,27 @@ func CheckHost(host string) (string, *FieldError) {
 	switch {
 	case host == "":
 		return host, &FieldError{"host", Blank, "must not be blank"}
+	case NumericHost(host):
+		return host, &FieldError{"host", BadHost, "is not an IPv4 address (four numbers from 0 to 255, without leading zeros), and a DNS name does not end in a number"}
 	case !driver.ValidHost(host):
 		return host, &FieldError{"host", BadHost, "must be an IP address or a DNS name"}
 	case netguard.MetadataHost(host):
 		return host, &FieldError{"host", MetadataHost, "is the address of a cloud metadata service, not of a device"}
 	}
 	return host, nil
+}
+
+// NumericHost reports a host of digits and dots that is not an IP
+// address: "999.1.1.1", "10.1.1", "010.0.0.1", "1.2.3.4.". It is no DNS
+// name either (no top-level domain is all digits, RFC 3696 section 2),
+// and taken as one it would be looked up in DNS rather than dialled: a
+// mistyped address.
+func NumericHost(host string) bool {
+	host = strings.TrimSpace(host)
+	if host == "" || net.ParseIP(host) != nil {
+		return false
+	}
+	return strings.Trim(host, "0123456789.") == ""
 }
 
 // CheckDevice trims d's name and host and checks every field it holds
