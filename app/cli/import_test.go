@@ -40,8 +40,11 @@ func deviceNames(t *testing.T, data string) []string {
 // audited; a second import changes nothing.
 func TestImportOxidizedCLI(t *testing.T) {
 	data := storeDir(t)
+	// A file in backupd's earlier default layout, read with it as
+	// --map: an explicit map keeps its meaning.
 	routerDB := writeFile(t, "router.db", "# Oxidized\r\ncore-1:ios:dc1:admin:s3cret\r\ncore-2:nxos:dc1:admin:s3cret\r\n\r\nodd:nosuchmodel\r\ncore-1:eos\r\n")
-	r := mustRun(t, call{}, "import", "oxidized", "--data", data, "--dry-run", routerDB)
+	const legacy = "name=0,model=1,group=2,username=3,password=4"
+	r := mustRun(t, call{}, "import", "oxidized", "--data", data, "--map", legacy, "--dry-run", routerDB)
 	for _, want := range []string{
 		`line 2: would create core-1: cisco_ios at core-1, group "dc1", credential "Imported oxidized 1"`,
 		`line 5: skip odd: unknown model "nosuchmodel"`,
@@ -58,14 +61,14 @@ func TestImportOxidizedCLI(t *testing.T) {
 	if got := deviceNames(t, data); len(got) != 0 {
 		t.Fatalf("the dry run created %v", got)
 	}
-	r = mustRun(t, call{}, "import", "oxidized", "--data", data, routerDB)
+	r = mustRun(t, call{}, "import", "oxidized", "--data", data, "--map", legacy, routerDB)
 	if !strings.Contains(r.stdout, "summary: 2 device(s) were created, 0 updated, 0 unchanged, 2 line(s) skipped") {
 		t.Errorf("import output:\n%s", r)
 	}
 	if got := fmt.Sprint(deviceNames(t, data)); got != "[core-1=cisco_ios core-2=cisco_nxos]" {
 		t.Errorf("devices %s", got)
 	}
-	r = mustRun(t, call{}, "import", "oxidized", "--data", data, routerDB)
+	r = mustRun(t, call{}, "import", "oxidized", "--data", data, "--map", legacy, routerDB)
 	if !strings.Contains(r.stdout, "summary: 0 device(s) were created, 0 updated, 2 unchanged, 2 line(s) skipped") {
 		t.Errorf("second import output:\n%s", r)
 	}
@@ -121,7 +124,8 @@ func TestImportRancidCLI(t *testing.T) {
 // it again changes nothing, an edited row updates its device.
 func TestExportImportCSVCLI(t *testing.T) {
 	data := storeDir(t)
-	mustRun(t, call{}, "import", "oxidized", "--data", data, writeFile(t, "router.db", "core-1:ios:dc1:admin:s3cret\nedge-1:junos\n"))
+	mustRun(t, call{}, "import", "oxidized", "--data", data, "--map", "name=0,model=1,group=2,username=3,password=4",
+		writeFile(t, "router.db", "core-1:ios:dc1:admin:s3cret\nedge-1:junos\n"))
 	r := mustRun(t, call{}, "export", "csv", "--data", data)
 	want := "\xef\xbb\xbfname,host,port,platform,login_method,group,credential,template,encoding,enabled,remarks,zone\r\n" +
 		"core-1,core-1,22,cisco_ios,ssh,dc1,Imported oxidized 1,,utf-8,true,,local\r\n" +

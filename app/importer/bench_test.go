@@ -38,7 +38,7 @@ func TestImport20000Lines(t *testing.T) {
 	ctx := context.Background()
 	store, sealer := openData(t)
 	file, skipped := routerDB20k(20_000)
-	parsed, err := importer.ParseOxidized([]byte(file), ":", nil)
+	parsed, err := importer.ParseOxidized([]byte(file), ":", importer.LegacyMap())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func BenchmarkImportRouterDB(b *testing.B) {
 		b.StopTimer()
 		store, sealer := openData(b)
 		b.StartTimer()
-		parsed, err := importer.ParseOxidized(data, ":", nil)
+		parsed, err := importer.ParseOxidized(data, ":", importer.LegacyMap())
 		if err != nil {
 			b.Fatal(err)
 		}

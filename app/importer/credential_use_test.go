@@ -42,7 +42,7 @@ func TestBuildForUser(t *testing.T) {
 		"edge-1:ios:dc1:ops:other\n" + // edge's login
 		"kept:ios\n" + // unchanged: the host is the name, as it was
 		"kept-moved:ios\n"
-	parsed, err := importer.ParseOxidized([]byte(file), ":", nil)
+	parsed, err := importer.ParseOxidized([]byte(file), ":", importer.LegacyMap())
 	if err != nil {
 		t.Fatal(err)
 	}

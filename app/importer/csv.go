@@ -74,6 +74,7 @@ func ParseCSV(data []byte) (*Parsed, error) {
 	}
 	p := &Parsed{Format: CSV, Delimiter: string(cr.Comma)}
 	res, seen := resolver{}, map[string]int{}
+	offset := cr.InputOffset()
 	for n := 0; n < MaxLines; n++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -83,6 +84,8 @@ func ParseCSV(data []byte) (*Parsed, error) {
 			return nil, csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
+		size := cr.InputOffset() - offset
+		offset = cr.InputOffset()
 		row := map[string]string{}
 		blank := true
 		for i, c := range cols {
@@ -95,10 +98,11 @@ func ParseCSV(data []byte) (*Parsed, error) {
 			continue
 		}
 		skip := func(code string, args ...any) {
-			p.Skipped = append(p.Skipped, Skip{Line: line, Name: row["name"], Code: code, Args: args})
+			p.Skipped = append(p.Skipped, newSkip(line, row["name"], code, args...))
 		}
 		if len(rec) != len(cols) {
-			skip(ReasonFieldCount, len(rec), len(cols))
+			// Not the header's columns: not shown.
+			p.Skipped = append(p.Skipped, newSkip(line, "", ReasonFieldCount, len(rec), len(cols), int(size)))
 			continue
 		}
 		e := Entry{Line: line, Name: row["name"], Host: row["host"], Model: row["platform"], Group: row["group"],

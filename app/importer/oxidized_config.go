@@ -214,7 +214,7 @@ func (c *OxidizedConfig) readMaps(m, vars *yaml.Node) error {
 	if _, ok := c.Map["name"]; !ok {
 		return &FileError{"source.csv.map has no name column, which Oxidized requires too"}
 	}
-	return nil
+	return c.Map.checkSecretColumns("source.csv.map and vars_map")
 }
 
 // readLogin reads username, password, vars.enable, model and input of

@@ -78,6 +78,20 @@ const (
 	ReasonFieldCount    = "field_count"
 	ReasonInvalid       = "invalid"
 	ReasonBadGroup      = "bad_group"
+	// ReasonShifted: a column holds what another would (Args: the field,
+	// its column, one of the Looks kinds); see shifted.go.
+	ReasonShifted = "shifted"
+	// ReasonOtherDelimiter: the name column holds another delimiter
+	// (Args: that delimiter, the file's): the line is not shown.
+	ReasonOtherDelimiter = "other_delimiter"
+	// ReasonControl: a column that is not secret holds a control
+	// character (Args: the field).
+	ReasonControl = "control"
+	// ReasonBadIPv4: the host is digits and dots but not an IPv4 address.
+	ReasonBadIPv4 = "bad_ipv4"
+	// ReasonRancidColon: an IPv6 address in a RANCID router.db that uses
+	// ":" between its fields.
+	ReasonRancidColon = "rancid_colon_ipv6"
 )
 
 // Skip is a line that is not imported, and why: Code is one of the Reason
@@ -104,43 +118,69 @@ func (s Skip) Reason() string {
 	case ReasonNoModel:
 		return "no model or type"
 	case ReasonUnknownModel:
-		return fmt.Sprintf("unknown model %q (see `backupd platform list` for the names backupd knows)", arg(0))
+		return fmt.Sprintf(`unknown model "%s" (see `+"`backupd platform list`"+` for the names backupd knows)`, arg(0))
 	case ReasonBadHost:
-		return fmt.Sprintf("bad host %q: must be an IP address or a DNS name", arg(0))
+		return fmt.Sprintf(`bad host "%s": must be an IP address or a DNS name`, arg(0))
+	case ReasonBadIPv4:
+		return fmt.Sprintf(`bad host "%s": not an IPv4 address (four numbers from 0 to 255, without leading zeros), and a DNS name does not end in a number`, arg(0))
 	case ReasonIPv6Delimiter:
-		return fmt.Sprintf("the line holds an IPv6 address, which contains the delimiter %q; write the file with another delimiter (for example --delimiter ';' or ',') as Oxidized users do", arg(0))
+		return fmt.Sprintf(`the line holds an IPv6 address, which contains the delimiter "%s"; write the file with another delimiter (for example --delimiter ';' or ',') as Oxidized users do`, arg(0))
+	case ReasonRancidColon:
+		return `the line holds an IPv6 address, but this router.db puts ":" between its fields (the format before RANCID 3), ` +
+			`and an IPv6 address is full of ":"; RANCID 3 changed the delimiter to ";" for this reason. ` +
+			`Convert the file to name;type;state (RANCID 3's format) and import it again`
 	case ReasonDuplicate:
-		return fmt.Sprintf("duplicate name %q: first on line %v", arg(0), arg(1))
+		return fmt.Sprintf(`duplicate name "%s": first on line %v`, arg(0), arg(1))
 	case ReasonNotUp:
-		return fmt.Sprintf("state is %q: only devices that are \"up\" are imported", arg(0))
+		return fmt.Sprintf(`state is "%s": only devices that are "up" are imported`, arg(0))
 	case ReasonFieldCount:
+		if n, ok := arg(2).(int); ok && n > 0 {
+			return fmt.Sprintf("%v fields, at least %v expected (the line, %d bytes, is not shown; is the delimiter right?)", arg(0), arg(1), n)
+		}
 		return fmt.Sprintf("%v fields, at least %v expected", arg(0), arg(1))
+	case ReasonOtherDelimiter:
+		return fmt.Sprintf(`the name column holds "%s": the file seems to use another delimiter than "%s" (--delimiter); the line is not shown`, arg(0), arg(1))
+	case ReasonShifted:
+		return fmt.Sprintf("the %v column (%v) holds %s, not a %v; the columns seem shifted, or the file has another layout: "+
+			"check the column map shown above (--map sets it); nothing of this line is imported", arg(0), arg(1), lookPhrases[fmt.Sprint(arg(2))], arg(0))
+	case ReasonControl:
+		return fmt.Sprintf("the %v column holds a control character (shown escaped)", arg(0))
 	case ReasonBadGroup:
-		return fmt.Sprintf("bad group name %q: at most %v characters", arg(0), arg(1))
+		return fmt.Sprintf(`bad group name "%s": at most %v characters`, arg(0), arg(1))
 	case ReasonInvalid:
 		return fmt.Sprint(arg(0))
 	case ReasonBadPort:
-		return fmt.Sprintf("bad port %q: must be a number from 1 to 65535", arg(0))
+		return fmt.Sprintf(`bad port "%s": must be a number from 1 to 65535`, arg(0))
 	case ReasonBadEnabled:
-		return fmt.Sprintf("enabled is %q: write true or false", arg(0))
+		return fmt.Sprintf(`enabled is "%s": write true or false`, arg(0))
 	case ReasonNoCredential:
-		return fmt.Sprintf("no credential named %q", arg(0))
+		return fmt.Sprintf(`no credential named "%s"`, arg(0))
 	case ReasonNoTemplate:
-		return fmt.Sprintf("no template named %q for platform %v", arg(0), arg(1))
+		return fmt.Sprintf(`no template named "%s" for platform %v`, arg(0), arg(1))
 	case ReasonNoZone:
-		return fmt.Sprintf("no zone named %q (see `backupd collector zone list`)", arg(0))
+		return fmt.Sprintf(`no zone named "%s" (see `+"`backupd collector zone list`)", arg(0))
 	case ReasonCredentialUse:
-		return fmt.Sprintf("you may not use credential %q: %v needs the credentials.use permission on it", arg(0), arg(1))
+		return fmt.Sprintf(`you may not use credential "%s": %v needs the credentials.use permission on it`, arg(0), arg(1))
 	}
 	return s.Code
+}
+
+// lookPhrases say in English what a misplaced value looks like.
+var lookPhrases = map[string]string{
+	LooksIP:       "an IP address",
+	LooksHash:     "what looks like a password hash",
+	LooksSecret:   "what looks like a password",
+	LooksPlatform: "a platform or model name",
 }
 
 // Parsed is what a file holds: its device lines and the lines skipped.
 type Parsed struct {
 	Format    string
 	Delimiter string
-	Entries   []Entry
-	Skipped   []Skip
+	// Map is the column map an Oxidized router.db was read with.
+	Map     Map
+	Entries []Entry
+	Skipped []Skip
 }
 
 // FileError is about the whole file: not text, too large, a bad map.
@@ -156,9 +196,40 @@ type Map map[string]int
 // MapFields are the fields a map may name.
 var MapFields = []string{"name", "ip", "model", "group", "username", "password", "enable"}
 
-// DefaultMap is name:model:group:username:password.
+// DefaultMap is the layout Oxidized's documentation gives its CSV source
+// (docs/Configuration.md, "Advanced Configuration"):
+// name:model:username:password:enable, the enable password being
+// vars_map's enable.
 func DefaultMap() Map {
+	return Map{"name": 0, "model": 1, "username": 2, "password": 3, "enable": 4}
+}
+
+// LegacyMap is backupd's default before it took Oxidized's:
+// name:model:group:username:password. Files written for it need
+// --map name=0,model=1,group=2,username=3,password=4.
+func LegacyMap() Map {
 	return Map{"name": 0, "model": 1, "group": 2, "username": 3, "password": 4}
+}
+
+// secretFields are the fields of a map whose values are never shown.
+var secretFields = []string{"password", "enable"}
+
+// checkSecretColumns refuses a map that reads a password column as a
+// field that is shown (a name, a group, …): the secret would be printed
+// on every page. The password and the enable password may share one.
+func (m Map) checkSecretColumns(what string) error {
+	for _, sec := range secretFields {
+		c, ok := m[sec]
+		if !ok {
+			continue
+		}
+		for _, k := range sortedKeys(m) {
+			if k != sec && !contains(secretFields, k) && m[k] == c {
+				return &FileError{fmt.Sprintf("%s: %s and %s both read column %d; a password column cannot be another field too", what, sec, k, c)}
+			}
+		}
+	}
+	return nil
 }
 
 // ParseMap reads "name=0,model=1,ip=2".
@@ -190,6 +261,9 @@ func ParseMap(s string) (Map, error) {
 		if _, ok := m[need]; !ok {
 			return nil, &FileError{fmt.Sprintf("column map: the %s column is required", need)}
 		}
+	}
+	if err := m.checkSecretColumns("column map"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -247,7 +321,7 @@ func (r resolver) resolve(model string) (string, bool) {
 // a name not repeated in the file.
 func (p *Parsed) add(res resolver, seen map[string]int, e Entry) {
 	skip := func(code string, args ...any) {
-		p.Skipped = append(p.Skipped, Skip{Line: e.Line, Name: e.Name, Code: code, Args: args})
+		p.Skipped = append(p.Skipped, newSkip(e.Line, e.Name, code, args...))
 	}
 	switch {
 	case e.Name == "":
@@ -256,6 +330,12 @@ func (p *Parsed) add(res resolver, seen map[string]int, e Entry) {
 	case e.Model == "":
 		skip(ReasonNoModel)
 		return
+	}
+	for _, f := range [...]struct{ field, v string }{{"name", e.Name}, {"model", e.Model}, {"host", e.Host}, {"group", e.Group}} {
+		if hasControl(f.v) {
+			skip(ReasonControl, f.field)
+			return
+		}
 	}
 	id, ok := res.resolve(e.Model)
 	if !ok {
@@ -332,17 +412,12 @@ func parseOxidized(data []byte, l oxidizedLayout, resolve func(e *Entry, get fun
 	if l.re != nil {
 		join = ":"
 	}
-	p := &Parsed{Format: Oxidized, Delimiter: l.delim}
+	p := &Parsed{Format: Oxidized, Delimiter: l.delim, Map: l.m}
 	res, seen := resolver{}, map[string]int{}
 	err := lines(data, func(n int, line string) {
 		fields := l.split(line)
-		if splitsIPv6 && holdsIPv6(fields, join) {
-			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonIPv6Delimiter, Args: []any{join}})
-			return
-		}
-		if len(fields) < l.need {
-			p.Skipped = append(p.Skipped, Skip{Line: n, Name: strings.TrimSpace(fields[0]), Code: ReasonFieldCount, Args: []any{len(fields), l.need}})
-			return
+		skip := func(name, code string, args ...any) {
+			p.Skipped = append(p.Skipped, newSkip(n, name, code, args...))
 		}
 		get := func(k string) string {
 			c, ok := l.m[k]
@@ -350,6 +425,42 @@ func parseOxidized(data []byte, l oxidizedLayout, resolve func(e *Entry, get fun
 				return ""
 			}
 			return strings.TrimSpace(fields[c])
+		}
+		if splitsIPv6 {
+			if at := holdsIPv6(fields, join); at >= 0 {
+				// The columns before the address are where the map says.
+				name := ""
+				if c, ok := l.m["name"]; ok && c < at {
+					name = get("name")
+				}
+				skip(name, ReasonIPv6Delimiter, join)
+				return
+			}
+		}
+		if len(fields) < l.need {
+			// The line does not split as the map says: which part is the
+			// name and which a password cannot be told, so none is shown.
+			skip("", ReasonFieldCount, len(fields), l.need, len(line))
+			return
+		}
+		if d := l.otherDelimiter(get("name")); d != "" {
+			skip("", ReasonOtherDelimiter, d, join)
+			return
+		}
+		unset := func(v string) string {
+			if resolve != nil && v == "nil" {
+				return ""
+			}
+			return v
+		}
+		for _, c := range [...]struct {
+			field string
+			look  func(string) string
+		}{{"model", shiftedGroup}, {"group", shiftedGroup}, {"username", shiftedUsername}} {
+			if kind := c.look(unset(get(c.field))); kind != "" {
+				skip(get("name"), ReasonShifted, c.field, l.m[c.field], kind)
+				return
+			}
 		}
 		e := Entry{Line: n, Name: get("name"), Host: get("ip"), Model: get("model"), Group: get("group"),
 			Username: get("username"), Password: get("password"), Enable: get("enable")}
@@ -367,11 +478,34 @@ func parseOxidized(data []byte, l oxidizedLayout, resolve func(e *Entry, get fun
 	return p, nil
 }
 
-// holdsIPv6 reports whether some run of three or more fields, joined
-// again by the delimiter, is an IPv6 address: the delimiter split it.
-func holdsIPv6(fields []string, delim string) bool {
+// otherDelimiters are the delimiters router.db files are written with.
+const otherDelimiters = ",;|\t:"
+
+// otherDelimiter returns a delimiter (other than the layout's) found in
+// a name: the file is split by another one, and the "name" may hold the
+// whole line, passwords and all. An IP address as the name may hold ":".
+func (l oxidizedLayout) otherDelimiter(name string) string {
+	for _, d := range otherDelimiters {
+		ds := string(d)
+		switch {
+		case !strings.Contains(name, ds):
+			continue
+		case l.re != nil && l.re.MatchString(ds), l.re == nil && strings.Contains(l.delim, ds):
+			continue
+		case d == ':' && looksIP(name):
+			continue
+		}
+		return ds
+	}
+	return ""
+}
+
+// holdsIPv6 returns where a run of three or more fields starts that,
+// joined again by the delimiter, is an IPv6 address (the delimiter split
+// it), or -1.
+func holdsIPv6(fields []string, delim string) int {
 	if len(fields) < 3 {
-		return false
+		return -1
 	}
 	for i := range fields {
 		s := strings.TrimSpace(fields[i])
@@ -381,12 +515,12 @@ func holdsIPv6(fields []string, delim string) bool {
 			// no device's address.
 			if j-i >= 2 && strings.Trim(s, ":[] ") != "" {
 				if ip := net.ParseIP(strings.Trim(s, "[]")); ip != nil && strings.Contains(s, ":") {
-					return true
+					return i
 				}
 			}
 		}
 	}
-	return false
+	return -1
 }
 
 // ParseRancid reads a RANCID router.db: "name;type;state[;comment]", or
@@ -411,14 +545,18 @@ func ParseRancid(data []byte, cloginrc []byte) (*Parsed, error) {
 				p.Delimiter = ";"
 			}
 		}
+		if p.Delimiter == ":" && holdsIPv6(strings.Split(line, ":"), ":") >= 0 {
+			p.Skipped = append(p.Skipped, newSkip(n, "", ReasonRancidColon))
+			return
+		}
 		fields := strings.SplitN(line, p.Delimiter, 4)
 		name := strings.TrimSpace(fields[0])
 		if len(fields) < 3 {
-			p.Skipped = append(p.Skipped, Skip{Line: n, Name: name, Code: ReasonFieldCount, Args: []any{len(fields), 3}})
+			p.Skipped = append(p.Skipped, newSkip(n, "", ReasonFieldCount, len(fields), 3, len(line)))
 			return
 		}
 		if state := strings.TrimSpace(fields[2]); !strings.EqualFold(state, "up") {
-			p.Skipped = append(p.Skipped, Skip{Line: n, Name: name, Code: ReasonNotUp, Args: []any{state}})
+			p.Skipped = append(p.Skipped, newSkip(n, name, ReasonNotUp, state))
 			return
 		}
 		e := Entry{Line: n, Name: name, Host: name, Model: strings.TrimSpace(fields[1])}

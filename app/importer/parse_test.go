@@ -26,7 +26,7 @@ func TestParseOxidized(t *testing.T) {
 		"2001:db8::1:ios\n" +
 		":ios\n" +
 		"lonely\n"
-	p, err := ParseOxidized([]byte(file), "", nil)
+	p, err := ParseOxidized([]byte(file), "", LegacyMap())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestParseOxidizedCustomMapAndIPv6(t *testing.T) {
 }
 
 func TestParseOxidizedTab(t *testing.T) {
-	p, err := ParseOxidized([]byte("r1\tios\tlab\n"), `\t`, nil)
+	p, err := ParseOxidized([]byte("r1\tios\tlab\n"), `\t`, LegacyMap())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestParseCSV(t *testing.T) {
 // defaults) are not an IPv6 address split by the delimiter: they join
 // into "::" only.
 func TestParseOxidizedEmptyFieldsAreNotIPv6(t *testing.T) {
-	p, err := ParseOxidized([]byte("r1:ios:::\nr2:ios::admin:\nr3:2001:db8::3:ios\n"), ":", nil)
+	p, err := ParseOxidized([]byte("r1:ios:::\nr2:ios:admin::\nr3:2001:db8::3:ios\n"), ":", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func BuildFor(ctx context.Context, store *db.Store, sealer *secret.Sealer, parse
 	defaultGroup = strings.TrimSpace(defaultGroup)
 	for _, e := range parsed.Entries {
 		skip := func(code string, args ...any) {
-			plan.Skipped = append(plan.Skipped, Skip{Line: e.Line, Name: e.Name, Code: code, Args: args})
+			plan.Skipped = append(plan.Skipped, newSkip(e.Line, e.Name, code, args...))
 		}
 		old, known := existing[Fold(e.Name)]
 		d := old
@@ -227,9 +227,12 @@ func BuildFor(ctx context.Context, store *db.Store, sealer *secret.Sealer, parse
 			d.CredentialID = &id
 		}
 		if errs := inventory.CheckDevice(&d); len(errs) > 0 {
-			if errs[0].Problem == inventory.BadHost {
+			switch {
+			case errs[0].Problem == inventory.BadHost && inventory.NumericHost(d.Host):
+				skip(ReasonBadIPv4, e.Host)
+			case errs[0].Problem == inventory.BadHost:
 				skip(ReasonBadHost, e.Host)
-			} else {
+			default:
 				skip(ReasonInvalid, errs[0].Error())
 			}
 			continue

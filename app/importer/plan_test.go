@@ -26,7 +26,7 @@ func openData(t testing.TB) (*db.Store, *secret.Sealer) {
 
 func plan(t *testing.T, store *db.Store, sealer *secret.Sealer, file string) *importer.Plan {
 	t.Helper()
-	parsed, err := importer.ParseOxidized([]byte(file), ":", nil)
+	parsed, err := importer.ParseOxidized([]byte(file), ":", importer.LegacyMap())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,5 +322,89 @@ func TestZones(t *testing.T) {
 	}
 	if n := tableCount(t, store, "devices"); n != before {
 		t.Fatalf("%d devices after a refused import, want %d", n, before)
+	}
+}
+
+// A router.db in Oxidized's documented layout, read with the default
+// map, gives each device a credential with its username, its password and
+// its enable password, both sealed.
+func TestDefaultMapImportsEnableSealed(t *testing.T) {
+	ctx := context.Background()
+	store, sealer := openData(t)
+	parsed, err := importer.ParseOxidized([]byte("rtr01.local:ios:oxidized:5uP3R53cR3T:T0p53cR3t\n"), ":", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := importer.Build(ctx, store, sealer, parsed, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(ctx, store, sealer); err != nil {
+		t.Fatal(err)
+	}
+	d := allDevices(t, store)["rtr01.local"]
+	if d.CredentialID == nil || d.GroupID != nil {
+		t.Fatalf("device %+v", d)
+	}
+	c, err := store.GetCredential(ctx, *d.CredentialID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err1 := sealer.Open(c.Password, secret.PurposePassword)
+	en, err2 := sealer.Open(c.EnablePassword, secret.PurposeEnablePassword)
+	if c.Username != "oxidized" || pw != "5uP3R53cR3T" || en != "T0p53cR3t" || err1 != nil || err2 != nil {
+		t.Fatalf("credential: user %q password %q (%v) enable %q (%v)", c.Username, pw, err1, en, err2)
+	}
+	if bytes.Contains(c.EnablePassword, []byte("T0p53cR3t")) || bytes.Contains(c.Password, []byte("5uP3R53cR3T")) {
+		t.Fatal("a password is stored in the clear")
+	}
+}
+
+// Hosts are IP addresses or DNS names: digits and dots that are no IPv4
+// address are refused with a reason that says so.
+func TestHostValidation(t *testing.T) {
+	store, sealer := openData(t)
+	m, err := importer.ParseMap("name=0,model=1,ip=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := []string{"999.1.1.1", "010.1.1.1", "10.1.1", "1.2.3.4.5", "256.0.0.1", "12345", "192.0.2.1", "2001:db8::1", "router.example.net", "r-1", "bad_host!"}
+	var file strings.Builder
+	for i, h := range hosts {
+		fmt.Fprintf(&file, "r%d;ios;%s\n", i, h)
+	}
+	parsed, err := importer.ParseOxidized([]byte(file.String()), ";", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := importer.Build(context.Background(), store, sealer, parsed, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range p.Skipped {
+		got[hosts[s.Line-1]] = s.Code
+		if s.Code == importer.ReasonBadIPv4 && !strings.Contains(s.Reason(), `bad host "`+hosts[s.Line-1]+`": not an IPv4 address (four numbers from 0 to 255`) {
+			t.Errorf("reason %q", s.Reason())
+		}
+	}
+	want := map[string]string{"999.1.1.1": importer.ReasonBadIPv4, "010.1.1.1": importer.ReasonBadIPv4, "10.1.1": importer.ReasonBadIPv4,
+		"1.2.3.4.5": importer.ReasonBadIPv4, "256.0.0.1": importer.ReasonBadIPv4, "12345": importer.ReasonBadIPv4, "bad_host!": importer.ReasonBadHost}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(p.Rows) != 4 {
+		t.Errorf("skipped %v, want %v; %d rows", got, want, len(p.Rows))
+	}
+}
+
+// A 10 MB device name is refused by the plan and shown cut.
+func TestPlanHugeName(t *testing.T) {
+	store, sealer := openData(t)
+	p := plan(t, store, sealer, strings.Repeat("N", 10<<20)+":ios:dc1:admin:Secret-7\n")
+	if len(p.Skipped) != 1 || len(p.Rows) != 0 {
+		t.Fatalf("rows %d skipped %+v", len(p.Rows), len(p.Skipped))
+	}
+	var out bytes.Buffer
+	p.Report(&out, true, false)
+	if out.Len() > 600 || strings.Contains(out.String(), "Secret-7") || !strings.Contains(out.String(), "line 1: skip NNN") {
+		t.Errorf("report of %d bytes: %.300q", out.Len(), out.String())
 	}
 }

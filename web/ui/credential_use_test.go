@@ -379,7 +379,9 @@ func TestRouterDBImportCredentialUse(t *testing.T) {
 	b.get("/devices/import")
 	file := "new-sw:ios:Edge:" + credUser + ":" + credPassword + "\n" +
 		"edge-sw1:ios:Edge\n"
-	p := b.uploadRouterDB(map[string]string{"format": "oxidized", "dry_run": "1"}, map[string]string{"file": file}, "")
+	// The file has a group column: backupd's earlier default layout.
+	form := map[string]string{"format": "oxidized", "map": "name=0,model=1,group=2,username=3,password=4", "dry_run": "1"}
+	p := b.uploadRouterDB(form, map[string]string{"file": file}, "")
 	expect(t, "dry run", p, http.StatusOK, "")
 	// Had the login been matched with core, no credential would be new.
 	expectBody(t, "dry run", p, "New credentials: <code>Imported oxidized 1</code>",
