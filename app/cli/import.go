@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,10 +35,26 @@ func newImportOxidized(cfg *config.Config) *cobra.Command {
 		Use:   "oxidized [ROUTER_DB]",
 		Short: "Import the devices of an Oxidized CSV router.db",
 		Long: `Imports the devices of an Oxidized router.db (the CSV source), by default
-name:model:group:username:password, one device per line. --delimiter and
---map read other layouts as Oxidized's source.csv.delimiter and
-source.csv.map do, for example --delimiter ',' --map name=0,ip=1,model=2.
-Without an ip column the host is the name.
+in the layout Oxidized's documentation gives it,
+name:model:username:password:enable (the enable password being vars_map's
+enable), one device per line. --delimiter and --map read other layouts as
+Oxidized's source.csv.delimiter and source.csv.map do, for example
+--delimiter ',' --map name=0,ip=1,model=2. Without an ip column the host
+is the name. The delimiter and columns used are printed first. A file in
+backupd's earlier default layout, name:model:group:username:password,
+needs --map name=0,model=1,group=2,username=3,password=4.
+
+A line whose columns look shifted is skipped, and nothing of it is
+imported: a username that is an IP address or a password hash, that has
+a character usernames do not have (! # $ % & * ; = ? …) or mixes cases
+with digits between letters twice (S3cr3tx), or that is a model name (but
+for vendors' factory logins such as cisco); a group or model that is an
+IP address or a password hash. A host is an IP address or a DNS name:
+digits and dots that are no IPv4 address (999.1.1.1) are refused.
+Messages about skipped lines show the line number and the fields that are
+not secret (cut to 128 characters, control characters escaped), never a
+password; a line that does not split into the columns expected is not
+shown at all, only its length.
 
 --oxidized-config reads Oxidized's own configuration file instead
 (~/.config/oxidized/config): the router.db named by source.csv.file
@@ -89,12 +106,9 @@ Use - for standard input.`,
 			if len(args) == 0 {
 				return errors.New("give the router.db to import, or --oxidized-config with Oxidized's configuration file")
 			}
-			m := importer.DefaultMap()
-			if columns != "" {
-				var err error
-				if m, err = importer.ParseMap(columns); err != nil {
-					return err
-				}
+			m, err := importer.ParseMap(columns)
+			if err != nil {
+				return err
 			}
 			if delimiter == "" {
 				return errors.New("--delimiter must not be empty")
@@ -107,17 +121,27 @@ Use - for standard input.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
+			printOxidizedLayout(cmd.OutOrStdout(), args[0], parsed, !cmd.Flags().Changed("map"))
 			return runImport(cmd, cfg, parsed, args[0], group, zone, dryRun)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&delimiter, "delimiter", ":", `field delimiter (\t or "tab" for a tab)`)
-	f.StringVar(&columns, "map", "name=0,model=1,group=2,username=3,password=4", "column of each field, from 0: name, model (required), ip, group, username, password, enable")
+	f.StringVar(&columns, "map", importer.DefaultMap().String(), "column of each field, from 0: name, model (required), ip, group, username, password, enable")
 	f.StringVar(&group, "group", "", "group of the devices whose line names none")
 	f.StringVar(&zone, "zone", "", "zone of the devices (by name; default: new devices local, existing ones kept)")
 	f.StringVar(&oxidizedConfig, "oxidized-config", "", "Oxidized's configuration file (~/.config/oxidized/config): its CSV source, column maps and logins")
 	f.BoolVar(&dryRun, "dry-run", false, "show what would be created, updated and skipped, and change nothing")
 	return cmd
+}
+
+// printOxidizedLayout says how a router.db is read, before its plan.
+func printOxidizedLayout(w io.Writer, file string, parsed *importer.Parsed, defaultMap bool) {
+	fmt.Fprintf(w, "%s read with delimiter %s and columns %s\n", file, strconv.Quote(parsed.Delimiter), parsed.Map)
+	if defaultMap {
+		fmt.Fprintf(w, "  (Oxidized's documented layout name:model:username:password:enable; a file in backupd's earlier default\n"+
+			"  layout name:model:group:username:password needs --map %s)\n", importer.LegacyMap())
+	}
 }
 
 // parseWithOxidizedConfig reads an Oxidized configuration, prints how it
@@ -199,6 +223,11 @@ exist: backupd collector zone list) whose remote collectors back them up;
 without it new devices go to the local zone and existing ones stay where
 they are.
 
+A name:type:state file cannot hold IPv6 addresses (they are full of ":"):
+such lines are skipped and say so; write the file in RANCID 3's format.
+Skipped lines show their number and what is not secret, cut and with
+control characters escaped.
+
 Devices whose name backupd already has are updated, so a second import
 changes nothing. Use - for standard input.`,
 		Args: cobra.ExactArgs(1),
@@ -216,6 +245,11 @@ changes nothing. Use - for standard input.`,
 			parsed, err := importer.ParseRancid(data, rc)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if parsed.Delimiter == ":" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s read as name:type:state, the format before RANCID 3 (\":\" between fields; it cannot hold IPv6 addresses)\n", args[0])
+			} else if parsed.Delimiter != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s read as name;type;state, RANCID 3's format\n", args[0])
 			}
 			return runImport(cmd, cfg, parsed, args[0], group, zone, dryRun)
 		},
