@@ -2,8 +2,10 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"backupd/app/importer"
@@ -37,8 +39,37 @@ type devicesRouterDBResult struct {
 	Groups, Credentials                  []string
 	Lines                                []devicesRouterDBLine
 	More                                 int
-	// Oxidized is how an uploaded Oxidized configuration was read.
+	// Oxidized is how an uploaded Oxidized configuration was read;
+	// Layout how a file without one was.
 	Oxidized *devicesRouterDBOxidized
+	Layout   *devicesRouterDBLayout
+}
+
+// devicesRouterDBLayout is the delimiter and columns a router.db was read
+// with, shown above its lines, with a note (a message key) and the map
+// the note names.
+type devicesRouterDBLayout struct {
+	Delimiter, Columns string
+	NoteKey, NoteMap   string
+}
+
+// devicesRouterDBLayoutOf describes how parsed was read; defaultMap says
+// that an Oxidized file was read with the default column map.
+func devicesRouterDBLayoutOf(parsed *importer.Parsed, defaultMap bool) *devicesRouterDBLayout {
+	l := &devicesRouterDBLayout{Delimiter: strconv.Quote(parsed.Delimiter)}
+	switch parsed.Format {
+	case importer.Oxidized:
+		l.Columns = parsed.Map.String()
+		if defaultMap {
+			l.NoteKey, l.NoteMap = keyDevicesRouterDBLayoutDefault, importer.LegacyMap().String()
+		}
+	case importer.Rancid:
+		l.Columns, l.NoteKey = "name;type;state[;comment]", keyDevicesRouterDBLayoutRancid3
+		if parsed.Delimiter == ":" {
+			l.Columns, l.NoteKey = "name:type:state[:comment]", keyDevicesRouterDBLayoutRancid2
+		}
+	}
+	return l
 }
 
 // devicesRouterDBOxidized shows how an Oxidized configuration is read:
@@ -111,7 +142,13 @@ var (
 		importer.ReasonIPv6Delimiter: keyDevicesRouterDBIPv6, importer.ReasonDuplicate: keyDevicesRouterDBDuplicate,
 		importer.ReasonNotUp: keyDevicesRouterDBNotUp, importer.ReasonFieldCount: keyDevicesRouterDBFieldCount,
 		importer.ReasonInvalid: keyDevicesRouterDBInvalid, importer.ReasonBadGroup: keyDevicesRouterDBBadGroup,
-		importer.ReasonCredentialUse: keyDevicesRouterDBCredentialUse,
+		importer.ReasonCredentialUse: keyDevicesRouterDBCredentialUse, importer.ReasonOtherDelimiter: keyDevicesRouterDBOtherDelimiter,
+		importer.ReasonControl: keyDevicesRouterDBControl, importer.ReasonBadIPv4: keyDevicesRouterDBBadIPv4,
+		importer.ReasonRancidColon: keyDevicesRouterDBRancidColon,
+	}
+	devicesRouterDBShifted = map[string]string{
+		importer.LooksIP: keyDevicesRouterDBShiftedIP, importer.LooksHash: keyDevicesRouterDBShiftedHash,
+		importer.LooksSecret: keyDevicesRouterDBShiftedSecret, importer.LooksPlatform: keyDevicesRouterDBShiftedPlatform,
 	}
 	devicesRouterDBActions = map[string]string{
 		importer.Create: keyDevicesRouterDBCreate, importer.Update: keyDevicesRouterDBUpdate, importer.Unchanged: keyDevicesRouterDBUnchanged,
@@ -119,7 +156,7 @@ var (
 )
 
 func devicesRouterDBDefaults() devicesRouterDBForm {
-	return devicesRouterDBForm{Format: importer.Oxidized, Delimiter: ":", Map: "name=0,model=1,group=2,username=3,password=4", DryRun: true}
+	return devicesRouterDBForm{Format: importer.Oxidized, Delimiter: ":", Map: importer.DefaultMap().String(), DryRun: true}
 }
 
 // devicesImportRouterDB plans, and unless it is a dry run applies, the
@@ -152,6 +189,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	}
 	var parsed *importer.Parsed
 	var oxidized *devicesRouterDBOxidized
+	defaultMap := false
 	if f.Format == importer.Oxidized {
 		config, msg := u.devicesUploadedFile(r, "oxidized_config", false)
 		if msg != "" {
@@ -178,6 +216,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 					return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBFile, err.Error())
 				}
 			}
+			defaultMap = m.String() == importer.DefaultMap().String()
 			if f.Delimiter == "" {
 				f.Delimiter = ":"
 			}
@@ -208,6 +247,9 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	created, updated, unchanged, skipped := plan.Counts()
 	res := &devicesRouterDBResult{Created: created, Updated: updated, Unchanged: unchanged, Skipped: skipped, Groups: plan.Groups,
 		Oxidized: oxidized}
+	if oxidized == nil {
+		res.Layout = devicesRouterDBLayoutOf(parsed, defaultMap)
+	}
 	for _, c := range plan.Credentials {
 		res.Credentials = append(res.Credentials, c.Name)
 	}
@@ -286,12 +328,20 @@ func devicesRouterDBLines(plan *importer.Plan) ([]devicesRouterDBLine, int) {
 		if len(out) == devicesRouterDBShown {
 			break
 		}
-		args := s.Args
-		if (s.Code == importer.ReasonInvalid || s.Code == importer.ReasonCredentialUse) && len(args) > 0 {
+		key, args := devicesRouterDBReasons[s.Code], s.Args
+		switch {
+		case (s.Code == importer.ReasonInvalid || s.Code == importer.ReasonCredentialUse) && len(args) > 0:
 			args = []any{args[0]}
+		case s.Code == importer.ReasonShifted && len(args) == 3:
+			key, args = devicesRouterDBShifted[fmt.Sprint(args[2])], args[:2]
+		case s.Code == importer.ReasonFieldCount && len(args) == 3:
+			if n, ok := args[2].(int); ok && n > 0 {
+				key = keyDevicesRouterDBFieldCountBytes
+			} else {
+				args = args[:2]
+			}
 		}
-		out = append(out, devicesRouterDBLine{Line: s.Line, Name: s.Name, Action: keyDevicesRouterDBSkip,
-			Key: devicesRouterDBReasons[s.Code], Args: args})
+		out = append(out, devicesRouterDBLine{Line: s.Line, Name: s.Name, Action: keyDevicesRouterDBSkip, Key: key, Args: args})
 	}
 	for _, row := range plan.Rows {
 		if len(out) == devicesRouterDBShown {
