@@ -456,7 +456,7 @@ func parseOxidized(data []byte, l oxidizedLayout, resolve func(e *Entry, get fun
 		for _, c := range [...]struct {
 			field string
 			look  func(string) string
-		}{{"model", shiftedGroup}, {"group", shiftedGroup}, {"username", shiftedUsername}} {
+		}{{"model", shiftedGroup}, {"group", shiftedGroup}, {"username", res.shiftedUsername}} {
 			if kind := c.look(unset(get(c.field))); kind != "" {
 				skip(get("name"), ReasonShifted, c.field, l.m[c.field], kind)
 				return

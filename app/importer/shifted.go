@@ -4,8 +4,6 @@ import (
 	"net"
 	"regexp"
 	"strings"
-
-	"backupd/app/collect/driver"
 )
 
 // A router.db read with the wrong column map, or a line with a column
@@ -66,13 +64,20 @@ func looksIP(v string) bool {
 
 // looksHash reports a password hash or an encoded password.
 func looksHash(v string) bool {
-	return cryptHash.MatchString(v) || ldapHash.MatchString(v) || longHex.MatchString(v) ||
-		ciscoType7.MatchString(v) && strings.ContainsAny(v, "ABCDEF")
+	switch {
+	case len(v) < 8:
+		return false
+	case v[0] == '$':
+		return cryptHash.MatchString(v)
+	case v[0] == '{':
+		return ldapHash.MatchString(v)
+	}
+	return longHex.MatchString(v) || ciscoType7.MatchString(v) && strings.ContainsAny(v, "ABCDEF")
 }
 
 // shiftedUsername says what a username column's value looks like when it
-// is not a username ("" when it may be one).
-func shiftedUsername(v string) string {
+// is not a username ("" when it may be one); res looks model names up.
+func (res resolver) shiftedUsername(v string) string {
 	switch {
 	case v == "":
 		return ""
@@ -83,8 +88,7 @@ func shiftedUsername(v string) string {
 	case strings.ContainsAny(v, secretChars), leetspeak(v):
 		return LooksSecret
 	}
-	k := strings.ToLower(v)
-	if _, ok := driver.Resolve(k); ok && !factoryLogins[k] {
+	if _, ok := res.resolve(v); ok && !factoryLogins[strings.ToLower(v)] {
 		return LooksPlatform
 	}
 	return ""
