@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,8 @@ const (
 	tableEnd   = "<!-- platforms:end -->"
 	countBegin = "<!-- platform-count:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
 	countEnd   = "<!-- platform-count:end -->"
+	namesBegin = "<!-- platform-names:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
+	namesEnd   = "<!-- platform-names:end -->"
 )
 
 // platformTable renders the platform table of docs/platforms.md from the
@@ -75,6 +78,54 @@ func TestDocsPlatformTable(t *testing.T) {
 	table := platformTable(t)
 	checkGenerated(t, "../../../docs/platforms.md", tableBegin, tableEnd, table)
 	checkGenerated(t, "../../../README.md", countBegin, countEnd, platformCount(table))
+	checkGenerated(t, "../../../docs/platforms.md", namesBegin, namesEnd, platformNames())
+}
+
+// platformNames renders the names each platform imports under (the
+// Oxidized models and RANCID types of foreign_names_test.go, and its
+// other aliases), then the models and types no platform has yet.
+func platformNames() string {
+	var b strings.Builder
+	b.WriteString("| Platform | Oxidized models | RANCID types | Other names |\n|---|---|---|---|\n")
+	code := func(names []string) string {
+		for i, n := range names {
+			names[i] = "`" + n + "`"
+		}
+		return strings.Join(names, ", ")
+	}
+	of := func(list []foreignName, id string) []string {
+		var names []string
+		for _, n := range list {
+			if n.platform == id {
+				names = append(names, n.name)
+			}
+		}
+		return names
+	}
+	for _, p := range driver.Builtins() {
+		ox, rancid := of(oxidizedModels, p.ID), of(rancidTypes, p.ID)
+		var other []string
+		for _, a := range p.Aliases {
+			if !slices.Contains(ox, a) && !slices.Contains(rancid, a) {
+				other = append(other, a)
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p.ID, code(ox), code(rancid), code(other))
+	}
+	unsupported := func(tool string, list []foreignName) {
+		var names []string
+		for _, n := range list {
+			if n.platform == "" {
+				names = append(names, fmt.Sprintf("`%s` (%s)", n.name, n.what))
+			}
+		}
+		fmt.Fprintf(&b, "\n%s (%d of %d): %s.\n", tool, len(names), len(list), strings.Join(names, ", "))
+	}
+	b.WriteString("\n**Not supported yet.** A line naming one of these is skipped as an unknown model; a\n" +
+		"[custom platform](#custom-platforms) can take its devices (write its ID in the file).\n")
+	unsupported("RANCID 3.13 types", rancidTypes)
+	unsupported("Oxidized models", oxidizedModels)
+	return b.String()
 }
 
 // checkGenerated compares the text between the markers begin and end (each

@@ -48,14 +48,16 @@ var fastpathNoise = []string{
 func init() {
 	// EFOS is FASTPATH as Broadcom ships it (NetApp BES-53248 cluster
 	// switches): same prompt, enable and paging. The recording shows the
-	// login at ">" and an enable without a password question.
+	// login at ">" and an enable without a password question. Quanta's
+	// LB-series switches run FASTPATH too (Oxidized's quantaos: the same
+	// "(name) >" prompt, enable and "terminal length 0").
 	Register(Platform{
 		ID: "broadcom_efos", Name: "Broadcom EFOS (FASTPATH)", Vendor: "Broadcom",
-		Aliases:         []string{"efos", "fastpath"},
+		Aliases:         []string{"efos", "fastpath", "quantaos"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        fastpath(),
 		Noise:           fastpathNoise,
-		Notes: "Logs in at \">\" and runs \"enable\"; set the enable password on the device " +
+		Notes: "Also Quanta LB-series switches (FASTPATH). Logs in at \">\" and runs \"enable\"; set the enable password on the device " +
 			"credential when the switch asks for one. The configuration shows passwords encrypted, as the switch stores them.",
 	})
 }

@@ -84,7 +84,7 @@ func init() {
 	// the time of the command and of the last change.
 	Register(Platform{
 		ID: "cisco_nxos", Name: "Cisco NX-OS", Vendor: "Cisco",
-		Aliases:         []string{"nxos", "cisco-nx"},
+		Aliases:         []string{"nxos", "cisco-nx", "ios-nx"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        unprivileged(cisco()),
 		Noise: []string{
@@ -102,10 +102,12 @@ func init() {
 
 	// IOS-XR has no enable: task groups decide what a user may run. It
 	// prints the time of the command before its output ("Thu Aug 29
-	// 11:54:34.123 UTC"), a version banner and a change stamp.
+	// 11:54:34.123 UTC"), a version banner and a change stamp. RANCID
+	// names XR by release (ios-xr7 for 7.x, ios-exr for the 64-bit eXR):
+	// the same command line and running configuration.
 	Register(Platform{
 		ID: "cisco_xr", Name: "Cisco IOS-XR", Vendor: "Cisco",
-		Aliases:         []string{"iosxr", "cisco-xr"},
+		Aliases:         []string{"iosxr", "cisco-xr", "ios-xr", "ios-xr7", "cisco-xr7", "ios-exr", "cisco-exr"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        unprivileged(cisco()),
 		Noise: []string{
@@ -185,7 +187,7 @@ func init() {
 	smb.PreLogin = credentialAnswers(re(`^User ?Name:$`), re(`^Password:$`))
 	Register(Platform{
 		ID: "cisco_smb", Name: "Cisco Small Business (SG/CBS)", Vendor: "Cisco",
-		Aliases:         []string{"ciscosmb", "ciscocbs", "cisco_s300", "cisco-sb"},
+		Aliases:         []string{"ciscosmb", "ciscocbs", "cisco_s300", "cisco-sb", "ios-sb"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        smb,
 		Notes: "SG300/350/550 and CBS250/350 switches. Without `ip ssh password-auth` the switch asks for " +
@@ -206,7 +208,7 @@ func init() {
 	}
 	Register(Platform{
 		ID: "cisco_wlc", Name: "Cisco Wireless LAN Controller (AireOS)", Vendor: "Cisco",
-		Aliases:         []string{"aireos", "cisco-wlc4", "cisco-wlc5"},
+		Aliases:         []string{"aireos", "cisco-wlc4", "cisco-wlc5", "cisco-wlc8"},
 		DefaultCommands: lines("show run-config commands"),
 		Dialogue:        wlc,
 		Noise: []string{

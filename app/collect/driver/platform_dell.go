@@ -2,12 +2,12 @@ package driver
 
 func init() {
 	// OS10 logs administrators in privileged; the header names the release
-	// and stamps the last change.
+	// and stamps the last change. RANCID 3 calls it dnos10.
 	os10 := cisco()
 	os10.PagingOff = []string{"terminal length 0"}
 	Register(Platform{
 		ID: "dell_os10", Name: "Dell OS10", Vendor: "Dell",
-		Aliases:         []string{"os10", "dellos10"},
+		Aliases:         []string{"os10", "dellos10", "dnos10"},
 		DefaultCommands: lines("show running-configuration"),
 		Dialogue:        os10,
 		Noise: []string{
@@ -45,13 +45,14 @@ func init() {
 	pc.PreLogin = credentialAnswers(re(`^User( Name)?:$`), re(`^Password:$`))
 	Register(Platform{
 		ID: "dell_powerconnect", Name: "Dell PowerConnect", Vendor: "Dell",
-		Aliases:         []string{"powerconnect", "dell"},
+		Aliases:         []string{"powerconnect", "dell", "dellx"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        pc,
 		Noise: []string{
 			`^sflow \S+ destination owner \S+ timeout (?P<mask>\d+)$`,
 		},
-		Notes: "PowerConnect 2800/3500/5500 and 6200/7000/8000/M-series switches; " +
+		Notes: "PowerConnect 2800/3500/5500 and 6200/7000/8000/M-series switches, and their X-series successors " +
+			"(X1000/X4000, Oxidized's dellx); " +
 			"hostnames with spaces are accepted.",
 	})
 
@@ -59,11 +60,12 @@ func init() {
 	// when anyone leaves configuration mode) and the last save. Leaving
 	// configuration mode logs IOS's message behind the unit
 	// ("%STKUNIT0-M:CP %SYS-5-CONFIG_I: Configured from console").
+	// RANCID 3 calls it dnos9, Oxidized's Force10 model dnos.
 	os9 := cisco()
 	os9.PagingOff = []string{"terminal length 0"}
 	Register(Platform{
 		ID: "dell_os9", Name: "Dell Networking OS9 (FTOS)", Vendor: "Dell",
-		Aliases:         []string{"ftos", "force10", "dell_force10"},
+		Aliases:         []string{"ftos", "force10", "dell_force10", "dnos9", "dnos"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        os9,
 		Noise: []string{

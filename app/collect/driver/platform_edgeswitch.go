@@ -5,10 +5,11 @@ func init() {
 	// FASTPATH: "(UBNT EdgeSwitch) >", "enable" with a password question
 	// that an empty Enter answers on a new switch, "terminal length 0",
 	// "--More-- or (q)uit". The running configuration starts with the
-	// uptime and the SNTP time, which change at every show.
+	// uptime and the SNTP time, which change at every show. RANCID calls
+	// it edgemax (Ubiquiti's name for the switch line).
 	Register(Platform{
 		ID: "ubiquiti_edgeswitch", Name: "Ubiquiti EdgeSwitch", Vendor: "Ubiquiti",
-		Aliases:         []string{"edgeswitch"},
+		Aliases:         []string{"edgeswitch", "edgemax"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        fastpath(),
 		Noise:           fastpathNoise,

@@ -19,7 +19,7 @@ func init() {
 	// change when the file does.
 	Register(Platform{
 		ID: "f5_tmos", Name: "F5 BIG-IP TMOS", Vendor: "F5",
-		Aliases:         []string{"tmos", "f5", "bigip", "f5_ltm"},
+		Aliases:         []string{"tmos", "f5", "bigip", "bigip13", "f5_ltm"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines("tmsh -q list", "tmsh -q list net route all"),
 		Dialogue: Dialogue{

@@ -14,7 +14,7 @@ func init() {
 	// an admin password change still counts.
 	Register(Platform{
 		ID: "fortinet", Name: "Fortinet FortiOS", Vendor: "Fortinet",
-		Aliases:         []string{"fortios", "fortigate"},
+		Aliases:         []string{"fortios", "fortigate", "fortigate-full"},
 		DefaultCommands: lines("show"),
 		Dialogue: Dialogue{
 			Prompt:       re(`^[\w.\-]{1,64}( \([\w.\-]{1,40}\))? [#$]$`),
@@ -36,5 +36,7 @@ func init() {
 			Needles: []string{"logdesc=", "logid="},
 			Match:   regexp.MustCompile(`logdesc="(?:Configuration changed|Object attribute configured)"|logid="?01000445(?:46|47)\b`),
 		}},
+		Notes: "Collects \"show\" (what differs from the defaults). RANCID's fortigate-full type kept " +
+			"\"show full-configuration\" (every default too): use a template with that command for the same text.",
 	})
 }

@@ -11,10 +11,12 @@ func init() {
 	// Junos over SSH: one exec request per command runs the CLI without a
 	// terminal, so nothing pages and no prompt is printed. Over telnet the
 	// interactive CLI is used. The header stamps the last change and
-	// commit; a commit without changes moves the stamp too.
+	// commit; a commit without changes moves the stamp too. RANCID's
+	// junos-evo (Junos OS Evolved) and juniper-srx types are this CLI
+	// too; RANCID only splits their hardware listings.
 	Register(Platform{
 		ID: "juniper_junos", Name: "Juniper Junos", Vendor: "Juniper",
-		Aliases:         []string{"junos", "juniper"},
+		Aliases:         []string{"junos", "juniper", "junos-evo", "juniper-srx"},
 		DefaultCommands: lines("show configuration | display omit"),
 		Dialogue: Dialogue{
 			Exec:        true,

@@ -32,10 +32,12 @@ var (
 	srosError = re(`^\s*(Error: |(MINOR|MAJOR|CRITICAL): )`)
 )
 
+// Oxidized's srosmd model and RANCID's sros-md type are SR OS with the
+// MD-CLI: the same platform.
 func init() {
 	Register(Platform{
 		ID: "nokia_sros", Name: "Nokia SR OS", Vendor: "Nokia",
-		Aliases:         []string{"sros", "srosmd", "timos", "alcatel_sros"},
+		Aliases:         []string{"sros", "srosmd", "sros-md", "timos", "alcatel_sros"},
 		DefaultCommands: lines("admin display-config"),
 		Dialogue: Dialogue{
 			Prompt: srosPrompt,

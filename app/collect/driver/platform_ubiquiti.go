@@ -12,7 +12,7 @@ func init() {
 	// reference; no public capture.
 	Register(Platform{
 		ID: "ubiquiti_edgeos", Name: "Ubiquiti EdgeOS", Vendor: "Ubiquiti",
-		Aliases:         []string{"edgeos", "ubiquiti_edgerouter"},
+		Aliases:         []string{"edgeos", "ubiquiti_edgerouter", "edgerouter", "edgerouterbird"},
 		DefaultCommands: lines("show configuration commands | no-more"),
 		Dialogue: Dialogue{
 			Prompt:       re(`^[\w.\-]+@[\w.\-]+(:[^\s]*)?[$#]$`),
@@ -21,6 +21,8 @@ func init() {
 			PagingOff:    []string{"terminal length 0"},
 			CommandError: re(`^\s*(Invalid command:|Incomplete command:)`),
 		},
-		Notes: "Collects \"show configuration commands\" (set commands, restorable with load) in the operational shell.",
+		Notes: "Collects \"show configuration commands\" (set commands, restorable with load) in the operational shell. " +
+			"RANCID's edgerouterbird type also kept BIRD's /config/opt/bird/etc/bird.conf and bird6.conf: " +
+			"add \"cat\" of them to a template to keep them too.",
 	})
 }
