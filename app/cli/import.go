@@ -328,9 +328,28 @@ func readImportFile(cmd *cobra.Command, name string) ([]byte, error) {
 	return data, nil
 }
 
-// runImport plans the import, shows it, and unless dryRun applies it.
+// runImport plans the import, shows it, and unless dryRun applies it. A
+// dry run opens the store read-only (openDryRun): it creates nothing,
+// not even the database of a data directory that has none yet.
 func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, file, group, zone string, dryRun bool) error {
 	ctx := cmd.Context()
+	out := cmd.OutOrStdout()
+	if dryRun {
+		store, sealer, done, err := openDryRun(ctx, cfg, cmd.ErrOrStderr())
+		defer done()
+		if err != nil {
+			return err
+		}
+		plan, err := importer.Build(ctx, store, sealer, parsed, group, zone)
+		if err != nil {
+			return err
+		}
+		plan.Report(out, true, false)
+		if len(plan.Rows) == 0 {
+			return importer.ErrNothing
+		}
+		return nil
+	}
 	store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -339,14 +358,6 @@ func runImport(cmd *cobra.Command, cfg *config.Config, parsed *importer.Parsed, 
 	plan, err := importer.Build(ctx, store, sealer, parsed, group, zone)
 	if err != nil {
 		return err
-	}
-	out := cmd.OutOrStdout()
-	if dryRun {
-		plan.Report(out, true, false)
-		if len(plan.Rows) == 0 {
-			return importer.ErrNothing
-		}
-		return nil
 	}
 	if err := plan.Apply(ctx, store, sealer); err != nil {
 		plan.Report(cmd.ErrOrStderr(), false, false)

@@ -137,6 +137,12 @@ func checkKeyFingerprint(ctx context.Context, store *db.Store, sealer *secret.Se
 	if _, err := store.GetSetting(ctx, keyFingerprintSetting, &have); err != nil {
 		return err
 	}
+	return sameKey(have, fp, dataDir)
+}
+
+// sameKey compares the key fingerprint a PostgreSQL store recorded
+// (have) with this node's (fp).
+func sameKey(have, fp, dataDir string) error {
 	if have != fp {
 		return fmt.Errorf("%w: every node of a PostgreSQL store needs the same %s; copy DATA/%s from the first node (its fingerprint begins %.12s, this node's %s begins %.12s), or set %s to the same key",
 			errKeyMismatch, secret.KeyFile, secret.KeyFile, have, filepath.Join(dataDir, secret.KeyFile), fp, secret.EnvKey)

@@ -29,14 +29,13 @@ func newPlatformList(cfg *config.Config) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in and custom platforms",
-		Args:  cobra.NoArgs,
+		Long: `Lists the built-in platforms, then the custom ones.
+
+The store is only read: on a data directory without a database yet the
+built-in platforms are listed and nothing is created.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			stored, err := platforms.ListStored(cmd.Context(), store)
+			stored, err := readCustomPlatforms(cmd, cfg)
 			if err != nil {
 				return err
 			}
@@ -59,21 +58,40 @@ func newPlatformList(cfg *config.Config) *cobra.Command {
 	}
 }
 
+// readCustomPlatforms reads the stored custom platforms without creating
+// or changing anything: a data directory (or PostgreSQL database) without
+// a store yet has none, which a note on stderr says.
+func readCustomPlatforms(cmd *cobra.Command, cfg *config.Config) ([]platforms.Stored, error) {
+	store, err := openReadOnly(cmd.Context(), cfg, cmd.ErrOrStderr())
+	if errors.Is(err, errNoStore) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %v, so no custom platforms\n", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	return platforms.ListStored(cmd.Context(), store)
+}
+
 func newPlatformExport(cfg *config.Config) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export ID",
 		Short: "Print a platform's JSON definition (a built-in one as a starting point, its ID prefixed custom_)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openData(cmd.Context(), cfg, cmd.ErrOrStderr())
+			if p, ok := driver.Lookup(args[0]); ok && driver.IsBuiltin(p.ID) {
+				_, err := cmd.OutOrStdout().Write(platforms.Marshal(platforms.FromPlatform(p)))
+				return err
+			}
+			store, err := openReadOnly(cmd.Context(), cfg, cmd.ErrOrStderr())
+			if errors.Is(err, errNoStore) {
+				return fmt.Errorf("no platform with ID %q: %v", args[0], err)
+			}
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			if p, ok := driver.Lookup(args[0]); ok && !p.Custom {
-				_, err := cmd.OutOrStdout().Write(platforms.Marshal(platforms.FromPlatform(p)))
-				return err
-			}
 			row, err := store.GetCustomPlatform(cmd.Context(), args[0])
 			if errors.Is(err, db.ErrNotFound) {
 				return fmt.Errorf("no platform with ID %q; `backupd platform list` shows them", args[0])
