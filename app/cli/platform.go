@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -26,10 +27,14 @@ func newPlatform(cfg *config.Config) *cobra.Command {
 }
 
 func newPlatformList(cfg *config.Config) *cobra.Command {
-	return &cobra.Command{
+	var aliases bool
+	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in and custom platforms",
-		Long: `Lists the built-in platforms, then the custom ones.
+		Short: "List the built-in and custom platforms, with the names imports map to them",
+		Long: `Lists the built-in platforms, then the custom ones, with their aliases:
+the Oxidized models, RANCID types and other names that imports of those
+tools' files map to the platform. --aliases prints only the aliases, one
+line each: the alias, a tab and the platform ID, sorted by alias.
 
 The store is only read: on a data directory without a database yet the
 built-in platforms are listed and nothing is created.`,
@@ -39,23 +44,46 @@ built-in platforms are listed and nothing is created.`,
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tKIND\tVENDOR\tNAME\tTRANSPORTS")
+			type row struct {
+				id, kind, vendor, name, transports string
+				aliases                            []string
+			}
+			var rows []row
 			for _, p := range driver.Builtins() {
-				fmt.Fprintf(w, "%s\tbuilt-in\t%s\t%s\t%s\n", p.ID, p.Vendor, p.Name, strings.Join(p.TransportList(), ","))
+				rows = append(rows, row{p.ID, "built-in", p.Vendor, p.Name, strings.Join(p.TransportList(), ","), p.Aliases})
 			}
 			for _, s := range stored {
-				kind, transports := "custom", ""
+				r := row{id: s.PlatformID, kind: "custom (does not load)", vendor: s.Def.Vendor, name: s.Def.Name}
 				if p, err := s.Def.Platform(); err == nil {
-					transports = strings.Join(p.TransportList(), ",")
-				} else {
-					kind = "custom (does not load)"
+					r.kind, r.transports, r.aliases = "custom", strings.Join(p.TransportList(), ","), p.Aliases
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.PlatformID, kind, s.Def.Vendor, s.Def.Name, transports)
+				rows = append(rows, r)
+			}
+			if aliases {
+				var lines []string
+				for _, r := range rows {
+					for _, a := range r.aliases {
+						lines = append(lines, a+"\t"+r.id+"\n")
+					}
+				}
+				slices.Sort(lines)
+				_, err := io.WriteString(cmd.OutOrStdout(), strings.Join(lines, ""))
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tKIND\tVENDOR\tNAME\tTRANSPORTS\tALIASES")
+			for _, r := range rows {
+				names := strings.Join(r.aliases, ",")
+				if names == "" {
+					names = "-"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.id, r.kind, r.vendor, r.name, r.transports, names)
 			}
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&aliases, "aliases", false, "print only the aliases: one \"alias<TAB>platform ID\" line each, sorted by alias")
+	return cmd
 }
 
 // readCustomPlatforms reads the stored custom platforms without creating

@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"backupd/app/collect/driver"
 	"backupd/app/devsim"
 )
 
@@ -78,5 +80,49 @@ func TestPlatformImportUsedByBackupRunAndServe(t *testing.T) {
 	resp := srv.do(t, http.MethodPost, "/api/v1/devices", key, `{"name":"acme-api","host":"192.0.2.5","platform":"custom_acme_os"}`)
 	if resp.status != http.StatusCreated {
 		t.Fatalf("serve does not know the custom platform: %d %s", resp.status, resp.body)
+	}
+}
+
+// backupd platform list shows each platform's aliases (the names the
+// import messages point to), and --aliases prints them for scripts: one
+// "alias<TAB>platform" line each, every alias of the registry, sorted.
+func TestPlatformListAliases(t *testing.T) {
+	data := storeDir(t)
+	mustRun(t, call{stdin: acmeDefinition}, "platform", "import", "-", "--data", data)
+
+	r := mustRun(t, call{}, "platform", "list", "--data", data)
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	if header := strings.Fields(lines[0]); !slices.Equal(header, []string{"ID", "KIND", "VENDOR", "NAME", "TRANSPORTS", "ALIASES"}) {
+		t.Fatalf("header %q", lines[0])
+	}
+	rows := map[string]string{}
+	for _, l := range lines[1:] {
+		id, _, _ := strings.Cut(l, " ")
+		rows[id] = l
+	}
+	for _, p := range driver.Builtins() {
+		if !strings.HasSuffix(rows[p.ID], "  "+strings.Join(p.Aliases, ",")) {
+			t.Errorf("row of %s does not end with its aliases %v: %q", p.ID, p.Aliases, rows[p.ID])
+		}
+	}
+	if f := strings.Fields(rows["custom_acme_os"]); len(f) < 2 || f[1] != "custom" || !strings.HasSuffix(rows["custom_acme_os"], "ssh,telnet  -") {
+		t.Errorf("custom platform row %q", rows["custom_acme_os"])
+	}
+
+	var want []string
+	for _, p := range driver.Builtins() {
+		for _, a := range p.Aliases {
+			want = append(want, a+"\t"+p.ID)
+		}
+	}
+	slices.Sort(want)
+	r = mustRun(t, call{}, "platform", "list", "--aliases", "--data", data)
+	if got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); !slices.Equal(got, want) {
+		t.Errorf("--aliases printed\n%s\nwant\n%s", r.stdout, strings.Join(want, "\n"))
+	}
+	for _, l := range []string{"ios-xr7\tcisco_xr", "junos-evo\tjuniper_junos", "edgemax\tubiquiti_edgeswitch"} {
+		if !slices.Contains(want, l) {
+			t.Errorf("no line %q", l)
+		}
 	}
 }

@@ -77,6 +77,10 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 			if !strings.Contains(r.stdout, "cisco_xr") || !strings.Contains(r.stderr, "no custom platforms") {
 				t.Errorf("platform list:\n%s", r)
 			}
+			r = mustRun(t, c, "platform", "list", "--aliases", "--data", data)
+			if !strings.Contains(r.stdout, "ios-xr7\tcisco_xr\n") {
+				t.Errorf("platform list --aliases:\n%s", r)
+			}
 			r = mustRun(t, c, "platform", "export", "cisco_ios", "--data", data)
 			if !strings.Contains(r.stdout, `"id": "custom_cisco_ios"`) {
 				t.Errorf("platform export:\n%s", r)
