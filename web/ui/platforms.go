@@ -98,11 +98,12 @@ type platformMsg struct {
 	Args []any
 }
 
-// platformRow is one platform of the list.
+// platformRow is one platform of the list; Aliases are the names imports
+// map to it, comma-separated.
 type platformRow struct {
-	ID, Name, Vendor, Transports, Defaults, Notes string
-	Devices, Templates                            int
-	Broken                                        *platformMsg
+	ID, Name, Vendor, Transports, Defaults, Notes, Aliases string
+	Devices, Templates                                     int
+	Broken                                                 *platformMsg
 }
 
 type platformsPage struct {
@@ -115,7 +116,7 @@ type platformsPage struct {
 
 func platformRowOf(p driver.Platform) platformRow {
 	return platformRow{ID: p.ID, Name: p.Name, Vendor: p.Vendor, Transports: strings.Join(p.TransportList(), ", "),
-		Defaults: p.DefaultCommands, Notes: p.Notes}
+		Defaults: p.DefaultCommands, Notes: p.Notes, Aliases: strings.Join(p.Aliases, ", ")}
 }
 
 func (u *UI) platformsList(w http.ResponseWriter, r *http.Request) error {

@@ -90,7 +90,9 @@ func TestPlatformsPage(t *testing.T) {
 	p := b.get("/platforms")
 	expect(t, "list", p, http.StatusOK, "")
 	expectBody(t, "list", p, `id="builtin-table"`, "<code>cisco_ios</code>", "show running-config", `href="/platforms" aria-current="page"`,
-		`id="custom-empty"`, `href="/platforms/cisco_ios/export"`)
+		`id="custom-empty"`, `href="/platforms/cisco_ios/export"`,
+		// The aliases imports map to each platform (issue 24).
+		`<td class="platform-aliases">iosxr, cisco-xr, ios-xr, ios-xr7, cisco-xr7, ios-exr, cisco-exr</td>`)
 
 	b.get("/platforms/new")
 	p = b.post("/platforms", platformForm("custom_acme_os"))
