@@ -135,3 +135,28 @@ func TestDryRunLeavesExistingStoreAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A dry run never makes up a key for a store that holds sealed logins:
+// without DATA/secret.key it says what is missing instead of planning
+// against credentials it cannot read.
+func TestDryRunNeedsTheKeyOfStoredLogins(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	routerDB := writeFile(t, "router.db", "core-1:ios:dc1:admin:s3cret\n")
+	mapping := []string{"--map", "name=0,model=1,group=2,username=3,password=4", "--data", data}
+	mustRun(t, call{}, append([]string{"import", "oxidized", routerDB}, mapping...)...)
+	key := filepath.Join(data, "secret.key")
+	if err := os.Rename(key, key+".away"); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, call{}, []string{"1 credential(s) sealed", "secret.key"}, append([]string{"import", "oxidized", routerDB, "--dry-run"}, mapping...)...)
+	if _, err := os.Stat(key); err == nil {
+		t.Error("the dry run created a new secret.key")
+	}
+	if err := os.Rename(key+".away", key); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, call{}, append([]string{"import", "oxidized", routerDB, "--dry-run"}, mapping...)...)
+	if !strings.Contains(r.stdout, "unchanged core-1") {
+		t.Errorf("dry run with the key:\n%s", r)
+	}
+}
