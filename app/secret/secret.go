@@ -29,8 +29,9 @@ const version byte = 1
 
 // Sealer seals and opens secrets.
 type Sealer struct {
-	aead cipher.AEAD
-	fp   string
+	aead   cipher.AEAD
+	fp     string
+	macKey []byte
 }
 
 // New returns a Sealer for a 32-byte key.
@@ -48,7 +49,26 @@ func New(key []byte) (*Sealer, error) {
 	}
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(fingerprintLabel))
-	return &Sealer{aead: aead, fp: hex.EncodeToString(mac.Sum(nil))}, nil
+	fp := hex.EncodeToString(mac.Sum(nil))
+	mac = hmac.New(sha256.New, key)
+	mac.Write([]byte(macLabel))
+	return &Sealer{aead: aead, fp: fp, macKey: mac.Sum(nil)}, nil
+}
+
+// macLabel derives the key of MAC from the data directory's key.
+const macLabel = "backupd mac key"
+
+// MAC authenticates data as written by a backupd holding this key (every
+// node of one installation shares it): HMAC-SHA256 under a key derived
+// from the data directory's key, with purpose bound in, so that a MAC
+// made for one use never passes for another. It reveals nothing of the
+// key.
+func (s *Sealer) MAC(purpose string, data []byte) []byte {
+	mac := hmac.New(sha256.New, s.macKey)
+	mac.Write([]byte(purpose))
+	mac.Write([]byte{0})
+	mac.Write(data)
+	return mac.Sum(nil)
 }
 
 // fingerprintLabel is what the key's fingerprint is the HMAC of.
@@ -136,6 +156,8 @@ const (
 	// The git mirror's deploy key and HTTPS token.
 	PurposeGitKey   = "git_mirror.ssh_key"
 	PurposeGitToken = "git_mirror.https_token"
+	// PurposeGitCommit is the MAC purpose of the git mirror's commits.
+	PurposeGitCommit = "git_mirror.commit"
 )
 
 // Seal encrypts plaintext. purpose (for example "credential.password") is

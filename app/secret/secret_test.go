@@ -260,3 +260,29 @@ func TestFingerprintNamesTheKeyWithoutShowingIt(t *testing.T) {
 		t.Error("the fingerprint shows the key")
 	}
 }
+
+// A MAC is the same for every holder of the key, differs with the key,
+// the purpose or the data, and is neither the key nor its fingerprint.
+func TestMACDependsOnKeyPurposeAndData(t *testing.T) {
+	k1 := bytes.Repeat([]byte{1}, 32)
+	a, _ := secret.New(k1)
+	b, _ := secret.New(k1)
+	c, _ := secret.New(bytes.Repeat([]byte{2}, 32))
+	m := a.MAC("p", []byte("data"))
+	if !hmac.Equal(m, b.MAC("p", []byte("data"))) {
+		t.Fatal("two sealers with one key give different MACs")
+	}
+	for name, other := range map[string][]byte{
+		"other key":     c.MAC("p", []byte("data")),
+		"other purpose": a.MAC("q", []byte("data")),
+		"other data":    a.MAC("p", []byte("datA")),
+		"shifted":       a.MAC("pd", []byte("ata")),
+	} {
+		if hmac.Equal(m, other) {
+			t.Errorf("%s: same MAC", name)
+		}
+	}
+	if len(m) != sha256.Size || bytes.Contains(m, k1[:8]) || hex.EncodeToString(m) == a.Fingerprint() {
+		t.Fatalf("MAC %x", m)
+	}
+}
