@@ -54,6 +54,27 @@ type GitPushStatus struct {
 	// ConsecutiveFailures counts the failed pushes in a row (each after
 	// its retries): the hysteresis of git.push_failed/git.push_recovered.
 	ConsecutiveFailures int `json:"consecutive_failures,omitempty"`
+	// LastPushed is the commit the last good push sent (any node's): the
+	// mirror takes the remote's history up to it as its own.
+	LastPushed string `json:"last_pushed,omitempty"`
+	// Foreign names the commit the mirror refused to build on, when that
+	// is why the push failed.
+	Foreign *GitForeignCommit `json:"foreign,omitempty"`
+}
+
+// GitForeignCommit is a commit on the mirror's branch that backupd did
+// not write (a hand-made commit), which stops the mirror.
+type GitForeignCommit struct {
+	// Where is "remote" (the remote branch) or "clone" (DATA/git/mirror).
+	Where   string `json:"where"`
+	Commit  string `json:"commit"`
+	Author  string `json:"author"`
+	Subject string `json:"subject"`
+	// Count is the commits from it to the branch's tip, itself included.
+	Count int `json:"count"`
+	// Base is the last commit before it that backupd wrote ("" when it
+	// is the branch's first).
+	Base string `json:"base,omitempty"`
 }
 
 // RecordGitPush stores how a push ended (st: At, OK, Error, Commit; the
@@ -78,7 +99,13 @@ func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote stri
 				return fmt.Errorf("setting %s: %w", SettingGitPush, err)
 			}
 		}
-		st.LastSuccess, st.ConsecutiveFailures = prev.LastSuccess, prev.ConsecutiveFailures
+		st.LastSuccess, st.ConsecutiveFailures, st.LastPushed = prev.LastSuccess, prev.ConsecutiveFailures, prev.LastPushed
+		if st.LastPushed == "" && prev.OK {
+			st.LastPushed = prev.Commit // recorded before LastPushed was
+		}
+		if st.OK {
+			st.LastPushed = st.Commit
+		}
 		at := st.At.UTC()
 		f := deviceFacts{}
 		if err := q.QueryRowContext(ctx, `SELECT (SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e

@@ -63,14 +63,15 @@ Needs the git program (apt install git); backups themselves never do.`,
 				fmt.Fprintf(out, "wrote %d commit(s) into %s\n", n, m.Dir())
 			} else {
 				res, err := m.Sync(ctx)
+				if fe := (*gitmirror.ForeignCommitError)(nil); errors.As(err, &fe) && !noPush {
+					// Recorded as the push's failure (settings page,
+					// metric, git.push_failed); the refusal is the error.
+					_ = pushMirror(ctx, store, m, out)
+				}
 				if err != nil {
 					return err
 				}
-				if res.Commit == "" {
-					fmt.Fprintf(out, "nothing changed since the last commit in %s\n", m.Dir())
-				} else {
-					fmt.Fprintf(out, "committed %.12s: %d file(s) changed in %s\n", res.Commit, len(res.Changes), m.Dir())
-				}
+				printSync(out, res, m.Dir())
 			}
 			if noPush {
 				return nil
@@ -81,6 +82,19 @@ Needs the git program (apt install git); backups themselves never do.`,
 	cmd.Flags().BoolVar(&history, "history", false, "fill an empty mirror with the whole history, one commit per past run, oldest first")
 	cmd.Flags().BoolVar(&noPush, "no-push", false, "commit only; do not push to the remote")
 	return cmd
+}
+
+// printSync says what a Sync committed.
+func printSync(out io.Writer, res gitmirror.Result, dir string) {
+	if res.LayoutCommit != "" {
+		fmt.Fprintf(out, "committed %.12s: layout changed, %d file(s) moved in %s\n", res.LayoutCommit, len(res.Moved), dir)
+	}
+	switch {
+	case res.Commit == "":
+		fmt.Fprintf(out, "nothing changed since the last commit in %s\n", dir)
+	case res.Commit != res.LayoutCommit:
+		fmt.Fprintf(out, "committed %.12s: %d file(s) changed in %s\n", res.Commit, len(res.Changes), dir)
+	}
 }
 
 // pushMirror pushes to the configured remote, if any, and says how it went.
@@ -113,9 +127,15 @@ func mirrorAfterRun(ctx context.Context, store *db.Store, sealer *secret.Sealer,
 	res, err := m.Sync(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
+		if fe := (*gitmirror.ForeignCommitError)(nil); errors.As(err, &fe) {
+			_ = pushMirror(ctx, store, m, io.Discard) // records the refusal
+		}
 		return
 	}
-	if res.Commit != "" {
+	if res.LayoutCommit != "" {
+		fmt.Fprintf(stderr, "git mirror: committed %.12s (layout changed, %d file(s) moved)\n", res.LayoutCommit, len(res.Moved))
+	}
+	if res.Commit != "" && res.Commit != res.LayoutCommit {
 		fmt.Fprintf(stderr, "git mirror: committed %.12s (%d file(s) changed)\n", res.Commit, len(res.Changes))
 	}
 	if err := pushMirror(ctx, store, m, io.Discard); err != nil && !errors.Is(err, context.Canceled) {

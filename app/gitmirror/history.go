@@ -57,6 +57,9 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 	paths := Layout(append(current, history...), groups, cfg.Groups)
 	runs := Runs(history)
 	name, email := identity(cfg)
+	blobID := r.blobHasher(ctx)
+	have := map[string]string{} // path → blob of the commit before
+	mark := 0
 
 	pr, pw := io.Pipe()
 	var streamErr error
@@ -75,20 +78,32 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 			}
 			listed := append([]Change(nil), changes...)
 			sort.Slice(listed, func(i, j int) bool { return listed[i].Path < listed[j].Path })
-			msg := Message(Subject(listed), listed)
-			when := fmt.Sprintf("%d +0000", run[len(run)-1].StartedAt.Unix())
-			fmt.Fprintf(w, "commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n%s\n",
-				name, email, when, name, email, when, len(msg), msg)
+			// The blobs go first (a text at a time), so that the commit's
+			// message can carry the trailer over what it changes.
+			var es []entry
+			first := mark + 1
 			for i, v := range run {
 				text, err := m.store.SnapshotText(ctx, v.SnapshotHash)
 				if err != nil {
 					streamErr = fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
 					break
 				}
-				fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", changes[i].Path, len(text), text)
+				if id := blobID(text); have[changes[i].Path] != id {
+					have[changes[i].Path] = id
+					es = append(es, entry{Path: changes[i].Path, Mode: "100644", Blob: id, Status: 'M'})
+				}
+				mark++
+				fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", mark, len(text), text)
 			}
 			if streamErr != nil {
 				break
+			}
+			msg := withTrailer(m.sealer, Message(Subject(listed), listed), es)
+			when := fmt.Sprintf("%d +0000", run[len(run)-1].StartedAt.Unix())
+			fmt.Fprintf(w, "commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n%s\n",
+				name, email, when, name, email, when, len(msg), msg)
+			for i := range run {
+				fmt.Fprintf(w, "M 100644 :%d %s\n", first+i, changes[i].Path)
 			}
 		}
 		if err := w.Flush(); err != nil && streamErr == nil {
@@ -108,6 +123,12 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 	if len(runs) > 0 {
 		if _, err := r.run(ctx, gitTimeout, nil, nil, "reset", "-q", "--hard", "HEAD"); err != nil {
 			return 0, fmt.Errorf("git mirror: %w", err)
+		}
+		if err := m.markWritten(ctx, r); err != nil {
+			return 0, err
+		}
+		if err := r.setLayoutState(ctx, cfg.Groups); err != nil {
+			return 0, err
 		}
 	}
 	m.written, m.clean = nil, false

@@ -2,6 +2,7 @@ package gitmirror
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -64,14 +65,20 @@ func (m *Mirror) Run(ctx context.Context, o LoopOptions) {
 			// not at every poll.
 			lastSync, lastFP = time.Now(), fp
 			res, err := m.Sync(ctx)
-			if err != nil {
+			var foreign *ForeignCommitError
+			switch {
+			case errors.As(err, &foreign):
+				// The push refuses it too, and records why: the UI, the
+				// metric and git.push_failed say so.
+				m.log.Error("git mirror: commit refused", "err", err)
+				pushPending = true
+			case err != nil:
 				if ctx.Err() == nil {
 					m.log.Error("git mirror: commit failed", "err", err)
 				}
 				continue
-			}
-			if res.Commit != "" {
-				m.log.Info("git mirror: committed", "commit", res.Commit, "files", len(res.Changes))
+			case res.Commit != "":
+				m.log.Info("git mirror: committed", "commit", res.Commit, "files", len(res.Changes), "moved", len(res.Moved))
 				pushPending, pushAfter = true, time.Time{}
 			}
 		}

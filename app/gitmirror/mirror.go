@@ -78,15 +78,23 @@ type Change struct {
 	Trigger string
 	// New is a device's first version; Added a file new to the mirror
 	// for another reason (a renamed device, a mirror started late);
-	// Removed the file of a device deleted or renamed.
+	// Removed the file of a device deleted or renamed; From the path a
+	// change of layout moved the file from.
 	New, Added, Removed bool
+	From                string
 }
 
 // Result is what a Sync did.
 type Result struct {
-	// Commit is the new commit's id; "" when nothing changed.
+	// Commit is the last new commit's id; "" when nothing changed.
+	// Changes are its changes of content.
 	Commit  string
 	Changes []Change
+	// LayoutCommit is the commit that moved the files to a new layout
+	// (folders per group turned on or off), before Commit; Moved are its
+	// moves ("" and none when the layout stayed).
+	LayoutCommit string
+	Moved        []Change
 }
 
 // open checks for git, takes the mirror's lock (one writer across
@@ -149,27 +157,39 @@ func identityEnv(cfg db.GitMirror) []string {
 		"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email}
 }
 
-// desired is the mirror's wanted content: path → version.
-func (m *Mirror) desired(ctx context.Context, cfg db.GitMirror) (map[string]db.MirrorVersion, error) {
+// plan is where the devices' files go: path → version under the
+// configured layout, and each device's path under it and under the other
+// layout (folders per group off or on), to see a change of layout.
+type plan struct {
+	want  map[string]db.MirrorVersion
+	path  map[int64]string
+	other map[int64]string
+}
+
+func (m *Mirror) plan(ctx context.Context, cfg db.GitMirror) (plan, error) {
 	versions, err := m.store.MirrorVersions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("git mirror: %w", err)
+		return plan{}, fmt.Errorf("git mirror: %w", err)
 	}
 	groups, err := m.store.GroupPaths(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("git mirror: %w", err)
+		return plan{}, fmt.Errorf("git mirror: %w", err)
 	}
-	paths := Layout(versions, groups, cfg.Groups)
-	want := make(map[string]db.MirrorVersion, len(versions))
+	p := plan{path: Layout(versions, groups, cfg.Groups), other: Layout(versions, groups, !cfg.Groups),
+		want: make(map[string]db.MirrorVersion, len(versions))}
 	for _, v := range versions {
-		want[paths[v.DeviceID]] = v
+		p.want[p.path[v.DeviceID]] = v
 	}
-	return want, nil
+	return p, nil
 }
 
 // Sync writes the latest version of every device into the working clone,
 // removes the files of deleted devices, and makes one commit naming the
 // devices that changed and why; nothing is committed when nothing did.
+// A change of layout (folders per group turned on or off) is one commit
+// of its own before it, moving the files. Sync refuses (a
+// *ForeignCommitError) when the clone's branch has a commit it did not
+// write.
 func (m *Mirror) Sync(ctx context.Context) (Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -186,18 +206,37 @@ func (m *Mirror) Sync(ctx context.Context) (Result, error) {
 }
 
 func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject string) (Result, error) {
-	want, err := m.desired(ctx, cfg)
+	if err := m.checkClone(ctx, r); err != nil {
+		return Result{}, err
+	}
+	p, err := m.plan(ctx, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	tracked, hasHead, err := r.tree(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	if m.written == nil {
 		m.written = map[string]string{}
 	}
+	var res Result
+	layout, layoutKnown := r.layoutState(ctx)
+	if hasHead && (!layoutKnown || layout != cfg.Groups) {
+		if res, err = m.moveLayout(ctx, r, cfg, p, tracked, layoutKnown); err != nil {
+			return Result{}, err
+		}
+		if res.LayoutCommit != "" {
+			if tracked, _, err = r.tree(ctx); err != nil {
+				return Result{}, err
+			}
+		}
+	}
 	pending := map[string]string{}
 	wrote := false
-	for p, v := range want {
-		full := filepath.Join(r.repo, filepath.FromSlash(p))
-		if m.written[p] == v.SnapshotHash {
+	for path, v := range p.want {
+		full := filepath.Join(r.repo, filepath.FromSlash(path))
+		if m.written[path] == v.SnapshotHash {
 			if _, err := os.Stat(full); err == nil {
 				continue
 			}
@@ -206,7 +245,7 @@ func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject 
 		if err != nil {
 			return Result{}, fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
 		}
-		pending[p] = v.SnapshotHash
+		pending[path] = v.SnapshotHash
 		if old, err := os.ReadFile(full); err == nil && string(old) == text {
 			continue
 		}
@@ -218,103 +257,164 @@ func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject 
 		}
 		wrote = true
 	}
-	removed, err := removeOthers(r.repo, want)
+	// Only files of the mirror's own commits go: a file someone put into
+	// the clone is neither removed nor committed.
+	var gone []string
+	for path := range tracked {
+		if _, ok := p.want[path]; !ok {
+			gone = append(gone, path)
+		}
+	}
+	if err := removeFiles(r.repo, gone); err != nil {
+		return Result{}, err
+	}
+	if !wrote && len(gone) == 0 && m.clean {
+		maps.Copy(m.written, pending)
+		return res, m.noteLayout(ctx, r, cfg, layout, layoutKnown)
+	}
+	m.clean = false
+	paths := gone
+	for path := range p.want {
+		paths = append(paths, path)
+	}
+	if err := r.stage(ctx, hasHead || res.LayoutCommit != "", paths); err != nil {
+		return Result{}, err
+	}
+	var changes []Change
+	commit, err := m.commitIndex(ctx, r, cfg, func(es []entry) string {
+		changes = changesOf(es, p.want)
+		if subject == "" {
+			subject = Subject(changes)
+		}
+		return Message(subject, changes)
+	})
 	if err != nil {
 		return Result{}, err
 	}
-	if !wrote && removed == 0 && m.clean {
-		maps.Copy(m.written, pending)
-		return Result{}, nil
-	}
-	if _, err := r.run(ctx, gitTimeout, nil, nil, "add", "-A"); err != nil {
-		return Result{}, fmt.Errorf("git mirror: %w", err)
-	}
-	out, err := r.run(ctx, gitTimeout, nil, nil, "diff", "--cached", "--name-status", "--no-renames", "-z")
-	if err != nil {
-		return Result{}, fmt.Errorf("git mirror: %w", err)
-	}
-	changes := changesOf(out, want)
-	if len(changes) == 0 {
+	if commit == "" {
 		maps.Copy(m.written, pending)
 		m.clean = true
-		return Result{}, nil
+		return res, m.noteLayout(ctx, r, cfg, layout, layoutKnown)
 	}
-	if subject == "" {
-		subject = Subject(changes)
-	}
-	msg := Message(subject, changes)
-	if _, err := r.run(ctx, gitTimeout, strings.NewReader(msg), identityEnv(cfg), "commit", "-q", "--no-verify", "-F", "-"); err != nil {
-		return Result{}, fmt.Errorf("git mirror: %w", err)
-	}
-	head, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "HEAD")
-	if err != nil {
-		return Result{}, fmt.Errorf("git mirror: %w", err)
-	}
-	for p := range m.written {
-		if _, ok := want[p]; !ok {
-			delete(m.written, p)
+	for path := range m.written {
+		if _, ok := p.want[path]; !ok {
+			delete(m.written, path)
 		}
 	}
 	maps.Copy(m.written, pending)
 	m.clean = true
-	return Result{Commit: strings.TrimSpace(head), Changes: changes}, nil
+	res.Commit, res.Changes = commit, changes
+	return res, nil
 }
 
-// removeOthers deletes every file of the working clone (.git aside) that
-// is no device's, and the folders left empty.
-func removeOthers(repo string, want map[string]db.MirrorVersion) (int, error) {
-	removed := 0
-	var dirs []string
-	err := filepath.WalkDir(repo, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(repo, path)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		if d.IsDir() {
-			if rel == ".git" {
-				return filepath.SkipDir
-			}
-			dirs = append(dirs, path)
-			return nil
-		}
-		if _, ok := want[filepath.ToSlash(rel)]; ok {
-			return nil
-		}
-		removed++
-		return os.Remove(path)
-	})
+// commitIndex commits what is staged, when it differs from HEAD: message
+// builds the message from the changes, and the Backupd-Mirror trailer is
+// added. The commit is marked as the mirror's, with the layout it has.
+// It returns the commit ("" when nothing was staged).
+func (m *Mirror) commitIndex(ctx context.Context, r *runner, cfg db.GitMirror, message func([]entry) string) (string, error) {
+	out, err := r.run(ctx, gitTimeout, nil, nil, "diff", "--cached", "--raw", "--no-abbrev", "--no-renames", "-z")
 	if err != nil {
-		return removed, fmt.Errorf("git mirror: %w", err)
+		return "", fmt.Errorf("git mirror: %w", err)
 	}
-	for i := len(dirs) - 1; i >= 0; i-- { // deepest first
-		_ = os.Remove(dirs[i]) // only succeeds when empty
+	es := parseRaw(out)
+	if len(es) == 0 {
+		return "", nil
 	}
-	return removed, nil
+	msg := withTrailer(m.sealer, message(es), es)
+	if _, err := r.run(ctx, gitTimeout, strings.NewReader(msg), identityEnv(cfg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
+		return "", fmt.Errorf("git mirror: %w", err)
+	}
+	head, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("git mirror: %w", err)
+	}
+	if err := m.markWritten(ctx, r); err != nil {
+		return "", err
+	}
+	if err := r.setLayoutState(ctx, cfg.Groups); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(head), nil
 }
 
-// changesOf reads `git diff --name-status -z` into the commit's changes.
-func changesOf(out string, want map[string]db.MirrorVersion) []Change {
-	fields := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
-	var changes []Change
-	for i := 0; i+1 < len(fields); i += 2 {
-		status, p := fields[i], fields[i+1]
-		c := Change{Path: p, Device: p}
-		v, ok := want[p]
+// treeEntry is a file of HEAD's tree.
+type treeEntry struct{ mode, blob string }
+
+// tree lists the files of HEAD's tree (none, and false, before the first
+// commit).
+func (r *runner) tree(ctx context.Context) (map[string]treeEntry, bool, error) {
+	files := map[string]treeEntry{}
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
+		return files, false, nil
+	}
+	out, err := r.run(ctx, gitTimeout, nil, nil, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+	if err != nil {
+		return nil, true, fmt.Errorf("git mirror: %w", err)
+	}
+	for _, rec := range strings.Split(out, "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" {
+			files[path] = treeEntry{mode: f[0], blob: f[2]}
+		}
+	}
+	return files, true, nil
+}
+
+// stage makes the index HEAD's tree (hasHead) or empty, plus paths as the
+// working clone has them (a path that is gone is removed). Nothing else
+// of the clone is staged: a file someone put there stays out of git.
+func (r *runner) stage(ctx context.Context, hasHead bool, paths []string) error {
+	reset := []string{"reset", "-q"}
+	if !hasHead {
+		reset = []string{"read-tree", "--empty"}
+	}
+	if _, err := r.run(ctx, gitTimeout, nil, nil, reset...); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	list := strings.Join(paths, "\x00") + "\x00"
+	if _, err := r.run(ctx, gitTimeout, strings.NewReader(list), nil, "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	return nil
+}
+
+// removeFiles deletes the clone's files at paths (slash-separated), and
+// the folders they leave empty.
+func removeFiles(repo string, paths []string) error {
+	for _, p := range paths {
+		full := filepath.Join(repo, filepath.FromSlash(p))
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("git mirror: %w", err)
+		}
+		// Bounded by the path's depth; only empty folders go.
+		for dir := filepath.Dir(full); dir != repo && strings.HasPrefix(dir, repo+string(filepath.Separator)); dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// changesOf reads the entries of `git diff --raw` into the commit's
+// changes.
+func changesOf(es []entry, want map[string]db.MirrorVersion) []Change {
+	changes := make([]Change, 0, len(es))
+	for _, e := range es {
+		c := Change{Path: e.Path, Device: e.Path}
+		v, ok := want[e.Path]
 		if ok {
 			c.Device, c.Trigger = v.Name, v.Trigger
 		}
-		switch status {
-		case "A":
+		switch e.Status {
+		case 'A':
 			c.New, c.Added = v.First, !v.First
-		case "D":
+		case 'D':
 			c.Removed = true
-			c.Device = p
+			c.Device = e.Path
 		}
 		changes = append(changes, c)
 	}
@@ -341,6 +441,8 @@ func Message(subject string, changes []Change) string {
 	b.WriteString(subject + "\n\n")
 	for _, c := range changes {
 		switch {
+		case c.From != "":
+			fmt.Fprintf(&b, "- %s: moved from %s\n", c.Path, c.From)
 		case c.Removed:
 			fmt.Fprintf(&b, "- %s: removed (device deleted or renamed)\n", c.Path)
 		case c.New:

@@ -205,7 +205,9 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // Push sends the mirror's branch to the configured remote, trying up to
 // PushAttempts times with a doubling wait. It records the outcome (the
 // UI shows it) and counts it in the metrics. Nothing to push (no remote,
-// no commit yet) is no error.
+// no commit yet) is no error. A branch (remote or in the clone) with a
+// commit no backupd mirror wrote is refused at once, a
+// *ForeignCommitError.
 func (m *Mirror) Push(ctx context.Context) error {
 	cfg, err := m.store.GitMirrorSettings(ctx)
 	if err != nil {
@@ -218,8 +220,12 @@ func (m *Mirror) Push(ctx context.Context) error {
 	attempts, secrets, err := m.push(ctx, cfg)
 	now := time.Now().UTC()
 	st := db.GitPushStatus{At: now, OK: err == nil}
+	var foreign *ForeignCommitError
 	if err != nil {
 		st.Error = err.Error()
+		if errors.As(err, &foreign) {
+			st.Foreign = foreign.Status()
+		}
 	}
 	if head, herr := m.head(ctx); herr == nil {
 		st.Commit = head
@@ -235,6 +241,9 @@ func (m *Mirror) Push(ctx context.Context) error {
 			"failed_pushes_before", before.ConsecutiveFailures, "attempts", attempts)
 	}
 	metrics.GitPush(err == nil, now)
+	if err == nil || foreign != nil {
+		metrics.GitForeignCommit(foreign != nil)
+	}
 	return err
 }
 
@@ -299,10 +308,18 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secr
 	if !ValidBranch(branch) {
 		return 0, secrets, fmt.Errorf("git mirror: %q is not a branch name", branch)
 	}
+	if err := m.checkClone(ctx, r); err != nil {
+		return 1, secrets, err
+	}
 	limit := max(m.PushAttempts, 1)
 	wait := m.PushBackoff
 	for attempt := 1; ; attempt++ {
-		err = m.followRemote(ctx, r, cfg, env, branch)
+		err = m.followRemote(ctx, r, cfg, env, secrets, branch)
+		if fe := (*ForeignCommitError)(nil); errors.As(err, &fe) {
+			// Trying again changes nothing: someone has to act.
+			m.log.Warn("git mirror: push refused", "err", err)
+			return attempt, secrets, err
+		}
 		if err == nil {
 			_, err = r.run(ctx, m.PushTimeout, nil, env, "push", "-q", "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)
 		}
@@ -328,9 +345,11 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secr
 // it led (each node keeps its own clone). The clone's tree is the
 // database's latest configurations, so it is committed anew on top of the
 // remote's head; the history stays linear and nothing is force-pushed.
-// A fetch that fails (no such branch yet, remote unreachable) is left to
-// the push to report.
-func (m *Mirror) followRemote(ctx context.Context, r *runner, cfg db.GitMirror, env []string, branch string) error {
+// A commit on the branch that no backupd mirror wrote (one made by hand)
+// is refused (*ForeignCommitError): the mirror never builds on it, nor
+// rewrites it or deletes its files. A fetch that fails (no such branch
+// yet, remote unreachable) is left to the push to report.
+func (m *Mirror) followRemote(ctx context.Context, r *runner, cfg db.GitMirror, env, secrets []string, branch string) error {
 	if _, err := r.run(ctx, m.PushTimeout, nil, env, "fetch", "-q", "--no-tags", "--", cfg.RemoteURL, "refs/heads/"+branch); err != nil {
 		return nil
 	}
@@ -342,24 +361,34 @@ func (m *Mirror) followRemote(ctx context.Context, r *runner, cfg db.GitMirror, 
 	if _, err := r.run(ctx, gitTimeout, nil, nil, "merge-base", "--is-ancestor", remote, "HEAD"); err == nil {
 		return nil // a fast-forward
 	}
-	want, err := m.desired(ctx, cfg)
+	if err := m.checkRange(ctx, r, remote, append(m.trusted(ctx, r), "HEAD"), "remote", branch); err != nil {
+		var fe *ForeignCommitError
+		if errors.As(err, &fe) {
+			fe.Remote = PublicRemote(cfg.RemoteURL, secrets)
+		}
+		return err
+	}
+	p, err := m.plan(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	// The index is the clone's last commit (nothing staged by hand goes
+	// along), then HEAD moves onto the remote's head, keeping it.
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "reset", "-q"); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
 	}
 	if _, err := r.run(ctx, gitTimeout, nil, nil, "reset", "-q", "--soft", remote); err != nil {
 		return fmt.Errorf("git mirror: %w", err)
 	}
-	out, err = r.run(ctx, gitTimeout, nil, nil, "diff", "--cached", "--name-status", "--no-renames", "-z")
+	commit, err := m.commitIndex(ctx, r, cfg, func(es []entry) string {
+		changes := changesOf(es, p.want)
+		return Message(Subject(changes), changes)
+	})
 	if err != nil {
-		return fmt.Errorf("git mirror: %w", err)
+		return err
 	}
-	changes := changesOf(out, want)
-	if len(changes) == 0 {
-		return nil // the remote already holds this tree
-	}
-	msg := Message(Subject(changes), changes)
-	if _, err := r.run(ctx, gitTimeout, strings.NewReader(msg), identityEnv(cfg), "commit", "-q", "--no-verify", "-F", "-"); err != nil {
-		return fmt.Errorf("git mirror: %w", err)
+	if commit == "" {
+		return m.markWritten(ctx, r) // the remote already holds this tree
 	}
 	m.log.Info("git mirror: based on the remote branch, which another node pushed to", "remote", remote)
 	return nil

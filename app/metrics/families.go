@@ -80,6 +80,9 @@ var families = map[string]family{
 		"(success, failure; a failure is counted once its retries are spent)."},
 	"backupd_git_last_push_success_timestamp_seconds": {gauge, "When this process last pushed the git mirror " +
 		"to its remote successfully, in seconds since the Unix epoch."},
+	"backupd_git_foreign_commit": {gauge, "1 while the git mirror refuses to push because its branch (on the remote, " +
+		"or in the clone DATA/git/mirror) carries a commit backupd did not write, such as one made by hand; 0 once a " +
+		"push went through. backupd never builds on, rewrites or deletes such a commit: move it off the branch."},
 
 	// The syslog listener of serve --syslog-listen (left out when it is off).
 	"backupd_syslog_received_total":  {counter, "Syslog messages the listener read (UDP datagrams, TCP frames)."},

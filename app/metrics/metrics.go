@@ -85,6 +85,16 @@ func GitPush(success bool, at time.Time) {
 	}
 }
 
+// GitForeignCommit records whether the git mirror's last push was
+// refused because the branch carries a commit backupd did not write.
+func GitForeignCommit(refused bool) {
+	v := 0.0
+	if refused {
+		v = 1
+	}
+	set.GetOrCreateGauge(`backupd_git_foreign_commit`, nil).Set(v)
+}
+
 // EngineRunning records whether this process's backup engine works the
 // queue (serve's engine: it does not while it waits for the database).
 func EngineRunning(on bool) {

@@ -40,6 +40,7 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	NotificationsSent("email", "failed", 0)
 	GitPush(false, time.Unix(1700000000, 0))
 	GitPush(true, time.Unix(1700000060, 0))
+	GitForeignCommit(true)
 	EngineRunning(false)
 	EngineRestarted()
 	EngineRunning(true)
@@ -103,6 +104,8 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_git_push_total{result="failure"} 1`,
 		`backupd_git_push_total{result="success"} 1`,
 		`backupd_git_last_push_success_timestamp_seconds 1700000060`,
+		`backupd_git_foreign_commit 1`,
+		"# TYPE backupd_git_foreign_commit gauge\n",
 		`backupd_engine_running 1`,
 		`backupd_engine_restarts_total 1`,
 		"# TYPE backupd_engine_running gauge\n",
