@@ -363,3 +363,39 @@ func TestFilesTheMirrorDidNotWriteSurvive(t *testing.T) {
 		t.Fatalf("a second sync committed: %+v", res)
 	}
 }
+
+// The commits a backfill writes carry the trailer too: another node with
+// a clone of its own takes them as the mirror's with no push recorded.
+func TestBackfilledCommitsAreTheMirrors(t *testing.T) {
+	e := newEnv(t)
+	r1 := e.sim("r1", "cisco_ios", 1, nil)
+	e.sim("r2", "cisco_ios", 2, nil)
+	e.run(db.TriggerManual)
+	e.sims[r1].Mutate(4)
+	e.run(db.TriggerSchedule)
+	bare := bareRepo(t)
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.mirror.Backfill(e.ctx); err != nil || n != 2 {
+		t.Fatalf("backfill: %d %v", n, err)
+	}
+	if err := e.mirror.Push(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.PutSetting(e.ctx, db.SettingGitPush, db.GitPushStatus{}); err != nil {
+		t.Fatal(err)
+	}
+	nodeB := gitmirror.New(e.store, e.sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), t.TempDir())
+	e.sims[r1].Mutate(5)
+	e.run(db.TriggerSchedule)
+	if _, err := nodeB.Sync(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodeB.Push(e.ctx); err != nil {
+		t.Fatalf("node B refused the backfilled history: %v", err)
+	}
+	if n := len(strings.Fields(git(t, bare, "rev-list", "main"))); n != 3 {
+		t.Fatalf("remote has %d commits, want the 2 backfilled and node B's", n)
+	}
+}
