@@ -148,4 +148,32 @@ func TestGitMirrorSettingsForm(t *testing.T) {
 	}
 	expectBody(t, "push failed", b.get("/settings"), `id="git-push-error"`, "host key is not the pinned one", "Failed")
 	expectBody(t, "push failed (zh)", zhBrowser().get("/settings"), "失败", "Git 镜像")
+
+	// A push refused for a commit backupd did not write says which, and
+	// what to do; its text is escaped.
+	foreign := db.GitPushStatus{At: at, Error: "git mirror: the remote branch main has commit 1a2b3c4d5e6f …",
+		Foreign: &db.GitForeignCommit{Where: "remote", Commit: "1a2b3c4d5e6f", Author: "Alice <alice@example.com>",
+			Subject: "<b>add README.hand</b>", Count: 1, Base: "9f8e7d6c5b4a"}}
+	if err := e.store.PutSetting(ctx, db.SettingGitPush, foreign); err != nil {
+		t.Fatal(err)
+	}
+	p = b.get("/settings")
+	expectBody(t, "foreign commit", p, `id="git-foreign"`, "1a2b3c4d5e6f", "Alice &lt;alice@example.com&gt;",
+		"&lt;b&gt;add README.hand&lt;/b&gt;", "did not write", "9f8e7d6c5b4a", "another branch or remote")
+	if strings.Contains(p.body, "<b>add README") {
+		t.Fatal("the commit's subject is not escaped")
+	}
+	expectBody(t, "foreign commit (zh)", zhBrowser().get("/settings"), `id="git-foreign"`, "推送被拒绝", "1a2b3c4d5e6f")
+	foreign.Foreign.Where = "clone"
+	if err := e.store.PutSetting(ctx, db.SettingGitPush, foreign); err != nil {
+		t.Fatal(err)
+	}
+	expectBody(t, "foreign commit in the clone", b.get("/settings"), "its clone on this server", "git reset --hard 9f8e7d6c5b4a")
+	foreign.OK, foreign.Error = true, ""
+	if err := e.store.PutSetting(ctx, db.SettingGitPush, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/settings"); strings.Contains(p.body, `id="git-foreign"`) {
+		t.Fatal("a good push still shows the refusal")
+	}
 }
