@@ -92,6 +92,48 @@ func TestExportGit(t *testing.T) {
 	}
 }
 
+// backupd export git refuses a remote branch with a hand-made commit: it
+// exits non-zero naming the commit, and the remote keeps it.
+func TestExportGitRefusesAForeignCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	data := storeDir(t)
+	store, _, sims := simFleetDevices(t, data, 1, devsim.Options{})
+	bare := filepath.Join(t.TempDir(), "net.git")
+	gitOut(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
+	if err := store.PutSetting(ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare, AllowLocalRemote: true}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+	first := strings.TrimSpace(gitOut(t, bare, "rev-parse", "main"))
+
+	hand := filepath.Join(t.TempDir(), "hand")
+	gitOut(t, bare, "clone", "-q", bare, hand)
+	if err := os.WriteFile(filepath.Join(hand, "README.hand"), []byte("by hand\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, hand, "add", "README.hand")
+	gitOut(t, hand, "-c", "user.name=Alice Admin", "-c", "user.email=alice@example.com", "commit", "-q", "-m", "add README.hand")
+	gitOut(t, hand, "push", "-q", "origin", "HEAD:main")
+	tip := strings.TrimSpace(gitOut(t, hand, "rev-parse", "HEAD"))
+
+	sims[0].Mutate(8)
+	r := mustRun(t, call{}, "backup", "run", "--all", "--data", data)
+	if !strings.Contains(r.stderr, "did not write") {
+		t.Fatalf("backup run with a foreign commit on the remote:\n%s", r)
+	}
+	mustFail(t, call{}, []string{"did not write", tip[:12], "Alice Admin <alice@example.com>", `"add README.hand"`,
+		"--force-with-lease=main:" + tip, first[:12]}, "export", "git", "--data", data)
+	if got := strings.TrimSpace(gitOut(t, bare, "rev-parse", "main")); got != tip {
+		t.Fatalf("remote main moved to %s", got)
+	}
+	if gitOut(t, bare, "show", "main:README.hand") != "by hand\n" {
+		t.Fatal("README.hand is gone from the remote")
+	}
+}
+
 // serve's --git-* flags (and BACKUPD_GIT_* variables) are saved to the
 // mirror's settings at start, the deploy key sealed; flags that make no
 // valid mirror stop serve with a clear message.
