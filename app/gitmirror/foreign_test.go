@@ -399,3 +399,49 @@ func TestBackfilledCommitsAreTheMirrors(t *testing.T) {
 		t.Fatalf("remote has %d commits, want the 2 backfilled and node B's", n)
 	}
 }
+
+// The server's loop: a commit made by hand in the clone stops its commits,
+// and its push records why (the settings page, the metric and
+// git.push_failed read that record).
+func TestRunReportsAForeignCommitInTheClone(t *testing.T) {
+	e := newEnv(t)
+	r1 := e.sim("r1", "cisco_ios", 1, nil)
+	bare := bareRepo(t)
+	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: bare, AllowLocalRemote: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); e.mirror.Run(ctx, gitmirror.LoopOptions{Poll: 20 * time.Millisecond}) }()
+	defer func() { cancel(); <-done }()
+	waitStatus := func(ok func(db.GitPushStatus) bool) db.GitPushStatus {
+		t.Helper()
+		var st db.GitPushStatus
+		for range 500 { // bounded: 10 s
+			if st, _ = e.mirror.PushStatus(e.ctx); ok(st) {
+				return st
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("push status: %+v", st)
+		return st
+	}
+	e.run(db.TriggerManual)
+	pushed := waitStatus(func(st db.GitPushStatus) bool { return st.OK && st.Commit != "" }).Commit
+
+	dir := e.mirror.Dir()
+	if err := os.WriteFile(filepath.Join(dir, "README.hand"), []byte(handText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "README.hand")
+	git(t, dir, "-c", "user.name=Alice Admin", "-c", "user.email=alice@example.com", "commit", "-q", "-m", "notes")
+	e.sims[r1].Mutate(6)
+	e.run(db.TriggerSchedule)
+	st := waitStatus(func(st db.GitPushStatus) bool { return st.Foreign != nil })
+	if st.OK || st.Foreign.Where != "clone" || st.Foreign.Subject != "notes" {
+		t.Fatalf("push status: %+v", st)
+	}
+	if tip := strings.TrimSpace(git(t, bare, "rev-parse", "main")); tip != pushed {
+		t.Fatalf("remote main moved to %s", tip)
+	}
+}
