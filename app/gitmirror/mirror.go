@@ -78,8 +78,8 @@ type Change struct {
 	Trigger string
 	// New is a device's first version; Added a file new to the mirror
 	// for another reason (a renamed device, a mirror started late);
-	// Removed the file of a device deleted or renamed; From the path a
-	// change of layout moved the file from.
+	// Removed the file of a device deleted or renamed. From is the path
+	// a change of layout moved the file from (Result.Moved).
 	New, Added, Removed bool
 	From                string
 }
@@ -441,8 +441,6 @@ func Message(subject string, changes []Change) string {
 	b.WriteString(subject + "\n\n")
 	for _, c := range changes {
 		switch {
-		case c.From != "":
-			fmt.Fprintf(&b, "- %s: moved from %s\n", c.Path, c.From)
 		case c.Removed:
 			fmt.Fprintf(&b, "- %s: removed (device deleted or renamed)\n", c.Path)
 		case c.New:
