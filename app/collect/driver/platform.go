@@ -347,7 +347,14 @@ func ValidHost(h string) bool {
 	if len(h) == 0 || len(h) > 253 {
 		return false
 	}
-	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+	// Digits and dots that are no IP address ("999.1.1.1", "10.1.1") are
+	// a mistyped address: no top-level domain is all digits (RFC 3696
+	// section 2).
+	labels := strings.Split(strings.TrimSuffix(h, "."), ".")
+	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
+		return false
+	}
+	for _, label := range labels {
 		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
