@@ -2,38 +2,42 @@ package ui
 
 import (
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"backupd/app/auth"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // mountAdmin registers users, roles, API keys and the audit log.
 func (u *UI) mountAdmin(mux *http.ServeMux) {
-	u.mountPage(mux, "GET /users", "users.view", u.users)
-	mux.Handle("GET /users/new", u.page("users.create", u.newUserForm))
-	mux.Handle("POST /users", u.page("users.create", u.createUser))
-	mux.Handle("GET /users/{id}", u.page("users.view", u.userForm))
-	mux.Handle("POST /users/{id}", u.page("users.update", u.updateUser))
-	mux.Handle("POST /users/{id}/password", u.page("users.update", u.resetUserPassword))
-	mux.Handle("POST /users/{id}/delete", u.page("users.delete", u.deleteUser))
+	u.MountPage(mux, "GET /users", "users.view", u.users)
+	mux.Handle("GET /users/new", u.Page("users.create", u.newUserForm))
+	mux.Handle("POST /users", u.Page("users.create", u.createUser))
+	mux.Handle("GET /users/{id}", u.Page("users.view", u.userForm))
+	mux.Handle("POST /users/{id}", u.Page("users.update", u.updateUser))
+	mux.Handle("POST /users/{id}/password", u.Page("users.update", u.resetUserPassword))
+	mux.Handle("POST /users/{id}/delete", u.Page("users.delete", u.deleteUser))
 
-	u.mountPage(mux, "GET /roles", "roles.view", u.roles)
-	mux.Handle("GET /roles/new", u.page("roles.create", u.newRoleForm))
-	mux.Handle("POST /roles", u.page("roles.create", u.createRole))
-	mux.Handle("GET /roles/{id}", u.page("roles.view", u.roleForm))
-	mux.Handle("POST /roles/{id}", u.page("roles.update", u.updateRole))
-	mux.Handle("POST /roles/{id}/delete", u.page("roles.delete", u.deleteRole))
+	u.MountPage(mux, "GET /roles", "roles.view", u.roles)
+	mux.Handle("GET /roles/new", u.Page("roles.create", u.newRoleForm))
+	mux.Handle("POST /roles", u.Page("roles.create", u.createRole))
+	mux.Handle("GET /roles/{id}", u.Page("roles.view", u.roleForm))
+	mux.Handle("POST /roles/{id}", u.Page("roles.update", u.updateRole))
+	mux.Handle("POST /roles/{id}/delete", u.Page("roles.delete", u.deleteRole))
 
-	u.mountPage(mux, "GET /api-keys", "api_keys.view", u.apiKeys)
-	mux.Handle("POST /api-keys", u.page("api_keys.create", u.createAPIKey))
-	mux.Handle("POST /api-keys/{id}/revoke", u.page("api_keys.delete", u.revokeAPIKey))
+	u.MountPage(mux, "GET /api-keys", "api_keys.view", u.apiKeys)
+	mux.Handle("POST /api-keys", u.Page("api_keys.create", u.createAPIKey))
+	mux.Handle("POST /api-keys/{id}/revoke", u.Page("api_keys.delete", u.revokeAPIKey))
 
-	u.mountPage(mux, "GET /audit", "audit.view", u.auditLog)
+	u.MountPage(mux, "GET /audit", "audit.view", u.auditLog)
 }
+
+// Length limit of the administration forms' descriptions (as the
+// public API's); names are held to core.MaxNameChars.
+const maxDescriptionChars = 2000
 
 // Admin lists show this many rows a page.
 const adminPageSize = 50
@@ -41,55 +45,6 @@ const adminPageSize = 50
 // maxAdminPage bounds the page number a link may ask for, and with it the
 // rows a request may skip.
 const maxAdminPage = 10000
-
-// Length limits of the administration forms (as the public API's).
-const (
-	maxNameChars        = 128
-	maxDescriptionChars = 2000
-)
-
-// pathID reads the {id} of a path; a malformed one is a missing page.
-func pathID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, db.ErrNotFound
-	}
-	return id, nil
-}
-
-// formIDs reads a repeated form field of ids; ok is false when one is not
-// a positive number.
-func formIDs(r *http.Request, field string) (ids []int64, ok bool) {
-	for _, v := range r.PostForm[field] {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || id <= 0 {
-			return nil, false
-		}
-		if !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids, true
-}
-
-// redirectDone answers a change with a redirect to target carrying a
-// notice code the page turns into a message.
-func redirectDone(w http.ResponseWriter, r *http.Request, target, done string) {
-	sep := "?"
-	if strings.Contains(target, "?") {
-		sep = "&"
-	}
-	http.Redirect(w, r, target+sep+"done="+url.QueryEscape(done), http.StatusSeeOther)
-}
-
-// noticeOf turns the "done" query parameter into a message key, "" when
-// there is none or it is unknown.
-func noticeOf(r *http.Request, notices map[string]string) string {
-	return notices[r.URL.Query().Get("done")]
-}
-
-// nameLength is the length of a name as people count it.
-func nameLength(s string) int { return len([]rune(s)) }
 
 // Permissions grid: the catalogue of auth.Permissions as rows of a
 // resource ("groups") and columns of an action ("view"), with labels in
@@ -224,7 +179,7 @@ func formPermissions(r *http.Request) (perms []string, ok bool) {
 }
 
 // heldPermissions lists the catalogue's permissions s holds.
-func heldPermissions(s *Session) []string {
+func heldPermissions(s *core.Session) []string {
 	var out []string
 	for _, p := range auth.Permissions {
 		if s.Can(p) {
@@ -235,7 +190,7 @@ func heldPermissions(s *Session) []string {
 }
 
 // holdsEvery reports whether s holds every permission grants give.
-func holdsEvery(s *Session, g db.Grants) bool {
+func holdsEvery(s *core.Session, g db.Grants) bool {
 	for _, p := range auth.Permissions {
 		if (g.All || g.Permissions[p]) && !s.Can(p) {
 			return false
@@ -251,7 +206,7 @@ func holdsEvery(s *Session, g db.Grants) bool {
 
 // canGrantRole reports whether s holds every permission of r: nobody
 // hands out more than they have.
-func canGrantRole(s *Session, r db.Role) bool {
+func canGrantRole(s *core.Session, r db.Role) bool {
 	if r.AllPermissions {
 		return holdsEvery(s, db.Grants{All: true})
 	}

@@ -10,6 +10,8 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // The audit log page: every change, newest first, filtered by user,
@@ -21,7 +23,7 @@ import (
 type auditPage struct {
 	Filter  auditForm
 	Entries []auditRow
-	Pager   pager
+	Pager   core.Pager
 	Zone    string
 	// Filtered is set when any filter applies.
 	Filtered bool
@@ -63,13 +65,13 @@ const maxFilterBytes = 200
 
 func (u *UI) auditLog(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	field := func(name string) string { return truncate(strings.TrimSpace(q.Get(name)), maxFilterBytes) }
+	field := func(name string) string { return core.Truncate(strings.TrimSpace(q.Get(name)), maxFilterBytes) }
 	form := auditForm{User: field("user"), Action: field("action"), Interface: field("interface"),
 		Target: field("target"), From: field("from"), To: field("to"), Q: field("q")}
-	p := auditPage{Filter: form, Zone: u.loc.String()}
+	p := auditPage{Filter: form, Zone: u.Location.String()}
 	// A user scoped to some device groups sees no entry about another
 	// group's devices, as the devices list shows none of them.
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	f := db.AuditFilter{Username: form.User, Action: form.Action, TargetType: form.Target, Text: form.Q, Scope: &scope}
 	if _, ok := auditInterfaces[form.Interface]; ok {
 		f.Interface = form.Interface
@@ -85,25 +87,25 @@ func (u *UI) auditLog(w http.ResponseWriter, r *http.Request) error {
 		p.Error, status = keyAdminErrAuditTo, http.StatusUnprocessableEntity
 	}
 	p.Filtered = form != auditForm{}
-	n := pageNumber(r, maxAdminPage)
+	n := core.PageNumber(r, maxAdminPage)
 	if p.Error == "" {
-		records, more, err := u.deps.Store.SearchAudit(r.Context(), f, adminPageSize, (n-1)*adminPageSize)
+		records, more, err := u.Store.SearchAudit(r.Context(), f, adminPageSize, (n-1)*adminPageSize)
 		if err != nil {
 			return err
 		}
 		// Not counted: only "newer" and "older" are known.
-		p.Pager = pager{Page: n}
+		p.Pager = core.Pager{Page: n}
 		if n > 1 {
-			p.Pager.PrevURL = pageURL(r.URL.Path, q, n-1)
+			p.Pager.PrevURL = core.PageURL(r.URL.Path, q, n-1)
 		}
 		if more && n < maxAdminPage {
-			p.Pager.NextURL = pageURL(r.URL.Path, q, n+1)
+			p.Pager.NextURL = core.PageURL(r.URL.Path, q, n+1)
 		}
 		for _, rec := range records {
 			p.Entries = append(p.Entries, auditRowOf(rec))
 		}
 	}
-	return u.render(w, r, status, "audit.html", keyTitleAudit, p)
+	return u.Render(w, r, status, "audit.html", keyTitleAudit, p)
 }
 
 // day reads a date of the filter form as the midnight starting it in the
@@ -112,7 +114,7 @@ func (u *UI) day(v string, addDays int) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.ParseInLocation(time.DateOnly, v, u.loc)
+	t, err := time.ParseInLocation(time.DateOnly, v, u.Location)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -131,7 +133,7 @@ func auditRowOf(rec db.AuditRecord) auditRow {
 		}
 	}
 	if rec.SessionID != nil && *rec.SessionID != "" {
-		row.Session = truncate(*rec.SessionID, 8)
+		row.Session = core.Truncate(*rec.SessionID, 8)
 	}
 	return row
 }

@@ -9,7 +9,8 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
-	"backupd/web"
+
+	"backupd/web/ui/core"
 )
 
 // The API keys page: the signed-in user's keys (and, for users with
@@ -26,7 +27,7 @@ type apiKeysPage struct {
 	All       bool
 	CanSeeAll bool
 	Total     int
-	Pager     pager
+	Pager     core.Pager
 	Notice    string
 	Form      keyForm
 }
@@ -69,33 +70,33 @@ func (u *UI) apiKeys(w http.ResponseWriter, r *http.Request) error {
 
 // renderAPIKeys shows the key list with the create form f.
 func (u *UI) renderAPIKeys(w http.ResponseWriter, r *http.Request, status int, f keyForm) error {
-	s := sessionOf(r)
-	p := apiKeysPage{CanSeeAll: s.Can("users.view"), Notice: noticeOf(r, keyNotices)}
+	s := core.SessionOf(r)
+	p := apiKeysPage{CanSeeAll: s.Can("users.view"), Notice: core.DoneNotice(r, keyNotices)}
 	p.All = p.CanSeeAll && r.URL.Query().Get("owner") == "all"
 	owner := s.UserID
 	if p.All {
 		owner = 0
 	}
-	n := pageNumber(r, maxAdminPage)
-	keys, total, err := u.deps.Store.APIKeyPage(r.Context(), owner, adminPageSize, (n-1)*adminPageSize)
+	n := core.PageNumber(r, maxAdminPage)
+	keys, total, err := u.Store.APIKeyPage(r.Context(), owner, adminPageSize, (n-1)*adminPageSize)
 	if err != nil {
 		return err
 	}
-	p.Total, p.Pager = total, newPager(r, n, adminPageSize, total)
-	now := u.now()
+	p.Total, p.Pager = total, core.NewPager(r, n, adminPageSize, total)
+	now := u.Now()
 	for _, k := range keys {
 		p.Keys = append(p.Keys, u.keyRow(s, k, now))
 	}
-	f.MinDate = now.In(u.loc).AddDate(0, 0, 1).Format(time.DateOnly)
-	f.Zone = u.loc.String()
+	f.MinDate = now.In(u.Location).AddDate(0, 0, 1).Format(time.DateOnly)
+	f.Zone = u.Location.String()
 	if f.Grid == nil {
 		f.Grid = keyGrid(s, nil)
 	}
 	p.Form = f
-	return u.render(w, r, status, "apikeys.html", keyTitleAPIKeys, p)
+	return u.Render(w, r, status, "apikeys.html", keyTitleAPIKeys, p)
 }
 
-func (u *UI) keyRow(s *Session, k db.APIKey, now time.Time) keyRow {
+func (u *UI) keyRow(s *core.Session, k db.APIKey, now time.Time) keyRow {
 	row := keyRow{ID: k.ID, Name: k.Name, Prefix: auth.KeyScheme + k.Prefix, Owner: k.Username,
 		Narrowed: k.Narrowed, Permissions: k.Permissions, State: keyAdminKeyActive}
 	row.CreatedAt, _ = db.ParseTime(k.CreatedAt)
@@ -119,7 +120,7 @@ func (u *UI) keyRow(s *Session, k db.APIKey, now time.Time) keyRow {
 }
 
 // keyGrid offers the permissions s holds, ticking checked.
-func keyGrid(s *Session, checked []string) []permRow {
+func keyGrid(s *core.Session, checked []string) []permRow {
 	return permGrid(func(p string) bool { return slices.Contains(checked, p) }, s.Can)
 }
 
@@ -143,10 +144,10 @@ func (u *UI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	f := keyForm{
-		Name:    truncate(strings.TrimSpace(r.PostFormValue("name")), 4*maxNameChars),
-		Expires: truncate(strings.TrimSpace(r.PostFormValue("expires")), 32),
+		Name:    core.Truncate(strings.TrimSpace(r.PostFormValue("name")), 4*core.MaxNameChars),
+		Expires: core.Truncate(strings.TrimSpace(r.PostFormValue("expires")), 32),
 		Narrow:  r.PostFormValue("narrow") == "1",
 	}
 	perms, ok := formPermissions(r)
@@ -158,17 +159,17 @@ func (u *UI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return fail(http.StatusUnprocessableEntity, keyAdminErrBadForm)
 	}
-	if f.Name == "" || nameLength(f.Name) > maxNameChars {
-		return fail(http.StatusUnprocessableEntity, keyAdminErrKeyName, maxNameChars)
+	if f.Name == "" || core.NameLength(f.Name) > core.MaxNameChars {
+		return fail(http.StatusUnprocessableEntity, keyAdminErrKeyName, core.MaxNameChars)
 	}
 	var expiresAt *string
 	var expires time.Time
 	if f.Expires != "" {
-		t, err := time.ParseInLocation(time.DateOnly, f.Expires, u.loc)
+		t, err := time.ParseInLocation(time.DateOnly, f.Expires, u.Location)
 		if err != nil {
 			return fail(http.StatusUnprocessableEntity, keyAdminErrKeyExpiry)
 		}
-		if !t.After(u.now()) {
+		if !t.After(u.Now()) {
 			return fail(http.StatusUnprocessableEntity, keyAdminErrKeyExpiryPast)
 		}
 		expires = t
@@ -188,7 +189,7 @@ func (u *UI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		perms = nil
 	}
 	key, prefix, hash := auth.NewAPIKey()
-	id, err := u.deps.Store.CreateAPIKey(r.Context(), db.APIKey{
+	id, err := u.Store.CreateAPIKey(r.Context(), db.APIKey{
 		UserID: s.UserID, Name: f.Name, Prefix: prefix, Hash: hash,
 		Narrowed: f.Narrow, Permissions: perms, ExpiresAt: expiresAt,
 	})
@@ -196,52 +197,43 @@ func (u *UI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// As the command line records it: the prefix, never the key.
-	u.auditAdmin(r, "api_key.create", "api_key", id, map[string]any{
+	u.Audit(r, "api_key.create", "api_key", id, map[string]any{
 		"name": f.Name, "owner": s.Username, "prefix": auth.KeyScheme + prefix,
 		"permissions": perms, "expires_at": expiresAt,
 	})
-	return u.render(w, r, http.StatusOK, "apikeys_created.html", keyTitleAPIKeyCreated, keyCreatedPage{
+	return u.Render(w, r, http.StatusOK, "apikeys_created.html", keyTitleAPIKeyCreated, keyCreatedPage{
 		Name: f.Name, Key: key, Prefix: auth.KeyScheme + prefix, ExpiresAt: expires, Narrowed: f.Narrow, Perms: perms,
-		Origin: origin(r),
+		Origin: core.Origin(r),
 	})
 }
 
 // revokeAPIKey revokes one of the user's own keys, or anyone's for a user
 // who may also change users.
 func (u *UI) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
-	s := sessionOf(r)
-	k, err := u.deps.Store.APIKeyByID(r.Context(), id)
+	s := core.SessionOf(r)
+	k, err := u.Store.APIKeyByID(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	if k.UserID != s.UserID && !s.Can("users.update") {
-		return forbidden()
+		return core.Forbidden()
 	}
 	back := "/api-keys"
 	if r.PostFormValue("owner") == "all" {
 		back += "?owner=all"
 	}
 	if k.RevokedAt == nil {
-		if err := u.deps.Store.RevokeAPIKey(r.Context(), id); err != nil && !errors.Is(err, db.ErrNotFound) {
+		if err := u.Store.RevokeAPIKey(r.Context(), id); err != nil && !errors.Is(err, db.ErrNotFound) {
 			return err
 		}
-		u.auditAdmin(r, "api_key.revoke", "api_key", id, map[string]any{
+		u.Audit(r, "api_key.revoke", "api_key", id, map[string]any{
 			"name": k.Name, "owner": k.Username, "prefix": auth.KeyScheme + k.Prefix,
 		})
 	}
-	redirectDone(w, r, back, "revoked")
+	core.RedirectDone(w, r, back, "revoked")
 	return nil
-}
-
-// origin is the scheme and host the request came to.
-func origin(r *http.Request) string {
-	scheme := "http"
-	if web.IsHTTPS(r) {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }

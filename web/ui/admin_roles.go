@@ -9,6 +9,8 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // The roles page: the built-in roles (read-only; each start brings them in
@@ -53,11 +55,11 @@ var roleNotices = map[string]string{
 }
 
 func (u *UI) roles(w http.ResponseWriter, r *http.Request) error {
-	roles, err := u.deps.Store.ListRoles(r.Context())
+	roles, err := u.Store.ListRoles(r.Context())
 	if err != nil {
 		return err
 	}
-	p := rolesPage{Max: db.MaxRoles, Notice: noticeOf(r, roleNotices)}
+	p := rolesPage{Max: db.MaxRoles, Notice: core.DoneNotice(r, roleNotices)}
 	for _, ro := range roles {
 		row := roleRow{ID: ro.ID, Name: ro.Name, All: ro.AllPermissions, Summary: permSummary(ro.Permissions), Users: ro.Users,
 			Credentials: len(ro.Credentials)}
@@ -73,7 +75,7 @@ func (u *UI) roles(w http.ResponseWriter, r *http.Request) error {
 			p.Custom = append(p.Custom, row)
 		}
 	}
-	return u.render(w, r, http.StatusOK, "roles.html", keyTitleRoles, p)
+	return u.Render(w, r, http.StatusOK, "roles.html", keyTitleRoles, p)
 }
 
 // roleFormPage is the data of roles_form.html: a new role (New), a custom
@@ -119,8 +121,8 @@ type roleCredential struct {
 // the boxes the user may change are those of credentials it may use, when
 // it may edit.
 func (u *UI) roleCredentials(r *http.Request, checked []int64, editable bool) ([]roleCredential, error) {
-	s := sessionOf(r)
-	all, err := u.deps.Store.DeviceCredentialChoices(r.Context(), db.CredentialScope{All: true})
+	s := core.SessionOf(r)
+	all, err := u.Store.DeviceCredentialChoices(r.Context(), db.CredentialScope{All: true})
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +152,7 @@ func formCredentials(r *http.Request) (ids []int64, ok bool) {
 
 // ungrantableCredential returns the first credential in the difference
 // of before and after that s may not use, 0 when none.
-func ungrantableCredential(s *Session, before, after []int64) int64 {
+func ungrantableCredential(s *core.Session, before, after []int64) int64 {
 	for _, list := range [][]int64{before, after} {
 		for _, id := range list {
 			if slices.Contains(before, id) != slices.Contains(after, id) && !s.Principal().CanUseCredential(id) {
@@ -178,20 +180,20 @@ func idDiff(before, after []int64) (added, removed []int64) {
 }
 
 func (u *UI) newRoleForm(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p := roleFormPage{New: true, CanEdit: true}
 	p.Grid = permGrid(func(string) bool { return false }, s.Can)
 	var err error
 	if p.Credentials, err = u.roleCredentials(r, nil, true); err != nil {
 		return err
 	}
-	return u.render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleNew, p)
+	return u.Render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleNew, p)
 }
 
 // loadRolePage is the form of an existing role as it stands.
 func (u *UI) loadRolePage(r *http.Request, id int64) (roleFormPage, db.Role, error) {
-	s := sessionOf(r)
-	ro, err := u.deps.Store.RoleByID(r.Context(), id)
+	s := core.SessionOf(r)
+	ro, err := u.Store.RoleByID(r.Context(), id)
 	if err != nil {
 		return roleFormPage{}, ro, err
 	}
@@ -202,10 +204,10 @@ func (u *UI) loadRolePage(r *http.Request, id int64) (roleFormPage, db.Role, err
 		p.CanEdit = s.Can("roles.update")
 		p.CanDelete = s.Can("roles.delete")
 	}
-	if p.Holders, err = u.deps.Store.RoleHolders(r.Context(), id, shownHolders); err != nil {
+	if p.Holders, err = u.Store.RoleHolders(r.Context(), id, shownHolders); err != nil {
 		return p, ro, err
 	}
-	roles, err := u.deps.Store.ListRoles(r.Context())
+	roles, err := u.Store.ListRoles(r.Context())
 	if err != nil {
 		return p, ro, err
 	}
@@ -222,14 +224,14 @@ func (u *UI) loadRolePage(r *http.Request, id int64) (roleFormPage, db.Role, err
 
 // roleGrid ticks perms (all of them for an all-permissions role); the
 // boxes the user may change are those it holds, when it may edit.
-func (u *UI) roleGrid(s *Session, all bool, perms []string, editable bool) []permRow {
+func (u *UI) roleGrid(s *core.Session, all bool, perms []string, editable bool) []permRow {
 	return permGrid(
 		func(p string) bool { return all || slices.Contains(perms, p) },
 		func(p string) bool { return editable && s.Can(p) })
 }
 
 func (u *UI) roleForm(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
@@ -237,8 +239,8 @@ func (u *UI) roleForm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p.Notice = noticeOf(r, roleNotices)
-	return u.render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleEdit, p)
+	p.Notice = core.DoneNotice(r, roleNotices)
+	return u.Render(w, r, http.StatusOK, "roles_form.html", keyTitleRoleEdit, p)
 }
 
 // readRole reads the name, description and permissions of the role form.
@@ -250,9 +252,9 @@ func readRole(r *http.Request) (name, description string, perms []string, msg st
 	switch {
 	case !ok:
 		return name, description, nil, keyAdminErrBadForm, nil
-	case name == "" || nameLength(name) > maxNameChars:
-		return name, description, perms, keyAdminErrRoleName, []any{maxNameChars}
-	case nameLength(description) > maxDescriptionChars:
+	case name == "" || core.NameLength(name) > core.MaxNameChars:
+		return name, description, perms, keyAdminErrRoleName, []any{core.MaxNameChars}
+	case core.NameLength(description) > maxDescriptionChars:
 		return name, description, perms, keyAdminErrDescription, []any{maxDescriptionChars}
 	}
 	return name, description, perms, "", nil
@@ -260,7 +262,7 @@ func readRole(r *http.Request) (name, description string, perms []string, msg st
 
 // ungrantable returns the first permission in the difference of before
 // and after that s does not hold, "" when none.
-func ungrantable(s *Session, before, after []string) string {
+func ungrantable(s *core.Session, before, after []string) string {
 	for _, p := range auth.Permissions {
 		if slices.Contains(before, p) != slices.Contains(after, p) && !s.Can(p) {
 			return p
@@ -273,13 +275,13 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	name, description, perms, msg, args := readRole(r)
 	creds, credsOK := formCredentials(r)
 	if !credsOK && msg == "" {
 		msg = keyAdminErrBadForm
 	}
-	p := roleFormPage{New: true, CanEdit: true, Name: truncate(name, 4*maxNameChars), Description: truncate(description, 4*maxDescriptionChars)}
+	p := roleFormPage{New: true, CanEdit: true, Name: core.Truncate(name, 4*core.MaxNameChars), Description: core.Truncate(description, 4*maxDescriptionChars)}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		p.Grid = u.roleGrid(s, false, perms, true)
@@ -287,7 +289,7 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 		if p.Credentials, err = u.roleCredentials(r, creds, true); err != nil {
 			return err
 		}
-		return u.render(w, r, status, "roles_form.html", keyTitleRoleNew, p)
+		return u.Render(w, r, status, "roles_form.html", keyTitleRoleNew, p)
 	}
 	if msg != "" {
 		return fail(http.StatusUnprocessableEntity, msg, args...)
@@ -305,7 +307,7 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 			return fail(http.StatusConflict, keyAdminErrCredentialGone)
 		}
 	}
-	id, err := u.deps.Store.CreateRole(r.Context(), name, description, perms)
+	id, err := u.Store.CreateRole(r.Context(), name, description, perms)
 	switch {
 	case errors.Is(err, db.ErrNameExists):
 		return fail(http.StatusConflict, keyAdminErrRoleExists, name)
@@ -318,38 +320,38 @@ func (u *UI) createRole(w http.ResponseWriter, r *http.Request) error {
 	if len(creds) > 0 {
 		// A second transaction: should it fail, the role exists with
 		// fewer grants, never more.
-		if err := u.deps.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
+		if err := u.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
 			return err
 		}
 		details["credentials"] = creds
 	}
-	u.auditAdmin(r, "role.create", "role", id, details)
-	redirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "created")
+	u.Audit(r, "role.create", "role", id, details)
+	core.RedirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "created")
 	return nil
 }
 
 func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p, ro, err := u.loadRolePage(r, id)
 	if err != nil {
 		return err
 	}
 	if ro.Builtin {
-		return &pageError{status: http.StatusConflict, message: keyAdminErrBuiltinRole}
+		return &core.PageError{Status: http.StatusConflict, Message: keyAdminErrBuiltinRole}
 	}
 	name, description, perms, msg, args := readRole(r)
 	creds, credsOK := formCredentials(r)
 	if !credsOK && msg == "" {
 		msg = keyAdminErrBadForm
 	}
-	p.Name, p.Description = truncate(name, 4*maxNameChars), truncate(description, 4*maxDescriptionChars)
+	p.Name, p.Description = core.Truncate(name, 4*core.MaxNameChars), core.Truncate(description, 4*maxDescriptionChars)
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		p.Grid = u.roleGrid(s, false, perms, true)
@@ -357,7 +359,7 @@ func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
 		if p.Credentials, err = u.roleCredentials(r, creds, true); err != nil {
 			return err
 		}
-		return u.render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
+		return u.Render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
 	}
 	if msg != "" {
 		return fail(http.StatusUnprocessableEntity, msg, args...)
@@ -387,7 +389,7 @@ func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
 	} else if !ok {
 		return fail(http.StatusConflict, keyAdminErrCredentialGone)
 	}
-	err = u.deps.Store.UpdateRole(r.Context(), id, name, description, perms)
+	err = u.Store.UpdateRole(r.Context(), id, name, description, perms)
 	switch {
 	case errors.Is(err, db.ErrNameExists):
 		return fail(http.StatusConflict, keyAdminErrRoleExists, name)
@@ -411,18 +413,18 @@ func (u *UI) updateRole(w http.ResponseWriter, r *http.Request) error {
 		details["old_name"] = ro.Name
 	}
 	if credsAdded, credsRemoved := idDiff(ro.Credentials, creds); len(credsAdded)+len(credsRemoved) > 0 {
-		if err := u.deps.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
+		if err := u.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
 			return err
 		}
 		details["credentials_added"], details["credentials_removed"] = credsAdded, credsRemoved
 	}
-	u.auditAdmin(r, "role.update", "role", id, details)
-	redirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "updated")
+	u.Audit(r, "role.update", "role", id, details)
+	core.RedirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "updated")
 	return nil
 }
 
 func (u *UI) deleteRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
@@ -432,9 +434,9 @@ func (u *UI) deleteRole(w http.ResponseWriter, r *http.Request) error {
 	}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
-		return u.render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
+		return u.Render(w, r, status, "roles_form.html", keyTitleRoleEdit, p)
 	}
-	switch err := u.deps.Store.DeleteRole(r.Context(), id); {
+	switch err := u.Store.DeleteRole(r.Context(), id); {
 	case errors.Is(err, db.ErrBuiltinRole):
 		return fail(http.StatusConflict, keyAdminErrBuiltinRole)
 	case errors.Is(err, db.ErrRoleInUse):
@@ -442,14 +444,14 @@ func (u *UI) deleteRole(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	u.auditAdmin(r, "role.delete", "role", id, map[string]any{"name": ro.Name, "permissions": orEmpty(ro.Permissions)})
-	redirectDone(w, r, "/roles", "deleted")
+	u.Audit(r, "role.delete", "role", id, map[string]any{"name": ro.Name, "permissions": orEmpty(ro.Permissions)})
+	core.RedirectDone(w, r, "/roles", "deleted")
 	return nil
 }
 
 // credentialsExist reports whether every credential of ids exists.
 func (u *UI) credentialsExist(r *http.Request, ids []int64) (bool, error) {
-	all, err := u.deps.Store.DeviceCredentialChoices(r.Context(), db.CredentialScope{IDs: ids})
+	all, err := u.Store.DeviceCredentialChoices(r.Context(), db.CredentialScope{IDs: ids})
 	if err != nil {
 		return false, err
 	}

@@ -11,6 +11,8 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // The users page: who may sign in, with which roles and which device
@@ -25,7 +27,7 @@ type usersPage struct {
 	Q      string
 	Users  []userRow
 	Total  int
-	Pager  pager
+	Pager  core.Pager
 	Notice string
 }
 
@@ -46,14 +48,14 @@ var userNotices = map[string]string{
 
 func (u *UI) users(w http.ResponseWriter, r *http.Request) error {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	q = truncate(q, maxUsernameBytes)
-	n := pageNumber(r, maxAdminPage)
-	list, total, err := u.deps.Store.UserPage(r.Context(), q, adminPageSize, (n-1)*adminPageSize)
+	q = core.Truncate(q, core.MaxUsernameBytes)
+	n := core.PageNumber(r, maxAdminPage)
+	list, total, err := u.Store.UserPage(r.Context(), q, adminPageSize, (n-1)*adminPageSize)
 	if err != nil {
 		return err
 	}
-	p := usersPage{Q: q, Total: total, Pager: newPager(r, n, adminPageSize, total), Notice: noticeOf(r, userNotices)}
-	self := sessionOf(r).UserID
+	p := usersPage{Q: q, Total: total, Pager: core.NewPager(r, n, adminPageSize, total), Notice: core.DoneNotice(r, userNotices)}
+	self := core.SessionOf(r).UserID
 	for _, us := range list {
 		row := userRow{UserSummary: us, Self: us.ID == self}
 		if len(us.Groups) > shownGroups {
@@ -62,7 +64,7 @@ func (u *UI) users(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Users = append(p.Users, row)
 	}
-	return u.render(w, r, http.StatusOK, "users.html", keyTitleUsers, p)
+	return u.Render(w, r, http.StatusOK, "users.html", keyTitleUsers, p)
 }
 
 // userFormPage is the data of users_form.html: a new user (New) or an
@@ -118,7 +120,7 @@ func (u *UI) newUserForm(w http.ResponseWriter, r *http.Request) error {
 	p := userFormPage{New: true, PasswordMode: "generate", MustChange: true, Active: true}
 	// The least role is ticked, as the command line defaults to it.
 	var roleIDs []int64
-	if viewer, err := u.deps.Store.RoleByName(r.Context(), auth.RoleViewer); err == nil {
+	if viewer, err := u.Store.RoleByName(r.Context(), auth.RoleViewer); err == nil {
 		roleIDs = []int64{viewer.ID}
 	}
 	return u.renderUserForm(w, r, http.StatusOK, p, roleIDs, nil)
@@ -127,8 +129,8 @@ func (u *UI) newUserForm(w http.ResponseWriter, r *http.Request) error {
 // renderUserForm fills the role and group choices (roleIDs and groupIDs
 // ticked) and renders the form.
 func (u *UI) renderUserForm(w http.ResponseWriter, r *http.Request, status int, p userFormPage, roleIDs, groupIDs []int64) error {
-	s := sessionOf(r)
-	roles, err := u.deps.Store.ListRoles(r.Context())
+	s := core.SessionOf(r)
+	roles, err := u.Store.ListRoles(r.Context())
 	if err != nil {
 		return err
 	}
@@ -158,7 +160,7 @@ func (u *UI) renderUserForm(w http.ResponseWriter, r *http.Request, status int, 
 	if !p.New {
 		title = keyTitleUserEdit
 	}
-	return u.render(w, r, status, "users_form.html", title, p)
+	return u.Render(w, r, status, "users_form.html", title, p)
 }
 
 // maxIndent is the deepest indentation the group picker draws.
@@ -176,9 +178,9 @@ type userInput struct {
 // grant, at least one; groups the user sees. A refusal is a message key
 // with its arguments.
 func (u *UI) readAccess(ctx context.Context, r *http.Request) (in userInput, msg string, args []any, err error) {
-	s := sessionOf(r)
-	roleIDs, ok := formIDs(r, "role")
-	groupIDs, ok2 := formIDs(r, "group")
+	s := core.SessionOf(r)
+	roleIDs, ok := core.FormIDs(r, "role")
+	groupIDs, ok2 := core.FormIDs(r, "group")
 	if !ok || !ok2 {
 		return in, keyAdminErrBadForm, nil, nil
 	}
@@ -189,7 +191,7 @@ func (u *UI) readAccess(ctx context.Context, r *http.Request) (in userInput, msg
 	if len(roleIDs) == 0 {
 		return in, keyAdminErrNoRole, nil, nil
 	}
-	roles, err := u.deps.Store.ListRoles(ctx)
+	roles, err := u.Store.ListRoles(ctx)
 	if err != nil {
 		return in, "", nil, err
 	}
@@ -223,7 +225,7 @@ func (u *UI) readAccess(ctx context.Context, r *http.Request) (in userInput, msg
 
 // roleNames names roleIDs, for the audit log.
 func (u *UI) roleNames(ctx context.Context, roleIDs []int64) ([]string, error) {
-	roles, err := u.deps.Store.ListRoles(ctx)
+	roles, err := u.Store.ListRoles(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +240,7 @@ func (u *UI) roleNames(ctx context.Context, roleIDs []int64) ([]string, error) {
 
 // validUsername applies the CLI's rule: 1 to 128 characters, no spaces.
 func validUsername(name string) bool {
-	return name != "" && nameLength(name) <= maxUsernameBytes && len(name) <= maxUsernameBytes &&
+	return name != "" && core.NameLength(name) <= core.MaxUsernameBytes && len(name) <= core.MaxUsernameBytes &&
 		!strings.ContainsAny(name, " \t\r\n")
 }
 
@@ -251,11 +253,11 @@ func readNewPassword(r *http.Request) (password string, generated bool, msg stri
 	pw := r.PostFormValue("password")
 	switch {
 	case auth.CheckNewPassword(pw) != nil:
-		return "", false, keyPasswordTooShort, []any{auth.MinPasswordLength}
-	case len(pw) > maxPasswordBytes:
-		return "", false, keyPasswordTooLong, []any{maxPasswordBytes}
+		return "", false, core.KeyPasswordTooShort, []any{auth.MinPasswordLength}
+	case len(pw) > core.MaxPasswordBytes:
+		return "", false, core.KeyPasswordTooLong, []any{core.MaxPasswordBytes}
 	case pw != r.PostFormValue("confirm"):
-		return "", false, keyPasswordMismatch, nil
+		return "", false, core.KeyPasswordMismatch, nil
 	}
 	return pw, false, "", nil
 }
@@ -275,19 +277,19 @@ func (u *UI) createUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	username := strings.TrimSpace(r.PostFormValue("username"))
-	p := userFormPage{New: true, Username: truncate(username, 4*maxUsernameBytes), PasswordMode: "generate",
+	p := userFormPage{New: true, Username: core.Truncate(username, 4*core.MaxUsernameBytes), PasswordMode: "generate",
 		MustChange: r.PostFormValue("must_change") != "", Active: true, AllGroups: r.PostFormValue("scope") == "all"}
 	if r.PostFormValue("password_mode") == "set" {
 		p.PasswordMode = "set"
 	}
-	roleIDs, _ := formIDs(r, "role")
-	groupIDs, _ := formIDs(r, "group")
+	roleIDs, _ := core.FormIDs(r, "role")
+	groupIDs, _ := core.FormIDs(r, "group")
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		return u.renderUserForm(w, r, status, p, roleIDs, groupIDs)
 	}
 	if !validUsername(username) {
-		return fail(http.StatusUnprocessableEntity, keyAdminErrUsername, maxUsernameBytes)
+		return fail(http.StatusUnprocessableEntity, keyAdminErrUsername, core.MaxUsernameBytes)
 	}
 	password, generated, msg, args := readNewPassword(r)
 	if msg != "" {
@@ -304,7 +306,7 @@ func (u *UI) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, err := u.deps.Store.CreateUser(ctx, db.NewUser{Username: username, PasswordHash: hash, AllGroups: in.allGroups,
+	id, err := u.Store.CreateUser(ctx, db.NewUser{Username: username, PasswordHash: hash, AllGroups: in.allGroups,
 		MustChangePassword: p.MustChange, RoleIDs: in.roleIDs, GroupIDs: in.groupIDs})
 	switch {
 	case errors.Is(err, db.ErrNameExists):
@@ -319,15 +321,15 @@ func (u *UI) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u.auditAdmin(r, "user.create", "user", id, map[string]any{
+	u.Audit(r, "user.create", "user", id, map[string]any{
 		"username": username, "roles": names, "all_groups": in.allGroups, "groups": idList(in.groupIDs),
 		"must_change_password": p.MustChange, "generated_password": generated,
 	})
 	if generated {
-		return u.render(w, r, http.StatusOK, "users_secret.html", keyTitleUserPassword,
+		return u.Render(w, r, http.StatusOK, "users_secret.html", keyTitleUserPassword,
 			secretPage{ID: id, Username: username, Password: password})
 	}
-	redirectDone(w, r, "/users", "created")
+	core.RedirectDone(w, r, "/users", "created")
 	return nil
 }
 
@@ -340,17 +342,17 @@ type managed struct {
 	roleIDs    []int64
 }
 
-func (u *UI) loadManaged(ctx context.Context, s *Session, id int64) (managed, error) {
-	user, err := u.deps.Store.UserByID(ctx, id)
+func (u *UI) loadManaged(ctx context.Context, s *core.Session, id int64) (managed, error) {
+	user, err := u.Store.UserByID(ctx, id)
 	if err != nil {
 		return managed{}, err
 	}
 	m := managed{user: user}
-	grants, err := u.deps.Store.UserGrants(ctx, id)
+	grants, err := u.Store.UserGrants(ctx, id)
 	if err != nil {
 		return m, err
 	}
-	roles, err := u.deps.Store.ListRoles(ctx)
+	roles, err := u.Store.ListRoles(ctx)
 	if err != nil {
 		return m, err
 	}
@@ -369,7 +371,7 @@ func (u *UI) loadManaged(ctx context.Context, s *Session, id int64) (managed, er
 
 // editPage is the form of an existing user as it stands.
 func (u *UI) editPage(r *http.Request, m managed) userFormPage {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	self := m.user.ID == s.UserID
 	p := userFormPage{
 		ID: m.user.ID, Username: m.user.Username, Self: self, Active: m.user.Active,
@@ -380,30 +382,30 @@ func (u *UI) editPage(r *http.Request, m managed) userFormPage {
 	}
 	p.CreatedAt, _ = db.ParseTime(m.user.CreatedAt)
 	// The page shows without it when the audit log cannot be read.
-	if t, err := u.deps.Store.LastSignIn(r.Context(), m.user.ID); err == nil {
+	if t, err := u.Store.LastSignIn(r.Context(), m.user.ID); err == nil {
 		p.LastLoginAt = t
 	}
 	return p
 }
 
 func (u *UI) userForm(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
-	m, err := u.loadManaged(r.Context(), sessionOf(r), id)
+	m, err := u.loadManaged(r.Context(), core.SessionOf(r), id)
 	if err != nil {
 		return err
 	}
 	p := u.editPage(r, m)
-	p.Notice = noticeOf(r, userNotices)
+	p.Notice = core.DoneNotice(r, userNotices)
 	return u.renderUserForm(w, r, http.StatusOK, p, m.roleIDs, m.user.GroupIDs)
 }
 
 // updateUser sets roles, scope and whether the user may sign in. Nobody
 // deactivates themselves, and the last active administrator stays.
 func (u *UI) updateUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
@@ -411,18 +413,18 @@ func (u *UI) updateUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	m, err := u.loadManaged(ctx, sessionOf(r), id)
+	m, err := u.loadManaged(ctx, core.SessionOf(r), id)
 	if err != nil {
 		return err
 	}
 	if !m.manageable {
-		return &pageError{status: http.StatusForbidden, message: keyAdminErrUserAboveYou}
+		return &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
 	}
 	p := u.editPage(r, m)
 	p.Active = r.PostFormValue("active") != ""
 	p.AllGroups = r.PostFormValue("scope") == "all"
-	roleIDs, _ := formIDs(r, "role")
-	groupIDs, _ := formIDs(r, "group")
+	roleIDs, _ := core.FormIDs(r, "role")
+	groupIDs, _ := core.FormIDs(r, "group")
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		return u.renderUserForm(w, r, status, p, roleIDs, groupIDs)
@@ -437,7 +439,7 @@ func (u *UI) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if msg != "" {
 		return fail(http.StatusUnprocessableEntity, msg, args...)
 	}
-	err = u.deps.Store.UpdateUserAccess(ctx, id, db.UserAccess{RoleIDs: in.roleIDs, AllGroups: in.allGroups,
+	err = u.Store.UpdateUserAccess(ctx, id, db.UserAccess{RoleIDs: in.roleIDs, AllGroups: in.allGroups,
 		GroupIDs: in.groupIDs, Active: p.Active})
 	switch {
 	case errors.Is(err, db.ErrLastAdmin):
@@ -457,8 +459,8 @@ func (u *UI) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if m.user.Active && !p.Active {
 		details["sessions_ended"] = true
 	}
-	u.auditAdmin(r, "user.update", "user", id, details)
-	redirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "updated")
+	u.Audit(r, "user.update", "user", id, details)
+	core.RedirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "updated")
 	return nil
 }
 
@@ -467,7 +469,7 @@ func (u *UI) updateUser(w http.ResponseWriter, r *http.Request) error {
 // user's sessions. One's own password is changed on the account page,
 // where the current one is asked for.
 func (u *UI) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
@@ -475,12 +477,12 @@ func (u *UI) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	m, err := u.loadManaged(ctx, sessionOf(r), id)
+	m, err := u.loadManaged(ctx, core.SessionOf(r), id)
 	if err != nil {
 		return err
 	}
 	if !m.manageable {
-		return &pageError{status: http.StatusForbidden, message: keyAdminErrUserAboveYou}
+		return &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
 	}
 	p := u.editPage(r, m)
 	fail := func(status int, key string, args ...any) error {
@@ -498,32 +500,32 @@ func (u *UI) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := u.deps.Store.ResetPassword(ctx, id, hash, true, nil); err != nil {
+	if err := u.Store.ResetPassword(ctx, id, hash, true, nil); err != nil {
 		return err
 	}
-	u.auditAdmin(r, "user.password", "user", id, map[string]any{
+	u.Audit(r, "user.password", "user", id, map[string]any{
 		"username": m.user.Username, "must_change_password": true, "generated_password": generated, "sessions_ended": true,
 	})
 	if generated {
-		return u.render(w, r, http.StatusOK, "users_secret.html", keyTitleUserPassword,
+		return u.Render(w, r, http.StatusOK, "users_secret.html", keyTitleUserPassword,
 			secretPage{ID: id, Username: m.user.Username, Password: password, Reset: true})
 	}
-	redirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "password")
+	core.RedirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "password")
 	return nil
 }
 
 func (u *UI) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	m, err := u.loadManaged(ctx, sessionOf(r), id)
+	m, err := u.loadManaged(ctx, core.SessionOf(r), id)
 	if err != nil {
 		return err
 	}
 	if !m.manageable {
-		return &pageError{status: http.StatusForbidden, message: keyAdminErrUserAboveYou}
+		return &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
 	}
 	p := u.editPage(r, m)
 	fail := func(status int, key string) error {
@@ -533,25 +535,25 @@ func (u *UI) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if p.Self {
 		return fail(http.StatusConflict, keyAdminErrSelfDelete)
 	}
-	switch err := u.deps.Store.DeleteUser(ctx, id); {
+	switch err := u.Store.DeleteUser(ctx, id); {
 	case errors.Is(err, db.ErrLastAdmin):
 		return fail(http.StatusConflict, keyAdminErrLastAdmin)
 	case err != nil:
 		return err
 	}
-	u.auditAdmin(r, "user.delete", "user", id, map[string]any{"username": m.user.Username})
-	redirectDone(w, r, "/users", "deleted")
+	u.Audit(r, "user.delete", "user", id, map[string]any{"username": m.user.Username})
+	core.RedirectDone(w, r, "/users", "deleted")
 	return nil
 }
 
 // auditAdmin records a change made on the administration pages by the
 // signed-in user.
 func (u *UI) auditAdmin(r *http.Request, action, targetType string, targetID int64, details map[string]any) {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	uid := s.UserID
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &uid, Username: s.Username, SessionID: s.auditRef(), Action: action,
-		TargetType: targetType, TargetID: idString(targetID), Details: details,
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: action,
+		TargetType: targetType, TargetID: core.IDString(targetID), Details: details,
 	})
 }
 
@@ -571,7 +573,7 @@ type groupTree struct {
 }
 
 func (u *UI) loadGroupTree(ctx context.Context) (groupTree, error) {
-	groups, err := u.deps.Store.AllGroups(ctx)
+	groups, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return groupTree{}, err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"backupd/db"
 	"backupd/web/collectorapi"
+
+	"backupd/web/ui/core"
 )
 
 // The Collectors page: the zones devices live in and the remote
@@ -19,8 +21,6 @@ import (
 // revokes one — or an enrolment token not used yet, should it have
 // leaked.
 
-const pathCollectors = "/collectors"
-
 // collectorOnline is how recently a collector must have called to count
 // as online: its jobs' lease.
 const collectorOnline = 90 * time.Second
@@ -29,11 +29,11 @@ const collectorOnline = 90 * time.Second
 const collectorTokenTTL = 24 * time.Hour
 
 func (u *UI) mountCollectors(mux *http.ServeMux) {
-	u.mountPage(mux, "GET "+pathCollectors, "settings.view", u.collectorsPage)
-	mux.Handle("POST /collectors/zones", u.page("settings.update", u.createZone))
-	mux.Handle("POST /collectors/tokens", u.page("settings.update", u.createCollectorToken))
-	mux.Handle("POST /collectors/{id}/revoke", u.page("settings.update", u.revokeCollector))
-	mux.Handle("POST /collectors/tokens/{id}/revoke", u.page("settings.update", u.revokeCollectorToken))
+	u.MountPage(mux, "GET "+core.PathCollectors, "settings.view", u.collectorsPage)
+	mux.Handle("POST /collectors/zones", u.Page("settings.update", u.createZone))
+	mux.Handle("POST /collectors/tokens", u.Page("settings.update", u.createCollectorToken))
+	mux.Handle("POST /collectors/{id}/revoke", u.Page("settings.update", u.revokeCollector))
+	mux.Handle("POST /collectors/tokens/{id}/revoke", u.Page("settings.update", u.revokeCollectorToken))
 }
 
 // collectorsPageData is the data of collectors.html.
@@ -71,12 +71,12 @@ var collectorNotices = map[string]string{
 }
 
 func (u *UI) collectorsPage(w http.ResponseWriter, r *http.Request) error {
-	return u.renderCollectors(w, r, http.StatusOK, collectorsPageData{Notice: noticeOf(r, collectorNotices)})
+	return u.renderCollectors(w, r, http.StatusOK, collectorsPageData{Notice: core.DoneNotice(r, collectorNotices)})
 }
 
 func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int, p collectorsPageData) error {
 	ctx := r.Context()
-	zones, err := u.deps.Store.ListZones(ctx)
+	zones, err := u.Store.ListZones(ctx)
 	if err != nil {
 		return err
 	}
@@ -86,11 +86,11 @@ func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int
 			p.Remote = append(p.Remote, z)
 		}
 	}
-	cs, err := u.deps.Store.ListCollectors(ctx)
+	cs, err := u.Store.ListCollectors(ctx)
 	if err != nil {
 		return err
 	}
-	now := u.now()
+	now := u.Now()
 	for _, c := range cs {
 		row := collectorRow{Collector: c, State: keyCollStateOffline}
 		row.Enrolled, _ = db.ParseTime(c.EnrolledAt)
@@ -105,7 +105,7 @@ func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int
 		}
 		p.Collectors = append(p.Collectors, row)
 	}
-	tokens, err := u.deps.Store.ListEnrolmentTokens(ctx, &now)
+	tokens, err := u.Store.ListEnrolmentTokens(ctx, &now)
 	if err != nil {
 		return err
 	}
@@ -115,29 +115,29 @@ func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int
 		row.Expires, _ = db.ParseTime(t.ExpiresAt)
 		p.Tokens = append(p.Tokens, row)
 	}
-	return u.render(w, r, status, "collectors.html", keyCollTitle, p)
+	return u.Render(w, r, status, "collectors.html", keyCollTitle, p)
 }
 
 func (u *UI) createZone(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
-	name := truncate(strings.TrimSpace(r.PostFormValue("name")), 4*maxNameChars)
+	name := core.Truncate(strings.TrimSpace(r.PostFormValue("name")), 4*core.MaxNameChars)
 	fail := func(key string, args ...any) error {
 		return u.renderCollectors(w, r, http.StatusUnprocessableEntity, collectorsPageData{ZoneName: name, Error: key, Args: args})
 	}
-	if name == "" || nameLength(name) > maxNameChars {
-		return fail(keyCollErrZoneName, maxNameChars)
+	if name == "" || core.NameLength(name) > core.MaxNameChars {
+		return fail(keyCollErrZoneName, core.MaxNameChars)
 	}
-	z, err := u.deps.Store.CreateZone(r.Context(), name)
+	z, err := u.Store.CreateZone(r.Context(), name)
 	if errors.Is(err, db.ErrNameExists) {
 		return fail(keyCollErrZoneExists, name)
 	}
 	if err != nil {
 		return err
 	}
-	u.auditAdmin(r, "zone.create", "zone", z.ID, map[string]any{"name": z.Name})
-	redirectDone(w, r, pathCollectors, "zone")
+	u.Audit(r, "zone.create", "zone", z.ID, map[string]any{"name": z.Name})
+	core.RedirectDone(w, r, core.PathCollectors, "zone")
 	return nil
 }
 
@@ -159,42 +159,42 @@ func (u *UI) createCollectorToken(w http.ResponseWriter, r *http.Request) error 
 	if err != nil || id <= 0 || id == db.LocalZone {
 		return u.renderCollectors(w, r, http.StatusUnprocessableEntity, collectorsPageData{Error: keyCollErrTokenZone})
 	}
-	z, err := u.deps.Store.GetZone(r.Context(), id)
+	z, err := u.Store.GetZone(r.Context(), id)
 	if errors.Is(err, db.ErrNotFound) {
 		return u.renderCollectors(w, r, http.StatusUnprocessableEntity, collectorsPageData{Error: keyCollErrTokenZone})
 	}
 	if err != nil {
 		return err
 	}
-	token, tokenID, err := collectorapi.NewEnrolmentToken(r.Context(), u.deps.Store, z.ID, collectorTokenTTL)
+	token, tokenID, err := collectorapi.NewEnrolmentToken(r.Context(), u.Store, z.ID, collectorTokenTTL)
 	if err != nil {
 		return err
 	}
 	// As the command line records it: the zone and the token's ID, never
 	// the token.
-	u.auditAdmin(r, "collector_token.create", "zone", z.ID, map[string]any{"zone": z.Name,
+	u.Audit(r, "collector_token.create", "zone", z.ID, map[string]any{"zone": z.Name,
 		"ttl_seconds": int64(collectorTokenTTL / time.Second), "token_id": tokenID})
-	return u.render(w, r, http.StatusOK, "collectors_token.html", keyCollTitleToken, collectorTokenPage{
-		ID: tokenID, Zone: z.Name, Token: token, ExpiresAt: u.now().Add(collectorTokenTTL), Origin: origin(r),
+	return u.Render(w, r, http.StatusOK, "collectors_token.html", keyCollTitleToken, collectorTokenPage{
+		ID: tokenID, Zone: z.Name, Token: token, ExpiresAt: u.Now().Add(collectorTokenTTL), Origin: core.Origin(r),
 	})
 }
 
 func (u *UI) revokeCollector(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
-	c, err := u.deps.Store.GetCollector(r.Context(), id)
+	c, err := u.Store.GetCollector(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	if c.RevokedAt == nil {
-		if err := u.deps.Store.RevokeCollector(r.Context(), id, db.DefaultMaxInterruptions); err != nil {
+		if err := u.Store.RevokeCollector(r.Context(), id, db.DefaultMaxInterruptions); err != nil {
 			return err
 		}
-		u.auditAdmin(r, "collector.revoke", "collector", id, map[string]any{"name": c.Name, "zone": c.ZoneName})
+		u.Audit(r, "collector.revoke", "collector", id, map[string]any{"name": c.Name, "zone": c.ZoneName})
 	}
-	redirectDone(w, r, pathCollectors, "revoked")
+	core.RedirectDone(w, r, core.PathCollectors, "revoked")
 	return nil
 }
 
@@ -202,15 +202,15 @@ func (u *UI) revokeCollector(w http.ResponseWriter, r *http.Request) error {
 // enrol nothing from now on. One that has enrolled its collector is
 // refused: revoke the collector.
 func (u *UI) revokeCollectorToken(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return err
 	}
-	before, err := u.deps.Store.GetEnrolmentToken(r.Context(), id)
+	before, err := u.Store.GetEnrolmentToken(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	t, err := u.deps.Store.RevokeEnrolmentToken(r.Context(), id)
+	t, err := u.Store.RevokeEnrolmentToken(r.Context(), id)
 	if errors.Is(err, db.ErrTokenUsed) {
 		return u.renderCollectors(w, r, http.StatusConflict, collectorsPageData{Error: keyCollErrTokenUsed, Args: []any{id}})
 	}
@@ -218,8 +218,8 @@ func (u *UI) revokeCollectorToken(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if before.RevokedAt == nil {
-		u.auditAdmin(r, "collector_token.revoke", "collector_token", id, map[string]any{"zone": t.ZoneName})
+		u.Audit(r, "collector_token.revoke", "collector_token", id, map[string]any{"zone": t.ZoneName})
 	}
-	redirectDone(w, r, pathCollectors, "token_revoked")
+	core.RedirectDone(w, r, core.PathCollectors, "token_revoked")
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // credentialName is a credential's name for a message; its number when
 // it no longer exists.
 func (u *UI) credentialName(ctx context.Context, id int64) (string, error) {
-	c, err := u.deps.Store.GetCredential(ctx, id)
+	c, err := u.Store.GetCredential(ctx, id)
 	if errors.Is(err, db.ErrNotFound) {
 		return "#" + strconv.FormatInt(id, 10), nil
 	}

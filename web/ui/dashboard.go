@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Dashboard bounds: the lists show the newest few, the chart a month.
@@ -31,28 +33,28 @@ type dashboardPage struct {
 
 func (u *UI) dashboard(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
-	now := u.now()
+	scope := core.SessionOf(r).Scope()
+	now := u.Now()
 	var p dashboardPage
 	var err error
 	p.GeneratedAt = now
-	if p.Counts, err = u.deps.Store.DeviceCountsInScope(ctx, scope); err != nil {
+	if p.Counts, err = u.Store.DeviceCountsInScope(ctx, scope); err != nil {
 		return err
 	}
-	if p.Failing, err = u.deps.Store.FailingDevices(ctx, scope, dashboardListLimit); err != nil {
+	if p.Failing, err = u.Store.FailingDevices(ctx, scope, dashboardListLimit); err != nil {
 		return err
 	}
 	p.FailingMore = max(p.Counts.Failing-len(p.Failing), 0)
-	if p.Changed, p.ChangedTotal, err = u.deps.Store.ChangedConfigsSince(ctx, scope, now.Add(-24*time.Hour), dashboardListLimit); err != nil {
+	if p.Changed, p.ChangedTotal, err = u.Store.ChangedConfigsSince(ctx, scope, now.Add(-24*time.Hour), dashboardListLimit); err != nil {
 		return err
 	}
 	p.ChangedMore = max(p.ChangedTotal-len(p.Changed), 0)
-	days, err := u.deps.Store.DailyBackupOutcomes(ctx, scope, dayBounds(now, u.loc, chartDays))
+	days, err := u.Store.DailyBackupOutcomes(ctx, scope, dayBounds(now, u.Location, chartDays))
 	if err != nil {
 		return err
 	}
-	p.Chart = newBackupChart(days, u.loc)
-	return u.render(w, r, http.StatusOK, "dashboard.html", keyTitleDash, p)
+	p.Chart = newBackupChart(days, u.Location)
+	return u.Render(w, r, http.StatusOK, "dashboard.html", keyTitleDash, p)
 }
 
 // dayBounds returns the local midnights that cut the last n days (today

@@ -16,6 +16,8 @@ import (
 	"backupd/app/backup"
 	"backupd/app/inventory"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Bounds of the device pages: the history is paged, a version shows at
@@ -32,13 +34,13 @@ const (
 
 // mountDeviceDetail registers one device: its history, versions, diffs and host key.
 func (u *UI) mountDeviceDetail(mux *http.ServeMux) {
-	mux.Handle("GET /devices/{id}", u.page("devices.view", u.deviceDetail))
-	mux.Handle("GET /devices/{id}/versions/{backup}", u.page("backups.view", u.deviceVersion))
-	mux.Handle("GET /devices/{id}/versions/{backup}/raw", u.page("backups.view", u.deviceVersionRaw))
-	mux.Handle("GET /devices/{id}/diff", u.page("backups.view", u.deviceDiff))
-	mux.Handle("GET /devices/{id}/diff/raw", u.page("backups.view", u.deviceDiffRaw))
-	mux.Handle("POST /devices/{id}/host-key/accept", u.page("devices.update", u.acceptDeviceHostKey))
-	mux.Handle("POST /devices/{id}/address/confirm", u.page("devices.update", u.confirmDeviceAddress))
+	mux.Handle("GET /devices/{id}", u.Page("devices.view", u.deviceDetail))
+	mux.Handle("GET /devices/{id}/versions/{backup}", u.Page("backups.view", u.deviceVersion))
+	mux.Handle("GET /devices/{id}/versions/{backup}/raw", u.Page("backups.view", u.deviceVersionRaw))
+	mux.Handle("GET /devices/{id}/diff", u.Page("backups.view", u.deviceDiff))
+	mux.Handle("GET /devices/{id}/diff/raw", u.Page("backups.view", u.deviceDiffRaw))
+	mux.Handle("POST /devices/{id}/host-key/accept", u.Page("devices.update", u.acceptDeviceHostKey))
+	mux.Handle("POST /devices/{id}/address/confirm", u.Page("devices.update", u.confirmDeviceAddress))
 }
 
 // detailDevice loads the device a /devices/{id}/… request names: 404 for
@@ -54,16 +56,16 @@ func (u *UI) detailDevice(r *http.Request) (db.Device, error) {
 	if err != nil || id < 1 {
 		return db.Device{}, db.ErrNotFound
 	}
-	d, err := u.deps.Store.GetDevice(r.Context(), id)
+	d, err := u.Store.GetDevice(r.Context(), id)
 	if err != nil {
 		return d, err
 	}
-	ok, err := u.deps.Store.DeviceInScope(r.Context(), sessionOf(r).Scope(), d)
+	ok, err := u.Store.DeviceInScope(r.Context(), core.SessionOf(r).Scope(), d)
 	if err != nil {
 		return d, err
 	}
 	if !ok {
-		return d, forbidden()
+		return d, core.Forbidden()
 	}
 	return d, nil
 }
@@ -74,7 +76,7 @@ func (u *UI) detailBackup(r *http.Request, d db.Device, id string) (db.Backup, e
 	if id == "" || len(id) > detailMaxBackupID {
 		return db.Backup{}, db.ErrNotFound
 	}
-	b, err := u.deps.Store.GetBackup(r.Context(), id)
+	b, err := u.Store.GetBackup(r.Context(), id)
 	if err != nil {
 		return b, err
 	}
@@ -210,7 +212,7 @@ func (u *UI) renderDeviceDetail(w http.ResponseWriter, r *http.Request, status i
 	ctx := r.Context()
 	var err error
 	p.Device = d
-	if p.Labels, err = u.deps.Store.DeviceLabelsOf(ctx, d); err != nil {
+	if p.Labels, err = u.Store.DeviceLabelsOf(ctx, d); err != nil {
 		return err
 	}
 	if d.LastCheckedAt != nil {
@@ -228,11 +230,11 @@ func (u *UI) renderDeviceDetail(w http.ResponseWriter, r *http.Request, status i
 	if d.Remarks != nil {
 		p.Remarks = *d.Remarks
 	}
-	pinned, pending, err := u.deps.Store.HostKeys(ctx, d.ID)
+	pinned, pending, err := u.Store.HostKeys(ctx, d.ID)
 	if err != nil {
 		return err
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p.HostKey = detailHostKey{
 		Shown:     d.LoginMethod == "ssh" || pinned != nil || pending != nil,
 		Pinned:    newDetailKey(pinned),
@@ -243,14 +245,14 @@ func (u *UI) renderDeviceDetail(w http.ResponseWriter, r *http.Request, status i
 		p.Address = detailAddress{Pending: true, Was: inventory.ShowAddress(*d.AddressPin), Now: inventory.ShowAddress(d.Address()),
 			Seen: d.Address(), CanConfirm: s.Can("devices.update") && s.Principal().CanUseCredential(*d.CredentialID)}
 	}
-	if sessionOf(r).Can("backups.view") {
+	if core.SessionOf(r).Can("backups.view") {
 		h, err := u.detailHistory(r, d)
 		if err != nil {
 			return err
 		}
 		p.History = h
 	}
-	return u.render(w, r, status, "device.html", keyDetailTitle, p)
+	return u.Render(w, r, status, "device.html", keyDetailTitle, p)
 }
 
 // detailFingerprint names an SSH public key (wire format, or an
@@ -282,19 +284,19 @@ func (u *UI) detailHistory(r *http.Request, d db.Device) (*detailHistory, error)
 		if v := query.Get(c.name); v != "" {
 			cur, err := db.ParseBackupCursor(v)
 			if err != nil {
-				return nil, &pageError{status: http.StatusBadRequest, message: keyDetailBadPageLink}
+				return nil, &core.PageError{Status: http.StatusBadRequest, Message: keyDetailBadPageLink}
 			}
 			*c.dst = &cur
 		}
 	}
 	q.Oldest = query.Get("page") == "last" && q.Before == nil && q.After == nil
-	page, err := u.deps.Store.DeviceHistory(r.Context(), d.ID, q)
+	page, err := u.Store.DeviceHistory(r.Context(), d.ID, q)
 	if err != nil {
 		return nil, err
 	}
 	// A page emptied by retention since its link was made: start over.
 	if len(page.Items) == 0 && page.Total > 0 {
-		if page, err = u.deps.Store.DeviceHistory(r.Context(), d.ID, db.HistoryQuery{Limit: detailHistoryPageSize}); err != nil {
+		if page, err = u.Store.DeviceHistory(r.Context(), d.ID, db.HistoryQuery{Limit: detailHistoryPageSize}); err != nil {
 			return nil, err
 		}
 	}
@@ -334,7 +336,7 @@ func (u *UI) detailRows(r *http.Request, d db.Device, h *detailHistory, items []
 	oldest := detailOldestVersion(h.Rows)
 	var prev string
 	if oldest >= 0 {
-		before, ok, err := u.deps.Store.PreviousVersion(r.Context(), d.ID, db.CursorOf(items[oldest]))
+		before, ok, err := u.Store.PreviousVersion(r.Context(), d.ID, db.CursorOf(items[oldest]))
 		if err != nil {
 			return err
 		}
@@ -379,7 +381,7 @@ func detailOldestVersion(rows []detailHistoryRow) int {
 
 func (u *UI) detailRow(d db.Device, b db.Backup) detailHistoryRow {
 	row := detailHistoryRow{
-		ID: b.ID, StartedAt: b.StartedAt, When: b.StartedAt.In(u.loc).Format("2006-01-02 15:04:05"),
+		ID: b.ID, StartedAt: b.StartedAt, When: b.StartedAt.In(u.Location).Format("2006-01-02 15:04:05"),
 		TriggerKey: detailTriggers[b.Trigger], Running: b.FinishedAt == nil && !b.Success, Success: b.Success,
 		Changed: b.Changed && b.Success, First: b.First && b.Success, HasText: b.SnapshotHash != nil,
 	}
@@ -447,7 +449,7 @@ func (u *UI) acceptDeviceHostKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	pinned, pending, err := u.deps.Store.HostKeys(ctx, d.ID)
+	pinned, pending, err := u.Store.HostKeys(ctx, d.ID)
 	if err != nil {
 		return err
 	}
@@ -457,7 +459,7 @@ func (u *UI) acceptDeviceHostKey(w http.ResponseWriter, r *http.Request) error {
 	if pending == nil {
 		return refuse(keyDetailHostKeyNothing)
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	if d.CredentialID != nil && !s.Principal().CanUseCredential(*d.CredentialID) {
 		// The key decides who gets the credential at the next backup.
 		return u.renderDeviceDetail(w, r, http.StatusForbidden, d, deviceDetailPage{Error: keyDetailCredentialUse})
@@ -466,7 +468,7 @@ func (u *UI) acceptDeviceHostKey(w http.ResponseWriter, r *http.Request) error {
 	if r.PostFormValue("fingerprint") != fp {
 		return refuse(keyDetailHostKeyMoved)
 	}
-	switch err := u.deps.Store.AcceptSeenHostKey(ctx, d.ID, pending); {
+	switch err := u.Store.AcceptSeenHostKey(ctx, d.ID, pending); {
 	case errors.Is(err, db.ErrNoPendingHostKey):
 		return refuse(keyDetailHostKeyNothing)
 	case errors.Is(err, db.ErrPendingHostKeyChanged):
@@ -486,9 +488,9 @@ func (u *UI) acceptDeviceHostKey(w http.ResponseWriter, r *http.Request) error {
 		}
 		details["credential_id"], details["credential"] = *d.CredentialID, name
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.accept_hostkey",
-		TargetType: "device", TargetID: idString(d.ID), Details: details,
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "device.accept_hostkey",
+		TargetType: "device", TargetID: core.IDString(d.ID), Details: details,
 	})
 	http.Redirect(w, r, detailPath(d)+"?hostkey=accepted#host-key", http.StatusSeeOther)
 	return nil
@@ -512,11 +514,11 @@ func (u *UI) confirmDeviceAddress(w http.ResponseWriter, r *http.Request) error 
 	if d.CredentialID == nil {
 		return refuse(http.StatusConflict, keyDetailAddressNothing)
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	if !s.Principal().CanUseCredential(*d.CredentialID) {
 		return refuse(http.StatusForbidden, keyDetailCredentialUse)
 	}
-	previous, err := u.deps.Store.ConfirmAddress(ctx, d.ID, r.PostFormValue("address"))
+	previous, err := u.Store.ConfirmAddress(ctx, d.ID, r.PostFormValue("address"))
 	switch {
 	case errors.Is(err, db.ErrAddressMoved):
 		return refuse(http.StatusConflict, keyDetailAddressMoved)
@@ -529,9 +531,9 @@ func (u *UI) confirmDeviceAddress(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.confirm_address",
-		TargetType: "device", TargetID: idString(d.ID), Details: map[string]any{
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "device.confirm_address",
+		TargetType: "device", TargetID: core.IDString(d.ID), Details: map[string]any{
 			"address": inventory.ShowAddress(d.Address()), "previous": inventory.ShowAddress(previous),
 			"credential_id": *d.CredentialID, "credential": name, "credential_use": inventory.UseAddress,
 		},
@@ -571,7 +573,7 @@ func (u *UI) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := deviceVersionPage{Device: d, Backup: u.detailRow(d, b), HistoryURL: detailPath(d) + "#history"}
 	if b.SnapshotHash != nil {
-		text, err := u.deps.Store.SnapshotText(ctx, *b.SnapshotHash)
+		text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
 		if err != nil {
 			return err
 		}
@@ -587,7 +589,7 @@ func (u *UI) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	cur := db.CursorOf(b)
-	prev, ok, err := u.deps.Store.PreviousVersion(ctx, d.ID, cur)
+	prev, ok, err := u.Store.PreviousVersion(ctx, d.ID, cur)
 	if err != nil {
 		return err
 	}
@@ -597,14 +599,14 @@ func (u *UI) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 			p.DiffPrevURL = detailDiffPath(d, prev.ID, b.ID)
 		}
 	}
-	next, ok, err := u.deps.Store.NextVersion(ctx, d.ID, cur)
+	next, ok, err := u.Store.NextVersion(ctx, d.ID, cur)
 	if err != nil {
 		return err
 	}
 	if ok {
 		p.NextURL = detailVersionPath(d, next.ID)
 	}
-	return u.render(w, r, http.StatusOK, "device_version.html", keyDetailVersionTitle, p)
+	return u.Render(w, r, http.StatusOK, "device_version.html", keyDetailVersionTitle, p)
 }
 
 // deviceVersionRaw serves a version's text exactly as stored: inline, or
@@ -619,9 +621,9 @@ func (u *UI) deviceVersionRaw(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if b.SnapshotHash == nil {
-		return &pageError{status: http.StatusNotFound, message: keyDetailNoTextError}
+		return &core.PageError{Status: http.StatusNotFound, Message: keyDetailNoTextError}
 	}
-	text, err := u.deps.Store.SnapshotText(r.Context(), *b.SnapshotHash)
+	text, err := u.Store.SnapshotText(r.Context(), *b.SnapshotHash)
 	if err != nil {
 		return err
 	}
@@ -629,7 +631,7 @@ func (u *UI) deviceVersionRaw(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Get("download") != "" {
 		disposition = "attachment"
 	}
-	name := detailFileName(d.Name, b.StartedAt.In(u.loc).Format("20060102-150405"), ".txt")
+	name := detailFileName(d.Name, b.StartedAt.In(u.Location).Format("20060102-150405"), ".txt")
 	detailWriteText(w, disposition, name, text)
 	return nil
 }
@@ -763,7 +765,7 @@ func (u *UI) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 		p.Rows, p.Shown, p.HasNoise = detailSplitRows(res.Hunks, detailMaxDiffRows)
 	}
 	p.Truncated = p.Shown < p.Total
-	return u.render(w, r, http.StatusOK, "device_diff.html", keyDetailDiffTitle, p)
+	return u.Render(w, r, http.StatusOK, "device_diff.html", keyDetailDiffTitle, p)
 }
 
 // deviceDiffRaw serves the unified diff of two versions as a file.
@@ -776,7 +778,7 @@ func (u *UI) deviceDiffRaw(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stamp := from.StartedAt.In(u.loc).Format("20060102-150405") + "_" + to.StartedAt.In(u.loc).Format("20060102-150405")
+	stamp := from.StartedAt.In(u.Location).Format("20060102-150405") + "_" + to.StartedAt.In(u.Location).Format("20060102-150405")
 	detailWriteText(w, "attachment", detailFileName(d.Name, stamp, ".diff"), res.Unified)
 	return nil
 }
@@ -789,19 +791,19 @@ func (u *UI) detailDiffVersions(r *http.Request) (d db.Device, from, to db.Backu
 	}
 	q := r.URL.Query()
 	if q.Get("to") == "" {
-		err = &pageError{status: http.StatusBadRequest, message: keyDetailDiffPickTwo}
+		err = &core.PageError{Status: http.StatusBadRequest, Message: keyDetailDiffPickTwo}
 		return
 	}
 	if to, err = u.detailBackup(r, d, q.Get("to")); err != nil {
 		return
 	}
 	if q.Get("from") == "" {
-		prev, ok, perr := u.deps.Store.PreviousVersion(r.Context(), d.ID, db.CursorOf(to))
+		prev, ok, perr := u.Store.PreviousVersion(r.Context(), d.ID, db.CursorOf(to))
 		if err = perr; err != nil {
 			return
 		}
 		if !ok {
-			err = &pageError{status: http.StatusNotFound, message: keyDetailDiffNoPrevious}
+			err = &core.PageError{Status: http.StatusNotFound, Message: keyDetailDiffNoPrevious}
 			return
 		}
 		from = prev
@@ -810,8 +812,8 @@ func (u *UI) detailDiffVersions(r *http.Request) (d db.Device, from, to db.Backu
 	}
 	for _, b := range []db.Backup{from, to} {
 		if b.SnapshotHash == nil {
-			err = &pageError{status: http.StatusUnprocessableEntity, message: keyDetailDiffNoText,
-				args: []any{b.StartedAt.In(u.loc).Format("2006-01-02 15:04:05")}}
+			err = &core.PageError{Status: http.StatusUnprocessableEntity, Message: keyDetailDiffNoText,
+				Args: []any{b.StartedAt.In(u.Location).Format("2006-01-02 15:04:05")}}
 			return
 		}
 	}
@@ -824,14 +826,14 @@ func (u *UI) detailDiffVersions(r *http.Request) (d db.Device, from, to db.Backu
 // diff: it is made with the built-in rules only, and the page says so.
 func (u *UI) detailDiff(r *http.Request, from, to db.Backup) (backup.DiffResult, bool, error) {
 	ctx := r.Context()
-	rules, err := u.deps.Store.NoiseRules(ctx)
+	rules, err := u.Store.NoiseRules(ctx)
 	if err != nil {
 		return backup.DiffResult{}, false, err
 	}
-	res, err := backup.Diff(ctx, u.deps.Store, from.ID, to.ID, rules)
+	res, err := backup.Diff(ctx, u.Store, from.ID, to.ID, rules)
 	var bad *backup.NoiseRuleError
 	if errors.As(err, &bad) {
-		res, err = backup.Diff(ctx, u.deps.Store, from.ID, to.ID, nil)
+		res, err = backup.Diff(ctx, u.Store, from.ID, to.ID, nil)
 		return res, true, err
 	}
 	return res, false, err

@@ -20,6 +20,8 @@ import (
 	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web"
+
+	"backupd/web/ui/core"
 )
 
 // The devices page: a filtered, paged list of the devices in the user's
@@ -49,18 +51,18 @@ const (
 // GET /devices/{id} and the rest under /devices/{id}/ belong to the device
 // detail page (device_detail.go), except /edit and /delete.
 func (u *UI) mountDevices(mux *http.ServeMux) {
-	u.mountPage(mux, "GET "+devicesListPath, "devices.view", u.devicesList)
-	mux.Handle("GET /devices/new", u.page("devices.create", u.devicesNewForm))
-	mux.Handle("POST /devices", u.page("devices.create", u.devicesCreate))
-	mux.Handle("GET /devices/{id}/edit", u.page("devices.update", u.devicesEditForm))
-	mux.Handle("POST /devices/{id}/edit", u.page("devices.update", u.devicesUpdate))
-	mux.Handle("POST /devices/{id}/delete", u.page("devices.delete", u.devicesDelete))
-	mux.Handle("POST /devices/backup", u.page("backups.create", u.devicesBackup))
-	mux.Handle("GET /devices/import", u.page("devices.create", u.devicesImportForm))
-	mux.Handle("POST /devices/import", u.devicesUploadBody(u.page("devices.create", u.devicesImport)))
-	mux.Handle("POST /devices/import/router-db", u.devicesUploadBody(u.page("devices.create", u.devicesImportRouterDB)))
-	mux.Handle("GET /devices/sample.csv", u.page("devices.create", u.devicesSample))
-	mux.Handle("GET /devices/export", u.page("devices.view", u.devicesExport))
+	u.MountPage(mux, "GET "+devicesListPath, "devices.view", u.devicesList)
+	mux.Handle("GET /devices/new", u.Page("devices.create", u.devicesNewForm))
+	mux.Handle("POST /devices", u.Page("devices.create", u.devicesCreate))
+	mux.Handle("GET /devices/{id}/edit", u.Page("devices.update", u.devicesEditForm))
+	mux.Handle("POST /devices/{id}/edit", u.Page("devices.update", u.devicesUpdate))
+	mux.Handle("POST /devices/{id}/delete", u.Page("devices.delete", u.devicesDelete))
+	mux.Handle("POST /devices/backup", u.Page("backups.create", u.devicesBackup))
+	mux.Handle("GET /devices/import", u.Page("devices.create", u.devicesImportForm))
+	mux.Handle("POST /devices/import", u.devicesUploadBody(u.Page("devices.create", u.devicesImport)))
+	mux.Handle("POST /devices/import/router-db", u.devicesUploadBody(u.Page("devices.create", u.devicesImportRouterDB)))
+	mux.Handle("GET /devices/sample.csv", u.Page("devices.create", u.devicesSample))
+	mux.Handle("GET /devices/export", u.Page("devices.view", u.devicesExport))
 }
 
 // ---- the list ----
@@ -243,7 +245,7 @@ type devicesRow struct {
 type devicesPage struct {
 	Filter devicesFilter
 	Rows   []devicesRow
-	Pager  pager
+	Pager  core.Pager
 	// ListURL is this page without notices, where "back up" comes back to.
 	ListURL   string
 	ExportURL string
@@ -263,13 +265,13 @@ type devicesPage struct {
 
 func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	f := devicesParseFilter(r.URL.Query())
-	groups, err := u.deps.Store.AllGroups(ctx)
+	groups, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return err
 	}
-	zones, err := u.deps.Store.ListZones(ctx)
+	zones, err := u.Store.ListZones(ctx)
 	if err != nil {
 		return err
 	}
@@ -284,13 +286,13 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 	if f.Error != "" {
 		// A refused filter: the form shows it again with the reason,
 		// and no list that would look filtered when it is not.
-		p.Pager = pagerAt(devicesListPath, f.values(), 1, devicesPerPage, 0)
+		p.Pager = core.PagerAt(devicesListPath, f.values(), 1, devicesPerPage, 0)
 		p.ListURL, p.ExportURL = devicesListPath, "/devices/export"
-		return u.render(w, r, http.StatusBadRequest, "devices.html", keyTitleDevices, p)
+		return u.Render(w, r, http.StatusBadRequest, "devices.html", keyTitleDevices, p)
 	}
-	now := u.now()
+	now := u.Now()
 	offset := (f.Page - 1) * devicesPerPage
-	list, total, err := u.deps.Store.ListDevices(ctx, scope, f.store(now), devicesPerPage, offset)
+	list, total, err := u.Store.ListDevices(ctx, scope, f.store(now), devicesPerPage, offset)
 	if err != nil {
 		return err
 	}
@@ -300,11 +302,11 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 		f.Page = pages
 		p.Filter.Page = f.Page
 		offset = (f.Page - 1) * devicesPerPage
-		if list, _, err = u.deps.Store.ListDevices(ctx, scope, f.store(now), devicesPerPage, offset); err != nil {
+		if list, _, err = u.Store.ListDevices(ctx, scope, f.store(now), devicesPerPage, offset); err != nil {
 			return err
 		}
 	}
-	p.Pager = pagerAt(devicesListPath, f.values(), f.Page, devicesPerPage, total)
+	p.Pager = core.PagerAt(devicesListPath, f.values(), f.Page, devicesPerPage, total)
 	p.ListURL = f.url(devicesListPath, f.Page)
 	p.ExportURL = f.url("/devices/export", 1)
 
@@ -319,7 +321,7 @@ func (u *UI) devicesList(w http.ResponseWriter, r *http.Request) error {
 		p.Rows[i].ZoneName = zoneNames[d.ZoneID]
 	}
 	p.Notice, p.NoticeArgs, p.NoticeJobs = devicesNotice(r.URL.Query())
-	return u.render(w, r, http.StatusOK, "devices.html", keyTitleDevices, p)
+	return u.Render(w, r, http.StatusOK, "devices.html", keyTitleDevices, p)
 }
 
 func devicesNewRow(d db.Device, groups map[int64]devicesGroup) devicesRow {
@@ -569,18 +571,18 @@ func (p *devicesFormPage) Back() string {
 // groups in its scope, and "no group" only for users who see every group;
 // only the credentials it may use, and the edited device's own (current,
 // nil for a new device), which it may keep.
-func (u *UI) devicesFormData(ctx context.Context, s *Session, current *int64) (*devicesFormPage, error) {
-	groups, err := u.deps.Store.AllGroups(ctx)
+func (u *UI) devicesFormData(ctx context.Context, s *core.Session, current *int64) (*devicesFormPage, error) {
+	groups, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
-	creds, err := u.deps.Store.DeviceCredentialChoices(ctx, s.Principal().CredentialScope())
+	creds, err := u.Store.DeviceCredentialChoices(ctx, s.Principal().CredentialScope())
 	if err != nil {
 		return nil, err
 	}
 	var lockedCredential bool
 	if current != nil && !s.Principal().CanUseCredential(*current) {
-		c, err := u.deps.Store.GetCredential(ctx, *current)
+		c, err := u.Store.GetCredential(ctx, *current)
 		switch {
 		case errors.Is(err, db.ErrNotFound):
 		case err != nil:
@@ -590,11 +592,11 @@ func (u *UI) devicesFormData(ctx context.Context, s *Session, current *int64) (*
 			creds = append([]db.DeviceChoice{{ID: c.ID, Name: c.Name}}, creds...)
 		}
 	}
-	tpls, err := u.deps.Store.DeviceTemplateChoices(ctx)
+	tpls, err := u.Store.DeviceTemplateChoices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	zones, err := u.deps.Store.ListZones(ctx)
+	zones, err := u.Store.ListZones(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -731,7 +733,7 @@ func devicesFieldMessage(fe inventory.FieldError) *devicesMessage {
 }
 
 func (u *UI) devicesNewForm(w http.ResponseWriter, r *http.Request) error {
-	p, err := u.devicesFormData(r.Context(), sessionOf(r), nil)
+	p, err := u.devicesFormData(r.Context(), core.SessionOf(r), nil)
 	if err != nil {
 		return err
 	}
@@ -741,11 +743,11 @@ func (u *UI) devicesNewForm(w http.ResponseWriter, r *http.Request) error {
 	if len(p.Groups) == 1 && !p.AllowNoGroup {
 		p.Form.GroupID = strconv.FormatInt(p.Groups[0].ID, 10)
 	}
-	return u.render(w, r, http.StatusOK, "devices_form.html", keyTitleDevicesNew, p)
+	return u.Render(w, r, http.StatusOK, "devices_form.html", keyTitleDevicesNew, p)
 }
 
 func (u *UI) devicesCreate(w http.ResponseWriter, r *http.Request) error {
-	p, err := u.devicesFormData(r.Context(), sessionOf(r), nil)
+	p, err := u.devicesFormData(r.Context(), core.SessionOf(r), nil)
 	if err != nil {
 		return err
 	}
@@ -761,16 +763,16 @@ func (u *UI) devicesVisible(r *http.Request) (db.Device, error) {
 	if err != nil || id < 1 {
 		return db.Device{}, db.ErrNotFound
 	}
-	d, err := u.deps.Store.GetDevice(r.Context(), id)
+	d, err := u.Store.GetDevice(r.Context(), id)
 	if err != nil {
 		return d, err
 	}
-	ok, err := u.deps.Store.DeviceInScope(r.Context(), sessionOf(r).Scope(), d)
+	ok, err := u.Store.DeviceInScope(r.Context(), core.SessionOf(r).Scope(), d)
 	if err != nil {
 		return d, err
 	}
 	if !ok {
-		return d, forbidden()
+		return d, core.Forbidden()
 	}
 	return d, nil
 }
@@ -780,15 +782,15 @@ func (u *UI) devicesEditForm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := u.devicesFormData(r.Context(), sessionOf(r), d.CredentialID)
+	p, err := u.devicesFormData(r.Context(), core.SessionOf(r), d.CredentialID)
 	if err != nil {
 		return err
 	}
 	p.Edit, p.ID, p.DeviceName = true, d.ID, d.Name
 	p.Action = "/devices/" + strconv.FormatInt(d.ID, 10) + "/edit"
-	p.Next = localPath(r.URL.Query().Get("next"), "")
+	p.Next = core.LocalPath(r.URL.Query().Get("next"), "")
 	p.Form = devicesFormOf(d)
-	return u.render(w, r, http.StatusOK, "devices_form.html", keyTitleDevicesEdit, p)
+	return u.Render(w, r, http.StatusOK, "devices_form.html", keyTitleDevicesEdit, p)
 }
 
 // devicesUpdate saves the edit form. The device must be in the user's
@@ -799,7 +801,7 @@ func (u *UI) devicesUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := u.devicesFormData(r.Context(), sessionOf(r), d.CredentialID)
+	p, err := u.devicesFormData(r.Context(), core.SessionOf(r), d.CredentialID)
 	if err != nil {
 		return err
 	}
@@ -814,7 +816,7 @@ func (u *UI) devicesUpdate(w http.ResponseWriter, r *http.Request) error {
 func (u *UI) devicesSave(w http.ResponseWriter, r *http.Request, p *devicesFormPage, old *db.Device) error {
 	ctx := r.Context()
 	p.Form = devicesFormFromRequest(r)
-	p.Next = localPath(r.PostFormValue("next"), "")
+	p.Next = core.LocalPath(r.PostFormValue("next"), "")
 	title := keyTitleDevicesNew
 	if old != nil {
 		title = keyTitleDevicesEdit
@@ -826,16 +828,16 @@ func (u *UI) devicesSave(w http.ResponseWriter, r *http.Request, p *devicesFormP
 	status := http.StatusUnprocessableEntity
 	var saved db.Device
 	var err error
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	var use inventory.CredentialUse
 	var used bool
 	if len(errs) == 0 && p.Error == "" {
 		if old == nil {
 			if use, used, err = inventory.CheckCredentialUse(s.Principal(), nil, d); err == nil {
-				saved, err = u.deps.Store.CreateDevice(ctx, d)
+				saved, err = u.Store.CreateDevice(ctx, d)
 			}
 		} else {
-			saved, err = u.deps.Store.UpdateDevice(ctx, old.ID, func(cur *db.Device) error {
+			saved, err = u.Store.UpdateDevice(ctx, old.ID, func(cur *db.Device) error {
 				before := *cur
 				*cur = d
 				cur.ID, cur.Status, cur.LastCheckedAt, cur.LastBackupAt, cur.LastBackupSuccess, cur.CreatedAt, cur.AddressPin =
@@ -873,7 +875,7 @@ func (u *UI) devicesSave(w http.ResponseWriter, r *http.Request, p *devicesFormP
 	}
 	if len(errs) > 0 || p.Error != "" {
 		p.Errors = errs
-		return u.render(w, r, status, "devices_form.html", title, p)
+		return u.Render(w, r, status, "devices_form.html", title, p)
 	}
 	if old == nil {
 		details := map[string]any{"name": saved.Name, "host": saved.Host, "group_id": saved.GroupID}
@@ -926,19 +928,19 @@ func (u *UI) devicesDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := u.deps.Store.DeleteDevice(r.Context(), d.ID); err != nil {
+	if err := u.Store.DeleteDevice(r.Context(), d.ID); err != nil {
 		return err
 	}
-	u.devicesAudit(r, sessionOf(r), "device.delete", d.ID, map[string]any{"name": d.Name})
+	u.devicesAudit(r, core.SessionOf(r), "device.delete", d.ID, map[string]any{"name": d.Name})
 	http.Redirect(w, r, devicesListPath+"?deleted=1", http.StatusSeeOther)
 	return nil
 }
 
 // devicesAudit records a change the user made to devices.
-func (u *UI) devicesAudit(r *http.Request, s *Session, action string, deviceID int64, details map[string]any) {
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: action,
-		TargetType: "device", TargetID: idString(deviceID), Details: details,
+func (u *UI) devicesAudit(r *http.Request, s *core.Session, action string, deviceID int64, details map[string]any) {
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: action,
+		TargetType: "device", TargetID: core.IDString(deviceID), Details: details,
 	})
 }
 
@@ -951,59 +953,59 @@ func (u *UI) devicesAudit(r *http.Request, s *Session, action string, deviceID i
 // count. Every device must be in the user's scope, or nothing is queued.
 func (u *UI) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	s := sessionOf(r)
-	if u.deps.Engine == nil {
-		return &pageError{status: http.StatusServiceUnavailable, message: keyDevicesErrNoEngine}
+	s := core.SessionOf(r)
+	if u.Engine == nil {
+		return &core.PageError{Status: http.StatusServiceUnavailable, Message: keyDevicesErrNoEngine}
 	}
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
-	next := localPath(r.PostFormValue("next"), devicesJobsActive)
+	next := core.LocalPath(r.PostFormValue("next"), devicesJobsActive)
 	var ids []int64
 	details := map[string]any{"trigger": db.TriggerManual}
 	target, targetID := "device", ""
 	if raw := r.PostFormValue("group_id"); raw != "" {
 		gid, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || gid < 1 {
-			return &pageError{status: http.StatusUnprocessableEntity, message: keyDevicesErrBackupNone}
+			return &core.PageError{Status: http.StatusUnprocessableEntity, Message: keyDevicesErrBackupNone}
 		}
-		if _, err := u.deps.Store.GetGroup(ctx, gid); err != nil {
+		if _, err := u.Store.GetGroup(ctx, gid); err != nil {
 			return err
 		}
-		if ok, err := u.deps.Store.GroupInScope(ctx, s.Scope(), gid); err != nil {
+		if ok, err := u.Store.GroupInScope(ctx, s.Scope(), gid); err != nil {
 			return err
 		} else if !ok {
-			return forbidden()
+			return core.Forbidden()
 		}
 		enabled := true
-		if ids, err = u.deps.Store.DeviceIDsMatching(ctx, s.Scope(), db.DeviceFilter{GroupID: &gid, Enabled: &enabled}); err != nil {
+		if ids, err = u.Store.DeviceIDsMatching(ctx, s.Scope(), db.DeviceFilter{GroupID: &gid, Enabled: &enabled}); err != nil {
 			return err
 		}
-		target, targetID = "group", idString(gid)
+		target, targetID = "group", core.IDString(gid)
 		details["group_id"] = gid
 	} else {
 		var err error
 		if ids, err = devicesFormIDs(r.PostForm["id"]); err != nil {
 			return err
 		}
-		missing, outside, err := u.deps.Store.DeviceIDsOutside(ctx, s.Scope(), ids)
+		missing, outside, err := u.Store.DeviceIDsOutside(ctx, s.Scope(), ids)
 		switch {
 		case err != nil:
 			return err
 		case len(missing) > 0:
 			return db.ErrNotFound
 		case len(outside) > 0:
-			return forbidden()
+			return core.Forbidden()
 		}
 		if len(ids) == 1 {
-			targetID = idString(ids[0])
+			targetID = core.IDString(ids[0])
 		} else {
 			details["device_ids"] = ids
 		}
 	}
 	var since int64
 	if len(ids) > 0 {
-		jobIDs, err := u.deps.Engine.Enqueue(ctx, ids, db.TriggerManual)
+		jobIDs, err := u.Engine.Enqueue(ctx, ids, db.TriggerManual)
 		if err != nil {
 			return err
 		}
@@ -1015,8 +1017,8 @@ func (u *UI) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		details["count"] = len(ids)
-		u.auditEntry(r, db.AuditEntry{
-			UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "backup.run",
+		u.AuditEntry(r, db.AuditEntry{
+			UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "backup.run",
 			TargetType: target, TargetID: targetID, Details: details,
 		})
 	}
@@ -1032,10 +1034,10 @@ func (u *UI) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 // devicesMaxSelection, duplicates dropped.
 func devicesFormIDs(raw []string) ([]int64, error) {
 	if len(raw) == 0 {
-		return nil, &pageError{status: http.StatusUnprocessableEntity, message: keyDevicesErrBackupNone}
+		return nil, &core.PageError{Status: http.StatusUnprocessableEntity, Message: keyDevicesErrBackupNone}
 	}
 	if len(raw) > devicesMaxSelection {
-		return nil, &pageError{status: http.StatusRequestEntityTooLarge, message: keyDevicesErrBackupTooMany, args: []any{devicesMaxSelection}}
+		return nil, &core.PageError{Status: http.StatusRequestEntityTooLarge, Message: keyDevicesErrBackupTooMany, Args: []any{devicesMaxSelection}}
 	}
 	ids := make([]int64, 0, len(raw))
 	for _, v := range raw {
@@ -1113,7 +1115,7 @@ type devicesImportProblem struct {
 func (u *UI) devicesImportPageData(ctx context.Context) (devicesImportPage, error) {
 	p := devicesImportPage{Sample: devicesSampleCSV, Platforms: devicesPlatforms(), Encodings: driver.Encodings,
 		MaxRows: devicesImportRows, MaxMiB: devicesImportBytes >> 20, RouterDBForm: devicesRouterDBDefaults()}
-	zones, err := u.deps.Store.ListZones(ctx)
+	zones, err := u.Store.ListZones(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -1128,7 +1130,7 @@ func (u *UI) devicesImportForm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
+	return u.Render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
 }
 
 func (u *UI) devicesSample(w http.ResponseWriter, r *http.Request) error {
@@ -1148,9 +1150,9 @@ func (u *UI) devicesSample(w http.ResponseWriter, r *http.Request) error {
 func (u *UI) devicesUploadBody(next http.Handler) http.Handler {
 	limit := int64(devicesImportBytes + 64<<10) // the file and the form around it
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, cookieErr := r.Cookie(sessionCookie)
+		_, cookieErr := r.Cookie(core.SessionCookie)
 		multipart := strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data")
-		if cookieErr != nil || !multipart || crossOrigin(r) != "" {
+		if cookieErr != nil || !multipart || core.CrossOrigin(r) != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -1158,13 +1160,8 @@ func (u *UI) devicesUploadBody(next http.Handler) http.Handler {
 		if err := r.ParseMultipartForm(limit); err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				r, perr := u.prepare(w, r)
-				if perr != nil {
-					u.pageFailed(w, r, perr)
-					return
-				}
-				u.pageFailed(w, r, &pageError{status: http.StatusRequestEntityTooLarge, message: keyDevicesImportTooLarge,
-					args: []any{devicesImportBytes >> 20, devicesImportRows}})
+				u.RenderError(w, r, &core.PageError{Status: http.StatusRequestEntityTooLarge, Message: keyDevicesImportTooLarge,
+					Args: []any{devicesImportBytes >> 20, devicesImportRows}})
 				return
 			}
 		}
@@ -1186,7 +1183,7 @@ func (u *UI) devicesImport(w http.ResponseWriter, r *http.Request) error {
 	}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.ErrorArgs = key, args
-		return u.render(w, r, status, "devices_import.html", keyTitleDevicesImport, p)
+		return u.Render(w, r, status, "devices_import.html", keyTitleDevicesImport, p)
 	}
 	file, header, err := r.FormFile("file")
 	if err != nil {
@@ -1200,7 +1197,7 @@ func (u *UI) devicesImport(w http.ResponseWriter, r *http.Request) error {
 	if len(data) > devicesImportBytes {
 		return fail(http.StatusRequestEntityTooLarge, keyDevicesImportTooLarge, devicesImportBytes>>20, devicesImportRows)
 	}
-	in, err := u.devicesImportInput(r.Context(), sessionOf(r))
+	in, err := u.devicesImportInput(r.Context(), core.SessionOf(r))
 	if err != nil {
 		return err
 	}
@@ -1215,7 +1212,7 @@ func (u *UI) devicesImport(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if len(problems) == 0 {
-		err := u.deps.Store.ImportDevices(r.Context(), devices)
+		err := u.Store.ImportDevices(r.Context(), devices)
 		var ie *db.ImportError
 		if errors.As(err, &ie) {
 			// Another writer came between the checks and the transaction.
@@ -1229,16 +1226,16 @@ func (u *UI) devicesImport(w http.ResponseWriter, r *http.Request) error {
 		p.ProblemCount = len(problems)
 		p.Problems = problems[:min(len(problems), devicesImportShown)]
 		p.More = len(problems) - len(p.Problems)
-		return u.render(w, r, http.StatusUnprocessableEntity, "devices_import.html", keyTitleDevicesImport, p)
+		return u.Render(w, r, http.StatusUnprocessableEntity, "devices_import.html", keyTitleDevicesImport, p)
 	}
-	s := sessionOf(r)
-	details := map[string]any{"count": len(devices), "file": truncate(header.Filename, 128)}
+	s := core.SessionOf(r)
+	details := map[string]any{"count": len(devices), "file": core.Truncate(header.Filename, 128)}
 	if ids := devicesCredentialIDs(devices); len(ids) > 0 {
 		// Which credentials the import attached.
 		details["credential_ids"] = ids
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.import",
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "device.import",
 		TargetType: "device", Details: details,
 	})
 	http.Redirect(w, r, devicesListPath+"?imported="+strconv.Itoa(len(devices)), http.StatusSeeOther)
@@ -1265,7 +1262,7 @@ func (u *UI) devicesNamesTaken(ctx context.Context, devices []db.Device, lines [
 	for i, d := range devices {
 		names[i] = d.Name
 	}
-	taken, err := u.deps.Store.ExistingDeviceNames(ctx, names)
+	taken, err := u.Store.ExistingDeviceNames(ctx, names)
 	if err != nil {
 		return nil, err
 	}
@@ -1300,20 +1297,20 @@ type devicesImportInput struct {
 	zones map[string]int64
 }
 
-func (u *UI) devicesImportInput(ctx context.Context, s *Session) (*devicesImportInput, error) {
-	groups, err := u.deps.Store.AllGroups(ctx)
+func (u *UI) devicesImportInput(ctx context.Context, s *core.Session) (*devicesImportInput, error) {
+	groups, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
-	creds, err := u.deps.Store.DeviceCredentialChoices(ctx, db.CredentialScope{All: true})
+	creds, err := u.Store.DeviceCredentialChoices(ctx, db.CredentialScope{All: true})
 	if err != nil {
 		return nil, err
 	}
-	tpls, err := u.deps.Store.DeviceTemplateChoices(ctx)
+	tpls, err := u.Store.DeviceTemplateChoices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	zones, err := u.deps.Store.ListZones(ctx)
+	zones, err := u.Store.ListZones(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1572,23 +1569,23 @@ func (in *devicesImportInput) device(row map[string]string) (db.Device, []device
 // the import's format (names, never a secret), a thousand at a time.
 func (u *UI) devicesExport(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	f := devicesParseFilter(r.URL.Query())
 	if f.Error != "" {
-		return &pageError{status: http.StatusBadRequest, message: f.Error}
+		return &core.PageError{Status: http.StatusBadRequest, Message: f.Error}
 	}
-	filter := f.store(u.now())
-	names, err := importer.LoadCSVNames(ctx, u.deps.Store)
+	filter := f.store(u.Now())
+	names, err := importer.LoadCSVNames(ctx, u.Store)
 	if err != nil {
 		return err
 	}
 	// The first page is read before anything is written, so that a
 	// failing store still gets an error page.
-	page, err := u.deps.Store.DevicesAfter(ctx, scope, filter, 0, devicesExportPage)
+	page, err := u.Store.DevicesAfter(ctx, scope, filter, 0, devicesExportPage)
 	if err != nil {
 		return err
 	}
-	name := "backupd-devices-" + u.now().In(u.loc).Format("2006-01-02") + ".csv"
+	name := "backupd-devices-" + u.Now().In(u.Location).Format("2006-01-02") + ".csv"
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	// A byte order mark makes spreadsheets read UTF-8 (Chinese names) right.
@@ -1611,10 +1608,10 @@ func (u *UI) devicesExport(w http.ResponseWriter, r *http.Request) error {
 		if len(page) < devicesExportPage {
 			return nil
 		}
-		if page, err = u.deps.Store.DevicesAfter(ctx, scope, filter, page[len(page)-1].ID, devicesExportPage); err != nil {
+		if page, err = u.Store.DevicesAfter(ctx, scope, filter, page[len(page)-1].ID, devicesExportPage); err != nil {
 			// Half a file is worse than none: break the download off so
 			// that the browser reports it failed.
-			u.log.Error("device export failed", "request_id", web.RequestID(ctx), "err", err)
+			u.Log.Error("device export failed", "request_id", web.RequestID(ctx), "err", err)
 			panic(http.ErrAbortHandler)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	"backupd/app/importer"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // The devices page also imports Oxidized's and RANCID's router.db, as
@@ -163,7 +165,7 @@ func devicesRouterDBDefaults() devicesRouterDBForm {
 // import of an uploaded router.db.
 func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p, err := u.devicesImportPageData(ctx)
 	if err != nil {
 		return err
@@ -175,7 +177,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	p.RouterDBForm = f
 	fail := func(status int, key string, args ...any) error {
 		p.RouterDBError, p.RouterDBErrorArgs = key, args
-		return u.render(w, r, status, "devices_import.html", keyTitleDevicesImport, p)
+		return u.Render(w, r, status, "devices_import.html", keyTitleDevicesImport, p)
 	}
 	if !s.Scope().All {
 		return fail(http.StatusForbidden, keyDevicesRouterDBScoped)
@@ -236,7 +238,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	plan, err := importer.BuildFor(ctx, u.deps.Store, u.deps.Sealer, parsed, f.Group, f.Zone, s.Principal())
+	plan, err := importer.BuildFor(ctx, u.Store, u.Sealer, parsed, f.Group, f.Zone, s.Principal())
 	var ze *importer.ZoneError
 	if errors.As(err, &ze) {
 		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBZone, ze.Name)
@@ -259,7 +261,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 		return fail(http.StatusUnprocessableEntity, keyDevicesRouterDBNothing)
 	}
 	if f.DryRun {
-		return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
+		return u.Render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
 	}
 	for _, need := range []struct {
 		perm string
@@ -269,7 +271,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 			return fail(http.StatusForbidden, keyDevicesRouterDBPermission, need.perm)
 		}
 	}
-	if err := plan.Apply(ctx, u.deps.Store, u.deps.Sealer); err != nil {
+	if err := plan.Apply(ctx, u.Store, u.Sealer); err != nil {
 		var ie *db.ImportError
 		if errors.As(err, &ie) {
 			return fail(http.StatusConflict, keyDevicesImportChanged)
@@ -280,7 +282,7 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 	if created+updated > 0 {
 		filename := ""
 		if _, h, err := r.FormFile("file"); err == nil {
-			filename = truncate(h.Filename, 128)
+			filename = core.Truncate(h.Filename, 128)
 		}
 		details := map[string]any{"format": parsed.Format, "file": filename, "created": created, "updated": updated,
 			"unchanged": unchanged, "skipped": skipped, "groups_created": len(plan.Groups), "credentials_created": len(plan.Credentials)}
@@ -292,12 +294,12 @@ func (u *UI) devicesImportRouterDB(w http.ResponseWriter, r *http.Request) error
 			// a device's new address.
 			details["credential_ids"] = ids
 		}
-		u.auditEntry(r, db.AuditEntry{
-			UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "device.import", TargetType: "device",
+		u.AuditEntry(r, db.AuditEntry{
+			UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "device.import", TargetType: "device",
 			Details: details,
 		})
 	}
-	return u.render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
+	return u.Render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
 }
 
 // devicesUploadedFile reads an uploaded file of the form, bounded: its

@@ -10,6 +10,8 @@ import (
 
 	"backupd/app/secret"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Credentials: the logins devices are backed up with. Secrets are
@@ -28,7 +30,7 @@ var credentialNotices = map[string]string{
 // credentialListPage is the data of credentials.html.
 type credentialListPage struct {
 	Items []credentialRow
-	Pager pager
+	Pager core.Pager
 	// Scoped: the device counts leave out groups the user cannot see.
 	Scoped bool
 	Notice string
@@ -50,8 +52,8 @@ type credentialRow struct {
 
 func (u *UI) credentialList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	page := pageNumber(r, maxListPage)
-	items, total, err := u.deps.Store.ListCredentials(ctx, invPageSize, (page-1)*invPageSize)
+	page := core.PageNumber(r, core.MaxListPage)
+	items, total, err := u.Store.ListCredentials(ctx, invPageSize, (page-1)*invPageSize)
 	if err != nil {
 		return err
 	}
@@ -62,12 +64,12 @@ func (u *UI) credentialList(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range items {
 		ids[i] = c.ID
 	}
-	used, err := u.deps.Store.DevicesUsingCredentials(ctx, sessionOf(r).Scope(), ids)
+	used, err := u.Store.DevicesUsingCredentials(ctx, core.SessionOf(r).Scope(), ids)
 	if err != nil {
 		return err
 	}
-	p := credentialListPage{Pager: newPager(r, page, invPageSize, total),
-		Scoped: !sessionOf(r).Scope().All, Notice: invNotice(r, credentialNotices)}
+	p := credentialListPage{Pager: core.NewPager(r, page, invPageSize, total),
+		Scoped: !core.SessionOf(r).Scope().All, Notice: core.Notice(r, credentialNotices)}
 	for _, c := range items {
 		row := credentialRow{ID: c.ID, Name: c.Name, Username: c.Username, HasPassword: c.Password != nil,
 			HasEnable: c.EnablePassword != nil, HasKey: c.PrivateKey != nil, Devices: used[c.ID]}
@@ -76,7 +78,7 @@ func (u *UI) credentialList(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Items = append(p.Items, row)
 	}
-	return u.render(w, r, http.StatusOK, "credentials.html", keyInvTitleCredentials, p)
+	return u.Render(w, r, http.StatusOK, "credentials.html", keyInvTitleCredentials, p)
 }
 
 // credentialFormPage is the data of credentials_form.html, for a new
@@ -107,7 +109,7 @@ type credentialFormPage struct {
 }
 
 func (u *UI) newCredentialForm(w http.ResponseWriter, r *http.Request) error {
-	return u.render(w, r, http.StatusOK, "credentials_form.html", keyInvTitleNewCredential, credentialFormPage{})
+	return u.Render(w, r, http.StatusOK, "credentials_form.html", keyInvTitleNewCredential, credentialFormPage{})
 }
 
 func (u *UI) credentialDetail(w http.ResponseWriter, r *http.Request) error {
@@ -115,22 +117,22 @@ func (u *UI) credentialDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := credentialFormPage{Notice: invNotice(r, credentialNotices)}
+	p := credentialFormPage{Notice: core.Notice(r, credentialNotices)}
 	return u.renderCredentialForm(w, r, http.StatusOK, c, p, false)
 }
 
 func (u *UI) pathCredential(r *http.Request) (db.Credential, error) {
-	id, err := invPathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return db.Credential{}, err
 	}
-	return u.deps.Store.GetCredential(r.Context(), id)
+	return u.Store.GetCredential(r.Context(), id)
 }
 
 // renderCredentialForm shows stored credential c, with the fields as
 // typed when typed is set (a form that comes back), else as stored.
 func (u *UI) renderCredentialForm(w http.ResponseWriter, r *http.Request, status int, c db.Credential, p credentialFormPage, typed bool) error {
-	used, err := u.deps.Store.DevicesUsingCredentials(r.Context(), sessionOf(r).Scope(), []int64{c.ID})
+	used, err := u.Store.DevicesUsingCredentials(r.Context(), core.SessionOf(r).Scope(), []int64{c.ID})
 	if err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func (u *UI) renderCredentialForm(w http.ResponseWriter, r *http.Request, status
 	}
 	p.ID, p.Heading, p.Devices, p.UpdatedAt = c.ID, c.Name, used[c.ID], c.UpdatedAt
 	p.HasPassword, p.HasEnable, p.HasKey = c.Password != nil, c.EnablePassword != nil, c.PrivateKey != nil
-	return u.render(w, r, status, "credentials_form.html", keyInvTitleCredential, p)
+	return u.Render(w, r, status, "credentials_form.html", keyInvTitleCredential, p)
 }
 
 // credentialInput is the credential form as posted. The secrets live
@@ -158,15 +160,15 @@ type credentialInput struct {
 func readCredentialForm(r *http.Request) (credentialInput, string, []any) {
 	var in credentialInput
 	var fits [6]bool
-	in.name, fits[0] = invField(r, "name", invMaxName)
-	in.username, fits[1] = invField(r, "username", invMaxUsername)
-	in.password, fits[2] = invField(r, "password", invMaxSecret)
-	in.enable, fits[3] = invField(r, "enable_password", invMaxSecret)
-	in.key, fits[4] = invField(r, "private_key", invMaxKey)
-	in.remarks, fits[5] = invField(r, "remarks", invMaxRemarks)
+	in.name, fits[0] = core.Field(r, "name", invMaxName)
+	in.username, fits[1] = core.Field(r, "username", invMaxUsername)
+	in.password, fits[2] = core.Field(r, "password", invMaxSecret)
+	in.enable, fits[3] = core.Field(r, "enable_password", invMaxSecret)
+	in.key, fits[4] = core.Field(r, "private_key", invMaxKey)
+	in.remarks, fits[5] = core.Field(r, "remarks", invMaxRemarks)
 	in.name, in.username = strings.TrimSpace(in.name), strings.TrimSpace(in.username)
 	in.remarks = strings.TrimSpace(in.remarks)
-	in.clearPassword, in.clearEnable, in.clearKey = invChecked(r, "clear_password"), invChecked(r, "clear_enable_password"), invChecked(r, "clear_private_key")
+	in.clearPassword, in.clearEnable, in.clearKey = core.Checked(r, "clear_password"), core.Checked(r, "clear_enable_password"), core.Checked(r, "clear_private_key")
 	switch {
 	case in.name == "":
 		return in, keyInvNameMissing, nil
@@ -214,7 +216,7 @@ func (in credentialInput) formPage(key string, args []any) credentialFormPage {
 // invSeal seals a typed secret as the public API does (its seal
 // helper): same sealer, same purpose, so the engine opens it.
 func (u *UI) invSeal(plain, purpose string) []byte {
-	return u.deps.Sealer.Seal(plain, purpose)
+	return u.Sealer.Seal(plain, purpose)
 }
 
 func invRemarks(s string) *string {
@@ -229,7 +231,7 @@ func (u *UI) createCredential(w http.ResponseWriter, r *http.Request) error {
 	fail := func(status int, key string, args ...any) error {
 		p := in.formPage(key, args)
 		p.ClearPassword, p.ClearEnable, p.ClearKey = false, false, false
-		return u.render(w, r, status, "credentials_form.html", keyInvTitleNewCredential, p)
+		return u.Render(w, r, status, "credentials_form.html", keyInvTitleNewCredential, p)
 	}
 	if bad != "" {
 		return fail(http.StatusUnprocessableEntity, bad, args...)
@@ -244,16 +246,16 @@ func (u *UI) createCredential(w http.ResponseWriter, r *http.Request) error {
 	if in.key != "" {
 		c.PrivateKey = u.invSeal(in.key, secret.PurposePrivateKey)
 	}
-	c, err := u.deps.Store.CreateCredential(r.Context(), c)
+	c, err := u.Store.CreateCredential(r.Context(), c)
 	switch {
 	case errors.Is(err, db.ErrNameExists):
 		return fail(http.StatusConflict, keyInvCredNameExists, in.name)
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "credential.create", "credential", c.ID, map[string]any{"name": c.Name,
+	u.Audit(r, "credential.create", "credential", c.ID, map[string]any{"name": c.Name,
 		"secrets": invSecretNames(c.Password != nil, c.EnablePassword != nil, c.PrivateKey != nil)})
-	invRedirect(w, r, "/credentials", "created")
+	core.RedirectNotice(w, r, "/credentials", "created")
 	return nil
 }
 
@@ -287,7 +289,7 @@ func (u *UI) updateCredential(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusUnprocessableEntity, bad, args...)
 	}
 	var fields []string
-	c, err := u.deps.Store.UpdateCredential(r.Context(), stored.ID, func(c *db.Credential) error {
+	c, err := u.Store.UpdateCredential(r.Context(), stored.ID, func(c *db.Credential) error {
 		fields = u.applyCredentialInput(c, in)
 		if len(fields) == 0 {
 			return invErrNoChange
@@ -296,15 +298,15 @@ func (u *UI) updateCredential(w http.ResponseWriter, r *http.Request) error {
 	})
 	switch {
 	case errors.Is(err, invErrNoChange):
-		invRedirect(w, r, "/credentials/"+strconv.FormatInt(stored.ID, 10), "unchanged")
+		core.RedirectNotice(w, r, "/credentials/"+strconv.FormatInt(stored.ID, 10), "unchanged")
 		return nil
 	case errors.Is(err, db.ErrNameExists):
 		return fail(http.StatusConflict, keyInvCredNameExists, in.name)
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "credential.update", "credential", c.ID, map[string]any{"fields": fields, "name": c.Name})
-	invRedirect(w, r, "/credentials", "updated")
+	u.Audit(r, "credential.update", "credential", c.ID, map[string]any{"fields": fields, "name": c.Name})
+	core.RedirectNotice(w, r, "/credentials", "updated")
 	return nil
 }
 
@@ -346,14 +348,14 @@ func (u *UI) deleteCredential(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = u.deps.Store.DeleteCredential(r.Context(), c.ID)
+	err = u.Store.DeleteCredential(r.Context(), c.ID)
 	switch {
 	case errors.Is(err, db.ErrInUse):
 		return u.renderCredentialForm(w, r, http.StatusConflict, c, credentialFormPage{Error: keyInvCredInUse, Args: []any{c.Name}}, false)
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "credential.delete", "credential", c.ID, map[string]any{"name": c.Name})
-	invRedirect(w, r, "/credentials", "deleted")
+	u.Audit(r, "credential.delete", "credential", c.ID, map[string]any{"name": c.Name})
+	core.RedirectNotice(w, r, "/credentials", "deleted")
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Groups: the whole tree on one page (groups are few next to devices),
@@ -211,7 +213,7 @@ func (f groupForest) options(selected int64, skip string) []invGroupOption {
 }
 
 func (u *UI) loadGroupForest(ctx context.Context, scope db.Scope) (groupForest, error) {
-	groups, err := u.deps.Store.AllGroups(ctx)
+	groups, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return groupForest{}, err
 	}
@@ -219,7 +221,7 @@ func (u *UI) loadGroupForest(ctx context.Context, scope db.Scope) (groupForest, 
 }
 
 func (u *UI) groupTree(w http.ResponseWriter, r *http.Request) error {
-	p := groupTreePage{Notice: invNotice(r, groupTreeNotices)}
+	p := groupTreePage{Notice: core.Notice(r, groupTreeNotices)}
 	p.Focus, _ = strconv.ParseInt(r.URL.Query().Get("focus"), 10, 64)
 	p.Parent, _ = strconv.ParseInt(r.URL.Query().Get("parent"), 10, 64)
 	return u.renderGroupTree(w, r, http.StatusOK, p)
@@ -227,12 +229,12 @@ func (u *UI) groupTree(w http.ResponseWriter, r *http.Request) error {
 
 func (u *UI) renderGroupTree(w http.ResponseWriter, r *http.Request, status int, p groupTreePage) error {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	f, err := u.loadGroupForest(ctx, scope)
 	if err != nil {
 		return err
 	}
-	counts, err := u.deps.Store.GroupDeviceCounts(ctx)
+	counts, err := u.Store.GroupDeviceCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -241,7 +243,7 @@ func (u *UI) renderGroupTree(w http.ResponseWriter, r *http.Request, status int,
 	p.Parents = f.options(p.Parent, "")
 	p.Root = scope.All
 	p.ShowUngrouped, p.Ungrouped = scope.All && counts[0] > 0, counts[0]
-	return u.render(w, r, status, "groups.html", keyInvTitleGroups, p)
+	return u.Render(w, r, status, "groups.html", keyInvTitleGroups, p)
 }
 
 // invGroupTreeAt is where a change to group id sends the browser: the tree,
@@ -253,7 +255,7 @@ func invGroupTreeAt(id int64, notice string) string {
 // invGroupName reads and checks the name field: the message key of what is
 // wrong with it, if anything.
 func invGroupName(r *http.Request) (string, string, []any) {
-	name, fits := invField(r, "name", invMaxName)
+	name, fits := core.Field(r, "name", invMaxName)
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
@@ -283,21 +285,21 @@ func invFormGroupID(r *http.Request, field string) (*int64, bool) {
 func (u *UI) invCheckParent(ctx context.Context, scope db.Scope, parent *int64) (string, error) {
 	if parent == nil {
 		if !scope.All {
-			return "", forbidden()
+			return "", core.Forbidden()
 		}
 		return "", nil
 	}
-	if _, err := u.deps.Store.GetGroup(ctx, *parent); errors.Is(err, db.ErrNotFound) {
+	if _, err := u.Store.GetGroup(ctx, *parent); errors.Is(err, db.ErrNotFound) {
 		return keyInvGroupParentGone, nil
 	} else if err != nil {
 		return "", err
 	}
-	in, err := u.deps.Store.GroupInScope(ctx, scope, *parent)
+	in, err := u.Store.GroupInScope(ctx, scope, *parent)
 	if err != nil {
 		return "", err
 	}
 	if !in {
-		return "", forbidden()
+		return "", core.Forbidden()
 	}
 	return "", nil
 }
@@ -320,12 +322,12 @@ func (u *UI) createGroup(w http.ResponseWriter, r *http.Request) error {
 	case bad != "":
 		return fail(http.StatusUnprocessableEntity, bad, args...)
 	}
-	if gone, err := u.invCheckParent(ctx, sessionOf(r).Scope(), parent); err != nil {
+	if gone, err := u.invCheckParent(ctx, core.SessionOf(r).Scope(), parent); err != nil {
 		return err
 	} else if gone != "" {
 		return fail(http.StatusUnprocessableEntity, gone)
 	}
-	g, err := u.deps.Store.CreateGroup(ctx, name, parent)
+	g, err := u.Store.CreateGroup(ctx, name, parent)
 	switch {
 	case errors.Is(err, db.ErrNameExists):
 		return fail(http.StatusConflict, keyInvGroupNameExists, name)
@@ -334,7 +336,7 @@ func (u *UI) createGroup(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "group.create", "group", g.ID, map[string]any{"name": g.Name, "parent_id": g.ParentID})
+	u.Audit(r, "group.create", "group", g.ID, map[string]any{"name": g.Name, "parent_id": g.ParentID})
 	http.Redirect(w, r, invGroupTreeAt(g.ID, "created"), http.StatusSeeOther)
 	return nil
 }
@@ -342,20 +344,20 @@ func (u *UI) createGroup(w http.ResponseWriter, r *http.Request) error {
 // invScopedGroup is the group of the URL: 404 when there is none, 403 when
 // it lies outside the user's scope.
 func (u *UI) invScopedGroup(r *http.Request) (db.Group, error) {
-	id, err := invPathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return db.Group{}, err
 	}
-	g, err := u.deps.Store.GetGroup(r.Context(), id)
+	g, err := u.Store.GetGroup(r.Context(), id)
 	if err != nil {
 		return g, err
 	}
-	in, err := u.deps.Store.GroupInScope(r.Context(), sessionOf(r).Scope(), id)
+	in, err := u.Store.GroupInScope(r.Context(), core.SessionOf(r).Scope(), id)
 	if err != nil {
 		return g, err
 	}
 	if !in {
-		return g, forbidden()
+		return g, core.Forbidden()
 	}
 	return g, nil
 }
@@ -388,12 +390,12 @@ func (u *UI) groupDetail(w http.ResponseWriter, r *http.Request) error {
 
 func (u *UI) renderGroupDetail(w http.ResponseWriter, r *http.Request, status int, g db.Group, p groupDetailPage) error {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	f, err := u.loadGroupForest(ctx, scope)
 	if err != nil {
 		return err
 	}
-	if p.Devices, err = u.deps.Store.DevicesInGroup(ctx, g.ID); err != nil {
+	if p.Devices, err = u.Store.DevicesInGroup(ctx, g.ID); err != nil {
 		return err
 	}
 	p.Group = g
@@ -403,7 +405,7 @@ func (u *UI) renderGroupDetail(w http.ResponseWriter, r *http.Request, status in
 	}
 	p.Parents = f.options(invParentKey(g), g.Path)
 	p.Root = scope.All
-	return u.render(w, r, status, "groups_edit.html", keyInvTitleGroup, p)
+	return u.Render(w, r, status, "groups_edit.html", keyInvTitleGroup, p)
 }
 
 func (u *UI) renameGroup(w http.ResponseWriter, r *http.Request) error {
@@ -422,14 +424,14 @@ func (u *UI) renameGroup(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, invGroupTreeAt(g.ID, "unchanged"), http.StatusSeeOther)
 		return nil
 	}
-	updated, err := u.deps.Store.UpdateGroup(r.Context(), g.ID, &name, g.ParentID)
+	updated, err := u.Store.UpdateGroup(r.Context(), g.ID, &name, g.ParentID)
 	switch {
 	case errors.Is(err, db.ErrNameExists):
 		return fail(http.StatusConflict, keyInvGroupNameExists, name)
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "group.update", "group", g.ID, map[string]any{"fields": []string{"name"}, "name": updated.Name,
+	u.Audit(r, "group.update", "group", g.ID, map[string]any{"fields": []string{"name"}, "name": updated.Name,
 		"previous_name": g.Name, "parent_id": updated.ParentID})
 	http.Redirect(w, r, invGroupTreeAt(g.ID, "renamed"), http.StatusSeeOther)
 	return nil
@@ -447,7 +449,7 @@ func (u *UI) moveGroup(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return fail(http.StatusUnprocessableEntity, keyInvGroupParentGone)
 	}
-	if gone, err := u.invCheckParent(r.Context(), sessionOf(r).Scope(), parent); err != nil {
+	if gone, err := u.invCheckParent(r.Context(), core.SessionOf(r).Scope(), parent); err != nil {
 		return err
 	} else if gone != "" {
 		return fail(http.StatusUnprocessableEntity, gone)
@@ -456,7 +458,7 @@ func (u *UI) moveGroup(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, invGroupTreeAt(g.ID, "unchanged"), http.StatusSeeOther)
 		return nil
 	}
-	moved, err := u.deps.Store.UpdateGroup(r.Context(), g.ID, nil, parent)
+	moved, err := u.Store.UpdateGroup(r.Context(), g.ID, nil, parent)
 	switch {
 	case errors.Is(err, db.ErrInvalidParent):
 		// The store refuses a parent inside the group's own subtree.
@@ -464,7 +466,7 @@ func (u *UI) moveGroup(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "group.update", "group", g.ID, map[string]any{"fields": []string{"parent_id"}, "name": moved.Name,
+	u.Audit(r, "group.update", "group", g.ID, map[string]any{"fields": []string{"parent_id"}, "name": moved.Name,
 		"parent_id": moved.ParentID, "previous_parent_id": g.ParentID})
 	http.Redirect(w, r, invGroupTreeAt(g.ID, "moved"), http.StatusSeeOther)
 	return nil
@@ -486,27 +488,27 @@ func (u *UI) reorderGroup(w http.ResponseWriter, r *http.Request) error {
 	case "down":
 		step = 1
 	default:
-		return &pageError{status: http.StatusBadRequest, message: keyInvGroupBadDirection}
+		return &core.PageError{Status: http.StatusBadRequest, Message: keyInvGroupBadDirection}
 	}
 	g, err := u.invScopedGroup(r)
 	if err != nil {
 		return err
 	}
-	f, err := u.loadGroupForest(r.Context(), sessionOf(r).Scope())
+	f, err := u.loadGroupForest(r.Context(), core.SessionOf(r).Scope())
 	if err != nil {
 		return err
 	}
 	if !f.canReorder(g) {
-		return forbidden()
+		return core.Forbidden()
 	}
-	moved, err := u.deps.Store.ReorderGroup(r.Context(), g.ID, step)
+	moved, err := u.Store.ReorderGroup(r.Context(), g.ID, step)
 	if err != nil {
 		return err
 	}
 	notice := "unchanged"
 	if moved {
 		notice = "reordered"
-		u.invAudit(r, "group.update", "group", g.ID, map[string]any{"fields": []string{"sort_order"}, "name": g.Name,
+		u.Audit(r, "group.update", "group", g.ID, map[string]any{"fields": []string{"sort_order"}, "name": g.Name,
 			"parent_id": g.ParentID, "direction": r.PostFormValue("dir")})
 	}
 	http.Redirect(w, r, invGroupTreeAt(g.ID, notice)+"-"+r.PostFormValue("dir"), http.StatusSeeOther)
@@ -521,12 +523,12 @@ func (u *UI) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	fail := func(status int, key string, args ...any) error {
 		return u.renderGroupDetail(w, r, status, g, groupDetailPage{Name: g.Name, Error: key, Args: args})
 	}
-	err = u.deps.Store.DeleteGroup(r.Context(), g.ID)
+	err = u.Store.DeleteGroup(r.Context(), g.ID)
 	switch {
 	case errors.Is(err, db.ErrHasChildren):
 		return fail(http.StatusConflict, keyInvGroupHasChildren, g.Name)
 	case errors.Is(err, db.ErrInUse):
-		n, cerr := u.deps.Store.DevicesInGroup(r.Context(), g.ID)
+		n, cerr := u.Store.DevicesInGroup(r.Context(), g.ID)
 		if cerr != nil {
 			return cerr
 		}
@@ -534,7 +536,7 @@ func (u *UI) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "group.delete", "group", g.ID, map[string]any{"name": g.Name})
-	invRedirect(w, r, "/groups", "deleted")
+	u.Audit(r, "group.delete", "group", g.ID, map[string]any{"name": g.Name})
+	core.RedirectNotice(w, r, "/groups", "deleted")
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"backupd/app/collect/driver"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Templates: named command lists that replace a platform's default
@@ -57,7 +59,7 @@ func invPlatformName(id string) string {
 // templateListPage is the data of templates.html.
 type templateListPage struct {
 	Items     []templateRow
-	Pager     pager
+	Pager     core.Pager
 	Platforms []invPlatform
 	// Scoped: the device counts leave out groups the user cannot see.
 	Scoped bool
@@ -76,8 +78,8 @@ type templateRow struct {
 
 func (u *UI) templateList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	page := pageNumber(r, maxListPage)
-	items, total, err := u.deps.Store.ListTemplates(ctx, invPageSize, (page-1)*invPageSize)
+	page := core.PageNumber(r, core.MaxListPage)
+	items, total, err := u.Store.ListTemplates(ctx, invPageSize, (page-1)*invPageSize)
 	if err != nil {
 		return err
 	}
@@ -88,12 +90,12 @@ func (u *UI) templateList(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range items {
 		ids[i] = t.ID
 	}
-	used, err := u.deps.Store.DevicesUsingTemplates(ctx, sessionOf(r).Scope(), ids)
+	used, err := u.Store.DevicesUsingTemplates(ctx, core.SessionOf(r).Scope(), ids)
 	if err != nil {
 		return err
 	}
-	p := templateListPage{Pager: newPager(r, page, invPageSize, total), Platforms: invPlatforms(""),
-		Scoped: !sessionOf(r).Scope().All, Notice: invNotice(r, templateNotices)}
+	p := templateListPage{Pager: core.NewPager(r, page, invPageSize, total), Platforms: invPlatforms(""),
+		Scoped: !core.SessionOf(r).Scope().All, Notice: core.Notice(r, templateNotices)}
 	for _, t := range items {
 		lines := invCommandLines(t.Commands)
 		row := templateRow{ID: t.ID, Name: t.Name, Platform: t.Platform, PlatformName: invPlatformName(t.Platform),
@@ -103,7 +105,7 @@ func (u *UI) templateList(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Items = append(p.Items, row)
 	}
-	return u.render(w, r, http.StatusOK, "templates.html", keyInvTitleTemplates, p)
+	return u.Render(w, r, http.StatusOK, "templates.html", keyInvTitleTemplates, p)
 }
 
 // invCommandLines is a template's commands, blank lines left out (as the
@@ -161,15 +163,15 @@ func (u *UI) newTemplateForm(w http.ResponseWriter, r *http.Request) error {
 			p.Platform, p.Commands = id, driver.DefaultCommands(id)
 		}
 	}
-	return u.render(w, r, http.StatusOK, "templates_form.html", keyInvTitleNewTemplate, p.withPlatforms())
+	return u.Render(w, r, http.StatusOK, "templates_form.html", keyInvTitleNewTemplate, p.withPlatforms())
 }
 
 func (u *UI) pathTemplate(r *http.Request) (db.Template, error) {
-	id, err := invPathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return db.Template{}, err
 	}
-	return u.deps.Store.GetTemplate(r.Context(), id)
+	return u.Store.GetTemplate(r.Context(), id)
 }
 
 func (u *UI) templateDetail(w http.ResponseWriter, r *http.Request) error {
@@ -177,7 +179,7 @@ func (u *UI) templateDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := templateFormPage{Name: t.Name, Platform: t.Platform, Commands: t.Commands, Notice: invNotice(r, templateNotices)}
+	p := templateFormPage{Name: t.Name, Platform: t.Platform, Commands: t.Commands, Notice: core.Notice(r, templateNotices)}
 	return u.renderTemplateForm(w, r, http.StatusOK, t, p)
 }
 
@@ -185,22 +187,22 @@ func (u *UI) templateDetail(w http.ResponseWriter, r *http.Request) error {
 // or as typed).
 func (u *UI) renderTemplateForm(w http.ResponseWriter, r *http.Request, status int, t db.Template, p templateFormPage) error {
 	ctx := r.Context()
-	used, err := u.deps.Store.DevicesUsingTemplates(ctx, sessionOf(r).Scope(), []int64{t.ID})
+	used, err := u.Store.DevicesUsingTemplates(ctx, core.SessionOf(r).Scope(), []int64{t.ID})
 	if err != nil {
 		return err
 	}
-	if p.InUse, err = u.deps.Store.TemplateInUse(ctx, t.ID); err != nil {
+	if p.InUse, err = u.Store.TemplateInUse(ctx, t.ID); err != nil {
 		return err
 	}
 	p.ID, p.Heading, p.Devices, p.UpdatedAt = t.ID, t.Name, used[t.ID], t.UpdatedAt
-	return u.render(w, r, status, "templates_form.html", keyInvTitleTemplate, p.withPlatforms())
+	return u.Render(w, r, status, "templates_form.html", keyInvTitleTemplate, p.withPlatforms())
 }
 
 // readTemplateForm reads and checks the form: the template as it will be
 // stored (blank commands become the platform's defaults, as in the public
 // API's commandsOrDefault), or the message key of what to correct.
 func readTemplateForm(r *http.Request) (templateFormPage, string, []any) {
-	name, nameFits := invField(r, "name", invMaxName)
+	name, nameFits := core.Field(r, "name", invMaxName)
 	commands := strings.ReplaceAll(r.PostFormValue("commands"), "\r\n", "\n")
 	p := templateFormPage{Name: strings.TrimSpace(name), Platform: r.PostFormValue("platform"), Commands: commands}
 	_, known := driver.Lookup(p.Platform)
@@ -224,14 +226,14 @@ func (u *UI) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	p, bad, args := readTemplateForm(r)
 	if bad != "" {
 		p.Error, p.Args = bad, args
-		return u.render(w, r, http.StatusUnprocessableEntity, "templates_form.html", keyInvTitleNewTemplate, p.withPlatforms())
+		return u.Render(w, r, http.StatusUnprocessableEntity, "templates_form.html", keyInvTitleNewTemplate, p.withPlatforms())
 	}
-	t, err := u.deps.Store.CreateTemplate(r.Context(), db.Template{Name: p.Name, Platform: p.Platform, Commands: p.Commands})
+	t, err := u.Store.CreateTemplate(r.Context(), db.Template{Name: p.Name, Platform: p.Platform, Commands: p.Commands})
 	if err != nil {
 		return err
 	}
-	u.invAudit(r, "template.create", "template", t.ID, map[string]any{"name": t.Name, "platform": t.Platform})
-	invRedirect(w, r, "/templates", "created")
+	u.Audit(r, "template.create", "template", t.ID, map[string]any{"name": t.Name, "platform": t.Platform})
+	core.RedirectNotice(w, r, "/templates", "created")
 	return nil
 }
 
@@ -246,7 +248,7 @@ func (u *UI) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 		return u.renderTemplateForm(w, r, http.StatusUnprocessableEntity, stored, p)
 	}
 	var fields []string
-	t, err := u.deps.Store.UpdateTemplate(r.Context(), stored.ID, func(t *db.Template) error {
+	t, err := u.Store.UpdateTemplate(r.Context(), stored.ID, func(t *db.Template) error {
 		fields = nil // the store may run this again (a transaction retried)
 		for _, f := range []struct {
 			name     string
@@ -263,13 +265,13 @@ func (u *UI) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	})
 	switch {
 	case errors.Is(err, invErrNoChange):
-		invRedirect(w, r, "/templates/"+strconv.FormatInt(stored.ID, 10), "unchanged")
+		core.RedirectNotice(w, r, "/templates/"+strconv.FormatInt(stored.ID, 10), "unchanged")
 		return nil
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "template.update", "template", t.ID, map[string]any{"fields": fields, "name": t.Name, "platform": t.Platform})
-	invRedirect(w, r, "/templates", "updated")
+	u.Audit(r, "template.update", "template", t.ID, map[string]any{"fields": fields, "name": t.Name, "platform": t.Platform})
+	core.RedirectNotice(w, r, "/templates", "updated")
 	return nil
 }
 
@@ -282,18 +284,18 @@ func (u *UI) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	inUse, err := u.deps.Store.TemplateInUse(r.Context(), t.ID)
+	inUse, err := u.Store.TemplateInUse(r.Context(), t.ID)
 	if err != nil {
 		return err
 	}
-	if inUse && !invChecked(r, "fallback") {
+	if inUse && !core.Checked(r, "fallback") {
 		p := templateFormPage{Name: t.Name, Platform: t.Platform, Commands: t.Commands, Error: keyInvTplInUse, Args: []any{t.Name}}
 		return u.renderTemplateForm(w, r, http.StatusConflict, t, p)
 	}
-	if err := u.deps.Store.DeleteTemplate(r.Context(), t.ID); err != nil {
+	if err := u.Store.DeleteTemplate(r.Context(), t.ID); err != nil {
 		return err
 	}
-	u.invAudit(r, "template.delete", "template", t.ID, map[string]any{"name": t.Name, "devices_fell_back": inUse})
-	invRedirect(w, r, "/templates", "deleted")
+	u.Audit(r, "template.delete", "template", t.ID, map[string]any{"name": t.Name, "devices_fell_back": inUse})
+	core.RedirectNotice(w, r, "/templates", "deleted")
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"backupd/app/backup"
 	"backupd/db"
 	"backupd/web"
+
+	"backupd/web/ui/core"
 )
 
 // Jobs page bounds: 50 jobs a page, at most as many pages as the
@@ -47,10 +49,10 @@ var jobTriggerKeys = map[string]string{
 
 // mountJobs registers the jobs page: queued, running and finished backups with live progress and cancel.
 func (u *UI) mountJobs(mux *http.ServeMux) {
-	u.mountPage(mux, "GET /jobs", "backups.view", u.jobs)
-	mux.Handle("POST /jobs/{id}/cancel", u.page("backups.create", u.cancelJob))
-	mux.Handle("GET /api/jobs", u.api("backups.view", u.apiJobs))
-	mux.Handle("DELETE /api/jobs/{id}", u.api("backups.create", u.apiCancelJob))
+	u.MountPage(mux, "GET /jobs", "backups.view", u.jobs)
+	mux.Handle("POST /jobs/{id}/cancel", u.Page("backups.create", u.cancelJob))
+	mux.Handle("GET /api/jobs", u.API("backups.view", u.apiJobs))
+	mux.Handle("DELETE /api/jobs/{id}", u.API("backups.create", u.apiCancelJob))
 }
 
 // jobsQuery is what a jobs list shows: a view, optionally one device's
@@ -231,7 +233,7 @@ func (u *UI) jobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Here = jq.url(jq.View, data.Page)
 	p.Notice = jobNotices[cancelOutcome(r.URL.Query().Get("notice"))]
-	return u.render(w, r, http.StatusOK, "jobs.html", keyTitleJobs, p)
+	return u.Render(w, r, http.StatusOK, "jobs.html", keyTitleJobs, p)
 }
 
 // jobsDevice is the device a list is narrowed to: nil for none,
@@ -241,16 +243,16 @@ func (u *UI) jobsDevice(r *http.Request, id int64) (*db.Device, error) {
 	if id == 0 {
 		return nil, nil
 	}
-	d, err := u.deps.Store.GetDevice(r.Context(), id)
+	d, err := u.Store.GetDevice(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	ok, err := u.deps.Store.DeviceInScope(r.Context(), sessionOf(r).Scope(), d)
+	ok, err := u.Store.DeviceInScope(r.Context(), core.SessionOf(r).Scope(), d)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, forbidden()
+		return nil, core.Forbidden()
 	}
 	return &d, nil
 }
@@ -259,15 +261,15 @@ func (u *UI) jobsDevice(r *http.Request, id int64) (*db.Device, error) {
 // the user's scope. A page past the end shows the last one.
 func (u *UI) jobsData(r *http.Request, jq jobsQuery) (jobsData, error) {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
-	now := u.now()
-	d := jobsData{View: jq.View, PerPage: jobsPerPage, AsOf: now, AsOfText: u.timeText(now)}
-	a, err := u.deps.Store.JobActivityInScope(ctx, scope, now)
+	scope := core.SessionOf(r).Scope()
+	now := u.Now()
+	d := jobsData{View: jq.View, PerPage: jobsPerPage, AsOf: now, AsOfText: u.TimeText(now)}
+	a, err := u.Store.JobActivityInScope(ctx, scope, now)
 	if err != nil {
 		return d, err
 	}
 	d.Counts = jobCounts(a)
-	rows, total, err := u.deps.Store.JobsInView(ctx, scope, jq.View, jq.DeviceID, jobsPerPage, (jq.Page-1)*jobsPerPage)
+	rows, total, err := u.Store.JobsInView(ctx, scope, jq.View, jq.DeviceID, jobsPerPage, (jq.Page-1)*jobsPerPage)
 	if err != nil {
 		return d, err
 	}
@@ -276,15 +278,15 @@ func (u *UI) jobsData(r *http.Request, jq jobsQuery) (jobsData, error) {
 	d.Page = jq.Page
 	if d.Page > d.Pages {
 		d.Page = d.Pages
-		if rows, _, err = u.deps.Store.JobsInView(ctx, scope, jq.View, jq.DeviceID, jobsPerPage, (d.Page-1)*jobsPerPage); err != nil {
+		if rows, _, err = u.Store.JobsInView(ctx, scope, jq.View, jq.DeviceID, jobsPerPage, (d.Page-1)*jobsPerPage); err != nil {
 			return d, err
 		}
 	}
-	lang := stateOf(r).lang
+	lang := core.LangOf(r)
 	if d.More {
-		d.PagerText = u.catalog.text(lang, keyJobPagerMore, formatNum(d.Page), formatNum(total))
+		d.PagerText = u.Text(lang, keyJobPagerMore, core.FormatNum(d.Page), core.FormatNum(total))
 	} else {
-		d.PagerText = u.catalog.text(lang, keyJobPager, formatNum(d.Page), formatNum(d.Pages), formatNum(total))
+		d.PagerText = u.Text(lang, keyJobPager, core.FormatNum(d.Page), core.FormatNum(d.Pages), core.FormatNum(total))
 	}
 	d.Items = make([]jobItem, len(rows))
 	for i, row := range rows {
@@ -300,47 +302,47 @@ func (u *UI) jobsData(r *http.Request, jq jobsQuery) (jobsData, error) {
 // in hand when since is 0; nil when there is none.
 func (u *UI) jobProgress(r *http.Request, since int64) (*jobProgress, error) {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	if since == 0 {
-		start, ok, err := u.deps.Store.JobBatchStart(ctx, scope)
+		start, ok, err := u.Store.JobBatchStart(ctx, scope)
 		if err != nil || !ok {
 			return nil, err
 		}
 		since = start
 	}
-	p, err := u.deps.Store.JobProgressSince(ctx, scope, since)
+	p, err := u.Store.JobProgressSince(ctx, scope, since)
 	if err != nil || p.Total == 0 {
 		return nil, err
 	}
-	lang := stateOf(r).lang
+	lang := core.LangOf(r)
 	out := &jobProgress{Since: p.Since, Total: p.Total, Done: p.Done, Failed: p.Failed, Complete: p.Done == p.Total}
 	if out.Complete {
-		out.Text = u.catalog.text(lang, keyJobProgressComplete, formatNum(p.Total))
+		out.Text = u.Text(lang, keyJobProgressComplete, core.FormatNum(p.Total))
 	} else {
-		out.Text = u.catalog.text(lang, keyJobProgress, formatNum(p.Done), formatNum(p.Total))
+		out.Text = u.Text(lang, keyJobProgress, core.FormatNum(p.Done), core.FormatNum(p.Total))
 	}
 	if p.Failed > 0 {
-		out.Text += " · " + u.catalog.text(lang, keyJobProgressFailed, formatNum(p.Failed))
+		out.Text += " · " + u.Text(lang, keyJobProgressFailed, core.FormatNum(p.Failed))
 	}
 	return out, nil
 }
 
 // jobItem prepares one job for the page and the script.
 func (u *UI) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
-	lang := stateOf(r).lang
-	t := func(key string, args ...any) string { return u.catalog.text(lang, key, args...) }
+	lang := core.LangOf(r)
+	t := func(key string, args ...any) string { return u.Text(lang, key, args...) }
 	j := row.Job
 	// Shown as "attempt 2 of 3"; a process without an engine shows the
 	// default its backups run with.
 	jobMaxAttempts := backup.DefaultMaxAttempts
-	if u.deps.Engine != nil {
-		jobMaxAttempts = u.deps.Engine.MaxAttempts()
+	if u.Engine != nil {
+		jobMaxAttempts = u.Engine.MaxAttempts()
 	}
 	it := jobItem{
 		ID: j.ID, DeviceID: j.DeviceID, DeviceName: row.DeviceName, DeviceURL: "/devices/" + strconv.FormatInt(j.DeviceID, 10),
 		Trigger: j.Trigger, TriggerText: j.Trigger, State: j.State, StateText: j.State,
 		Attempt: j.Attempt, MaxAttempts: jobMaxAttempts, Interruptions: j.Interruptions, AttemptText: "—",
-		QueuedAt: j.CreatedAt, QueuedText: u.timeText(j.CreatedAt),
+		QueuedAt: j.CreatedAt, QueuedText: u.TimeText(j.CreatedAt),
 		StartedAt: j.StartedAt, StartedText: "—", FinishedAt: j.FinishedAt, FinishedText: "—", DurationText: "—",
 	}
 	if k, ok := jobTriggerKeys[j.Trigger]; ok {
@@ -360,12 +362,12 @@ func (u *UI) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
 		it.AttemptText = interrupted
 	}
 	if j.StartedAt != nil {
-		it.StartedText = u.timeText(*j.StartedAt)
+		it.StartedText = u.TimeText(*j.StartedAt)
 		end := now
 		switch {
 		case j.FinishedAt != nil:
 			end = *j.FinishedAt
-			it.FinishedText = u.timeText(end)
+			it.FinishedText = u.TimeText(end)
 		case j.State != db.JobRunning:
 			// Waiting to retry: the last attempt's length is not kept.
 			end = *j.StartedAt
@@ -375,10 +377,10 @@ func (u *UI) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
 			it.Duration, it.DurationText = &secs, formatDuration(max(d, 0))
 		}
 	} else if j.FinishedAt != nil {
-		it.FinishedText = u.timeText(*j.FinishedAt)
+		it.FinishedText = u.TimeText(*j.FinishedAt)
 	}
 	u.jobResult(&it, j, now, t)
-	if (j.State == db.JobQueued || j.State == db.JobRunning) && sessionOf(r).Can("backups.create") {
+	if (j.State == db.JobQueued || j.State == db.JobRunning) && core.SessionOf(r).Can("backups.create") {
 		it.CancelURL = "/jobs/" + strconv.FormatInt(j.ID, 10) + "/cancel"
 	}
 	return it
@@ -412,17 +414,9 @@ func (u *UI) jobResult(it *jobItem, j db.Job, now time.Time, t func(string, ...a
 		case msg != "":
 			it.ResultText, it.ResultBad = t(keyJobResultRetry, msg), true
 		case j.NotBefore.After(now):
-			it.ResultText = t(keyJobResultWaiting, u.timeText(j.NotBefore))
+			it.ResultText = t(keyJobResultWaiting, u.TimeText(j.NotBefore))
 		}
 	}
-}
-
-// timeText is a time as $.Time shows it.
-func (u *UI) timeText(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.In(u.loc).Format("2006-01-02 15:04")
 }
 
 // formatDuration writes d as m:ss, or h:mm:ss from an hour on.
@@ -434,9 +428,6 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
-// formatNum writes n with thousands separators, as $.Num does.
-func formatNum(n int) string { return (&View{}).Num(n) }
-
 // apiJobs is GET /api/jobs: one page of a list with the counts and the
 // progress, for the page's live updates. Parameters as the page's, plus
 // since (the first job of the batch whose progress to report).
@@ -446,7 +437,7 @@ func (u *UI) apiJobs(w http.ResponseWriter, r *http.Request) error {
 		return web.FieldInvalid("query", bad, jobsParamHelp[bad])
 	}
 	if _, err := u.jobsDevice(r, jq.DeviceID); err != nil {
-		var pe *pageError
+		var pe *core.PageError
 		if errors.As(err, &pe) {
 			return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the device is outside your device groups")
 		}
@@ -456,7 +447,7 @@ func (u *UI) apiJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, data)
+	return core.WriteJSON(w, http.StatusOK, data)
 }
 
 var jobsParamHelp = map[string]string{
@@ -480,7 +471,7 @@ const (
 // device outside the user's scope.
 func (u *UI) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 	ctx := r.Context()
-	jobs, err := u.deps.Store.GetJobs(ctx, []int64{id})
+	jobs, err := u.Store.GetJobs(ctx, []int64{id})
 	if err != nil {
 		return "", err
 	}
@@ -488,21 +479,21 @@ func (u *UI) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 		return "", db.ErrNotFound
 	}
 	j := jobs[0]
-	dev, err := u.deps.Store.GetDevice(ctx, j.DeviceID)
+	dev, err := u.Store.GetDevice(ctx, j.DeviceID)
 	if err != nil {
 		return "", err
 	}
-	s := sessionOf(r)
-	if ok, err := u.deps.Store.DeviceInScope(ctx, s.Scope(), dev); err != nil {
+	s := core.SessionOf(r)
+	if ok, err := u.Store.DeviceInScope(ctx, s.Scope(), dev); err != nil {
 		return "", err
 	} else if !ok {
-		return "", forbidden()
+		return "", core.Forbidden()
 	}
 	var stopped bool
-	if u.deps.Engine != nil {
-		stopped, err = u.deps.Engine.Cancel(ctx, id)
+	if u.Engine != nil {
+		stopped, err = u.Engine.Cancel(ctx, id)
 	} else {
-		stopped, err = u.deps.Store.CancelJob(ctx, id)
+		stopped, err = u.Store.CancelJob(ctx, id)
 	}
 	if err != nil {
 		return "", err
@@ -515,9 +506,9 @@ func (u *UI) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 		outcome = cancelRequested
 	}
 	uid := s.UserID
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &uid, Username: s.Username, SessionID: s.auditRef(), Action: "job.cancel",
-		TargetType: "job", TargetID: idString(id),
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: "job.cancel",
+		TargetType: "job", TargetID: core.IDString(id),
 		Details: map[string]any{"device_id": dev.ID, "device_name": dev.Name, "state": j.State, "outcome": string(outcome)},
 	})
 	return outcome, nil
@@ -534,7 +525,7 @@ func (u *UI) cancelJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	back := localPath(r.PostFormValue("back"), "/jobs")
+	back := core.LocalPath(r.PostFormValue("back"), "/jobs")
 	if !strings.HasPrefix(back, "/jobs") {
 		back = "/jobs"
 	}
@@ -557,7 +548,7 @@ func (u *UI) apiCancelJob(w http.ResponseWriter, r *http.Request) error {
 		return web.FieldInvalid("path", "id", "must be a job id (a positive integer)")
 	}
 	outcome, err := u.cancel(r, id)
-	var pe *pageError
+	var pe *core.PageError
 	switch {
 	case errors.As(err, &pe):
 		return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the job's device is outside your device groups")
@@ -566,5 +557,5 @@ func (u *UI) apiCancelJob(w http.ResponseWriter, r *http.Request) error {
 	case outcome == cancelTooLate:
 		return web.NewError(http.StatusConflict, web.CodeConflict, "the job has already finished; nothing was cancelled")
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"id": id, "outcome": outcome})
+	return core.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "outcome": outcome})
 }

@@ -12,12 +12,8 @@ import (
 	"backupd/app/auth"
 	"backupd/db"
 	"backupd/web"
-)
 
-// Input bounds of the sign-in and password forms.
-const (
-	maxUsernameBytes = 128
-	maxPasswordBytes = 4096
+	"backupd/web/ui/core"
 )
 
 // loginPage is the data of login.html.
@@ -31,9 +27,9 @@ type loginPage struct {
 }
 
 func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
-	next := localPath(r.URL.Query().Get("next"), "")
-	if sessionOf(r) != nil {
-		http.Redirect(w, r, localPath(next, "/"), http.StatusSeeOther)
+	next := core.LocalPath(r.URL.Query().Get("next"), "")
+	if core.SessionOf(r) != nil {
+		http.Redirect(w, r, core.LocalPath(next, "/"), http.StatusSeeOther)
 		return nil
 	}
 	p := loginPage{Next: next}
@@ -43,7 +39,7 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
 	case r.URL.Query().Get("out") != "":
 		p.Notice = keyLoginOut
 	}
-	return u.render(w, r, http.StatusOK, "login.html", keyTitleLogin, p)
+	return u.Render(w, r, http.StatusOK, "login.html", keyTitleLogin, p)
 }
 
 // login checks a username and password. Wrong ones count against the
@@ -53,19 +49,19 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
 func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 	username := strings.TrimSpace(r.PostFormValue("username"))
 	password := r.PostFormValue("password")
-	p := loginPage{Username: username, Next: localPath(r.PostFormValue("next"), "")}
-	if len(username) > maxUsernameBytes {
-		p.Username = truncate(username, maxUsernameBytes)
+	p := loginPage{Username: username, Next: core.LocalPath(r.PostFormValue("next"), "")}
+	if len(username) > core.MaxUsernameBytes {
+		p.Username = core.Truncate(username, core.MaxUsernameBytes)
 	}
 	if username == "" || password == "" {
 		p.Error = keyLoginMissing
-		return u.render(w, r, http.StatusUnprocessableEntity, "login.html", keyTitleLogin, p)
+		return u.Render(w, r, http.StatusUnprocessableEntity, "login.html", keyTitleLogin, p)
 	}
 
-	now := u.now()
-	ip := clientIP(r)
+	now := u.Now()
+	ip := core.ClientIP(r)
 	// The throttle's keys stay short whatever was typed.
-	keys := signInKeys(truncate(username, maxUsernameBytes), ip)
+	keys := signInKeys(core.Truncate(username, core.MaxUsernameBytes), ip)
 	if until := u.throttle.locked(now, keys); !until.IsZero() {
 		return u.renderLocked(w, r, p, now, until)
 	}
@@ -81,35 +77,35 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 		if user.ID != 0 {
 			uid, name = &user.ID, user.Username
 		}
-		u.auditEntry(r, db.AuditEntry{
+		u.AuditEntry(r, db.AuditEntry{
 			UserID: uid, Username: name, Action: "session.login_failed", TargetType: "user",
-			TargetID: idString(user.ID), Details: map[string]any{"reason": reason},
+			TargetID: core.IDString(user.ID), Details: map[string]any{"reason": reason},
 		})
 		if !until.IsZero() {
-			u.log.Warn("sign-in locked after failures", "request_id", web.RequestID(r.Context()),
+			u.Log.Warn("sign-in locked after failures", "request_id", web.RequestID(r.Context()),
 				"remote", ip, "until", until.UTC().Format(time.RFC3339))
 			return u.renderLocked(w, r, p, now, until)
 		}
 		p.Error = keyLoginFailed
-		return u.render(w, r, http.StatusUnauthorized, "login.html", keyTitleLogin, p)
+		return u.Render(w, r, http.StatusUnauthorized, "login.html", keyTitleLogin, p)
 	}
 
 	u.throttle.succeeded(keys)
-	ws, err := u.startSession(r.Context(), w, r, user)
+	ws, err := u.StartSession(r.Context(), w, r, user)
 	if err != nil {
 		return err
 	}
-	if _, err := u.deps.Store.PruneWebSessions(r.Context(), now, now.Add(-IdleTimeout)); err != nil {
-		u.log.Warn("pruning ended sessions failed", "err", err)
+	if _, err := u.Store.PruneWebSessions(r.Context(), now, now.Add(-IdleTimeout)); err != nil {
+		u.Log.Warn("pruning ended sessions failed", "err", err)
 	}
 	ref := ws.ID[:16]
-	u.auditEntry(r, db.AuditEntry{
+	u.AuditEntry(r, db.AuditEntry{
 		UserID: &user.ID, Username: user.Username, SessionID: &ref, Action: "session.login",
-		TargetType: "user", TargetID: idString(user.ID),
+		TargetType: "user", TargetID: core.IDString(user.ID),
 	})
-	target := localPath(p.Next, "/")
+	target := core.LocalPath(p.Next, "/")
 	if user.MustChangePassword {
-		target = pathPassword
+		target = core.PathPassword
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
 	return nil
@@ -119,10 +115,10 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 // exists; reason says why a refused one was refused (for the audit log).
 // An unknown username costs the same time as a wrong password.
 func (u *UI) checkPassword(ctx context.Context, username, password string) (user db.User, ok bool, reason string, err error) {
-	if len(username) > maxUsernameBytes || len(password) > maxPasswordBytes {
+	if len(username) > core.MaxUsernameBytes || len(password) > core.MaxPasswordBytes {
 		return user, false, "too_long", nil
 	}
-	user, err = u.deps.Store.UserByName(ctx, username)
+	user, err = u.Store.UserByName(ctx, username)
 	known := err == nil
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return user, false, "", err
@@ -136,7 +132,7 @@ func (u *UI) checkPassword(ctx context.Context, username, password string) (user
 		// A hash this release cannot read: nobody can sign in as this
 		// user until an administrator sets a password, and the answer
 		// must not differ from a wrong password's.
-		u.log.Warn("stored password hash is unreadable", "user", user.Username)
+		u.Log.Warn("stored password hash is unreadable", "user", user.Username)
 		return user, false, "unreadable_hash", nil
 	}
 	if err != nil {
@@ -172,7 +168,7 @@ func (u *UI) verify(ctx context.Context, hash, password string) (bool, error) {
 // try again; nothing was checked.
 func (u *UI) renderLocked(w http.ResponseWriter, r *http.Request, p loginPage, now, until time.Time) error {
 	p.Error, p.Args = u.lockMessage(w, now, until)
-	return u.render(w, r, http.StatusTooManyRequests, "login.html", keyTitleLogin, p)
+	return u.Render(w, r, http.StatusTooManyRequests, "login.html", keyTitleLogin, p)
 }
 
 // lockMessage says when a locked sign-in may be tried again, in the
@@ -183,39 +179,13 @@ func (u *UI) lockMessage(w http.ResponseWriter, now, until time.Time) (string, [
 	if secs < 120 {
 		return keyLoginLockedSec, []any{secs}
 	}
-	return keyLoginLockedMin, []any{(secs + 59) / 60, until.In(u.loc).Format("15:04")}
+	return keyLoginLockedMin, []any{(secs + 59) / 60, until.In(u.Location).Format("15:04")}
 }
 
 func (u *UI) logout(w http.ResponseWriter, r *http.Request) error {
-	if err := u.endSession(w, r); err != nil {
+	if err := u.EndSession(w, r); err != nil {
 		return err
 	}
-	http.Redirect(w, r, pathLogin+"?out=1", http.StatusSeeOther)
+	http.Redirect(w, r, core.PathLogin+"?out=1", http.StatusSeeOther)
 	return nil
-}
-
-// audit records what a signed-in user did through the web interface.
-func (u *UI) audit(r *http.Request, action string, userID int64, username string, sessionRef *string, details map[string]any) {
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &userID, Username: username, SessionID: sessionRef, Action: action,
-		TargetType: "user", TargetID: idString(userID), Details: details,
-	})
-}
-
-// auditEntry completes e with the interface, request id and address, and
-// records it. A failure is logged: what happened has happened.
-func (u *UI) auditEntry(r *http.Request, e db.AuditEntry) {
-	e.Interface = "web"
-	e.RequestID = web.RequestID(r.Context())
-	e.RemoteAddr = clientIP(r)
-	if err := u.deps.Store.RecordAudit(r.Context(), e); err != nil {
-		u.log.Error("audit record failed", "request_id", e.RequestID, "action", e.Action, "err", err)
-	}
-}
-
-func idString(id int64) string {
-	if id == 0 {
-		return ""
-	}
-	return strconv.FormatInt(id, 10)
 }

@@ -3,8 +3,6 @@ package ui
 // Message keys of the Collectors page; texts in
 // embed/i18n/ui/collectors.*.json.
 const (
-	keyNavCollectors = "nav.collectors"
-
 	keyCollTitle      = "collectors.title"
 	keyCollTitleToken = "collectors.token.title"
 

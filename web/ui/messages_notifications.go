@@ -2,8 +2,6 @@ package ui
 
 // Message keys of the Notifications pages.
 const (
-	keyNavNotifications = "nav.notifications"
-
 	keyNotifTitle           = "notifications.title"
 	keyNotifTitleNewChannel = "notifications.channel.title_new"
 	keyNotifTitleChannel    = "notifications.channel.title"

@@ -2,8 +2,6 @@ package ui
 
 // Message keys of the Platforms pages.
 const (
-	keyNavPlatforms = "nav.platforms"
-
 	keyPlatTitle     = "platforms.title"
 	keyPlatTitleNew  = "platforms.form.title_new"
 	keyPlatTitleEdit = "platforms.form.title"

@@ -23,7 +23,6 @@ const (
 	keySchedTargetGroupsMore  = "schedules.summary.groups_more"
 	keySchedTargetGroupCount  = "schedules.summary.group_count"
 	keySchedTargetDeviceCount = "schedules.summary.device_count"
-	keySchedListSep           = "schedules.list_separator"
 
 	keySchedErrName        = "schedules.error.name"
 	keySchedErrCron        = "schedules.error.cron"

@@ -15,6 +15,8 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/notify"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Notifications: the channels events are sent to (webhook, chat tools,
@@ -32,7 +34,6 @@ import (
 // that removes the header.
 
 const (
-	pathNotifications = "/notifications"
 	// notifLogSize is how many deliveries a channel's log shows.
 	notifLogSize = 50
 	// notifGroupNames is how many group names a rule's row spells out.
@@ -48,18 +49,18 @@ const (
 )
 
 func (u *UI) mountNotifications(mux *http.ServeMux) {
-	u.mountPage(mux, "GET "+pathNotifications, "settings.view", u.notifications)
-	mux.Handle("GET /notifications/channels/new", u.page("settings.update", u.newChannelForm))
-	mux.Handle("POST /notifications/channels", u.page("settings.update", u.createChannel))
-	mux.Handle("GET /notifications/channels/{id}", u.page("settings.view", u.channelDetail))
-	mux.Handle("POST /notifications/channels/{id}", u.page("settings.update", u.updateChannel))
-	mux.Handle("POST /notifications/channels/{id}/delete", u.page("settings.update", u.deleteChannel))
-	mux.Handle("POST /notifications/channels/{id}/test", u.page("settings.update", u.testChannel))
-	mux.Handle("GET /notifications/rules/new", u.page("settings.update", u.newNotifRuleForm))
-	mux.Handle("POST /notifications/rules", u.page("settings.update", u.createNotifRule))
-	mux.Handle("GET /notifications/rules/{id}", u.page("settings.view", u.notifRuleDetail))
-	mux.Handle("POST /notifications/rules/{id}", u.page("settings.update", u.updateNotifRule))
-	mux.Handle("POST /notifications/rules/{id}/delete", u.page("settings.update", u.deleteNotifRule))
+	u.MountPage(mux, "GET "+core.PathNotifications, "settings.view", u.notifications)
+	mux.Handle("GET /notifications/channels/new", u.Page("settings.update", u.newChannelForm))
+	mux.Handle("POST /notifications/channels", u.Page("settings.update", u.createChannel))
+	mux.Handle("GET /notifications/channels/{id}", u.Page("settings.view", u.channelDetail))
+	mux.Handle("POST /notifications/channels/{id}", u.Page("settings.update", u.updateChannel))
+	mux.Handle("POST /notifications/channels/{id}/delete", u.Page("settings.update", u.deleteChannel))
+	mux.Handle("POST /notifications/channels/{id}/test", u.Page("settings.update", u.testChannel))
+	mux.Handle("GET /notifications/rules/new", u.Page("settings.update", u.newNotifRuleForm))
+	mux.Handle("POST /notifications/rules", u.Page("settings.update", u.createNotifRule))
+	mux.Handle("GET /notifications/rules/{id}", u.Page("settings.view", u.notifRuleDetail))
+	mux.Handle("POST /notifications/rules/{id}", u.Page("settings.update", u.updateNotifRule))
+	mux.Handle("POST /notifications/rules/{id}/delete", u.Page("settings.update", u.deleteNotifRule))
 }
 
 var notifNotices = map[string]string{
@@ -146,27 +147,27 @@ type notifRuleRow struct {
 
 func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	channels, err := u.deps.Store.NotificationChannels(ctx)
+	channels, err := u.Store.NotificationChannels(ctx)
 	if err != nil {
 		return err
 	}
-	rules, err := u.deps.Store.NotificationRules(ctx)
+	rules, err := u.Store.NotificationRules(ctx)
 	if err != nil {
 		return err
 	}
-	health, err := u.deps.Store.ChannelHealths(ctx)
+	health, err := u.Store.ChannelHealths(ctx)
 	if err != nil {
 		return err
 	}
 	var groupNames map[int64]string
-	scope := sessionOf(r).Scope()
-	lang := stateOf(r).lang
+	scope := core.SessionOf(r).Scope()
+	lang := core.LangOf(r)
 	names := map[int64]string{}
 	used := map[int64]int{}
 	for _, c := range channels {
 		names[c.ID] = c.Name
 	}
-	p := notifOverview{Notice: invNotice(r, notifNotices)}
+	p := notifOverview{Notice: core.Notice(r, notifNotices)}
 	for _, rl := range rules {
 		row := notifRuleRow{ID: rl.ID, Name: rl.Name, Enabled: rl.Enabled, IncludeDiff: rl.IncludeDiff,
 			Threshold: max(rl.FailureThreshold, 1), ScopeLabel: notifScopeKeys[rl.Scope]}
@@ -179,12 +180,12 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 		case db.RuleScopeGroups:
 			row.ScopeArgs = []any{len(rl.GroupIDs)}
 			// Names only to a user who sees every group of the rule.
-			inScope, err := u.deps.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
+			inScope, err := u.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
 			if err != nil {
 				return err
 			}
 			if inScope && groupNames == nil {
-				if groupNames, err = u.scheduleGroupNames(ctx); err != nil {
+				if groupNames, err = u.GroupNames(ctx); err != nil {
 					return err
 				}
 			}
@@ -200,7 +201,7 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 					row.MoreGroups = len(list) - notifGroupNames
 					list = list[:notifGroupNames]
 				}
-				row.GroupNames = strings.Join(list, u.catalog.text(lang, keySchedListSep))
+				row.GroupNames = strings.Join(list, u.Text(lang, core.KeyListSep))
 			}
 		case db.RuleScopeDevices:
 			row.ScopeArgs = []any{len(rl.DeviceIDs)}
@@ -223,7 +224,7 @@ func (u *UI) notifications(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Channels = append(p.Channels, row)
 	}
-	return u.render(w, r, http.StatusOK, "notifications.html", keyNotifTitle, p)
+	return u.Render(w, r, http.StatusOK, "notifications.html", keyNotifTitle, p)
 }
 
 // notifOption is a choice of a select or a box: Label is a message key.
@@ -247,7 +248,7 @@ type notifChannelForm struct {
 	Securities []notifOption
 	HasSecret  bool
 	RulesUsing []string
-	Errors     settingsFormErrors
+	Errors     core.FormErrors
 	Notice     string
 	Retype     bool
 	// URLMasked: the URL field shows a stored URL with hidden parts.
@@ -353,10 +354,10 @@ func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status in
 	p.TypeLabel = notifTypeKeys[p.Fields.Type]
 	p.LogSize, p.TestTimeout = notifLogSize, int(notifTestTimeout/time.Second)
 	if p.ID == 0 {
-		return u.render(w, r, status, "notifications_channel.html", keyNotifTitleNewChannel, p)
+		return u.Render(w, r, status, "notifications_channel.html", keyNotifTitleNewChannel, p)
 	}
 	ctx := r.Context()
-	rules, err := u.deps.Store.NotificationRules(ctx)
+	rules, err := u.Store.NotificationRules(ctx)
 	if err != nil {
 		return err
 	}
@@ -367,7 +368,7 @@ func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status in
 			}
 		}
 	}
-	log, err := u.deps.Store.DeliveryLogIn(ctx, p.ID, sessionOf(r).Scope(), notifLogSize)
+	log, err := u.Store.DeliveryLogIn(ctx, p.ID, core.SessionOf(r).Scope(), notifLogSize)
 	if err != nil {
 		return err
 	}
@@ -395,7 +396,7 @@ func (u *UI) renderChannelForm(w http.ResponseWriter, r *http.Request, status in
 		}
 		p.Log = append(p.Log, row)
 	}
-	return u.render(w, r, status, "notifications_channel.html", keyNotifTitleChannel, p)
+	return u.Render(w, r, status, "notifications_channel.html", keyNotifTitleChannel, p)
 }
 
 // fieldsOf is a stored channel as the form shows it, and whether it
@@ -428,11 +429,11 @@ func fieldsOf(c db.NotificationChannel) (notifChannelFields, bool) {
 }
 
 func (u *UI) pathChannel(r *http.Request) (db.NotificationChannel, error) {
-	id, err := invPathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return db.NotificationChannel{}, err
 	}
-	return u.deps.Store.GetNotificationChannel(r.Context(), id)
+	return u.Store.GetNotificationChannel(r.Context(), id)
 }
 
 func (u *UI) channelDetail(w http.ResponseWriter, r *http.Request) error {
@@ -441,20 +442,20 @@ func (u *UI) channelDetail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f, hasSecret := fieldsOf(c)
-	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: sessionOf(r).Can("settings.update"),
-		Fields: f, HasSecret: hasSecret, Notice: invNotice(r, notifNotices)}
+	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: core.SessionOf(r).Can("settings.update"),
+		Fields: f, HasSecret: hasSecret, Notice: core.Notice(r, notifNotices)}
 	return u.renderChannelForm(w, r, http.StatusOK, p)
 }
 
 // readChannelFields reads the posted form; typ is the stored type of an
 // existing channel ("" for a new one, which takes the posted type) and
 // stored its custom header names.
-func readChannelFields(r *http.Request, typ string, stored []string) (notifChannelFields, settingsFormErrors) {
-	var errs settingsFormErrors
+func readChannelFields(r *http.Request, typ string, stored []string) (notifChannelFields, core.FormErrors) {
+	var errs core.FormErrors
 	field := func(name string, max int, key string) string {
-		v, fits := invField(r, name, max)
+		v, fits := core.Field(r, name, max)
 		if !fits {
-			errs.add(name, key, max)
+			errs.Add(name, key, max)
 		}
 		return strings.TrimSpace(v)
 	}
@@ -462,8 +463,8 @@ func readChannelFields(r *http.Request, typ string, stored []string) (notifChann
 		Name:       field("name", db.MaxNotificationNameLen, keyNotifErrNameTooLong),
 		Type:       typ,
 		Language:   r.PostFormValue("language"),
-		Enabled:    invChecked(r, "enabled"),
-		SkipVerify: invChecked(r, "skip_verify"),
+		Enabled:    core.Checked(r, "enabled"),
+		SkipVerify: core.Checked(r, "skip_verify"),
 		URL:        field("url", notifMaxURL, keyNotifErrTooLong),
 		NewHeaders: field("headers", notifMaxHeaders, keyNotifErrTooLong),
 		Host:       field("host", notifMaxField, keyNotifErrTooLong),
@@ -478,7 +479,7 @@ func readChannelFields(r *http.Request, typ string, stored []string) (notifChann
 		f.Type = r.PostFormValue("type")
 	}
 	if notifTypeKeys[f.Type] == "" {
-		errs.add("type", keyNotifErrType)
+		errs.Add("type", keyNotifErrType)
 		f.Type = notify.TypeWebhook
 	}
 	if f.Language != "zh" {
@@ -493,19 +494,19 @@ func readChannelFields(r *http.Request, typ string, stored []string) (notifChann
 	if secretField == "" {
 		secretField = "chat_url"
 	}
-	f.secret, _ = invField(r, secretField, notifMaxSecret+1)
+	f.secret, _ = core.Field(r, secretField, notifMaxSecret+1)
 	if f.Type != notify.TypeEmail {
 		f.secret = strings.TrimSpace(f.secret)
 	}
 	if len(f.secret) > notifMaxSecret {
-		errs.add(secretField, keyNotifErrTooLong, notifMaxSecret)
+		errs.Add(secretField, keyNotifErrTooLong, notifMaxSecret)
 	}
-	f.ClearSecret = invChecked(r, "clear_"+secretField)
+	f.ClearSecret = core.Checked(r, "clear_"+secretField)
 	if f.Name == "" {
-		errs.add("name", keyNotifErrNameMissing)
+		errs.Add("name", keyNotifErrNameMissing)
 	}
 	if f.secret != "" && f.ClearSecret {
-		errs.add(secretField, keyNotifErrSetAndClear)
+		errs.Add(secretField, keyNotifErrSetAndClear)
 	}
 	if f.Type == notify.TypeWebhook {
 		readHeaderFields(r, &f, stored, &errs)
@@ -519,7 +520,7 @@ func readChannelFields(r *http.Request, typ string, stored []string) (notifChann
 // (blank keeps the stored one) and a "remove" box, then the "Name:
 // value" lines to add (a stored name there replaces its value). The
 // lines are kept with their names only, to be rendered back.
-func readHeaderFields(r *http.Request, f *notifChannelFields, stored []string, errs *settingsFormErrors) {
+func readHeaderFields(r *http.Request, f *notifChannelFields, stored []string, errs *core.FormErrors) {
 	names, values := r.PostForm["header_name"], r.PostForm["header_value"]
 	remove := r.PostForm["header_remove"]
 	typed := map[string]string{}
@@ -534,7 +535,7 @@ func readHeaderFields(r *http.Request, f *notifChannelFields, stored []string, e
 		if h.value != "" {
 			f.typedHeader = true
 			if h.Remove {
-				errs.add("header_value", keyNotifErrHeaderSetAndRemove, name)
+				errs.Add("header_value", keyNotifErrHeaderSetAndRemove, name)
 			}
 		}
 		f.StoredHeaders = append(f.StoredHeaders, h)
@@ -550,7 +551,7 @@ func readHeaderFields(r *http.Request, f *notifChannelFields, stored []string, e
 			lines = append(lines, name+": ")
 		}
 		if !ok || name == "" || value == "" {
-			errs.add("headers", keyNotifErrHeaderLine, i+1)
+			errs.Add("headers", keyNotifErrHeaderLine, i+1)
 			continue
 		}
 		f.typedHeader = true
@@ -610,35 +611,35 @@ func (f notifChannelFields) needsStored(hasSecret bool) bool {
 // channelOf builds the channel the form describes; secret is the plain
 // secret to keep (typed, or the stored one opened), nil for none, and
 // headers a webhook's custom headers with their values.
-func channelOf(f notifChannelFields, secret []byte, headers map[string]string, errs *settingsFormErrors) notify.Channel {
+func channelOf(f notifChannelFields, secret []byte, headers map[string]string, errs *core.FormErrors) notify.Channel {
 	ch := notify.Channel{Type: f.Type, Name: f.Name, Language: f.Language, Secret: secret}
 	switch f.Type {
 	case notify.TypeWebhook:
 		wh := &notify.WebhookConfig{URL: f.url, SkipVerify: f.SkipVerify}
 		switch u, err := url.Parse(f.url); {
 		case f.url == "":
-			errs.add("url", keyNotifErrURLMissing)
+			errs.Add("url", keyNotifErrURLMissing)
 		case !f.keepURL && strings.Contains(f.url, notify.Masked):
-			errs.add("url", keyNotifErrURLMasked)
+			errs.Add("url", keyNotifErrURLMasked)
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			errs.add("url", keyNotifErrURLInvalid)
+			errs.Add("url", keyNotifErrURLInvalid)
 		}
 		wh.Headers = headers
 		ch.Webhook = wh
 	case notify.TypeEmail:
 		e := &notify.EmailConfig{Host: f.Host, Security: f.Security, Username: f.Username, From: f.From, SkipVerify: f.SkipVerify}
 		if f.Host == "" {
-			errs.add("host", keyNotifErrHostMissing)
+			errs.Add("host", keyNotifErrHostMissing)
 		}
 		if f.Port != "" {
 			n, err := strconv.Atoi(f.Port)
 			if err != nil || n < 1 || n > 65535 {
-				errs.add("port", keyNotifErrPort, 65535)
+				errs.Add("port", keyNotifErrPort, 65535)
 			}
 			e.Port = n
 		}
 		if f.From == "" {
-			errs.add("from", keyNotifErrFromMissing)
+			errs.Add("from", keyNotifErrFromMissing)
 		}
 		for _, a := range strings.FieldsFunc(f.To, func(r rune) bool { return r == '\n' || r == ',' || r == ';' }) {
 			if a = strings.TrimSpace(a); a != "" {
@@ -646,16 +647,16 @@ func channelOf(f notifChannelFields, secret []byte, headers map[string]string, e
 			}
 		}
 		if len(e.To) == 0 {
-			errs.add("to", keyNotifErrToMissing)
+			errs.Add("to", keyNotifErrToMissing)
 		}
 		if f.Username != "" && len(secret) == 0 {
-			errs.add("smtp_password", keyNotifErrPasswordMissing)
+			errs.Add("smtp_password", keyNotifErrPasswordMissing)
 		}
 		ch.Email = e
 	default:
 		ch.Chat = &notify.ChatConfig{SkipVerify: f.SkipVerify}
 		if len(secret) == 0 {
-			errs.add("chat_url", keyNotifErrChatURLMissing)
+			errs.Add("chat_url", keyNotifErrChatURLMissing)
 		}
 	}
 	return ch
@@ -665,8 +666,8 @@ func channelOf(f notifChannelFields, secret []byte, headers map[string]string, e
 // receiver is written as a link-local or cloud metadata address the
 // outbound allow list does not hold (notify.Channel.CheckDestination),
 // and reports whether it did.
-func (u *UI) channelDestinationProblem(ctx context.Context, ch notify.Channel, errs *settingsFormErrors) (bool, error) {
-	outbound, err := netguard.Load(ctx, u.deps.Store)
+func (u *UI) channelDestinationProblem(ctx context.Context, ch notify.Channel, errs *core.FormErrors) (bool, error) {
+	outbound, err := netguard.Load(ctx, u.Store)
 	if err != nil {
 		return false, err
 	}
@@ -679,8 +680,8 @@ func (u *UI) channelDestinationProblem(ctx context.Context, ch notify.Channel, e
 
 // notifChannelProblem turns what notify refuses of a channel into the
 // form's message: the English detail names the setting, never its value.
-func notifChannelProblem(err error, errs *settingsFormErrors) {
-	errs.add("settings", keyNotifErrSettings, err.Error())
+func notifChannelProblem(err error, errs *core.FormErrors) {
+	errs.Add("settings", keyNotifErrSettings, err.Error())
 }
 
 func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
@@ -694,7 +695,7 @@ func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
 		plain = []byte(f.secret)
 	}
 	ch := channelOf(f, plain, headersOf(f, nil), &errs)
-	if !errs.empty() {
+	if !errs.Empty() {
 		return fail(http.StatusUnprocessableEntity)
 	}
 	if bad, err := u.channelDestinationProblem(r.Context(), ch, &errs); err != nil {
@@ -702,28 +703,28 @@ func (u *UI) createChannel(w http.ResponseWriter, r *http.Request) error {
 	} else if bad {
 		return fail(http.StatusUnprocessableEntity)
 	}
-	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.deps.Sealer))
+	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.Sealer))
 	if err != nil {
 		notifChannelProblem(err, &errs)
 		return fail(http.StatusUnprocessableEntity)
 	}
-	c, err := u.deps.Store.CreateNotificationChannel(r.Context(), db.NotificationChannel{Name: f.Name, Type: f.Type,
+	c, err := u.Store.CreateNotificationChannel(r.Context(), db.NotificationChannel{Name: f.Name, Type: f.Type,
 		Enabled: f.Enabled, Config: config, Secret: sealed, Language: f.Language})
 	switch {
 	case errors.Is(err, db.ErrNameExists):
-		errs.add("name", keyNotifErrNameExists, f.Name)
+		errs.Add("name", keyNotifErrNameExists, f.Name)
 		return fail(http.StatusConflict)
 	case err != nil:
 		var invalid *db.ErrInvalidField
 		if errors.As(err, &invalid) {
-			errs.add(invalid.Field, keyNotifErrSettings, invalid.Error())
+			errs.Add(invalid.Field, keyNotifErrSettings, invalid.Error())
 			return fail(http.StatusUnprocessableEntity)
 		}
 		return err
 	}
-	u.invAudit(r, "notification_channel.create", "notification_channel", c.ID, map[string]any{"name": c.Name,
+	u.Audit(r, "notification_channel.create", "notification_channel", c.ID, map[string]any{"name": c.Name,
 		"type": c.Type, "secret": len(plain) > 0, "headers": len(f.newHeaders)})
-	invRedirect(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_created")
+	core.RedirectNotice(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_created")
 	return nil
 }
 
@@ -743,9 +744,9 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	var old notify.Channel
 	if f.needsStored(info.HasSecret) {
-		old, err = notify.ChannelFromStore(stored, notify.Opener(u.deps.Sealer))
+		old, err = notify.ChannelFromStore(stored, notify.Opener(u.Sealer))
 		if err != nil {
-			errs.add("secret", keyNotifErrSecretLost)
+			errs.Add("secret", keyNotifErrSecretLost)
 			return fail(http.StatusUnprocessableEntity)
 		}
 	}
@@ -765,7 +766,7 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 		if !urlChanged && strings.Contains(shown.Webhook.URL, notify.Masked) {
 			prev := old
 			if prev.Webhook == nil {
-				prev, _ = notify.ChannelFromStore(stored, notify.Opener(u.deps.Sealer))
+				prev, _ = notify.ChannelFromStore(stored, notify.Opener(u.Sealer))
 			}
 			urlChanged = prev.Webhook == nil || prev.Webhook.URL != f.url
 		}
@@ -782,7 +783,7 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 		headersChanged = headersChanged || h.Remove || h.value != ""
 	}
 	ch := channelOf(f, plain, headersOf(f, oldHeaders), &errs)
-	if !errs.empty() {
+	if !errs.Empty() {
 		return fail(http.StatusUnprocessableEntity)
 	}
 	if bad, err := u.channelDestinationProblem(r.Context(), ch, &errs); err != nil {
@@ -790,13 +791,13 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	} else if bad {
 		return fail(http.StatusUnprocessableEntity)
 	}
-	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.deps.Sealer))
+	config, sealed, err := notify.ChannelToStore(ch, notify.Sealer(u.Sealer))
 	if err != nil {
 		notifChannelProblem(err, &errs)
 		return fail(http.StatusUnprocessableEntity)
 	}
 	var fields []string
-	c, err := u.deps.Store.UpdateNotificationChannel(r.Context(), stored.ID, func(c *db.NotificationChannel) error {
+	c, err := u.Store.UpdateNotificationChannel(r.Context(), stored.ID, func(c *db.NotificationChannel) error {
 		fields = nil // the store may run this again (a transaction retried)
 		for _, x := range []struct {
 			name    string
@@ -817,12 +818,12 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	})
 	switch {
 	case errors.Is(err, db.ErrNameExists):
-		errs.add("name", keyNotifErrNameExists, f.Name)
+		errs.Add("name", keyNotifErrNameExists, f.Name)
 		return fail(http.StatusConflict)
 	case err != nil:
 		var invalid *db.ErrInvalidField
 		if errors.As(err, &invalid) {
-			errs.add(invalid.Field, keyNotifErrSettings, invalid.Error())
+			errs.Add(invalid.Field, keyNotifErrSettings, invalid.Error())
 			return fail(http.StatusUnprocessableEntity)
 		}
 		return err
@@ -830,8 +831,8 @@ func (u *UI) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	if fields == nil {
 		fields = []string{}
 	}
-	u.invAudit(r, "notification_channel.update", "notification_channel", c.ID, map[string]any{"name": c.Name, "fields": fields})
-	invRedirect(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_updated")
+	u.Audit(r, "notification_channel.update", "notification_channel", c.ID, map[string]any{"name": c.Name, "fields": fields})
+	core.RedirectNotice(w, r, "/notifications/channels/"+strconv.FormatInt(c.ID, 10), "channel_updated")
 	return nil
 }
 
@@ -840,18 +841,18 @@ func (u *UI) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = u.deps.Store.DeleteNotificationChannel(r.Context(), c.ID)
+	err = u.Store.DeleteNotificationChannel(r.Context(), c.ID)
 	switch {
 	case errors.Is(err, db.ErrChannelInUse):
 		f, hasSecret := fieldsOf(c)
 		p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: f, HasSecret: hasSecret}
-		p.Errors.add("delete", keyNotifErrChannelInUse, c.Name)
+		p.Errors.Add("delete", keyNotifErrChannelInUse, c.Name)
 		return u.renderChannelForm(w, r, http.StatusConflict, p)
 	case err != nil:
 		return err
 	}
-	u.invAudit(r, "notification_channel.delete", "notification_channel", c.ID, map[string]any{"name": c.Name, "type": c.Type})
-	invRedirect(w, r, pathNotifications, "channel_deleted")
+	u.Audit(r, "notification_channel.delete", "notification_channel", c.ID, map[string]any{"name": c.Name, "type": c.Type})
+	core.RedirectNotice(w, r, core.PathNotifications, "channel_deleted")
 	return nil
 }
 
@@ -878,7 +879,7 @@ func (u *UI) testChannel(w http.ResponseWriter, r *http.Request) error {
 	p := notifChannelForm{ID: c.ID, Heading: c.Name, Editable: true, Fields: f, HasSecret: hasSecret}
 	res := u.sendTest(r.Context(), c)
 	p.Test = &res
-	u.invAudit(r, "notification_channel.test", "notification_channel", c.ID, map[string]any{"name": c.Name,
+	u.Audit(r, "notification_channel.test", "notification_channel", c.ID, map[string]any{"name": c.Name,
 		"ok": res.OK, "status": res.Status})
 	return u.renderChannelForm(w, r, http.StatusOK, p)
 }
@@ -887,20 +888,20 @@ func (u *UI) testChannel(w http.ResponseWriter, r *http.Request) error {
 // error names what failed, never a secret (notify's errors do not hold
 // one).
 func (u *UI) sendTest(ctx context.Context, c db.NotificationChannel) notifTestResult {
-	ch, err := notify.ChannelFromStore(c, notify.Opener(u.deps.Sealer))
+	ch, err := notify.ChannelFromStore(c, notify.Opener(u.Sealer))
 	if err != nil {
 		return notifTestResult{Error: err.Error()}
 	}
-	outbound, err := netguard.Load(ctx, u.deps.Store)
+	outbound, err := netguard.Load(ctx, u.Store)
 	if err != nil {
 		return notifTestResult{Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, notifTestTimeout)
 	defer cancel()
-	now := u.now()
+	now := u.Now()
 	res := notify.Send(ctx, ch, []notify.Event{notifTestEvent(now)}, notify.Options{
 		DeliveryID: "test-" + strconv.FormatInt(c.ID, 10) + "-" + strconv.FormatInt(now.UnixNano(), 10),
-		UserAgent:  "backupd/" + u.deps.Version, Timeout: notifTestTimeout, Now: u.now, Outbound: outbound,
+		UserAgent:  "backupd/" + u.Version, Timeout: notifTestTimeout, Now: u.Now, Outbound: outbound,
 	})
 	out := notifTestResult{OK: res.OK(), Status: res.Status}
 	if res.Err != nil {

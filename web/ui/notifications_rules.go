@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Notification rules: events × scope (all devices, groups with their
@@ -23,14 +25,14 @@ type notifRuleForm struct {
 	Editable bool
 	Fields   notifRuleFields
 	Events   []notifOption
-	Groups   []scheduleGroupOption
+	Groups   []core.GroupCheck
 	Channels []notifChannelChoice
 	// CanTargetAll: only a user who sees every group may choose all
 	// devices.
 	CanTargetAll bool
 	MaxThreshold int
 	MaxDevices   int
-	Errors       settingsFormErrors
+	Errors       core.FormErrors
 }
 
 type notifChannelChoice struct {
@@ -55,13 +57,13 @@ type notifRuleFields struct {
 }
 
 func parseNotifRuleFields(r *http.Request) notifRuleFields {
-	name, _ := invField(r, "name", db.MaxNotificationNameLen*4)
+	name, _ := core.Field(r, "name", db.MaxNotificationNameLen*4)
 	f := notifRuleFields{
-		Name: strings.TrimSpace(name), Enabled: invChecked(r, "enabled"), Events: map[db.EventKind]bool{},
+		Name: strings.TrimSpace(name), Enabled: core.Checked(r, "enabled"), Events: map[db.EventKind]bool{},
 		Scope: r.PostFormValue("scope"), GroupIDs: map[int64]bool{}, ChannelIDs: map[int64]bool{},
-		IncludeDiff: invChecked(r, "include_diff"), Threshold: strings.TrimSpace(r.PostFormValue("failure_threshold")),
+		IncludeDiff: core.Checked(r, "include_diff"), Threshold: strings.TrimSpace(r.PostFormValue("failure_threshold")),
 	}
-	f.Devices, _ = invField(r, "devices", 200_000)
+	f.Devices, _ = core.Field(r, "devices", 200_000)
 	for _, v := range r.PostForm["events"] {
 		if k := db.EventKind(v); k.Valid() {
 			f.Events[k] = true
@@ -81,18 +83,18 @@ func parseNotifRuleFields(r *http.Request) notifRuleFields {
 
 func (u *UI) notifRuleFormFor(r *http.Request, id int64, f notifRuleFields, editable bool) (notifRuleForm, error) {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p := notifRuleForm{ID: id, Fields: f, Editable: editable, CanTargetAll: s.Scope().All,
 		MaxThreshold: db.MaxRuleThreshold, MaxDevices: maxScheduleDevices}
 	for _, k := range db.EventKinds {
 		p.Events = append(p.Events, notifOption{Value: string(k), Label: notifEventKeys[k], Checked: f.Events[k]})
 	}
-	groups, err := u.deps.Store.ScheduleGroups(ctx, s.Scope())
+	groups, err := u.Store.ScheduleGroups(ctx, s.Scope())
 	if err != nil {
 		return p, err
 	}
-	p.Groups = groupChecklist(groups, f.GroupIDs)
-	channels, err := u.deps.Store.NotificationChannels(ctx)
+	p.Groups = core.GroupChecklist(groups, f.GroupIDs)
+	channels, err := u.Store.NotificationChannels(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -103,7 +105,7 @@ func (u *UI) notifRuleFormFor(r *http.Request, id int64, f notifRuleFields, edit
 	return p, nil
 }
 
-func (u *UI) renderNotifRule(w http.ResponseWriter, r *http.Request, status int, id int64, heading string, f notifRuleFields, editable bool, errs settingsFormErrors) error {
+func (u *UI) renderNotifRule(w http.ResponseWriter, r *http.Request, status int, id int64, heading string, f notifRuleFields, editable bool, errs core.FormErrors) error {
 	p, err := u.notifRuleFormFor(r, id, f, editable)
 	if err != nil {
 		return err
@@ -113,35 +115,35 @@ func (u *UI) renderNotifRule(w http.ResponseWriter, r *http.Request, status int,
 	if id != 0 {
 		title = keyNotifTitleRule
 	}
-	return u.render(w, r, status, "notifications_rule.html", title, p)
+	return u.Render(w, r, status, "notifications_rule.html", title, p)
 }
 
 func (u *UI) newNotifRuleForm(w http.ResponseWriter, r *http.Request) error {
 	f := notifRuleFields{Enabled: true, Events: map[db.EventKind]bool{db.EventConfigChanged: true, db.EventBackupFailed: true,
 		db.EventBackupRecovered: true}, Scope: db.RuleScopeAll, GroupIDs: map[int64]bool{}, ChannelIDs: map[int64]bool{},
 		IncludeDiff: true, Threshold: "1"}
-	if !sessionOf(r).Scope().All {
+	if !core.SessionOf(r).Scope().All {
 		f.Scope = db.RuleScopeGroups
 	}
-	return u.renderNotifRule(w, r, http.StatusOK, 0, "", f, true, settingsFormErrors{})
+	return u.renderNotifRule(w, r, http.StatusOK, 0, "", f, true, core.FormErrors{})
 }
 
 func (u *UI) pathNotifRule(r *http.Request) (db.NotificationRule, error) {
-	id, err := invPathID(r)
+	id, err := core.PathID(r)
 	if err != nil {
 		return db.NotificationRule{}, err
 	}
-	return u.deps.Store.GetNotificationRule(r.Context(), id)
+	return u.Store.GetNotificationRule(r.Context(), id)
 }
 
 // ruleInScope reports whether the rule's devices lie in the user's groups.
-func (u *UI) ruleInScope(ctx context.Context, s *Session, rl db.NotificationRule) (bool, error) {
+func (u *UI) ruleInScope(ctx context.Context, s *core.Session, rl db.NotificationRule) (bool, error) {
 	scope := s.Scope()
 	switch rl.Scope {
 	case db.RuleScopeGroups:
-		return u.deps.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
+		return u.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
 	case db.RuleScopeDevices:
-		return u.deps.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetDevices, rl.DeviceIDs)
+		return u.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetDevices, rl.DeviceIDs)
 	}
 	return scope.All, nil
 }
@@ -151,7 +153,7 @@ func (u *UI) notifRuleDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	inScope, err := u.ruleInScope(r.Context(), s, rl)
 	if err != nil {
 		return err
@@ -160,7 +162,7 @@ func (u *UI) notifRuleDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return u.renderNotifRule(w, r, http.StatusOK, rl.ID, rl.Name, f, inScope && s.Can("settings.update"), settingsFormErrors{})
+	return u.renderNotifRule(w, r, http.StatusOK, rl.ID, rl.Name, f, inScope && s.Can("settings.update"), core.FormErrors{})
 }
 
 // ruleFields is a stored rule as the form shows it; device names only to
@@ -179,7 +181,7 @@ func (u *UI) ruleFields(ctx context.Context, rl db.NotificationRule, inScope boo
 		f.ChannelIDs[id] = true
 	}
 	if rl.Scope == db.RuleScopeDevices && inScope {
-		refs, err := u.deps.Store.ScheduleDeviceNames(ctx, rl.DeviceIDs)
+		refs, err := u.Store.ScheduleDeviceNames(ctx, rl.DeviceIDs)
 		if err != nil {
 			return f, err
 		}
@@ -195,14 +197,14 @@ func (u *UI) ruleFields(ctx context.Context, rl db.NotificationRule, inScope boo
 // ruleFromFields checks the form and turns it into a rule. Asking for
 // devices beyond the user's groups is refused outright (forbidden): the
 // form never offers it.
-func (u *UI) ruleFromFields(ctx context.Context, s *Session, f notifRuleFields) (db.NotificationRule, settingsFormErrors, error) {
-	var errs settingsFormErrors
+func (u *UI) ruleFromFields(ctx context.Context, s *core.Session, f notifRuleFields) (db.NotificationRule, core.FormErrors, error) {
+	var errs core.FormErrors
 	rl := db.NotificationRule{Name: f.Name, Enabled: f.Enabled, Scope: f.Scope, IncludeDiff: f.IncludeDiff}
 	switch {
 	case f.Name == "":
-		errs.add("name", keyNotifErrNameMissing)
+		errs.Add("name", keyNotifErrNameMissing)
 	case len([]rune(f.Name)) > db.MaxNotificationNameLen:
-		errs.add("name", keyNotifErrNameTooLong, db.MaxNotificationNameLen)
+		errs.Add("name", keyNotifErrNameTooLong, db.MaxNotificationNameLen)
 	}
 	for _, k := range db.EventKinds {
 		if f.Events[k] {
@@ -210,13 +212,13 @@ func (u *UI) ruleFromFields(ctx context.Context, s *Session, f notifRuleFields) 
 		}
 	}
 	if len(rl.Events) == 0 {
-		errs.add("events", keyNotifErrNoEvents)
+		errs.Add("events", keyNotifErrNoEvents)
 	}
 	scope := s.Scope()
 	switch f.Scope {
 	case db.RuleScopeAll:
 		if !scope.All {
-			return rl, errs, forbidden()
+			return rl, errs, core.Forbidden()
 		}
 	case db.RuleScopeGroups:
 		for id := range f.GroupIDs {
@@ -224,15 +226,15 @@ func (u *UI) ruleFromFields(ctx context.Context, s *Session, f notifRuleFields) 
 		}
 		slices.Sort(rl.GroupIDs)
 		if len(rl.GroupIDs) == 0 {
-			errs.add("scope", keyNotifErrNoGroups)
+			errs.Add("scope", keyNotifErrNoGroups)
 			break
 		}
-		ok, err := u.deps.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
+		ok, err := u.Store.ScheduleTargetInScope(ctx, scope, db.ScheduleTargetGroups, rl.GroupIDs)
 		if err != nil {
 			return rl, errs, err
 		}
 		if !ok {
-			return rl, errs, forbidden()
+			return rl, errs, core.Forbidden()
 		}
 	case db.RuleScopeDevices:
 		ids, err := u.scheduleDeviceIDs(ctx, scope, f.Devices, &errs)
@@ -241,21 +243,21 @@ func (u *UI) ruleFromFields(ctx context.Context, s *Session, f notifRuleFields) 
 		}
 		rl.DeviceIDs = ids
 	default:
-		errs.add("scope", keyNotifErrScope)
+		errs.Add("scope", keyNotifErrScope)
 	}
 	for id := range f.ChannelIDs {
 		rl.ChannelIDs = append(rl.ChannelIDs, id)
 	}
 	slices.Sort(rl.ChannelIDs)
 	if len(rl.ChannelIDs) == 0 {
-		errs.add("channels", keyNotifErrNoChannels)
+		errs.Add("channels", keyNotifErrNoChannels)
 	}
 	n, err := strconv.Atoi(f.Threshold)
 	if f.Threshold == "" {
 		n, err = 1, nil
 	}
 	if err != nil || n < 1 || n > db.MaxRuleThreshold {
-		errs.add("failure_threshold", keyNotifErrThreshold, db.MaxRuleThreshold)
+		errs.Add("failure_threshold", keyNotifErrThreshold, db.MaxRuleThreshold)
 	}
 	rl.FailureThreshold = n
 	return rl, errs, nil
@@ -263,16 +265,16 @@ func (u *UI) ruleFromFields(ctx context.Context, s *Session, f notifRuleFields) 
 
 // notifRuleStoreError turns what the store refuses into the form's
 // message; other errors are returned.
-func notifRuleStoreError(err error, f notifRuleFields, errs *settingsFormErrors) error {
+func notifRuleStoreError(err error, f notifRuleFields, errs *core.FormErrors) error {
 	var invalid *db.ErrInvalidField
 	var ref *db.ErrReference
 	switch {
 	case errors.Is(err, db.ErrNameExists):
-		errs.add("name", keyNotifErrRuleNameExists, f.Name)
+		errs.Add("name", keyNotifErrRuleNameExists, f.Name)
 	case errors.As(err, &invalid):
-		errs.add(invalid.Field, keyNotifErrSettings, invalid.Error())
+		errs.Add(invalid.Field, keyNotifErrSettings, invalid.Error())
 	case errors.As(err, &ref):
-		errs.add(ref.Field, keyNotifErrSettings, ref.Field+": "+ref.Message)
+		errs.Add(ref.Field, keyNotifErrSettings, ref.Field+": "+ref.Message)
 	default:
 		return err
 	}
@@ -280,17 +282,17 @@ func notifRuleStoreError(err error, f notifRuleFields, errs *settingsFormErrors)
 }
 
 func (u *UI) createNotifRule(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	f := parseNotifRuleFields(r)
 	rl, errs, err := u.ruleFromFields(r.Context(), s, f)
 	if err != nil {
 		return err
 	}
-	if errs.empty() {
-		rl, err = u.deps.Store.CreateNotificationRule(r.Context(), rl)
+	if errs.Empty() {
+		rl, err = u.Store.CreateNotificationRule(r.Context(), rl)
 		if err == nil {
-			u.invAudit(r, "notification_rule.create", "notification_rule", rl.ID, notifRuleAudit(rl))
-			invRedirect(w, r, pathNotifications, "rule_created")
+			u.Audit(r, "notification_rule.create", "notification_rule", rl.ID, notifRuleAudit(rl))
+			core.RedirectNotice(w, r, core.PathNotifications, "rule_created")
 			return nil
 		}
 		if err := notifRuleStoreError(err, f, &errs); err != nil {
@@ -305,27 +307,27 @@ func (u *UI) updateNotifRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	if ok, err := u.ruleInScope(r.Context(), s, stored); err != nil {
 		return err
 	} else if !ok {
-		return forbidden()
+		return core.Forbidden()
 	}
 	f := parseNotifRuleFields(r)
 	rl, errs, err := u.ruleFromFields(r.Context(), s, f)
 	if err != nil {
 		return err
 	}
-	if errs.empty() {
-		rl, err = u.deps.Store.UpdateNotificationRule(r.Context(), stored.ID, func(x *db.NotificationRule) error {
+	if errs.Empty() {
+		rl, err = u.Store.UpdateNotificationRule(r.Context(), stored.ID, func(x *db.NotificationRule) error {
 			x.Name, x.Enabled, x.Events, x.Scope = rl.Name, rl.Enabled, rl.Events, rl.Scope
 			x.GroupIDs, x.DeviceIDs, x.ChannelIDs = rl.GroupIDs, rl.DeviceIDs, rl.ChannelIDs
 			x.IncludeDiff, x.FailureThreshold = rl.IncludeDiff, rl.FailureThreshold
 			return nil
 		})
 		if err == nil {
-			u.invAudit(r, "notification_rule.update", "notification_rule", rl.ID, notifRuleAudit(rl))
-			invRedirect(w, r, pathNotifications, "rule_updated")
+			u.Audit(r, "notification_rule.update", "notification_rule", rl.ID, notifRuleAudit(rl))
+			core.RedirectNotice(w, r, core.PathNotifications, "rule_updated")
 			return nil
 		}
 		if err := notifRuleStoreError(err, f, &errs); err != nil {
@@ -340,16 +342,16 @@ func (u *UI) deleteNotifRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if ok, err := u.ruleInScope(r.Context(), sessionOf(r), rl); err != nil {
+	if ok, err := u.ruleInScope(r.Context(), core.SessionOf(r), rl); err != nil {
 		return err
 	} else if !ok {
-		return forbidden()
+		return core.Forbidden()
 	}
-	if err := u.deps.Store.DeleteNotificationRule(r.Context(), rl.ID); err != nil {
+	if err := u.Store.DeleteNotificationRule(r.Context(), rl.ID); err != nil {
 		return err
 	}
-	u.invAudit(r, "notification_rule.delete", "notification_rule", rl.ID, map[string]any{"name": rl.Name})
-	invRedirect(w, r, pathNotifications, "rule_deleted")
+	u.Audit(r, "notification_rule.delete", "notification_rule", rl.ID, map[string]any{"name": rl.Name})
+	core.RedirectNotice(w, r, core.PathNotifications, "rule_deleted")
 	return nil
 }
 

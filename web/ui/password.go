@@ -5,6 +5,9 @@ import (
 	"net/http"
 
 	"backupd/app/auth"
+	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // passwordPage is the data of password.html.
@@ -19,11 +22,11 @@ type passwordPage struct {
 }
 
 func (u *UI) passwordForm(w http.ResponseWriter, r *http.Request) error {
-	p := passwordPage{Forced: sessionOf(r).MustChangePassword, MinLength: auth.MinPasswordLength}
+	p := passwordPage{Forced: core.SessionOf(r).MustChangePassword, MinLength: auth.MinPasswordLength}
 	if r.URL.Query().Get("changed") != "" && !p.Forced {
 		p.Notice = keyPasswordChanged
 	}
-	return u.render(w, r, http.StatusOK, "password.html", keyTitlePassword, p)
+	return u.Render(w, r, http.StatusOK, "password.html", keyTitlePassword, p)
 }
 
 // changePassword sets the user's own password: the current one must be
@@ -31,27 +34,27 @@ func (u *UI) passwordForm(w http.ResponseWriter, r *http.Request) error {
 // CLI applies them) and differ from it. The user's other sessions end and
 // this one gets a new id.
 func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	current := r.PostFormValue("current")
 	next := r.PostFormValue("new")
 	confirm := r.PostFormValue("confirm")
 	p := passwordPage{Forced: s.MustChangePassword, MinLength: auth.MinPasswordLength}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
-		return u.render(w, r, status, "password.html", keyTitlePassword, p)
+		return u.Render(w, r, status, "password.html", keyTitlePassword, p)
 	}
-	if len(current) > maxPasswordBytes {
+	if len(current) > core.MaxPasswordBytes {
 		return fail(http.StatusUnprocessableEntity, keyPasswordWrongCurrent)
 	}
 	// The current password is checked first, and throttled like a sign-in:
 	// a session left open must not become a way to guess it.
-	now := u.now()
-	keys := signInKeys(s.Username, clientIP(r))
+	now := u.Now()
+	keys := signInKeys(s.Username, core.ClientIP(r))
 	if until := u.throttle.locked(now, keys); !until.IsZero() {
 		key, args := u.lockMessage(w, now, until)
 		return fail(http.StatusTooManyRequests, key, args...)
 	}
-	user, err := u.deps.Store.UserByName(r.Context(), s.Username)
+	user, err := u.Store.UserByName(r.Context(), s.Username)
 	if err != nil {
 		return err
 	}
@@ -61,18 +64,18 @@ func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !ok {
 		u.throttle.failed(now, keys)
-		u.audit(r, "user.password_failed", s.UserID, s.Username, s.auditRef(), map[string]any{"reason": "wrong_password"})
+		u.Audit(r, "user.password_failed", "user", s.UserID, map[string]any{"reason": "wrong_password"})
 		return fail(http.StatusUnprocessableEntity, keyPasswordWrongCurrent)
 	}
 	switch err := auth.CheckNewPassword(next); {
 	case errors.Is(err, auth.ErrPasswordTooShort):
-		return fail(http.StatusUnprocessableEntity, keyPasswordTooShort, auth.MinPasswordLength)
+		return fail(http.StatusUnprocessableEntity, core.KeyPasswordTooShort, auth.MinPasswordLength)
 	case err != nil:
 		return err
-	case len(next) > maxPasswordBytes:
-		return fail(http.StatusUnprocessableEntity, keyPasswordTooLong, maxPasswordBytes)
+	case len(next) > core.MaxPasswordBytes:
+		return fail(http.StatusUnprocessableEntity, core.KeyPasswordTooLong, core.MaxPasswordBytes)
 	case next != confirm:
-		return fail(http.StatusUnprocessableEntity, keyPasswordMismatch)
+		return fail(http.StatusUnprocessableEntity, core.KeyPasswordMismatch)
 	case next == current:
 		return fail(http.StatusUnprocessableEntity, keyPasswordSame)
 	}
@@ -82,18 +85,21 @@ func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
 	}
 	// One transaction: the password, every session of the user ended,
 	// this browser signed in again under a new id.
-	ws, token := u.newSession(r, user)
-	if err := u.deps.Store.ResetPassword(r.Context(), user.ID, hash, false, &ws); err != nil {
+	ws, token := u.NewSession(r, user)
+	if err := u.Store.ResetPassword(r.Context(), user.ID, hash, false, &ws); err != nil {
 		return err
 	}
-	setSessionCookie(w, r, token)
+	core.SetSessionCookie(w, r, token)
 	u.throttle.succeeded(keys)
 	ref := ws.ID[:16]
-	u.audit(r, "user.password", s.UserID, s.Username, &ref, nil)
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: &ref, Action: "user.password",
+		TargetType: "user", TargetID: core.IDString(s.UserID),
+	})
 	if p.Forced {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return nil
 	}
-	http.Redirect(w, r, pathPassword+"?changed=1", http.StatusSeeOther)
+	http.Redirect(w, r, core.PathPassword+"?changed=1", http.StatusSeeOther)
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/platforms"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Platforms: the built-in platforms (read only) and the ones an
@@ -29,7 +31,6 @@ import (
 // the device's credential.
 
 const (
-	pathPlatforms = "/platforms"
 	// platformFieldMax bounds one form field; the definition's own bounds
 	// (app/platforms) apply after.
 	platformFieldMax = platforms.MaxDocument
@@ -51,14 +52,14 @@ const (
 var platformTestSlots = make(chan struct{}, platformTests)
 
 func (u *UI) mountPlatforms(mux *http.ServeMux) {
-	u.mountPage(mux, "GET "+pathPlatforms, "settings.view", u.platformsList)
-	mux.Handle("GET /platforms/new", u.page("settings.update", u.platformNewForm))
-	mux.Handle("POST /platforms", u.page("settings.update", u.platformCreate))
-	mux.Handle("POST /platforms/import", u.page("settings.update", u.platformImport))
-	mux.Handle("GET /platforms/{id}", u.page("settings.view", u.platformDetail))
-	mux.Handle("GET /platforms/{id}/export", u.page("settings.view", u.platformExport))
-	mux.Handle("POST /platforms/{id}", u.page("settings.update", u.platformUpdate))
-	mux.Handle("POST /platforms/{id}/delete", u.page("settings.update", u.platformDelete))
+	u.MountPage(mux, "GET "+core.PathPlatforms, "settings.view", u.platformsList)
+	mux.Handle("GET /platforms/new", u.Page("settings.update", u.platformNewForm))
+	mux.Handle("POST /platforms", u.Page("settings.update", u.platformCreate))
+	mux.Handle("POST /platforms/import", u.Page("settings.update", u.platformImport))
+	mux.Handle("GET /platforms/{id}", u.Page("settings.view", u.platformDetail))
+	mux.Handle("GET /platforms/{id}/export", u.Page("settings.view", u.platformExport))
+	mux.Handle("POST /platforms/{id}", u.Page("settings.update", u.platformUpdate))
+	mux.Handle("POST /platforms/{id}/delete", u.Page("settings.update", u.platformDelete))
 }
 
 var platformNotices = map[string]string{
@@ -123,17 +124,17 @@ func (u *UI) platformsList(w http.ResponseWriter, r *http.Request) error {
 	// What the command line imported since this process started is
 	// loaded here too (a definition that does not load shows as such in
 	// the list).
-	_ = platforms.LoadStore(r.Context(), u.deps.Store)
+	_ = platforms.LoadStore(r.Context(), u.Store)
 	return u.renderPlatforms(w, r, http.StatusOK, nil)
 }
 
 func (u *UI) renderPlatforms(w http.ResponseWriter, r *http.Request, status int, errs []platformMsg) error {
 	ctx := r.Context()
-	p := platformsPage{Notice: invNotice(r, platformNotices), Errors: errs, Max: db.MaxCustomPlatforms}
+	p := platformsPage{Notice: core.Notice(r, platformNotices), Errors: errs, Max: db.MaxCustomPlatforms}
 	for _, b := range driver.Builtins() {
 		p.Builtins = append(p.Builtins, platformRowOf(b))
 	}
-	stored, err := platforms.ListStored(ctx, u.deps.Store)
+	stored, err := platforms.ListStored(ctx, u.Store)
 	if err != nil {
 		return err
 	}
@@ -144,12 +145,12 @@ func (u *UI) renderPlatforms(w http.ResponseWriter, r *http.Request, status int,
 		} else {
 			row.Broken = &platformMsg{Key: keyPlatBroken}
 		}
-		if row.Devices, row.Templates, err = u.deps.Store.PlatformUse(ctx, s.PlatformID); err != nil {
+		if row.Devices, row.Templates, err = u.Store.PlatformUse(ctx, s.PlatformID); err != nil {
 			return err
 		}
 		p.Custom = append(p.Custom, row)
 	}
-	return u.render(w, r, status, "platforms.html", keyPlatTitle, p)
+	return u.Render(w, r, status, "platforms.html", keyPlatTitle, p)
 }
 
 // platformFields are the form's values as typed.
@@ -268,7 +269,7 @@ func formLines(s string) []string {
 func readPlatformFields(r *http.Request) (platformFields, []platformMsg) {
 	var errs []platformMsg
 	field := func(name string) string {
-		v, fits := invField(r, name, platformFieldMax)
+		v, fits := core.Field(r, name, platformFieldMax)
 		if !fits {
 			errs = append(errs, platformMsg{Key: keyPlatErrFieldTooLong, Args: []any{name, platformFieldMax}})
 			return ""
@@ -278,7 +279,7 @@ func readPlatformFields(r *http.Request) (platformFields, []platformMsg) {
 	trimmed := func(name string) string { return strings.TrimSpace(field(name)) }
 	f := platformFields{
 		ID: trimmed("id"), Name: trimmed("name"), Vendor: trimmed("vendor"), Notes: trimmed("notes"),
-		SSH: invChecked(r, "ssh"), Telnet: invChecked(r, "telnet"), Exec: invChecked(r, "exec"),
+		SSH: core.Checked(r, "ssh"), Telnet: core.Checked(r, "telnet"), Exec: core.Checked(r, "exec"),
 		Prompt: field("prompt"), PromptLines: field("prompt_lines"), Pager: field("pager"),
 		PagerAnswer: field("pager_answer"), PagingOff: field("paging_off"), DefaultCommands: field("default_commands"),
 		Strip: field("strip"), Noise: field("noise"), EnableCommand: trimmed("enable_command"),
@@ -343,7 +344,7 @@ func (u *UI) platformNewForm(w http.ResponseWriter, r *http.Request) error {
 
 func (u *UI) renderPlatformForm(w http.ResponseWriter, r *http.Request, status int, p platformForm) error {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p.Methods = inventoryMethods()
 	p.MaxRules, p.MaxCmds, p.MaxPattern, p.MaxDoc = platforms.MaxRules, platforms.MaxCommands, platforms.MaxPattern, platforms.MaxDocument
 	// Blank pre-login rows to add answers to.
@@ -355,7 +356,7 @@ func (u *UI) renderPlatformForm(w http.ResponseWriter, r *http.Request, status i
 	}
 	p.CanTestDevice = p.Editable && s.Can("backups.create")
 	if p.CanTestDevice {
-		devices, _, err := u.deps.Store.ListDevices(ctx, s.Scope(), db.DeviceFilter{}, platformDeviceChoices, 0)
+		devices, _, err := u.Store.ListDevices(ctx, s.Scope(), db.DeviceFilter{}, platformDeviceChoices, 0)
 		if err != nil {
 			return err
 		}
@@ -367,7 +368,7 @@ func (u *UI) renderPlatformForm(w http.ResponseWriter, r *http.Request, status i
 	if p.Stored != "" {
 		title = keyPlatTitleEdit
 	}
-	return u.render(w, r, status, "platforms_form.html", title, p)
+	return u.Render(w, r, status, "platforms_form.html", title, p)
 }
 
 func inventoryMethods() []string { return []string{"ssh", "telnet"} }
@@ -378,7 +379,7 @@ func (u *UI) storedPlatform(r *http.Request) (db.CustomPlatform, platforms.Defin
 	if !platforms.IDPattern.MatchString(id) {
 		return db.CustomPlatform{}, platforms.Definition{}, db.ErrNotFound
 	}
-	row, err := u.deps.Store.GetCustomPlatform(r.Context(), id)
+	row, err := u.Store.GetCustomPlatform(r.Context(), id)
 	if err != nil {
 		return row, platforms.Definition{}, err
 	}
@@ -392,15 +393,15 @@ func (u *UI) platformDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := platformForm{Stored: row.PlatformID, Heading: d.Name, Editable: sessionOf(r).Can("settings.update"),
-		F: fieldsOfDefinition(d), Notice: invNotice(r, platformNotices)}
+	p := platformForm{Stored: row.PlatformID, Heading: d.Name, Editable: core.SessionOf(r).Can("settings.update"),
+		F: fieldsOfDefinition(d), Notice: core.Notice(r, platformNotices)}
 	if p.Heading == "" {
 		p.Heading = row.PlatformID
 	}
 	if _, err := d.Platform(); err != nil {
 		p.Errors = definitionMessages(err)
 	}
-	if p.Devices, p.Templates, err = u.deps.Store.PlatformUse(r.Context(), row.PlatformID); err != nil {
+	if p.Devices, p.Templates, err = u.Store.PlatformUse(r.Context(), row.PlatformID); err != nil {
 		return err
 	}
 	return u.renderPlatformForm(w, r, http.StatusOK, p)
@@ -429,7 +430,7 @@ func (u *UI) platformSave(w http.ResponseWriter, r *http.Request, stored string)
 	p := platformForm{Stored: stored, Heading: f.Name, Editable: true, F: f, Errors: errs}
 	if stored != "" {
 		var err error
-		if p.Devices, p.Templates, err = u.deps.Store.PlatformUse(ctx, stored); err != nil {
+		if p.Devices, p.Templates, err = u.Store.PlatformUse(ctx, stored); err != nil {
 			return err
 		}
 	}
@@ -440,7 +441,7 @@ func (u *UI) platformSave(w http.ResponseWriter, r *http.Request, stored string)
 	if len(errs) > 0 {
 		return u.renderPlatformForm(w, r, http.StatusUnprocessableEntity, p)
 	}
-	pl, err := platforms.Save(ctx, u.deps.Store, def, stored == "")
+	pl, err := platforms.Save(ctx, u.Store, def, stored == "")
 	if err != nil {
 		if p.Errors = storeMessages(err, def.ID); p.Errors == nil {
 			return err
@@ -452,7 +453,7 @@ func (u *UI) platformSave(w http.ResponseWriter, r *http.Request, stored string)
 		action, notice = "platform.update", "updated"
 	}
 	u.platformAudit(r, action, pl.ID, map[string]any{"name": pl.Name})
-	invRedirect(w, r, pathPlatforms+"/"+pl.ID, notice)
+	core.RedirectNotice(w, r, core.PathPlatforms+"/"+pl.ID, notice)
 	return nil
 }
 
@@ -460,7 +461,7 @@ func (u *UI) platformSave(w http.ResponseWriter, r *http.Request, stored string)
 // and renders the form with what happened. Nothing is stored.
 func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm, def platforms.Definition) error {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	fail := func(msgs ...platformMsg) error {
 		p.Errors = append(p.Errors, msgs...)
 		return u.renderPlatformForm(w, r, http.StatusUnprocessableEntity, p)
@@ -501,13 +502,13 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 		if !s.Can("backups.create") {
 			return fail(platformMsg{Key: keyPlatErrTestDevicePerm})
 		}
-		d, err := u.deps.Store.GetDevice(ctx, t.DeviceID)
+		d, err := u.Store.GetDevice(ctx, t.DeviceID)
 		if errors.Is(err, db.ErrNotFound) {
 			return fail(platformMsg{Key: keyPlatErrTestNoDevice})
 		} else if err != nil {
 			return err
 		}
-		if ok, err := u.deps.Store.DeviceInScope(ctx, s.Scope(), d); err != nil {
+		if ok, err := u.Store.DeviceInScope(ctx, s.Scope(), d); err != nil {
 			return err
 		} else if !ok {
 			return fail(platformMsg{Key: keyPlatErrTestNoDevice})
@@ -516,7 +517,7 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 			// Only the zone's collector reaches it; this test runs here.
 			return fail(platformMsg{Key: keyPlatErrTestRemoteZone})
 		}
-		if target, err = backup.DeviceTarget(ctx, u.deps.Store, u.deps.Sealer, d.ID); err != nil {
+		if target, err = backup.DeviceTarget(ctx, u.Store, u.Sealer, d.ID); err != nil {
 			return fail(platformMsg{Key: keyPlatErrTestTarget, Args: []any{err.Error()}})
 		}
 		target.Commands = nil // the definition's commands, not the device's template
@@ -534,7 +535,7 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 		}
 		target = collect.Target{Host: t.Host, Port: port, Method: t.Method, Username: t.Username,
 			Password: t.typedPassword, EnablePassword: t.typedEnablePass}
-		outbound, err := netguard.Load(ctx, u.deps.Store)
+		outbound, err := netguard.Load(ctx, u.Store)
 		if err != nil {
 			return err
 		}
@@ -585,9 +586,9 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 
 // platformAudit records a change of the platform with ID id.
 func (u *UI) platformAudit(r *http.Request, action, id string, details map[string]any) {
-	s := sessionOf(r)
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: action,
+	s := core.SessionOf(r)
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: action,
 		TargetType: "platform", TargetID: id, Details: details,
 	})
 }
@@ -597,7 +598,7 @@ func (u *UI) platformDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := platforms.Delete(r.Context(), u.deps.Store, row.PlatformID); err != nil {
+	if err := platforms.Delete(r.Context(), u.Store, row.PlatformID); err != nil {
 		msgs := storeMessages(err, row.PlatformID)
 		if msgs == nil {
 			return err
@@ -605,7 +606,7 @@ func (u *UI) platformDelete(w http.ResponseWriter, r *http.Request) error {
 		return u.renderPlatforms(w, r, http.StatusConflict, msgs)
 	}
 	u.platformAudit(r, "platform.delete", row.PlatformID, map[string]any{"name": d.Name})
-	invRedirect(w, r, pathPlatforms, "deleted")
+	core.RedirectNotice(w, r, core.PathPlatforms, "deleted")
 	return nil
 }
 
@@ -625,14 +626,14 @@ func (u *UI) platformImport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return u.renderPlatforms(w, r, http.StatusUnprocessableEntity, definitionMessages(err))
 	}
-	replace := invChecked(r, "replace")
+	replace := core.Checked(r, "replace")
 	create := true
 	if replace {
-		if _, err := u.deps.Store.GetCustomPlatform(r.Context(), strings.TrimSpace(d.ID)); err == nil {
+		if _, err := u.Store.GetCustomPlatform(r.Context(), strings.TrimSpace(d.ID)); err == nil {
 			create = false
 		}
 	}
-	pl, err := platforms.Save(r.Context(), u.deps.Store, d, create)
+	pl, err := platforms.Save(r.Context(), u.Store, d, create)
 	if err != nil {
 		msgs := storeMessages(err, d.ID)
 		if msgs == nil {
@@ -641,7 +642,7 @@ func (u *UI) platformImport(w http.ResponseWriter, r *http.Request) error {
 		return u.renderPlatforms(w, r, http.StatusUnprocessableEntity, msgs)
 	}
 	u.platformAudit(r, "platform.import", pl.ID, map[string]any{"name": pl.Name, "replaced": !create})
-	invRedirect(w, r, pathPlatforms+"/"+pl.ID, "imported")
+	core.RedirectNotice(w, r, core.PathPlatforms+"/"+pl.ID, "imported")
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collect/driver"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Change-detection rule page bounds.
@@ -177,7 +179,7 @@ func (u *UI) rules(w http.ResponseWriter, r *http.Request) error {
 // renderRules shows the rules page: p's form, notice and "try it" parts
 // with the rules as stored now.
 func (u *UI) renderRules(w http.ResponseWriter, r *http.Request, status int, p rulesPage) error {
-	rules, err := u.deps.Store.NoiseRules(r.Context())
+	rules, err := u.Store.NoiseRules(r.Context())
 	if err != nil {
 		return err
 	}
@@ -206,7 +208,7 @@ func (u *UI) renderRules(w http.ResponseWriter, r *http.Request, status int, p r
 		p.Builtin = append(p.Builtin, b)
 	}
 	p.NoBuiltin = strings.Join(none, ", ")
-	return u.render(w, r, status, "rules.html", keyRulesTitle, p)
+	return u.Render(w, r, status, "rules.html", keyRulesTitle, p)
 }
 
 func parseRuleFields(r *http.Request) ruleFields {
@@ -228,7 +230,7 @@ func (f ruleFields) rule() db.NoiseRule {
 // backup.ValidateNoiseRules accepts it (as backup.SaveNoiseRules would).
 func (u *UI) changeRules(ctx context.Context, version string, edit func([]db.NoiseRule) ([]db.NoiseRule, error)) ([]db.NoiseRule, error) {
 	var rules []db.NoiseRule
-	err := u.deps.Store.UpdateSetting(ctx, db.SettingNoiseRules, &rules, func(bool) error {
+	err := u.Store.UpdateSetting(ctx, db.SettingNoiseRules, &rules, func(bool) error {
 		if rulesVersion(rules) != version {
 			return errRulesChanged
 		}
@@ -272,9 +274,9 @@ func checkRuleFields(f ruleFields) (ruleMessage, bool) {
 }
 
 func (u *UI) auditRules(r *http.Request, change string, no int, rules []db.NoiseRule) {
-	s := sessionOf(r)
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+	s := core.SessionOf(r)
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
 		TargetType: "settings", TargetID: db.SettingNoiseRules,
 		Details: map[string]any{"change": change, "rule": no, "rules": len(rules)},
 	})
@@ -316,7 +318,7 @@ func (u *UI) ruleForm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rules, err := u.deps.Store.NoiseRules(r.Context())
+	rules, err := u.Store.NoiseRules(r.Context())
 	if err != nil {
 		return err
 	}
@@ -328,7 +330,7 @@ func (u *UI) ruleForm(w http.ResponseWriter, r *http.Request) error {
 		No: n, Form: ruleFields{Pattern: rule.Pattern, Platform: rule.Platform, Description: rule.Description},
 		Version: rulesVersion(rules), Platforms: rulePlatforms(),
 	}
-	return u.render(w, r, http.StatusOK, "rules_edit.html", keyRulesTitleEdit, p)
+	return u.Render(w, r, http.StatusOK, "rules_edit.html", keyRulesTitleEdit, p)
 }
 
 func (u *UI) updateRule(w http.ResponseWriter, r *http.Request) error {
@@ -341,7 +343,7 @@ func (u *UI) updateRule(w http.ResponseWriter, r *http.Request) error {
 	p := ruleEditPage{No: n, Form: f, Version: version, Platforms: rulePlatforms()}
 	if msg, ok := checkRuleFields(f); !ok {
 		p.Error, p.Args = msg.Key, msg.Args
-		return u.render(w, r, http.StatusUnprocessableEntity, "rules_edit.html", keyRulesTitleEdit, p)
+		return u.Render(w, r, http.StatusUnprocessableEntity, "rules_edit.html", keyRulesTitleEdit, p)
 	}
 	rules, err := u.changeRules(r.Context(), version, func(rs []db.NoiseRule) ([]db.NoiseRule, error) {
 		if n > len(rs) {
@@ -352,7 +354,7 @@ func (u *UI) updateRule(w http.ResponseWriter, r *http.Request) error {
 	})
 	if status, msg, ok := ruleRefusal(err); ok {
 		p.Error, p.Args = msg.Key, msg.Args
-		return u.render(w, r, status, "rules_edit.html", keyRulesTitleEdit, p)
+		return u.Render(w, r, status, "rules_edit.html", keyRulesTitleEdit, p)
 	}
 	if err != nil {
 		return err
@@ -403,7 +405,7 @@ func (u *UI) tryRules(w http.ResponseWriter, r *http.Request) error {
 			return fail(http.StatusUnprocessableEntity, keyRulesTryPlatform)
 		}
 	}
-	user, err := u.deps.Store.NoiseRules(r.Context())
+	user, err := u.Store.NoiseRules(r.Context())
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,10 @@ import (
 	"github.com/adhocore/gronx"
 
 	"backupd/app/backup"
-	"backupd/app/config"
 	"backupd/db"
 	"backupd/web"
+
+	"backupd/web/ui/core"
 )
 
 // Schedule page bounds.
@@ -28,8 +29,6 @@ const (
 	maxScheduleDevices = 5000
 	// scheduleGroupNames is how many group names a list row spells out.
 	scheduleGroupNames = 3
-	// scheduleMaxDepth caps the indentation of the group choices.
-	scheduleMaxDepth = 6
 	// scheduleSearchLimit bounds the device search of the form.
 	scheduleSearchLimit = 10
 )
@@ -61,7 +60,7 @@ type scheduleRow struct {
 // schedulesPage is the data of schedules.html.
 type schedulesPage struct {
 	Rows   []scheduleRow
-	Pager  pager
+	Pager  core.Pager
 	Notice string
 }
 
@@ -76,25 +75,25 @@ var scheduleNotices = map[string]string{
 
 func (u *UI) schedules(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	s := sessionOf(r)
-	lang := stateOf(r).lang
-	pageNo := pageNumber(r, maxListPage)
-	items, total, err := u.deps.Store.ListSchedules(ctx, schedulesPerPage, (pageNo-1)*schedulesPerPage)
+	s := core.SessionOf(r)
+	lang := core.LangOf(r)
+	pageNo := core.PageNumber(r, core.MaxListPage)
+	items, total, err := u.Store.ListSchedules(ctx, schedulesPerPage, (pageNo-1)*schedulesPerPage)
 	if err != nil {
 		return err
 	}
 	var groupNames map[int64]string
 	p := schedulesPage{
-		Pager:  newPager(r, pageNo, schedulesPerPage, total),
+		Pager:  core.NewPager(r, pageNo, schedulesPerPage, total),
 		Notice: scheduleNotices[r.URL.Query().Get("done")],
 	}
 	for _, sc := range items {
-		inScope, err := u.deps.Store.ScheduleTargetInScope(ctx, s.Scope(), sc.Target, sc.TargetIDs)
+		inScope, err := u.Store.ScheduleTargetInScope(ctx, s.Scope(), sc.Target, sc.TargetIDs)
 		if err != nil {
 			return err
 		}
 		if sc.Target == db.ScheduleTargetGroups && inScope && groupNames == nil {
-			if groupNames, err = u.scheduleGroupNames(ctx); err != nil {
+			if groupNames, err = u.GroupNames(ctx); err != nil {
 				return err
 			}
 		}
@@ -107,7 +106,7 @@ func (u *UI) schedules(w http.ResponseWriter, r *http.Request) error {
 		}
 		loc, err := time.LoadLocation(sc.Timezone)
 		if err != nil {
-			loc = u.loc
+			loc = u.Location
 		}
 		if sc.NextRunAt != nil && sc.Enabled {
 			row.NextRun = u.scheduleRunAt(lang, sc.NextRunAt.In(loc))
@@ -117,25 +116,13 @@ func (u *UI) schedules(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Rows = append(p.Rows, row)
 	}
-	return u.render(w, r, http.StatusOK, "schedules.html", keySchedTitle, p)
-}
-
-func (u *UI) scheduleGroupNames(ctx context.Context) (map[int64]string, error) {
-	groups, err := u.deps.Store.AllGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	names := make(map[int64]string, len(groups))
-	for _, g := range groups {
-		names[g.ID] = g.Name
-	}
-	return names, nil
+	return u.Render(w, r, http.StatusOK, "schedules.html", keySchedTitle, p)
 }
 
 // scheduleTargetSummary says what a schedule backs up. Group names are
 // spelled out only to users who see those groups.
 func (u *UI) scheduleTargetSummary(lang string, sc db.Schedule, inScope bool, groupNames map[int64]string) string {
-	t := func(key string, args ...any) string { return u.catalog.text(lang, key, args...) }
+	t := func(key string, args ...any) string { return u.Text(lang, key, args...) }
 	switch sc.Target {
 	case db.ScheduleTargetAll:
 		return t(keySchedTargetAllSummary)
@@ -150,9 +137,9 @@ func (u *UI) scheduleTargetSummary(lang string, sc db.Schedule, inScope bool, gr
 			}
 		}
 		if len(names) > scheduleGroupNames {
-			return t(keySchedTargetGroupsMore, strings.Join(names[:scheduleGroupNames], t(keySchedListSep)), len(names)-scheduleGroupNames)
+			return t(keySchedTargetGroupsMore, strings.Join(names[:scheduleGroupNames], t(core.KeyListSep)), len(names)-scheduleGroupNames)
 		}
-		return t(keySchedTargetGroups, strings.Join(names, t(keySchedListSep)))
+		return t(keySchedTargetGroups, strings.Join(names, t(core.KeyListSep)))
 	default:
 		return t(keySchedTargetDeviceCount, len(sc.TargetIDs))
 	}
@@ -190,25 +177,6 @@ func parseScheduleFields(r *http.Request) scheduleFields {
 	return f
 }
 
-// scheduleGroupOption is one group the target may name.
-type scheduleGroupOption struct {
-	ID      int64
-	Name    string
-	Depth   int
-	Checked bool
-}
-
-// groupChecklist is the checkbox list of the "group-checks" partial: the
-// groups in tree order, indented up to scheduleMaxDepth, those in checked
-// ticked. The schedule and notification-rule forms share it.
-func groupChecklist(groups []db.Group, checked map[int64]bool) []scheduleGroupOption {
-	out := make([]scheduleGroupOption, 0, len(groups))
-	for _, g := range groups {
-		out = append(out, scheduleGroupOption{ID: g.ID, Name: g.Name, Depth: min(g.Depth, scheduleMaxDepth), Checked: checked[g.ID]})
-	}
-	return out
-}
-
 // scheduleCronPreset is a suggestion of the cron field.
 type scheduleCronPreset struct {
 	Cron  string
@@ -221,7 +189,7 @@ type scheduleFormPage struct {
 	ID     int64
 	Action string
 	Form   scheduleFields
-	Groups []scheduleGroupOption
+	Groups []core.GroupCheck
 	// CanTargetAll: only a user who sees every group may back up all
 	// devices.
 	CanTargetAll bool
@@ -230,7 +198,7 @@ type scheduleFormPage struct {
 	CanDelete bool
 	// HiddenDevices counts the devices of a target the user may not see.
 	HiddenDevices int
-	Errors        settingsFormErrors
+	Errors        core.FormErrors
 	Preview       schedulePreview
 	Zones         []string
 	Presets       []scheduleCronPreset
@@ -266,8 +234,8 @@ var scheduleCronPresets = []string{"0 2 * * *", "30 6 * * 1", "0 3 * * 1-5", "0 
 // scheduleFormPageFor fills what every rendering of the schedule form needs.
 func (u *UI) scheduleFormPageFor(r *http.Request, id int64, f scheduleFields, editable bool) (scheduleFormPage, error) {
 	ctx := r.Context()
-	s := sessionOf(r)
-	lang := stateOf(r).lang
+	s := core.SessionOf(r)
+	lang := core.LangOf(r)
 	p := scheduleFormPage{
 		ID: id, Action: "/schedules", Form: f, CanTargetAll: s.Scope().All, Editable: editable,
 		MaxSpread: backup.MaxSpreadSeconds, MaxDevices: maxScheduleDevices,
@@ -276,12 +244,12 @@ func (u *UI) scheduleFormPageFor(r *http.Request, id int64, f scheduleFields, ed
 	if id != 0 {
 		p.Action = "/schedules/" + strconv.FormatInt(id, 10)
 	}
-	groups, err := u.deps.Store.ScheduleGroups(ctx, s.Scope())
+	groups, err := u.Store.ScheduleGroups(ctx, s.Scope())
 	if err != nil {
 		return p, err
 	}
-	p.Groups = groupChecklist(groups, f.GroupIDs)
-	p.Zones = []string{u.scheduleDefaultZone()}
+	p.Groups = core.GroupChecklist(groups, f.GroupIDs)
+	p.Zones = []string{u.DefaultZone()}
 	for _, z := range scheduleZones {
 		if !slices.Contains(p.Zones, z) {
 			p.Zones = append(p.Zones, z)
@@ -293,39 +261,27 @@ func (u *UI) scheduleFormPageFor(r *http.Request, id int64, f scheduleFields, ed
 	return p, nil
 }
 
-// scheduleDefaultZone is the zone a new schedule starts in: the zone the
-// interface shows times in, by its IANA name ("Local" names no zone a
-// schedule can keep; config knows how to name the host's).
-func (u *UI) scheduleDefaultZone() string {
-	if name := u.loc.String(); name != "" && name != "Local" {
-		if _, err := time.LoadLocation(name); err == nil {
-			return name
-		}
-	}
-	return config.Config{}.ZoneName()
-}
-
 func (u *UI) newScheduleForm(w http.ResponseWriter, r *http.Request) error {
 	f := scheduleFields{
-		Cron: backup.DefaultScheduleCron, Timezone: u.scheduleDefaultZone(),
+		Cron: backup.DefaultScheduleCron, Timezone: u.DefaultZone(),
 		Spread: strconv.Itoa(backup.DefaultScheduleSpread), Enabled: true, Target: db.ScheduleTargetAll,
 		GroupIDs: map[int64]bool{},
 	}
-	if !sessionOf(r).Scope().All {
+	if !core.SessionOf(r).Scope().All {
 		f.Target = db.ScheduleTargetGroups
 	}
 	p, err := u.scheduleFormPageFor(r, 0, f, true)
 	if err != nil {
 		return err
 	}
-	return u.render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleNew, p)
+	return u.Render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleNew, p)
 }
 
 // scheduleForm shows one schedule: a form to change it for those who may,
 // the same values read-only for the others.
 func (u *UI) scheduleForm(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	sc, inScope, err := u.loadSchedule(r)
 	if err != nil {
 		return err
@@ -343,7 +299,7 @@ func (u *UI) scheduleForm(w http.ResponseWriter, r *http.Request) error {
 	case db.ScheduleTargetDevices:
 		// Device names are shown only to users who see those devices.
 		if inScope {
-			refs, err := u.deps.Store.ScheduleDeviceNames(ctx, sc.TargetIDs)
+			refs, err := u.Store.ScheduleDeviceNames(ctx, sc.TargetIDs)
 			if err != nil {
 				return err
 			}
@@ -363,14 +319,14 @@ func (u *UI) scheduleForm(w http.ResponseWriter, r *http.Request) error {
 	p.CanDelete = inScope && s.Can("schedules.delete")
 	p.HiddenDevices = hidden
 	u.fillScheduleRuns(r, &p, sc)
-	return u.render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleEdit, p)
+	return u.Render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleEdit, p)
 }
 
 func (u *UI) fillScheduleRuns(r *http.Request, p *scheduleFormPage, sc db.Schedule) {
-	lang := stateOf(r).lang
+	lang := core.LangOf(r)
 	loc, err := time.LoadLocation(sc.Timezone)
 	if err != nil {
-		loc = u.loc
+		loc = u.Location
 	}
 	if sc.NextRunAt != nil && sc.Enabled {
 		p.NextRun = u.scheduleRunAt(lang, sc.NextRunAt.In(loc))
@@ -383,15 +339,15 @@ func (u *UI) fillScheduleRuns(r *http.Request, p *scheduleFormPage, sc db.Schedu
 // loadSchedule reads the schedule of the request's {id} and whether its
 // target lies in the user's groups.
 func (u *UI) loadSchedule(r *http.Request) (db.Schedule, bool, error) {
-	id, ok := settingsPathID(r, "id")
+	id, ok := core.PathInt(r, "id")
 	if !ok {
 		return db.Schedule{}, false, db.ErrNotFound
 	}
-	sc, err := u.deps.Store.GetSchedule(r.Context(), id)
+	sc, err := u.Store.GetSchedule(r.Context(), id)
 	if err != nil {
 		return sc, false, err
 	}
-	inScope, err := u.deps.Store.ScheduleTargetInScope(r.Context(), sessionOf(r).Scope(), sc.Target, sc.TargetIDs)
+	inScope, err := u.Store.ScheduleTargetInScope(r.Context(), core.SessionOf(r).Scope(), sc.Target, sc.TargetIDs)
 	return sc, inScope, err
 }
 
@@ -403,7 +359,7 @@ func (u *UI) loadScheduleToChange(r *http.Request) (db.Schedule, error) {
 		return sc, err
 	}
 	if !inScope {
-		return sc, forbidden()
+		return sc, core.Forbidden()
 	}
 	return sc, nil
 }
@@ -423,13 +379,13 @@ var scheduleProblemKeys = map[string]string{
 // user's groups — "all devices" only for a user who sees every group;
 // asking for more than that is refused outright (forbidden), since the
 // form never offers it.
-func (u *UI) scheduleFromFields(ctx context.Context, s *Session, f scheduleFields) (db.Schedule, settingsFormErrors, error) {
-	var errs settingsFormErrors
+func (u *UI) scheduleFromFields(ctx context.Context, s *core.Session, f scheduleFields) (db.Schedule, core.FormErrors, error) {
+	var errs core.FormErrors
 	sc := db.Schedule{Name: f.Name, Cron: f.Cron, Timezone: f.Timezone, Target: f.Target, Enabled: f.Enabled}
 	if f.Spread != "" {
 		n, err := strconv.Atoi(f.Spread)
 		if err != nil {
-			errs.add("spread_seconds", keySchedSpreadNumber, backup.MaxSpreadSeconds)
+			errs.Add("spread_seconds", keySchedSpreadNumber, backup.MaxSpreadSeconds)
 		} else {
 			sc.SpreadSeconds = n
 		}
@@ -438,7 +394,7 @@ func (u *UI) scheduleFromFields(ctx context.Context, s *Session, f scheduleField
 	switch f.Target {
 	case db.ScheduleTargetAll:
 		if !scope.All {
-			return sc, errs, forbidden()
+			return sc, errs, core.Forbidden()
 		}
 	case db.ScheduleTargetGroups:
 		for id := range f.GroupIDs {
@@ -446,15 +402,15 @@ func (u *UI) scheduleFromFields(ctx context.Context, s *Session, f scheduleField
 		}
 		slices.Sort(sc.TargetIDs)
 		if len(sc.TargetIDs) == 0 {
-			errs.add("target", keySchedNoGroups)
+			errs.Add("target", keySchedNoGroups)
 			break
 		}
-		ok, err := u.deps.Store.ScheduleTargetInScope(ctx, scope, sc.Target, sc.TargetIDs)
+		ok, err := u.Store.ScheduleTargetInScope(ctx, scope, sc.Target, sc.TargetIDs)
 		if err != nil {
 			return sc, errs, err
 		}
 		if !ok {
-			return sc, errs, forbidden()
+			return sc, errs, core.Forbidden()
 		}
 	case db.ScheduleTargetDevices:
 		ids, err := u.scheduleDeviceIDs(ctx, scope, f.Devices, &errs)
@@ -473,10 +429,10 @@ func (u *UI) scheduleFromFields(ctx context.Context, s *Session, f scheduleField
 			if field == "target_ids" {
 				field = "target"
 			}
-			if errs.has(field) {
+			if errs.Has(field) {
 				continue // the form's own message already says it
 			}
-			errs.add(field, scheduleProblemKeys[field], p.Message)
+			errs.Add(field, scheduleProblemKeys[field], p.Message)
 		}
 	}
 	return sc, errs, nil
@@ -485,7 +441,7 @@ func (u *UI) scheduleFromFields(ctx context.Context, s *Session, f scheduleField
 // scheduleDeviceIDs resolves the device names typed into the form (one a
 // line, or separated by commas) among the devices the user sees. Names
 // that match none are reported together.
-func (u *UI) scheduleDeviceIDs(ctx context.Context, scope db.Scope, text string, errs *settingsFormErrors) ([]int64, error) {
+func (u *UI) scheduleDeviceIDs(ctx context.Context, scope db.Scope, text string, errs *core.FormErrors) ([]int64, error) {
 	var names []string
 	seen := map[string]bool{}
 	for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
@@ -498,13 +454,13 @@ func (u *UI) scheduleDeviceIDs(ctx context.Context, scope db.Scope, text string,
 	}
 	switch {
 	case len(names) == 0:
-		errs.add("target", keySchedNoDevices)
+		errs.Add("target", keySchedNoDevices)
 		return nil, nil
 	case len(names) > maxScheduleDevices:
-		errs.add("target", keySchedTooManyDevices, maxScheduleDevices)
+		errs.Add("target", keySchedTooManyDevices, maxScheduleDevices)
 		return nil, nil
 	}
-	refs, err := u.deps.Store.ScheduleDevicesByName(ctx, scope, names)
+	refs, err := u.Store.ScheduleDevicesByName(ctx, scope, names)
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +478,7 @@ func (u *UI) scheduleDeviceIDs(ctx context.Context, scope db.Scope, text string,
 	}
 	if len(missing) > 0 {
 		shown := missing[:min(len(missing), 5)]
-		errs.add("target", keySchedUnknownDevices, len(missing), strings.Join(shown, ", "))
+		errs.Add("target", keySchedUnknownDevices, len(missing), strings.Join(shown, ", "))
 	}
 	return ids, nil
 }
@@ -533,7 +489,7 @@ func (u *UI) scheduleFirstRun(sc db.Schedule) *time.Time {
 	if !sc.Enabled {
 		return nil
 	}
-	runs, err := backup.NextRuns(sc.Cron, sc.Timezone, u.now(), 1)
+	runs, err := backup.NextRuns(sc.Cron, sc.Timezone, u.Now(), 1)
 	if err != nil {
 		return nil
 	}
@@ -542,35 +498,35 @@ func (u *UI) scheduleFirstRun(sc db.Schedule) *time.Time {
 
 func (u *UI) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	f := parseScheduleFields(r)
 	p, err := u.scheduleFormPageFor(r, 0, f, true)
 	if err != nil {
 		return err
 	}
 	if r.PostFormValue("action") == "preview" {
-		return u.render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleNew, p)
+		return u.Render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleNew, p)
 	}
 	sc, errs, err := u.scheduleFromFields(ctx, s, f)
 	if err != nil {
 		return err
 	}
-	if !errs.empty() {
+	if !errs.Empty() {
 		p.Errors = errs
-		return u.render(w, r, http.StatusUnprocessableEntity, "schedules_form.html", keySchedTitleNew, p)
+		return u.Render(w, r, http.StatusUnprocessableEntity, "schedules_form.html", keySchedTitleNew, p)
 	}
 	sc.NextRunAt = u.scheduleFirstRun(sc)
-	created, err := u.deps.Store.CreateSchedule(ctx, sc)
+	created, err := u.Store.CreateSchedule(ctx, sc)
 	if status, key := scheduleSaveRefusal(err); key != "" {
-		p.Errors.add(scheduleRefusalField(key), key)
-		return u.render(w, r, status, "schedules_form.html", keySchedTitleNew, p)
+		p.Errors.Add(scheduleRefusalField(key), key)
+		return u.Render(w, r, status, "schedules_form.html", keySchedTitleNew, p)
 	}
 	if err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "schedule.create",
-		TargetType: "schedule", TargetID: idString(created.ID), Details: map[string]any{
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.create",
+		TargetType: "schedule", TargetID: core.IDString(created.ID), Details: map[string]any{
 			"name": created.Name, "cron": created.Cron, "timezone": created.Timezone, "target": created.Target,
 			"targets": len(created.TargetIDs), "spread_seconds": created.SpreadSeconds, "enabled": created.Enabled,
 		},
@@ -601,7 +557,7 @@ func scheduleRefusalField(key string) string {
 
 func (u *UI) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	cur, err := u.loadScheduleToChange(r)
 	if err != nil {
 		return err
@@ -614,19 +570,19 @@ func (u *UI) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 	p.CanDelete = s.Can("schedules.delete")
 	u.fillScheduleRuns(r, &p, cur)
 	if r.PostFormValue("action") == "preview" {
-		return u.render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleEdit, p)
+		return u.Render(w, r, http.StatusOK, "schedules_form.html", keySchedTitleEdit, p)
 	}
 	sc, errs, err := u.scheduleFromFields(ctx, s, f)
 	if err != nil {
 		return err
 	}
-	if !errs.empty() {
+	if !errs.Empty() {
 		p.Errors = errs
-		return u.render(w, r, http.StatusUnprocessableEntity, "schedules_form.html", keySchedTitleEdit, p)
+		return u.Render(w, r, http.StatusUnprocessableEntity, "schedules_form.html", keySchedTitleEdit, p)
 	}
 	first := u.scheduleFirstRun(sc)
 	var changed []string
-	_, err = u.deps.Store.UpdateSchedule(ctx, cur.ID, func(x *db.Schedule) error {
+	_, err = u.Store.UpdateSchedule(ctx, cur.ID, func(x *db.Schedule) error {
 		changed = scheduleChanges(*x, sc)
 		// A new expression, zone or a schedule switched on starts from
 		// now; otherwise the planned next run stands.
@@ -638,15 +594,15 @@ func (u *UI) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if status, key := scheduleSaveRefusal(err); key != "" {
-		p.Errors.add(scheduleRefusalField(key), key)
-		return u.render(w, r, status, "schedules_form.html", keySchedTitleEdit, p)
+		p.Errors.Add(scheduleRefusalField(key), key)
+		return u.Render(w, r, status, "schedules_form.html", keySchedTitleEdit, p)
 	}
 	if err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "schedule.update",
-		TargetType: "schedule", TargetID: idString(cur.ID), Details: map[string]any{"name": sc.Name, "changed": changed},
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.update",
+		TargetType: "schedule", TargetID: core.IDString(cur.ID), Details: map[string]any{"name": sc.Name, "changed": changed},
 	})
 	http.Redirect(w, r, "/schedules?done=updated", http.StatusSeeOther)
 	return nil
@@ -682,7 +638,7 @@ func (u *UI) disableSchedule(w http.ResponseWriter, r *http.Request) error {
 // on, it fires first at its next tick from now: never a tick it missed
 // while off.
 func (u *UI) setScheduleEnabled(w http.ResponseWriter, r *http.Request, on bool) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	cur, err := u.loadScheduleToChange(r)
 	if err != nil {
 		return err
@@ -690,7 +646,7 @@ func (u *UI) setScheduleEnabled(w http.ResponseWriter, r *http.Request, on bool)
 	probe := cur
 	probe.Enabled = on
 	first := u.scheduleFirstRun(probe)
-	if _, err := u.deps.Store.UpdateSchedule(r.Context(), cur.ID, func(x *db.Schedule) error {
+	if _, err := u.Store.UpdateSchedule(r.Context(), cur.ID, func(x *db.Schedule) error {
 		if on && (!x.Enabled || x.NextRunAt == nil) {
 			x.NextRunAt = first
 		}
@@ -699,9 +655,9 @@ func (u *UI) setScheduleEnabled(w http.ResponseWriter, r *http.Request, on bool)
 	}); err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "schedule.update",
-		TargetType: "schedule", TargetID: idString(cur.ID), Details: map[string]any{"name": cur.Name, "enabled": on},
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.update",
+		TargetType: "schedule", TargetID: core.IDString(cur.ID), Details: map[string]any{"name": cur.Name, "enabled": on},
 	})
 	done := "disabled"
 	if on {
@@ -721,17 +677,17 @@ func scheduleListURL(r *http.Request, done string) string {
 }
 
 func (u *UI) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	cur, err := u.loadScheduleToChange(r)
 	if err != nil {
 		return err
 	}
-	if err := u.deps.Store.DeleteSchedule(r.Context(), cur.ID); err != nil {
+	if err := u.Store.DeleteSchedule(r.Context(), cur.ID); err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "schedule.delete",
-		TargetType: "schedule", TargetID: idString(cur.ID), Details: map[string]any{"name": cur.Name},
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.delete",
+		TargetType: "schedule", TargetID: core.IDString(cur.ID), Details: map[string]any{"name": cur.Name},
 	})
 	http.Redirect(w, r, scheduleListURL(r, "deleted"), http.StatusSeeOther)
 	return nil
@@ -742,7 +698,7 @@ func (u *UI) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 // shape.
 func (u *UI) schedulePreviewOf(lang, cron, tz string) schedulePreview {
 	p := schedulePreview{Timezone: tz}
-	runs, err := backup.NextRuns(cron, tz, u.now(), schedulePreviewRuns)
+	runs, err := backup.NextRuns(cron, tz, u.Now(), schedulePreviewRuns)
 	if err != nil {
 		p.Error, p.Args = keySchedPreviewInvalid, []any{err.Error()}
 		return p
@@ -765,7 +721,7 @@ func (u *UI) scheduleRunAt(lang string, t time.Time) scheduleRun {
 		}
 		abbr = fmt.Sprintf("UTC%c%02d:%02d", sign, offset/3600, offset%3600/60)
 	}
-	day := u.catalog.text(lang, keySchedDayShort[t.Weekday()])
+	day := u.Text(lang, keySchedDayShort[t.Weekday()])
 	return scheduleRun{At: t, Text: day + " " + t.Format("2006-01-02 15:04") + " " + abbr}
 }
 
@@ -789,9 +745,9 @@ func (u *UI) apiSchedulePreview(w http.ResponseWriter, r *http.Request) error {
 	cron := strings.Join(strings.Fields(q.Get("cron")), " ")
 	tz := strings.TrimSpace(q.Get("tz"))
 	if tz == "" {
-		tz = u.scheduleDefaultZone()
+		tz = u.DefaultZone()
 	}
-	runs, err := backup.NextRuns(cron, tz, u.now(), schedulePreviewRuns)
+	runs, err := backup.NextRuns(cron, tz, u.Now(), schedulePreviewRuns)
 	if err != nil {
 		field, msg, ok := strings.Cut(err.Error(), ": ")
 		if !ok || (field != "cron" && field != "timezone") {
@@ -804,12 +760,12 @@ func (u *UI) apiSchedulePreview(w http.ResponseWriter, r *http.Request) error {
 		// can show it as it is.
 		return web.Validation(field+": "+msg, web.FieldError{Location: "query", Field: field, Message: msg})
 	}
-	lang := stateOf(r).lang
+	lang := core.LangOf(r)
 	out := previewJSON{Description: u.describeCron(lang, cron), Timezone: tz, Runs: []previewTime{}}
 	for _, t := range runs {
 		out.Runs = append(out.Runs, previewTime{At: t.Format(time.RFC3339), Text: u.scheduleRunAt(lang, t).Text})
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return core.WriteJSON(w, http.StatusOK, out)
 }
 
 // deviceChoice is one answer of GET /api/schedules/devices.
@@ -831,9 +787,9 @@ func (u *UI) apiScheduleDevices(w http.ResponseWriter, r *http.Request) error {
 		Total int            `json:"total"`
 	}{Items: []deviceChoice{}}
 	if q == "" {
-		return writeJSON(w, http.StatusOK, out)
+		return core.WriteJSON(w, http.StatusOK, out)
 	}
-	devices, total, err := u.deps.Store.ListDevices(r.Context(), sessionOf(r).Scope(), db.DeviceFilter{Query: q}, scheduleSearchLimit, 0)
+	devices, total, err := u.Store.ListDevices(r.Context(), core.SessionOf(r).Scope(), db.DeviceFilter{Query: q}, scheduleSearchLimit, 0)
 	if err != nil {
 		return err
 	}
@@ -841,7 +797,7 @@ func (u *UI) apiScheduleDevices(w http.ResponseWriter, r *http.Request) error {
 	for _, d := range devices {
 		out.Items = append(out.Items, deviceChoice{ID: d.ID, Name: d.Name, Host: d.Host})
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return core.WriteJSON(w, http.StatusOK, out)
 }
 
 // describeCron says in plain words when a cron expression fires, for the
@@ -850,7 +806,7 @@ func (u *UI) apiScheduleDevices(w http.ResponseWriter, r *http.Request) error {
 // (months, steps in odd places, both kinds of day) gets "" and the
 // preview's list of fire times speaks for it.
 func (u *UI) describeCron(lang, expr string) string {
-	if _, err := backup.NextRuns(expr, "UTC", u.now(), 0); err != nil {
+	if _, err := backup.NextRuns(expr, "UTC", u.Now(), 0); err != nil {
 		return ""
 	}
 	segs, err := gronx.Segments(expr)
@@ -862,7 +818,7 @@ func (u *UI) describeCron(lang, expr string) string {
 	if !wild(month) {
 		return ""
 	}
-	t := func(key string, args ...any) string { return u.catalog.text(lang, key, args...) }
+	t := func(key string, args ...any) string { return u.Text(lang, key, args...) }
 	everyDay := wild(dom) && wild(dow)
 	m, minuteFixed := cronNumber(minute, 0, 59)
 	switch {
@@ -890,7 +846,7 @@ func (u *UI) describeCron(lang, expr string) string {
 	for i, h := range hours {
 		times[i] = fmt.Sprintf("%02d:%02d", h, m)
 	}
-	at := strings.Join(times, t(keySchedListSep))
+	at := strings.Join(times, t(core.KeyListSep))
 	switch {
 	case everyDay:
 		return t(keySchedDescDaily, at)
@@ -904,7 +860,7 @@ func (u *UI) describeCron(lang, expr string) string {
 			for i, d := range days {
 				parts[i] = strconv.Itoa(d)
 			}
-			return t(keySchedDescMonthly, strings.Join(parts, t(keySchedListSep)), at)
+			return t(keySchedDescMonthly, strings.Join(parts, t(core.KeyListSep)), at)
 		}
 	}
 	return ""
@@ -921,17 +877,17 @@ func (u *UI) cronWeekdays(lang, field string) (string, bool) {
 			return "", false
 		}
 		if !isRange {
-			parts = append(parts, u.catalog.text(lang, keySchedDayLong[a%7]))
+			parts = append(parts, u.Text(lang, keySchedDayLong[a%7]))
 			continue
 		}
 		b, ok := cronNumber(to, 0, 7)
 		if !ok || b <= a {
 			return "", false
 		}
-		parts = append(parts, u.catalog.text(lang, keySchedDescDayRange,
-			u.catalog.text(lang, keySchedDayLong[a%7]), u.catalog.text(lang, keySchedDayLong[b%7])))
+		parts = append(parts, u.Text(lang, keySchedDescDayRange,
+			u.Text(lang, keySchedDayLong[a%7]), u.Text(lang, keySchedDayLong[b%7])))
 	}
-	return strings.Join(parts, u.catalog.text(lang, keySchedListSep)), true
+	return strings.Join(parts, u.Text(lang, core.KeyListSep)), true
 }
 
 // cronNumber reads a plain number field within [lo, hi].

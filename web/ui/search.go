@@ -12,6 +12,8 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Search bounds. One search reads at most searchHitLimit matching lines
@@ -33,7 +35,7 @@ var searchContextChoices = []int{0, 2, 5}
 
 // mountSearch registers configuration search across the latest or all versions.
 func (u *UI) mountSearch(mux *http.ServeMux) {
-	u.mountPage(mux, "GET /search", "backups.view", u.search)
+	u.MountPage(mux, "GET /search", "backups.view", u.search)
 }
 
 // searchForm is the search form's fields, as the address carries them.
@@ -116,7 +118,7 @@ type searchPage struct {
 	DeviceTotal   int
 	Devices       []searchDevice
 	// Pager pages the devices; its From and To number this page's.
-	Pager pager
+	Pager core.Pager
 }
 
 // searchGroup is a group the search can be narrowed to; Label is indented
@@ -166,7 +168,7 @@ type textSegment struct {
 
 func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	scope := sessionOf(r).Scope()
+	scope := core.SessionOf(r).Scope()
 	f := parseSearchForm(r.URL.Query())
 	p := searchPage{Form: f, MaxQuery: backup.MaxSearchQuery, ContextChoices: searchContextChoices,
 		HitLimit: searchHitLimit, VersionCap: backup.MaxHitsPerVersion, TimeoutSec: int(searchTimeout / time.Second)}
@@ -176,23 +178,23 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	fail := func(key string, args ...any) error {
 		p.Error, p.Args = key, args
-		return u.render(w, r, http.StatusUnprocessableEntity, "search.html", keyTitleSearch, p)
+		return u.Render(w, r, http.StatusUnprocessableEntity, "search.html", keyTitleSearch, p)
 	}
 	switch {
 	case f.Q == "":
-		return u.render(w, r, http.StatusOK, "search.html", keyTitleSearch, p)
+		return u.Render(w, r, http.StatusOK, "search.html", keyTitleSearch, p)
 	case len(f.Q) > backup.MaxSearchQuery:
 		return fail(keySearchTooLong, backup.MaxSearchQuery)
 	}
 	if f.Group != 0 {
 		// A group narrows the search to itself and its subgroups, which
 		// lie in the user's scope when the group does.
-		if _, err := u.deps.Store.GetGroup(ctx, f.Group); errors.Is(err, db.ErrNotFound) {
+		if _, err := u.Store.GetGroup(ctx, f.Group); errors.Is(err, db.ErrNotFound) {
 			return fail(keySearchGroup)
 		} else if err != nil {
 			return err
 		}
-		in, err := u.deps.Store.GroupInScope(ctx, scope, f.Group)
+		in, err := u.Store.GroupInScope(ctx, scope, f.Group)
 		if err != nil {
 			return err
 		}
@@ -204,7 +206,7 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 
 	sctx, cancel := context.WithTimeout(ctx, searchTimeout)
 	defer cancel()
-	res, err := backup.Search(sctx, u.deps.Store, scope, backup.SearchOptions{
+	res, err := backup.Search(sctx, u.Store, scope, backup.SearchOptions{
 		Query: f.Q, Regex: f.Regex, CaseSensitive: f.Case, AllVersions: f.All, Limit: searchHitLimit,
 	})
 	switch {
@@ -225,7 +227,7 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 	p.DeviceTotal = len(devices)
 	pages := max((len(devices)+searchDevicesPerPage-1)/searchDevicesPerPage, 1)
 	page := min(f.Page, pages)
-	p.Pager = pagerAt("/search", f.values(), page, searchDevicesPerPage, len(devices))
+	p.Pager = core.PagerAt("/search", f.values(), page, searchDevicesPerPage, len(devices))
 	p.Devices = devices[(page-1)*searchDevicesPerPage : min(page*searchDevicesPerPage, len(devices))]
 	texts := map[string][]string{}
 	for i := range p.Devices {
@@ -238,13 +240,13 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 			v.Rows = searchRows(v.hits, lines, f.Context)
 		}
 	}
-	return u.render(w, r, http.StatusOK, "search.html", keyTitleSearch, p)
+	return u.Render(w, r, http.StatusOK, "search.html", keyTitleSearch, p)
 }
 
 // searchGroups lists the groups the user may narrow a search to: every
 // group in scope, in tree order.
 func (u *UI) searchGroups(ctx context.Context, scope db.Scope) ([]searchGroup, error) {
-	all, err := u.deps.Store.AllGroups(ctx)
+	all, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +350,7 @@ func (u *UI) versionLines(ctx context.Context, backupID string, context int, cac
 	if context == 0 {
 		return nil, nil
 	}
-	b, err := u.deps.Store.GetBackup(ctx, backupID)
+	b, err := u.Store.GetBackup(ctx, backupID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && b.SnapshotHash == nil) {
 		return nil, nil
 	}
@@ -358,7 +360,7 @@ func (u *UI) versionLines(ctx context.Context, backupID string, context int, cac
 	if lines, ok := cache[*b.SnapshotHash]; ok {
 		return lines, nil
 	}
-	text, err := u.deps.Store.SnapshotText(ctx, *b.SnapshotHash)
+	text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, nil
 	}

@@ -12,6 +12,8 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // Retention bounds. The CLI asks only for 0 or more; the upper bounds
@@ -34,7 +36,7 @@ var retentionRunning sync.Map
 type settingsPage struct {
 	KeepLast string
 	KeepDays string
-	Errors   settingsFormErrors
+	Errors   core.FormErrors
 	// Saved reports whether a policy was ever saved (else the defaults
 	// apply), SavedAt when.
 	Saved           bool
@@ -74,7 +76,7 @@ type settingsFacts struct {
 }
 
 func (u *UI) settings(w http.ResponseWriter, r *http.Request) error {
-	policy, err := u.deps.Store.RetentionPolicy(r.Context())
+	policy, err := u.Store.RetentionPolicy(r.Context())
 	if err != nil {
 		return err
 	}
@@ -123,19 +125,19 @@ func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status 
 	if err := u.fillOutbound(r, &p.Outbound, p.outboundTyped); err != nil {
 		return err
 	}
-	at, saved, err := u.deps.Store.SettingUpdatedAt(ctx, db.SettingRetention)
+	at, saved, err := u.Store.SettingUpdatedAt(ctx, db.SettingRetention)
 	if err != nil {
 		return err
 	}
 	p.Saved, p.SavedAt = saved, at
 	p.DefaultKeepLast, p.DefaultKeepDays = db.DefaultRetention.KeepLast, db.DefaultRetention.KeepDays
 	p.MaxKeepLast, p.MaxKeepDays = maxKeepLast, maxKeepDays
-	st, err := u.deps.Store.Stats(ctx, u.now())
+	st, err := u.Store.Stats(ctx, u.Now())
 	if err != nil {
 		return err
 	}
 	p.Facts = settingsFacts{
-		Version: u.deps.Version, Timezone: u.scheduleDefaultZone(), DataFile: u.deps.Store.Path(),
+		Version: u.Version, Timezone: u.DefaultZone(), DataFile: u.Store.Path(),
 		Devices: st.DevicesTotal, Backups: st.BackupsTotal, Snapshots: st.Snapshots,
 		SnapshotBytes: settingsBytes(st.SnapshotBytes), StoredBytes: settingsBytes(st.SnapshotStoredBytes),
 		Deltas: int(st.SnapshotDeltas), Ratio: "—",
@@ -146,7 +148,7 @@ func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status 
 	if st.SnapshotStoredBytes > 0 {
 		p.Facts.Ratio = strconv.FormatFloat(float64(st.SnapshotBytes)/float64(st.SnapshotStoredBytes), 'f', 1, 64)
 	}
-	return u.render(w, r, status, "settings.html", keySettingsTitle, p)
+	return u.Render(w, r, status, "settings.html", keySettingsTitle, p)
 }
 
 // settingsNode is one backupd node serving this store, for the nodes
@@ -164,11 +166,11 @@ type settingsNode struct {
 
 // nodeRows reads the nodes for the settings page.
 func (u *UI) nodeRows(ctx context.Context) ([]settingsNode, error) {
-	nodes, err := u.deps.Store.ListNodes(ctx)
+	nodes, err := u.Store.ListNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := u.now()
+	now := u.Now()
 	out := make([]settingsNode, 0, len(nodes))
 	for _, n := range nodes {
 		row := settingsNode{ID: n.ID, Hostname: n.Hostname, Version: n.Version, StartedAt: n.StartedAt, HeartbeatAt: n.HeartbeatAt}
@@ -205,28 +207,28 @@ func settingsBytes(n int64) string {
 // saveRetention stores the retention policy, as `backupd backup prune
 // --keep-last --keep-days` does; the daily run and "Apply now" use it.
 func (u *UI) saveRetention(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	p := settingsPage{
 		KeepLast: strings.TrimSpace(r.PostFormValue("keep_last")),
 		KeepDays: strings.TrimSpace(r.PostFormValue("keep_days")),
 	}
 	keepLast, ok := settingsNumber(p.KeepLast, maxKeepLast)
 	if !ok {
-		p.Errors.add("keep_last", keySettingsKeepLastRange, maxKeepLast)
+		p.Errors.Add("keep_last", keySettingsKeepLastRange, maxKeepLast)
 	}
 	keepDays, ok := settingsNumber(p.KeepDays, maxKeepDays)
 	if !ok {
-		p.Errors.add("keep_days", keySettingsKeepDaysRange, maxKeepDays)
+		p.Errors.Add("keep_days", keySettingsKeepDaysRange, maxKeepDays)
 	}
-	if !p.Errors.empty() {
+	if !p.Errors.Empty() {
 		return u.renderSettings(w, r, http.StatusUnprocessableEntity, p)
 	}
 	policy := db.Retention{KeepLast: keepLast, KeepDays: keepDays}
-	if err := u.deps.Store.PutSetting(r.Context(), db.SettingRetention, policy); err != nil {
+	if err := u.Store.PutSetting(r.Context(), db.SettingRetention, policy); err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
 		TargetType: "settings", TargetID: db.SettingRetention,
 		Details: map[string]any{"keep_last": policy.KeepLast, "keep_days": policy.KeepDays},
 	})
@@ -244,21 +246,21 @@ func settingsNumber(s string, hi int) (int, bool) {
 // for at most retentionApplyTimeout. Leaving the page does not stop it;
 // the timeout does, between batches.
 func (u *UI) applyRetention(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
-	store := u.deps.Store
+	s := core.SessionOf(r)
+	store := u.Store
 	if _, busy := retentionRunning.LoadOrStore(store, true); busy {
-		return &pageError{status: http.StatusConflict, message: keySettingsRetentionBusy}
+		return &core.PageError{Status: http.StatusConflict, Message: keySettingsRetentionBusy}
 	}
 	defer retentionRunning.Delete(store)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), retentionApplyTimeout)
 	defer cancel()
-	res, err := backup.RunRetention(ctx, store, u.log.With("component", "retention"))
+	res, err := backup.RunRetention(ctx, store, u.Log.With("component", "retention"))
 	complete := err == nil
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "backup.prune",
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "backup.prune",
 		TargetType: "backup", Details: map[string]any{
 			"backups_deleted": res.BackupsDeleted, "snapshots_purged": res.SnapshotsPurged, "complete": complete,
 		},

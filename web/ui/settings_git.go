@@ -10,6 +10,8 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // settingsGit is the git mirror section: its settings as stored (or as
@@ -30,7 +32,7 @@ type settingsGit struct {
 }
 
 func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
-	stored, err := u.deps.Store.GitMirrorSettings(r.Context())
+	stored, err := u.Store.GitMirrorSettings(r.Context())
 	if err != nil {
 		return err
 	}
@@ -40,9 +42,9 @@ func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
 			KnownHosts: stored.KnownHosts, HTTPSUsername: stored.HTTPSUsername}
 	}
 	g.HasKey, g.HasToken = len(stored.SSHKey) > 0, len(stored.HTTPSToken) > 0
-	g.Dir = filepath.Join(filepath.Dir(u.deps.Store.Path()), "git", "mirror")
+	g.Dir = filepath.Join(filepath.Dir(u.Store.Path()), "git", "mirror")
 	g.DefaultAuthorName, g.DefaultAuthorEmail = gitmirror.DefaultAuthorName, gitmirror.DefaultAuthorEmail
-	if _, err := u.deps.Store.GetSetting(r.Context(), db.SettingGitPush, &g.Push); err != nil {
+	if _, err := u.Store.GetSetting(r.Context(), db.SettingGitPush, &g.Push); err != nil {
 		return err
 	}
 	return nil
@@ -51,7 +53,7 @@ func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
 // saveGit stores the git mirror settings; a typed deploy key or token is
 // sealed and never shown again, an empty one keeps the stored one.
 func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	f := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
 	typed := settingsGit{
 		Enabled: r.PostFormValue("enabled") == "1", Groups: r.PostFormValue("groups") == "1",
@@ -67,7 +69,7 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 	if len(typed.RemoteURL) > 1000 || len(typed.KnownHosts) > 16384 || len(key) > 16384 || len(token) > 4096 {
 		return refuse(keyGitErrTooLong)
 	}
-	stored, err := u.deps.Store.GitMirrorSettings(r.Context())
+	stored, err := u.Store.GitMirrorSettings(r.Context())
 	if err != nil {
 		return err
 	}
@@ -75,7 +77,7 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 		AuthorEmail: typed.AuthorEmail, RemoteURL: typed.RemoteURL, Branch: typed.Branch,
 		KnownHosts: typed.KnownHosts, HTTPSUsername: typed.HTTPSUsername,
 		SSHKey: stored.SSHKey, HTTPSToken: stored.HTTPSToken, AllowLocalRemote: stored.AllowLocalRemote}
-	outbound, err := netguard.Load(r.Context(), u.deps.Store)
+	outbound, err := netguard.Load(r.Context(), u.Store)
 	if err != nil {
 		return err
 	}
@@ -97,12 +99,12 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 		if gitmirror.CheckPrivateKey(key) != nil {
 			return refuse(keyGitErrKeyInvalid)
 		}
-		gm.SSHKey = u.deps.Sealer.Seal(key+"\n", secret.PurposeGitKey)
+		gm.SSHKey = u.Sealer.Seal(key+"\n", secret.PurposeGitKey)
 	} else if typed.ClearKey {
 		gm.SSHKey = nil
 	}
 	if token != "" {
-		gm.HTTPSToken = u.deps.Sealer.Seal(token, secret.PurposeGitToken)
+		gm.HTTPSToken = u.Sealer.Seal(token, secret.PurposeGitToken)
 	} else if typed.ClearToken {
 		gm.HTTPSToken = nil
 	}
@@ -125,11 +127,11 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 	if err := gitmirror.Validate(gm, outbound); err != nil {
 		return refuse(keyGitErrRemote)
 	}
-	if err := u.deps.Store.PutSetting(r.Context(), db.SettingGitMirror, gm); err != nil {
+	if err := u.Store.PutSetting(r.Context(), db.SettingGitMirror, gm); err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
 		TargetType: "settings", TargetID: db.SettingGitMirror,
 		Details: map[string]any{"enabled": gm.Enabled, "groups": gm.Groups, "remote_url": gm.RemoteURL,
 			"ssh_key_changed":     key != "" || (typed.ClearKey && len(stored.SSHKey) > 0),

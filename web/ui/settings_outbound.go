@@ -6,6 +6,8 @@ import (
 
 	"backupd/app/netguard"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // settingsOutbound is the outbound connections section: the allow list
@@ -26,7 +28,7 @@ func (u *UI) fillOutbound(r *http.Request, o *settingsOutbound, typed bool) erro
 	if typed {
 		return nil
 	}
-	p, err := netguard.Load(r.Context(), u.deps.Store)
+	p, err := netguard.Load(r.Context(), u.Store)
 	if err != nil {
 		return err
 	}
@@ -37,7 +39,7 @@ func (u *UI) fillOutbound(r *http.Request, o *settingsOutbound, typed bool) erro
 // saveOutbound stores the allow list; every node reads it where it
 // connects, so it applies at once.
 func (u *UI) saveOutbound(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	text := r.PostFormValue("allow")
 	refuse := func(key string, args ...any) error {
 		p := settingsPage{Outbound: settingsOutbound{Allow: text, Error: key, Args: args}, outboundTyped: true}
@@ -58,18 +60,18 @@ func (u *UI) saveOutbound(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, e := range entries {
 		if _, err := netguard.ParseAllow([]string{e}); err != nil {
-			return refuse(keyOutboundErrInvalid, truncate(e, 100))
+			return refuse(keyOutboundErrInvalid, core.Truncate(e, 100))
 		}
 	}
 	allow, err := netguard.ParseAllow(entries)
 	if err != nil {
 		return refuse(keyOutboundErrTooMany, netguard.MaxAllow)
 	}
-	if err := netguard.Save(r.Context(), u.deps.Store, allow); err != nil {
+	if err := netguard.Save(r.Context(), u.Store, allow); err != nil {
 		return err
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
 		TargetType: "settings", TargetID: netguard.SettingAllow,
 		Details: map[string]any{"allow": netguard.Strings(allow)},
 	})

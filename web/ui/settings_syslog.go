@@ -9,6 +9,8 @@ import (
 	"backupd/app/backup"
 	"backupd/app/syslog"
 	"backupd/db"
+
+	"backupd/web/ui/core"
 )
 
 // syslogErrorKeys name the message of each kind of refused pattern; each
@@ -52,7 +54,7 @@ type settingsSyslogStats struct {
 // is left as typed when set by a refused form.
 func (u *UI) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
 	if !typed {
-		stored, err := u.deps.Store.SyslogPatterns(r.Context())
+		stored, err := u.Store.SyslogPatterns(r.Context())
 		if err != nil {
 			return err
 		}
@@ -63,7 +65,7 @@ func (u *UI) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
 		names = append(names, p.Name)
 	}
 	s.Builtin, s.Max = strings.Join(names, ", "), syslog.MaxUserPattern
-	if t := u.deps.Syslog; t != nil {
+	if t := u.Syslog; t != nil {
 		st := t.Stats()
 		var changes, other uint64
 		for d, n := range st.Dropped {
@@ -117,7 +119,7 @@ func parseSyslogPatterns(text string) (ps []db.SyslogPattern, lines []int, badLi
 // saveSyslogPatterns stores the user patterns and applies them to the
 // running listener at once.
 func (u *UI) saveSyslogPatterns(w http.ResponseWriter, r *http.Request) error {
-	s := sessionOf(r)
+	s := core.SessionOf(r)
 	text := r.PostFormValue("patterns")
 	refuse := func(key string, args ...any) error {
 		p := settingsPage{Syslog: settingsSyslog{Patterns: text, Error: key, Args: args}}
@@ -151,18 +153,18 @@ func (u *UI) saveSyslogPatterns(w http.ResponseWriter, r *http.Request) error {
 	if ps == nil {
 		ps = []db.SyslogPattern{}
 	}
-	if err := u.deps.Store.PutSetting(r.Context(), db.SettingSyslogPatterns, ps); err != nil {
+	if err := u.Store.PutSetting(r.Context(), db.SettingSyslogPatterns, ps); err != nil {
 		return err
 	}
 	done := "syslog_saved"
-	if t := u.deps.Syslog; t != nil {
+	if t := u.Syslog; t != nil {
 		if err := t.ReloadPatterns(r.Context()); err != nil {
 			return err
 		}
 		done = "syslog_applied"
 	}
-	u.auditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.auditRef(), Action: "settings.update",
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
 		TargetType: "settings", TargetID: db.SettingSyslogPatterns,
 		Details: map[string]any{"patterns": len(ps)},
 	})

@@ -1,4 +1,4 @@
-package ui
+package core
 
 import (
 	"encoding/json"
@@ -141,17 +141,17 @@ func supportedLang(l string) bool {
 	return false
 }
 
-// setLanguage is the switcher: it remembers the choice in the lang cookie
-// for a year and goes back to the page it was on.
-func (u *UI) setLanguage(w http.ResponseWriter, r *http.Request) error {
+// SetLanguage is the switcher (POST /lang): it remembers the choice in
+// the lang cookie for a year and goes back to the page it was on.
+func (u *UI) SetLanguage(w http.ResponseWriter, r *http.Request) error {
 	lang := r.PostFormValue("lang")
 	if !supportedLang(lang) {
-		return &pageError{status: http.StatusBadRequest, message: keyErrBadLanguage}
+		return &PageError{Status: http.StatusBadRequest, Message: keyErrBadLanguage}
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
 		HttpOnly: true, Secure: web.IsHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
-	http.Redirect(w, r, localPath(r.PostFormValue("next"), "/"), http.StatusSeeOther)
+	http.Redirect(w, r, LocalPath(r.PostFormValue("next"), "/"), http.StatusSeeOther)
 	return nil
 }

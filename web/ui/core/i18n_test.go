@@ -1,9 +1,10 @@
-package ui
+package core
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -107,13 +108,39 @@ func isTranslate(n parse.Node) bool {
 	return last == "T" || last == "TArgs"
 }
 
-// goKeys returns the string literals of the messages*.go files: by their
-// rule, each is a message key used from Go.
+// uiRoot is web/ui, seen from this package's directory: the core and
+// every room below it.
+const uiRoot = ".."
+
+// goFiles lists the Go files of web/ui and its rooms (tests left out),
+// messages*.go apart from the others.
+func goFiles(t *testing.T) (messages, others []string) {
+	t.Helper()
+	err := filepath.WalkDir(uiRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), "messages") {
+			messages = append(messages, path)
+		} else {
+			others = append(others, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return messages, others
+}
+
+// goKeys returns the string literals of the messages*.go files of web/ui
+// and every room below it: by their rule, each is a message key used from
+// Go.
 func goKeys(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("messages*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no messages*.go: %v", err)
+	files, _ := goFiles(t)
+	if len(files) == 0 {
+		t.Fatal("no messages*.go under web/ui")
 	}
 	keys := map[string]string{}
 	for _, name := range files {
@@ -192,11 +219,8 @@ func TestTranslationsComplete(t *testing.T) {
 
 	// Keys are written only in messages*.go and the templates, so that
 	// this test sees them all.
-	files, _ := filepath.Glob("*.go")
+	_, files := goFiles(t)
 	for _, f := range files {
-		if strings.HasPrefix(f, "messages") || strings.HasSuffix(f, "_test.go") {
-			continue
-		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package ui
+package core
 
 import (
 	"net/http"
@@ -8,23 +8,23 @@ import (
 
 // Offset paging, shared by the lists that count their rows (devices,
 // credentials, templates, schedules, users, API keys, search results): a
-// handler builds a pager and its template shows it with the "pager"
+// handler builds a Pager and its template shows it with the "pager"
 // partial (partials.html):
 //
-//	p.Pager = newPager(r, page, perPage, total)
+//	p.Pager = NewPager(r, page, perPage, total)
 //	{{template "pager" $.Paged .Pager}}
 //
 // Lists paged another way keep their own links: the device history walks
 // by cursor, the audit log does not count its rows, and the jobs list's
 // line is made in Go for the page and its live updates alike.
 
-// maxListPage bounds the page number a link may ask for, and with it the
+// MaxListPage bounds the page number a link may ask for, and with it the
 // rows a request may skip.
-const maxListPage = 1_000_000
+const MaxListPage = 1_000_000
 
-// pageNumber reads the "page" query parameter: 1 when missing or bad, at
+// PageNumber reads the "page" query parameter: 1 when missing or bad, at
 // most last.
-func pageNumber(r *http.Request, last int) int {
+func PageNumber(r *http.Request, last int) int {
 	n, err := strconv.Atoi(r.URL.Query().Get("page"))
 	if err != nil || n < 1 {
 		return 1
@@ -32,11 +32,11 @@ func pageNumber(r *http.Request, last int) int {
 	return min(n, last)
 }
 
-// pager is page Page of Pages of a list, with the links around it (empty
+// Pager is page Page of Pages of a list, with the links around it (empty
 // where there is none). From and To number the rows of this page
 // (1-based; 0 when it has none), of Total. The audit log, which does not
 // count, fills in only Page, PrevURL and NextURL.
-type pager struct {
+type Pager struct {
 	Page, Pages     int
 	From, To, Total int
 	FirstURL        string
@@ -45,26 +45,26 @@ type pager struct {
 	LastURL         string
 }
 
-// newPager describes page (1-based) of a list of total rows, perPage a
+// NewPager describes page (1-based) of a list of total rows, perPage a
 // page, whose links keep the request's path and query (the filters)
 // without the notice a redirect added.
-func newPager(r *http.Request, page, perPage, total int) pager {
-	return pagerAt(r.URL.Path, r.URL.Query(), page, perPage, total)
+func NewPager(r *http.Request, page, perPage, total int) Pager {
+	return PagerAt(r.URL.Path, r.URL.Query(), page, perPage, total)
 }
 
-// pagerAt is newPager for a list whose links are path with query, for a
+// PagerAt is NewPager for a list whose links are path with query, for a
 // list that rebuilds its query from the filters it understood.
-func pagerAt(path string, query url.Values, page, perPage, total int) pager {
-	p := pager{Page: page, Pages: max((total+perPage-1)/perPage, 1), Total: total}
+func PagerAt(path string, query url.Values, page, perPage, total int) Pager {
+	p := Pager{Page: page, Pages: max((total+perPage-1)/perPage, 1), Total: total}
 	if from := (page-1)*perPage + 1; from <= total {
 		p.From, p.To = from, min(page*perPage, total)
 	}
 	if page > 1 {
 		// Past the end, "previous" is the last page.
-		p.FirstURL, p.PrevURL = pageURL(path, query, 1), pageURL(path, query, min(page-1, p.Pages))
+		p.FirstURL, p.PrevURL = PageURL(path, query, 1), PageURL(path, query, min(page-1, p.Pages))
 	}
 	if page < p.Pages {
-		p.NextURL, p.LastURL = pageURL(path, query, page+1), pageURL(path, query, p.Pages)
+		p.NextURL, p.LastURL = PageURL(path, query, page+1), PageURL(path, query, p.Pages)
 	}
 	return p
 }
@@ -73,9 +73,9 @@ func pagerAt(path string, query url.Values, page, perPage, total int) pager {
 // a notice once; page links drop them.
 var noticeParams = []string{"done", "notice"}
 
-// pageURL is page of the list at path with query: the query's other
+// PageURL is page of the list at path with query: the query's other
 // parameters kept, page 1 without a "page" parameter.
-func pageURL(path string, query url.Values, page int) string {
+func PageURL(path string, query url.Values, page int) string {
 	q := url.Values{}
 	for k, vs := range query {
 		q[k] = vs
@@ -94,11 +94,11 @@ func pageURL(path string, query url.Values, page int) string {
 }
 
 // pagerView is what the "pager" partial runs on: the page's view, for its
-// texts, and the list's pager.
+// texts, and the list's Pager.
 type pagerView struct {
 	*View
-	Pager pager
+	Pager Pager
 }
 
-// Paged hands a list's pager to the "pager" partial.
-func (v *View) Paged(p pager) pagerView { return pagerView{View: v, Pager: p} }
+// Paged hands a list's Pager to the "pager" partial.
+func (v *View) Paged(p Pager) pagerView { return pagerView{View: v, Pager: p} }

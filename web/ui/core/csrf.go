@@ -1,4 +1,4 @@
-package ui
+package core
 
 import (
 	"crypto/subtle"
@@ -30,7 +30,7 @@ func (e *csrfError) Error() string { return "CSRF check failed: " + e.reason }
 // token. Public forms (sign-in, language; allowPre) may instead carry the
 // token of the pre-session cookie, which they were rendered with.
 func (u *UI) checkCSRF(r *http.Request, allowPre bool) error {
-	if reason := crossOrigin(r); reason != "" {
+	if reason := CrossOrigin(r); reason != "" {
 		return &csrfError{reason: reason}
 	}
 	got := r.Header.Get(csrfHeader)
@@ -40,7 +40,7 @@ func (u *UI) checkCSRF(r *http.Request, allowPre bool) error {
 		var tooLarge *http.MaxBytesError
 		parse := r.ParseForm
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-			parse = func() error { return r.ParseMultipartForm(maxFormBytes) }
+			parse = func() error { return r.ParseMultipartForm(MaxFormBytes) }
 		}
 		if err := parse(); errors.As(err, &tooLarge) {
 			return err
@@ -70,12 +70,12 @@ func isForm(r *http.Request) bool {
 	return strings.HasPrefix(ct, "application/x-www-form-urlencoded") || strings.HasPrefix(ct, "multipart/form-data")
 }
 
-// crossOrigin returns why the request does not come from this origin, or
+// CrossOrigin returns why the request does not come from this origin, or
 // "" when it does. Browsers say where a request comes from in
 // Sec-Fetch-Site, Origin and Referer; a request that names another site in
 // any of them is refused. A client that sends none of them is no browser
 // acting for someone else, and still needs the token.
-func crossOrigin(r *http.Request) string {
+func CrossOrigin(r *http.Request) string {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 	default:

@@ -1,0 +1,53 @@
+package core
+
+// Message keys used from Go code. Every string literal in a messages*.go
+// file of web/ui and its rooms is a key of the catalogs
+// (embed/i18n/ui/*.json), and the translation test reads them from there;
+// templates name their keys themselves. Go code elsewhere names keys
+// through these constants only. Each room keeps its keys in its own
+// messages*.go; the ones here are the core's own, and (exported) those
+// several rooms share.
+const (
+	keyTitleError    = "title.error"
+	keyTitleNotFound = "title.not_found"
+
+	keyNavOverview  = "nav.group.overview"
+	keyNavInventory = "nav.group.inventory"
+	keyNavBackups   = "nav.group.backups"
+	keyNavAdmin     = "nav.group.admin"
+
+	keyNavDashboard     = "nav.dashboard"
+	keyNavJobs          = "nav.jobs"
+	keyNavSearch        = "nav.search"
+	keyNavDevices       = "nav.devices"
+	keyNavGroups        = "nav.groups"
+	keyNavCredentials   = "nav.credentials"
+	keyNavTemplates     = "nav.templates"
+	keyNavSchedules     = "nav.schedules"
+	keyNavRules         = "nav.rules"
+	keyNavUsers         = "nav.users"
+	keyNavRoles         = "nav.roles"
+	keyNavAPIKeys       = "nav.api_keys"
+	keyNavAudit         = "nav.audit"
+	keyNavSettings      = "nav.settings"
+	keyNavNotifications = "nav.notifications"
+	keyNavPlatforms     = "nav.platforms"
+	keyNavCollectors    = "nav.collectors"
+
+	keyErrNotFound    = "error.not_found"
+	keyErrForbidden   = "error.forbidden"
+	keyErrCSRF        = "error.csrf"
+	keyErrTooLarge    = "error.too_large"
+	keyErrInternal    = "error.internal"
+	keyErrBadLanguage = "error.bad_language"
+
+	// KeyPasswordTooShort, KeyPasswordTooLong and KeyPasswordMismatch
+	// refuse a new password, one's own or another user's.
+	KeyPasswordTooShort = "password.error.too_short"
+	KeyPasswordTooLong  = "password.error.too_long"
+	KeyPasswordMismatch = "password.error.mismatch"
+
+	// KeyListSep joins the items of a list written out in a sentence
+	// ("Core, Campus").
+	KeyListSep = "schedules.list_separator"
+)

@@ -1,0 +1,21 @@
+package ui
+
+// Message keys of the sign-in, password, home and dashboard pages (texts
+// in embed/i18n/ui/core.*.json).
+const (
+	keyTitleHome     = "title.home"
+	keyTitleLogin    = "title.login"
+	keyTitlePassword = "title.password"
+	keyTitleDash     = "title.dashboard"
+
+	keyLoginMissing   = "login.error.missing"
+	keyLoginFailed    = "login.error.failed"
+	keyLoginLockedSec = "login.error.locked_seconds"
+	keyLoginLockedMin = "login.error.locked_minutes"
+	keyLoginEnded     = "login.notice.ended"
+	keyLoginOut       = "login.notice.signed_out"
+
+	keyPasswordWrongCurrent = "password.error.current"
+	keyPasswordSame         = "password.error.same"
+	keyPasswordChanged      = "password.notice.changed"
+)
