@@ -2,6 +2,8 @@ package ui
 
 // Message keys of the jobs and configuration search pages.
 const (
+	keyTitleDash = "title.dashboard"
+
 	keyTitleJobs   = "jobs.title"
 	keyTitleSearch = "search.title"
 

@@ -1,12 +1,11 @@
-package ui
+package account
 
-// Message keys of the sign-in, password, home and dashboard pages (texts
-// in embed/i18n/ui/core.*.json).
+// Message keys of the sign-in, password and home pages (texts in
+// embed/i18n/ui/core.*.json).
 const (
 	keyTitleHome     = "title.home"
 	keyTitleLogin    = "title.login"
 	keyTitlePassword = "title.password"
-	keyTitleDash     = "title.dashboard"
 
 	keyLoginMissing   = "login.error.missing"
 	keyLoginFailed    = "login.error.failed"

@@ -1,4 +1,4 @@
-package ui
+package account
 
 import (
 	"net"

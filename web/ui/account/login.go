@@ -1,4 +1,4 @@
-package ui
+package account
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type loginPage struct {
 	Notice string
 }
 
-func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) loginForm(w http.ResponseWriter, r *http.Request) error {
 	next := core.LocalPath(r.URL.Query().Get("next"), "")
 	if core.SessionOf(r) != nil {
 		http.Redirect(w, r, core.LocalPath(next, "/"), http.StatusSeeOther)
@@ -46,7 +46,7 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) error {
 // username from this client address, the address and the username (see
 // throttle); a locked one is refused before any password is checked. Every outcome but a
 // lock goes to the audit log, never with the password.
-func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	username := strings.TrimSpace(r.PostFormValue("username"))
 	password := r.PostFormValue("password")
 	p := loginPage{Username: username, Next: core.LocalPath(r.PostFormValue("next"), "")}
@@ -95,7 +95,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := u.Store.PruneWebSessions(r.Context(), now, now.Add(-IdleTimeout)); err != nil {
+	if _, err := u.Store.PruneWebSessions(r.Context(), now, now.Add(-core.IdleTimeout)); err != nil {
 		u.Log.Warn("pruning ended sessions failed", "err", err)
 	}
 	ref := ws.ID[:16]
@@ -114,7 +114,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) error {
 // checkPassword verifies a sign-in. user is filled whenever the username
 // exists; reason says why a refused one was refused (for the audit log).
 // An unknown username costs the same time as a wrong password.
-func (u *UI) checkPassword(ctx context.Context, username, password string) (user db.User, ok bool, reason string, err error) {
+func (u *handlers) checkPassword(ctx context.Context, username, password string) (user db.User, ok bool, reason string, err error) {
 	if len(username) > core.MaxUsernameBytes || len(password) > core.MaxPasswordBytes {
 		return user, false, "too_long", nil
 	}
@@ -150,7 +150,7 @@ func (u *UI) checkPassword(ctx context.Context, username, password string) (user
 }
 
 // verify checks a password against a hash, a few at a time.
-func (u *UI) verify(ctx context.Context, hash, password string) (bool, error) {
+func (u *handlers) verify(ctx context.Context, hash, password string) (bool, error) {
 	select {
 	case u.verifySlots <- struct{}{}:
 	case <-ctx.Done():
@@ -166,14 +166,14 @@ func (u *UI) verify(ctx context.Context, hash, password string) (bool, error) {
 
 // renderLocked answers a sign-in refused by the throttle: 429 and when to
 // try again; nothing was checked.
-func (u *UI) renderLocked(w http.ResponseWriter, r *http.Request, p loginPage, now, until time.Time) error {
+func (u *handlers) renderLocked(w http.ResponseWriter, r *http.Request, p loginPage, now, until time.Time) error {
 	p.Error, p.Args = u.lockMessage(w, now, until)
 	return u.Render(w, r, http.StatusTooManyRequests, "login.html", keyTitleLogin, p)
 }
 
 // lockMessage says when a locked sign-in may be tried again, in the
 // Retry-After header and as a message key with its arguments.
-func (u *UI) lockMessage(w http.ResponseWriter, now, until time.Time) (string, []any) {
+func (u *handlers) lockMessage(w http.ResponseWriter, now, until time.Time) (string, []any) {
 	secs := int((until.Sub(now) + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	if secs < 120 {
@@ -182,7 +182,7 @@ func (u *UI) lockMessage(w http.ResponseWriter, now, until time.Time) (string, [
 	return keyLoginLockedMin, []any{(secs + 59) / 60, until.In(u.Location).Format("15:04")}
 }
 
-func (u *UI) logout(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := u.EndSession(w, r); err != nil {
 		return err
 	}

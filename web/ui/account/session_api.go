@@ -1,4 +1,4 @@
-package ui
+package account
 
 import (
 	"net/http"
@@ -17,7 +17,7 @@ type sessionInfo struct {
 	MustChangePassword bool     `json:"must_change_password"`
 }
 
-func (u *UI) apiSession(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) apiSession(w http.ResponseWriter, r *http.Request) error {
 	s := core.SessionOf(r)
 	p := s.Principal()
 	info := sessionInfo{
@@ -34,7 +34,7 @@ func (u *UI) apiSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // apiLogout is DELETE /api/session: sign out from script.
-func (u *UI) apiLogout(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) apiLogout(w http.ResponseWriter, r *http.Request) error {
 	if err := u.EndSession(w, r); err != nil {
 		return err
 	}

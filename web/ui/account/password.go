@@ -1,4 +1,4 @@
-package ui
+package account
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ type passwordPage struct {
 	Notice    string
 }
 
-func (u *UI) passwordForm(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) passwordForm(w http.ResponseWriter, r *http.Request) error {
 	p := passwordPage{Forced: core.SessionOf(r).MustChangePassword, MinLength: auth.MinPasswordLength}
 	if r.URL.Query().Get("changed") != "" && !p.Forced {
 		p.Notice = keyPasswordChanged
@@ -33,7 +33,7 @@ func (u *UI) passwordForm(w http.ResponseWriter, r *http.Request) error {
 // right and the new one follow the rules (auth.CheckNewPassword, as the
 // CLI applies them) and differ from it. The user's other sessions end and
 // this one gets a new id.
-func (u *UI) changePassword(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) changePassword(w http.ResponseWriter, r *http.Request) error {
 	s := core.SessionOf(r)
 	current := r.PostFormValue("current")
 	next := r.PostFormValue("new")
