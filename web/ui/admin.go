@@ -7,7 +7,6 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -10,7 +10,6 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -9,7 +9,6 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

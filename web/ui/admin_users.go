@@ -11,7 +11,6 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

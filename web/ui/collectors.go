@@ -9,7 +9,6 @@ import (
 
 	"backupd/db"
 	"backupd/web/collectorapi"
-
 	"backupd/web/ui/core"
 )
 

@@ -16,7 +16,6 @@ import (
 	"backupd/app/backup"
 	"backupd/app/inventory"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -20,7 +20,6 @@ import (
 	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web"
-
 	"backupd/web/ui/core"
 )
 

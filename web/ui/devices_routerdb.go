@@ -10,7 +10,6 @@ import (
 
 	"backupd/app/importer"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

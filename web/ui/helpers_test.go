@@ -1,7 +1,6 @@
 package ui_test
 
 import (
-	"backupd/internal/testkit"
 	"context"
 	"io"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/testkit"
 	"backupd/web"
 	"backupd/web/apiv1"
 	"backupd/web/ui"

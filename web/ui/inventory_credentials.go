@@ -10,7 +10,6 @@ import (
 
 	"backupd/app/secret"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -8,7 +8,6 @@ import (
 
 	"backupd/app/collect/driver"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -15,7 +15,6 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/notify"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

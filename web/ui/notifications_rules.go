@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

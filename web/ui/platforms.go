@@ -16,7 +16,6 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/platforms"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

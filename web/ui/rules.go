@@ -16,7 +16,6 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collect/driver"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -15,7 +15,6 @@ import (
 	"backupd/app/backup"
 	"backupd/db"
 	"backupd/web"
-
 	"backupd/web/ui/core"
 )
 

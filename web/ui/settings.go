@@ -12,7 +12,6 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

@@ -6,7 +6,6 @@ import (
 
 	"backupd/app/netguard"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

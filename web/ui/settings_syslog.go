@@ -9,7 +9,6 @@ import (
 	"backupd/app/backup"
 	"backupd/app/syslog"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

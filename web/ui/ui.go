@@ -8,6 +8,7 @@ import (
 
 	"backupd/web/ui/account"
 	"backupd/web/ui/core"
+	"backupd/web/ui/overview"
 )
 
 // Session lifetimes: a session ends after IdleTimeout without a request,
@@ -34,15 +35,13 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	mux.Handle("GET /static/", u.Static())
 	mux.Handle("POST /lang", u.Public(u.SetLanguage))
 	account.Mount(mux, u.UI)
-	u.MountPage(mux, "GET "+core.PathDashboard, "dashboard.view", u.dashboard)
+	overview.Mount(mux, u.UI)
 	u.mountDevices(mux)
 	u.mountDeviceDetail(mux)
 	u.mountInventory(mux)
 	u.mountBackupSettings(mux)
 	u.mountNotifications(mux)
 	u.mountPlatforms(mux)
-	u.mountJobs(mux)
-	u.mountSearch(mux)
 	u.mountAdmin(mux)
 	u.mountCollectors(mux)
 

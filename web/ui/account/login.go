@@ -12,7 +12,6 @@ import (
 	"backupd/app/auth"
 	"backupd/db"
 	"backupd/web"
-
 	"backupd/web/ui/core"
 )
 

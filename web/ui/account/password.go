@@ -6,7 +6,6 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 

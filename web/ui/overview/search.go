@@ -1,4 +1,4 @@
-package ui
+package overview
 
 import (
 	"context"
@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"backupd/app/backup"
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 
@@ -32,11 +30,6 @@ const (
 // searchContextChoices are the lines of context the form offers around
 // each matching line.
 var searchContextChoices = []int{0, 2, 5}
-
-// mountSearch registers configuration search across the latest or all versions.
-func (u *UI) mountSearch(mux *http.ServeMux) {
-	u.MountPage(mux, "GET /search", "backups.view", u.search)
-}
 
 // searchForm is the search form's fields, as the address carries them.
 type searchForm struct {
@@ -128,45 +121,7 @@ type searchGroup struct {
 	Label string
 }
 
-// searchDevice is one device's matches.
-type searchDevice struct {
-	ID       int64
-	Name     string
-	Hits     int
-	Versions []searchVersion
-	// MoreVersions is how many more of its versions match.
-	MoreVersions int
-}
-
-// searchVersion is one version's matches, with context.
-type searchVersion struct {
-	BackupID  string
-	URL       string
-	StartedAt time.Time
-	Hits      int
-	Rows      []searchRow
-	// MoreLines is how many more of its lines match than are shown.
-	MoreLines int
-	hits      []backup.SearchHit
-}
-
-// searchRow is a line of a version as shown: a matching line with its
-// matches marked, a line of context, or a gap between the two.
-type searchRow struct {
-	LineNo   int
-	Hit      bool
-	Gap      bool
-	Segments []textSegment
-}
-
-// textSegment is a piece of a line; Mark pieces are a match. The
-// template writes each piece escaped, inside <mark> when marked.
-type textSegment struct {
-	Text string
-	Mark bool
-}
-
-func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) search(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	scope := core.SessionOf(r).Scope()
 	f := parseSearchForm(r.URL.Query())
@@ -227,7 +182,7 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 	p.DeviceTotal = len(devices)
 	pages := max((len(devices)+searchDevicesPerPage-1)/searchDevicesPerPage, 1)
 	page := min(f.Page, pages)
-	p.Pager = core.PagerAt("/search", f.values(), page, searchDevicesPerPage, len(devices))
+	p.Pager = core.PagerAt(core.PathSearch, f.values(), page, searchDevicesPerPage, len(devices))
 	p.Devices = devices[(page-1)*searchDevicesPerPage : min(page*searchDevicesPerPage, len(devices))]
 	texts := map[string][]string{}
 	for i := range p.Devices {
@@ -245,7 +200,7 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) error {
 
 // searchGroups lists the groups the user may narrow a search to: every
 // group in scope, in tree order.
-func (u *UI) searchGroups(ctx context.Context, scope db.Scope) ([]searchGroup, error) {
+func (u *handlers) searchGroups(ctx context.Context, scope db.Scope) ([]searchGroup, error) {
 	all, err := u.Store.AllGroups(ctx)
 	if err != nil {
 		return nil, err
@@ -303,140 +258,4 @@ func underAny(path string, roots []string) bool {
 		}
 	}
 	return false
-}
-
-// groupHits gathers the hits (in device-name order, a device's versions
-// newest first) per device and version, keeping the lines each version
-// shows.
-func groupHits(hits []backup.SearchHit) []searchDevice {
-	var out []searchDevice
-	version, skip := "", false // the version of the previous hit; whether it is beyond the cap
-	for _, h := range hits {
-		if len(out) == 0 || out[len(out)-1].ID != h.DeviceID {
-			out = append(out, searchDevice{ID: h.DeviceID, Name: h.DeviceName})
-			version = ""
-		}
-		d := &out[len(out)-1]
-		d.Hits++
-		if h.BackupID != version {
-			version, skip = h.BackupID, len(d.Versions) == searchVersionsPerDevice
-			if skip {
-				d.MoreVersions++
-			} else {
-				d.Versions = append(d.Versions, searchVersion{
-					BackupID: h.BackupID, StartedAt: h.StartedAt,
-					URL: "/devices/" + strconv.FormatInt(h.DeviceID, 10) + "/versions/" + url.PathEscape(h.BackupID),
-				})
-			}
-		}
-		if skip {
-			continue
-		}
-		v := &d.Versions[len(d.Versions)-1]
-		v.Hits++
-		if len(v.hits) < searchLinesPerVersion {
-			v.hits = append(v.hits, h)
-		} else {
-			v.MoreLines++
-		}
-	}
-	return out
-}
-
-// versionLines returns the lines of a version's text for context, read
-// once per snapshot a page shows; nil without context or when the
-// version is gone (a retention purge since the search).
-func (u *UI) versionLines(ctx context.Context, backupID string, context int, cache map[string][]string) ([]string, error) {
-	if context == 0 {
-		return nil, nil
-	}
-	b, err := u.Store.GetBackup(ctx, backupID)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && b.SnapshotHash == nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if lines, ok := cache[*b.SnapshotHash]; ok {
-		return lines, nil
-	}
-	text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// A final newline ends the last line; it does not start another.
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	cache[*b.SnapshotHash] = lines
-	return lines, nil
-}
-
-// searchRows lays out a version's shown hits with up to context lines
-// around each (from lines, the version's text, when known); windows that
-// touch merge, and a gap row separates those that do not.
-func searchRows(hits []backup.SearchHit, lines []string, context int) []searchRow {
-	byLine := map[int]backup.SearchHit{}
-	for _, h := range hits {
-		byLine[h.LineNo] = h
-	}
-	var rows []searchRow
-	last := 0 // the last line number laid out
-	for _, h := range hits {
-		from, to := h.LineNo, h.LineNo
-		if lines != nil && h.LineNo <= len(lines) {
-			from, to = max(h.LineNo-context, 1), min(h.LineNo+context, len(lines))
-		}
-		from = max(from, last+1)
-		if last > 0 && from > last+1 {
-			rows = append(rows, searchRow{Gap: true})
-		}
-		for n := from; n <= to; n++ {
-			if hit, ok := byLine[n]; ok {
-				rows = append(rows, searchRow{LineNo: n, Hit: true, Segments: markSegments(hit.Line, hit.Matches)})
-			} else {
-				rows = append(rows, searchRow{LineNo: n, Segments: []textSegment{{Text: clipText(lines[n-1])}}})
-			}
-		}
-		last = max(last, to)
-	}
-	return rows
-}
-
-// markSegments cuts line at the match ranges into plain and marked
-// pieces. Ranges out of order, overlapping or out of bounds are skipped,
-// and bytes that are not UTF-8 show as U+FFFD.
-func markSegments(line string, matches [][2]int) []textSegment {
-	var out []textSegment
-	add := func(s string, mark bool) {
-		if s != "" {
-			out = append(out, textSegment{Text: strings.ToValidUTF8(s, "\uFFFD"), Mark: mark})
-		}
-	}
-	pos := 0
-	for _, m := range matches {
-		start, end := m[0], m[1]
-		if start < pos || end <= start || end > len(line) {
-			continue
-		}
-		add(line[pos:start], false)
-		add(line[start:end], true)
-		pos = end
-	}
-	add(line[pos:], false)
-	return out
-}
-
-// clipText cuts a context line to the length a matching line is cut to,
-// on a character boundary.
-func clipText(s string) string {
-	if len(s) > backup.MaxHitLine {
-		cut := backup.MaxHitLine
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

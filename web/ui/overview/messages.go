@@ -1,4 +1,4 @@
-package ui
+package overview
 
 // Message keys of the jobs and configuration search pages.
 const (

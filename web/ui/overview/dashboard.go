@@ -1,11 +1,10 @@
-package ui
+package overview
 
 import (
 	"net/http"
 	"time"
 
 	"backupd/db"
-
 	"backupd/web/ui/core"
 )
 
@@ -31,7 +30,7 @@ type dashboardPage struct {
 	GeneratedAt  time.Time
 }
 
-func (u *UI) dashboard(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) dashboard(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	scope := core.SessionOf(r).Scope()
 	now := u.Now()

@@ -1,0 +1,114 @@
+package overview
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"backupd/db"
+	"backupd/web"
+	"backupd/web/ui/core"
+)
+
+// cancelOutcome is what a cancel request did.
+type cancelOutcome string
+
+const (
+	cancelDone      cancelOutcome = "cancelled"        // a queued job will never run
+	cancelRequested cancelOutcome = "cancel_requested" // a running one stops within seconds
+	cancelTooLate   cancelOutcome = "already_finished" // it had ended: nothing changed
+)
+
+// cancel stops job id for the request's user and records it in the
+// audit log: db.ErrNotFound for an unknown job, forbidden for a job of a
+// device outside the user's scope.
+func (u *handlers) cancel(r *http.Request, id int64) (cancelOutcome, error) {
+	ctx := r.Context()
+	jobs, err := u.Store.GetJobs(ctx, []int64{id})
+	if err != nil {
+		return "", err
+	}
+	if len(jobs) == 0 {
+		return "", db.ErrNotFound
+	}
+	j := jobs[0]
+	dev, err := u.Store.GetDevice(ctx, j.DeviceID)
+	if err != nil {
+		return "", err
+	}
+	s := core.SessionOf(r)
+	if ok, err := u.Store.DeviceInScope(ctx, s.Scope(), dev); err != nil {
+		return "", err
+	} else if !ok {
+		return "", core.Forbidden()
+	}
+	var stopped bool
+	if u.Engine != nil {
+		stopped, err = u.Engine.Cancel(ctx, id)
+	} else {
+		stopped, err = u.Store.CancelJob(ctx, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if !stopped {
+		return cancelTooLate, nil
+	}
+	outcome := cancelDone
+	if j.State == db.JobRunning {
+		outcome = cancelRequested
+	}
+	uid := s.UserID
+	u.AuditEntry(r, db.AuditEntry{
+		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: "job.cancel",
+		TargetType: "job", TargetID: core.IDString(id),
+		Details: map[string]any{"device_id": dev.ID, "device_name": dev.Name, "state": j.State, "outcome": string(outcome)},
+	})
+	return outcome, nil
+}
+
+// cancelJob is the cancel form: it comes back to the list it was sent
+// from, saying what happened.
+func (u *handlers) cancelJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return db.ErrNotFound
+	}
+	outcome, err := u.cancel(r, id)
+	if err != nil {
+		return err
+	}
+	back := core.LocalPath(r.PostFormValue("back"), core.PathJobs)
+	if !strings.HasPrefix(back, core.PathJobs) {
+		back = core.PathJobs
+	}
+	to, err := url.Parse(back)
+	if err != nil {
+		to = &url.URL{Path: core.PathJobs}
+	}
+	q := to.Query()
+	q.Set("notice", string(outcome))
+	to.RawQuery = q.Encode()
+	http.Redirect(w, r, to.String(), http.StatusSeeOther)
+	return nil
+}
+
+// apiCancelJob is DELETE /api/jobs/{id}: 200 with what happened, 409
+// when the job had already ended.
+func (u *handlers) apiCancelJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return web.FieldInvalid("path", "id", "must be a job id (a positive integer)")
+	}
+	outcome, err := u.cancel(r, id)
+	switch {
+	case core.IsForbidden(err):
+		return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the job's device is outside your device groups")
+	case err != nil:
+		return err
+	case outcome == cancelTooLate:
+		return web.NewError(http.StatusConflict, web.CodeConflict, "the job has already finished; nothing was cancelled")
+	}
+	return core.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "outcome": outcome})
+}

@@ -1,0 +1,173 @@
+package overview
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"backupd/app/backup"
+	"backupd/db"
+	"backupd/web/ui/core"
+)
+
+// One job as the jobs page and its script show it: texts in the user's
+// language, times in the interface's zone.
+
+// jobStateKeys and jobTriggerKeys name each state and trigger.
+var jobStateKeys = map[string]string{
+	db.JobQueued:    keyJobStateQueued,
+	db.JobRunning:   keyJobStateRunning,
+	db.JobSucceeded: keyJobStateSucceeded,
+	db.JobFailed:    keyJobStateFailed,
+	db.JobCancelled: keyJobStateCancelled,
+}
+
+var jobTriggerKeys = map[string]string{
+	db.TriggerManual:   keyJobTriggerManual,
+	db.TriggerSchedule: keyJobTriggerSchedule,
+	db.TriggerRetry:    keyJobTriggerRetry,
+	db.TriggerCLI:      keyJobTriggerCLI,
+	db.TriggerSyslog:   keyJobTriggerSyslog,
+}
+
+// jobItem is one job as the page shows it and the script receives it:
+// the texts are in the user's language and the times in the server's
+// zone, so that the script only places them.
+type jobItem struct {
+	ID          int64  `json:"id"`
+	DeviceID    int64  `json:"device_id"`
+	DeviceName  string `json:"device_name"`
+	DeviceURL   string `json:"device_url"`
+	Trigger     string `json:"trigger"`
+	TriggerText string `json:"trigger_text"`
+	State       string `json:"state"`
+	StateText   string `json:"state_text"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	// Interruptions counts attempts cut short by the backup process
+	// stopping; they do not use up the attempts.
+	Interruptions int        `json:"interruptions"`
+	AttemptText   string     `json:"attempt_text"`
+	QueuedAt      time.Time  `json:"queued_at"`
+	QueuedText    string     `json:"queued_text"`
+	StartedAt     *time.Time `json:"started_at"`
+	StartedText   string     `json:"started_text"`
+	FinishedAt    *time.Time `json:"finished_at"`
+	FinishedText  string     `json:"finished_text"`
+	// Duration is how long the job ran, or has run so far; nil before it
+	// starts.
+	Duration     *float64 `json:"duration_seconds"`
+	DurationText string   `json:"duration_text"`
+	// Result is what came of it: the error of a failure, the last
+	// attempt's error of a job waiting to retry, a link to the version a
+	// success stored.
+	ResultText string `json:"result_text"`
+	ResultURL  string `json:"result_url,omitempty"`
+	ResultBad  bool   `json:"result_bad"`
+	// CancelURL is where the cancel form posts; empty when the user may
+	// not cancel it or it has ended.
+	CancelURL string `json:"cancel_url,omitempty"`
+}
+
+// jobItem prepares one job for the page and the script.
+func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
+	lang := core.LangOf(r)
+	t := func(key string, args ...any) string { return u.Text(lang, key, args...) }
+	j := row.Job
+	// Shown as "attempt 2 of 3"; a process without an engine shows the
+	// default its backups run with.
+	jobMaxAttempts := backup.DefaultMaxAttempts
+	if u.Engine != nil {
+		jobMaxAttempts = u.Engine.MaxAttempts()
+	}
+	it := jobItem{
+		ID: j.ID, DeviceID: j.DeviceID, DeviceName: row.DeviceName, DeviceURL: core.DevicePath(j.DeviceID),
+		Trigger: j.Trigger, TriggerText: j.Trigger, State: j.State, StateText: j.State,
+		Attempt: j.Attempt, MaxAttempts: jobMaxAttempts, Interruptions: j.Interruptions, AttemptText: "—",
+		QueuedAt: j.CreatedAt, QueuedText: u.TimeText(j.CreatedAt),
+		StartedAt: j.StartedAt, StartedText: "—", FinishedAt: j.FinishedAt, FinishedText: "—", DurationText: "—",
+	}
+	if k, ok := jobTriggerKeys[j.Trigger]; ok {
+		it.TriggerText = t(k)
+	}
+	if k, ok := jobStateKeys[j.State]; ok {
+		it.StateText = t(k)
+	}
+	if j.Attempt > 0 {
+		it.AttemptText = t(keyJobAttempt, j.Attempt, max(jobMaxAttempts, j.Attempt))
+	}
+	if j.Interruptions > 0 {
+		interrupted := t(keyJobInterruptions, j.Interruptions)
+		if j.Attempt > 0 {
+			interrupted = it.AttemptText + " · " + interrupted
+		}
+		it.AttemptText = interrupted
+	}
+	if j.StartedAt != nil {
+		it.StartedText = u.TimeText(*j.StartedAt)
+		end := now
+		switch {
+		case j.FinishedAt != nil:
+			end = *j.FinishedAt
+			it.FinishedText = u.TimeText(end)
+		case j.State != db.JobRunning:
+			// Waiting to retry: the last attempt's length is not kept.
+			end = *j.StartedAt
+		}
+		if d := end.Sub(*j.StartedAt); d > 0 || j.State == db.JobRunning {
+			secs := max(d, 0).Seconds()
+			it.Duration, it.DurationText = &secs, formatDuration(max(d, 0))
+		}
+	} else if j.FinishedAt != nil {
+		it.FinishedText = u.TimeText(*j.FinishedAt)
+	}
+	u.jobResult(&it, j, now, t)
+	if (j.State == db.JobQueued || j.State == db.JobRunning) && core.SessionOf(r).Can("backups.create") {
+		it.CancelURL = core.PathJobs + "/" + strconv.FormatInt(j.ID, 10) + "/cancel"
+	}
+	return it
+}
+
+// jobResult fills in what came of a job.
+func (u *handlers) jobResult(it *jobItem, j db.Job, now time.Time, t func(string, ...any) string) {
+	msg := ""
+	if j.Error != nil {
+		switch *j.Error {
+		case db.ErrorCancelled:
+			msg = t(keyJobResultCancelled)
+		case db.ErrorInterrupted:
+			msg = t(keyJobResultInterrupted)
+		case db.ErrorInterruptedTooOften:
+			msg = t(keyJobResultInterruptedTooOften)
+		default:
+			msg = *j.Error
+		}
+	}
+	switch j.State {
+	case db.JobSucceeded:
+		if j.BackupID != nil {
+			it.ResultText = t(keyJobResultVersion)
+			it.ResultURL = it.DeviceURL + "/versions/" + url.PathEscape(*j.BackupID)
+		}
+	case db.JobFailed, db.JobCancelled:
+		it.ResultText, it.ResultBad = msg, j.State == db.JobFailed
+	case db.JobQueued:
+		switch {
+		case msg != "":
+			it.ResultText, it.ResultBad = t(keyJobResultRetry, msg), true
+		case j.NotBefore.After(now):
+			it.ResultText = t(keyJobResultWaiting, u.TimeText(j.NotBefore))
+		}
+	}
+}
+
+// formatDuration writes d as m:ss, or h:mm:ss from an hour on.
+func formatDuration(d time.Duration) string {
+	s := int64(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
