@@ -8,6 +8,7 @@ import (
 
 	"backupd/web/ui/account"
 	"backupd/web/ui/core"
+	"backupd/web/ui/inventory"
 	"backupd/web/ui/overview"
 )
 
@@ -38,7 +39,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	overview.Mount(mux, u.UI)
 	u.mountDevices(mux)
 	u.mountDeviceDetail(mux)
-	u.mountInventory(mux)
+	inventory.Mount(mux, u.UI)
 	u.mountBackupSettings(mux)
 	u.mountNotifications(mux)
 	u.mountPlatforms(mux)

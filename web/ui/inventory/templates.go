@@ -1,4 +1,4 @@
-package ui
+package inventory
 
 import (
 	"errors"
@@ -75,7 +75,7 @@ type templateRow struct {
 	Devices      int
 }
 
-func (u *UI) templateList(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) templateList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	page := core.PageNumber(r, core.MaxListPage)
 	items, total, err := u.Store.ListTemplates(ctx, invPageSize, (page-1)*invPageSize)
@@ -155,7 +155,7 @@ func (p templateFormPage) withPlatforms() templateFormPage {
 
 // newTemplateForm starts a template; ?platform= (from the defaults
 // table) chooses the platform and fills in its defaults to start from.
-func (u *UI) newTemplateForm(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) newTemplateForm(w http.ResponseWriter, r *http.Request) error {
 	p := templateFormPage{}
 	if id := r.URL.Query().Get("platform"); id != "" {
 		if _, ok := driver.Lookup(id); ok {
@@ -165,7 +165,7 @@ func (u *UI) newTemplateForm(w http.ResponseWriter, r *http.Request) error {
 	return u.Render(w, r, http.StatusOK, "templates_form.html", keyInvTitleNewTemplate, p.withPlatforms())
 }
 
-func (u *UI) pathTemplate(r *http.Request) (db.Template, error) {
+func (u *handlers) pathTemplate(r *http.Request) (db.Template, error) {
 	id, err := core.PathID(r)
 	if err != nil {
 		return db.Template{}, err
@@ -173,7 +173,7 @@ func (u *UI) pathTemplate(r *http.Request) (db.Template, error) {
 	return u.Store.GetTemplate(r.Context(), id)
 }
 
-func (u *UI) templateDetail(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) templateDetail(w http.ResponseWriter, r *http.Request) error {
 	t, err := u.pathTemplate(r)
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func (u *UI) templateDetail(w http.ResponseWriter, r *http.Request) error {
 
 // renderTemplateForm shows stored template t with p's fields (as stored
 // or as typed).
-func (u *UI) renderTemplateForm(w http.ResponseWriter, r *http.Request, status int, t db.Template, p templateFormPage) error {
+func (u *handlers) renderTemplateForm(w http.ResponseWriter, r *http.Request, status int, t db.Template, p templateFormPage) error {
 	ctx := r.Context()
 	used, err := u.Store.DevicesUsingTemplates(ctx, core.SessionOf(r).Scope(), []int64{t.ID})
 	if err != nil {
@@ -221,7 +221,7 @@ func readTemplateForm(r *http.Request) (templateFormPage, string, []any) {
 	return p, "", nil
 }
 
-func (u *UI) createTemplate(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	p, bad, args := readTemplateForm(r)
 	if bad != "" {
 		p.Error, p.Args = bad, args
@@ -236,7 +236,7 @@ func (u *UI) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (u *UI) updateTemplate(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	stored, err := u.pathTemplate(r)
 	if err != nil {
 		return err
@@ -278,7 +278,7 @@ func (u *UI) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 // to their platform's default commands (PRODUCT §3; the schema sets their
 // template to none), so while any does, the form must confirm that with
 // its "fall back" box; without it the delete is refused and says why.
-func (u *UI) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	t, err := u.pathTemplate(r)
 	if err != nil {
 		return err

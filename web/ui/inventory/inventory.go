@@ -1,16 +1,26 @@
-package ui
+// Package inventory is the room of what devices are filed under and
+// log in with: the device groups (a tree, on one page), the credentials
+// (write-only secrets, sealed as the public API seals them) and the
+// command templates. Every form posts to the server and answers with a
+// redirect and a notice (or the form again, with what was typed and what
+// to change), so the pages work without JavaScript; the script only adds
+// conveniences. The devices themselves are web/ui/devices.
+package inventory
 
 import (
 	"net/http"
 	"strconv"
+
+	"backupd/web/ui/core"
 )
 
-// mountInventory registers groups (a tree), credentials and templates.
-// Every form posts to the server and answers with a redirect and a notice
-// (or the form again, with what was typed and what to change), so the
-// pages work without JavaScript; the script only adds conveniences.
-func (u *UI) mountInventory(mux *http.ServeMux) {
-	u.MountPage(mux, "GET /groups", "groups.view", u.groupTree)
+// handlers are the inventory pages.
+type handlers struct{ *core.UI }
+
+// Mount registers groups, credentials and templates on mux.
+func Mount(mux *http.ServeMux, c *core.UI) {
+	u := &handlers{c}
+	u.MountPage(mux, "GET "+core.PathGroups, "groups.view", u.groupTree)
 	mux.Handle("POST /groups", u.Page("groups.create", u.createGroup))
 	mux.Handle("GET /groups/{id}", u.Page("groups.view", u.groupDetail))
 	mux.Handle("POST /groups/{id}/rename", u.Page("groups.update", u.renameGroup))
@@ -18,14 +28,14 @@ func (u *UI) mountInventory(mux *http.ServeMux) {
 	mux.Handle("POST /groups/{id}/order", u.Page("groups.update", u.reorderGroup))
 	mux.Handle("POST /groups/{id}/delete", u.Page("groups.delete", u.deleteGroup))
 
-	u.MountPage(mux, "GET /credentials", "credentials.view", u.credentialList)
+	u.MountPage(mux, "GET "+core.PathCredentials, "credentials.view", u.credentialList)
 	mux.Handle("GET /credentials/new", u.Page("credentials.create", u.newCredentialForm))
 	mux.Handle("POST /credentials", u.Page("credentials.create", u.createCredential))
 	mux.Handle("GET /credentials/{id}", u.Page("credentials.view", u.credentialDetail))
 	mux.Handle("POST /credentials/{id}", u.Page("credentials.update", u.updateCredential))
 	mux.Handle("POST /credentials/{id}/delete", u.Page("credentials.delete", u.deleteCredential))
 
-	u.MountPage(mux, "GET /templates", "templates.view", u.templateList)
+	u.MountPage(mux, "GET "+core.PathTemplates, "templates.view", u.templateList)
 	mux.Handle("GET /templates/new", u.Page("templates.create", u.newTemplateForm))
 	mux.Handle("POST /templates", u.Page("templates.create", u.createTemplate))
 	mux.Handle("GET /templates/{id}", u.Page("templates.view", u.templateDetail))

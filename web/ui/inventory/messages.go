@@ -1,4 +1,4 @@
-package ui
+package inventory
 
 // Message keys of the groups, credentials and templates pages.
 const (
