@@ -545,17 +545,6 @@ func (u *UI) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// auditAdmin records a change made on the administration pages by the
-// signed-in user.
-func (u *UI) auditAdmin(r *http.Request, action, targetType string, targetID int64, details map[string]any) {
-	s := core.SessionOf(r)
-	uid := s.UserID
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: action,
-		TargetType: targetType, TargetID: core.IDString(targetID), Details: details,
-	})
-}
-
 // idList is ids for the audit log: an empty list rather than null.
 func idList(ids []int64) []int64 {
 	if ids == nil {

@@ -585,11 +585,7 @@ func (u *UI) platformTest(w http.ResponseWriter, r *http.Request, p platformForm
 
 // platformAudit records a change of the platform with ID id.
 func (u *UI) platformAudit(r *http.Request, action, id string, details map[string]any) {
-	s := core.SessionOf(r)
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: action,
-		TargetType: "platform", TargetID: id, Details: details,
-	})
+	u.AuditAs(r, action, "platform", id, details)
 }
 
 func (u *UI) platformDelete(w http.ResponseWriter, r *http.Request) error {

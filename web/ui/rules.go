@@ -16,7 +16,6 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collect/driver"
 	"backupd/db"
-	"backupd/web/ui/core"
 )
 
 // Change-detection rule page bounds.
@@ -273,12 +272,7 @@ func checkRuleFields(f ruleFields) (ruleMessage, bool) {
 }
 
 func (u *UI) auditRules(r *http.Request, change string, no int, rules []db.NoiseRule) {
-	s := core.SessionOf(r)
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
-		TargetType: "settings", TargetID: db.SettingNoiseRules,
-		Details: map[string]any{"change": change, "rule": no, "rules": len(rules)},
-	})
+	u.AuditAs(r, "settings.update", "settings", db.SettingNoiseRules, map[string]any{"change": change, "rule": no, "rules": len(rules)})
 }
 
 func (u *UI) addRule(w http.ResponseWriter, r *http.Request) error {

@@ -523,12 +523,9 @@ func (u *UI) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.create",
-		TargetType: "schedule", TargetID: core.IDString(created.ID), Details: map[string]any{
-			"name": created.Name, "cron": created.Cron, "timezone": created.Timezone, "target": created.Target,
-			"targets": len(created.TargetIDs), "spread_seconds": created.SpreadSeconds, "enabled": created.Enabled,
-		},
+	u.Audit(r, "schedule.create", "schedule", created.ID, map[string]any{
+		"name": created.Name, "cron": created.Cron, "timezone": created.Timezone, "target": created.Target,
+		"targets": len(created.TargetIDs), "spread_seconds": created.SpreadSeconds, "enabled": created.Enabled,
 	})
 	http.Redirect(w, r, "/schedules?done=created", http.StatusSeeOther)
 	return nil
@@ -599,10 +596,7 @@ func (u *UI) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.update",
-		TargetType: "schedule", TargetID: core.IDString(cur.ID), Details: map[string]any{"name": sc.Name, "changed": changed},
-	})
+	u.Audit(r, "schedule.update", "schedule", cur.ID, map[string]any{"name": sc.Name, "changed": changed})
 	http.Redirect(w, r, "/schedules?done=updated", http.StatusSeeOther)
 	return nil
 }
@@ -637,7 +631,6 @@ func (u *UI) disableSchedule(w http.ResponseWriter, r *http.Request) error {
 // on, it fires first at its next tick from now: never a tick it missed
 // while off.
 func (u *UI) setScheduleEnabled(w http.ResponseWriter, r *http.Request, on bool) error {
-	s := core.SessionOf(r)
 	cur, err := u.loadScheduleToChange(r)
 	if err != nil {
 		return err
@@ -654,10 +647,7 @@ func (u *UI) setScheduleEnabled(w http.ResponseWriter, r *http.Request, on bool)
 	}); err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.update",
-		TargetType: "schedule", TargetID: core.IDString(cur.ID), Details: map[string]any{"name": cur.Name, "enabled": on},
-	})
+	u.Audit(r, "schedule.update", "schedule", cur.ID, map[string]any{"name": cur.Name, "enabled": on})
 	done := "disabled"
 	if on {
 		done = "enabled"
@@ -676,7 +666,6 @@ func scheduleListURL(r *http.Request, done string) string {
 }
 
 func (u *UI) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
-	s := core.SessionOf(r)
 	cur, err := u.loadScheduleToChange(r)
 	if err != nil {
 		return err
@@ -684,10 +673,7 @@ func (u *UI) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := u.Store.DeleteSchedule(r.Context(), cur.ID); err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "schedule.delete",
-		TargetType: "schedule", TargetID: core.IDString(cur.ID), Details: map[string]any{"name": cur.Name},
-	})
+	u.Audit(r, "schedule.delete", "schedule", cur.ID, map[string]any{"name": cur.Name})
 	http.Redirect(w, r, scheduleListURL(r, "deleted"), http.StatusSeeOther)
 	return nil
 }

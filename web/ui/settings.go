@@ -206,7 +206,6 @@ func settingsBytes(n int64) string {
 // saveRetention stores the retention policy, as `backupd backup prune
 // --keep-last --keep-days` does; the daily run and "Apply now" use it.
 func (u *UI) saveRetention(w http.ResponseWriter, r *http.Request) error {
-	s := core.SessionOf(r)
 	p := settingsPage{
 		KeepLast: strings.TrimSpace(r.PostFormValue("keep_last")),
 		KeepDays: strings.TrimSpace(r.PostFormValue("keep_days")),
@@ -226,11 +225,7 @@ func (u *UI) saveRetention(w http.ResponseWriter, r *http.Request) error {
 	if err := u.Store.PutSetting(r.Context(), db.SettingRetention, policy); err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
-		TargetType: "settings", TargetID: db.SettingRetention,
-		Details: map[string]any{"keep_last": policy.KeepLast, "keep_days": policy.KeepDays},
-	})
+	u.AuditAs(r, "settings.update", "settings", db.SettingRetention, map[string]any{"keep_last": policy.KeepLast, "keep_days": policy.KeepDays})
 	http.Redirect(w, r, "/settings?done=saved", http.StatusSeeOther)
 	return nil
 }
@@ -245,7 +240,6 @@ func settingsNumber(s string, hi int) (int, bool) {
 // for at most retentionApplyTimeout. Leaving the page does not stop it;
 // the timeout does, between batches.
 func (u *UI) applyRetention(w http.ResponseWriter, r *http.Request) error {
-	s := core.SessionOf(r)
 	store := u.Store
 	if _, busy := retentionRunning.LoadOrStore(store, true); busy {
 		return &core.PageError{Status: http.StatusConflict, Message: keySettingsRetentionBusy}
@@ -258,11 +252,8 @@ func (u *UI) applyRetention(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "backup.prune",
-		TargetType: "backup", Details: map[string]any{
-			"backups_deleted": res.BackupsDeleted, "snapshots_purged": res.SnapshotsPurged, "complete": complete,
-		},
+	u.AuditAs(r, "backup.prune", "backup", "", map[string]any{
+		"backups_deleted": res.BackupsDeleted, "snapshots_purged": res.SnapshotsPurged, "complete": complete,
 	})
 	done := "applied"
 	if !complete {

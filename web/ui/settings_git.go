@@ -10,7 +10,6 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
-	"backupd/web/ui/core"
 )
 
 // settingsGit is the git mirror section: its settings as stored (or as
@@ -52,7 +51,6 @@ func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
 // saveGit stores the git mirror settings; a typed deploy key or token is
 // sealed and never shown again, an empty one keeps the stored one.
 func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
-	s := core.SessionOf(r)
 	f := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
 	typed := settingsGit{
 		Enabled: r.PostFormValue("enabled") == "1", Groups: r.PostFormValue("groups") == "1",
@@ -129,13 +127,9 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 	if err := u.Store.PutSetting(r.Context(), db.SettingGitMirror, gm); err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
-		TargetType: "settings", TargetID: db.SettingGitMirror,
-		Details: map[string]any{"enabled": gm.Enabled, "groups": gm.Groups, "remote_url": gm.RemoteURL,
-			"ssh_key_changed":     key != "" || (typed.ClearKey && len(stored.SSHKey) > 0),
-			"https_token_changed": token != "" || (typed.ClearToken && len(stored.HTTPSToken) > 0)},
-	})
+	u.AuditAs(r, "settings.update", "settings", db.SettingGitMirror, map[string]any{"enabled": gm.Enabled, "groups": gm.Groups, "remote_url": gm.RemoteURL,
+		"ssh_key_changed":     key != "" || (typed.ClearKey && len(stored.SSHKey) > 0),
+		"https_token_changed": token != "" || (typed.ClearToken && len(stored.HTTPSToken) > 0)})
 	http.Redirect(w, r, "/settings?done=git_saved#git", http.StatusSeeOther)
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"backupd/app/netguard"
-	"backupd/db"
 	"backupd/web/ui/core"
 )
 
@@ -38,7 +37,6 @@ func (u *UI) fillOutbound(r *http.Request, o *settingsOutbound, typed bool) erro
 // saveOutbound stores the allow list; every node reads it where it
 // connects, so it applies at once.
 func (u *UI) saveOutbound(w http.ResponseWriter, r *http.Request) error {
-	s := core.SessionOf(r)
 	text := r.PostFormValue("allow")
 	refuse := func(key string, args ...any) error {
 		p := settingsPage{Outbound: settingsOutbound{Allow: text, Error: key, Args: args}, outboundTyped: true}
@@ -69,11 +67,7 @@ func (u *UI) saveOutbound(w http.ResponseWriter, r *http.Request) error {
 	if err := netguard.Save(r.Context(), u.Store, allow); err != nil {
 		return err
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
-		TargetType: "settings", TargetID: netguard.SettingAllow,
-		Details: map[string]any{"allow": netguard.Strings(allow)},
-	})
+	u.AuditAs(r, "settings.update", "settings", netguard.SettingAllow, map[string]any{"allow": netguard.Strings(allow)})
 	http.Redirect(w, r, "/settings?done=outbound_saved#outbound", http.StatusSeeOther)
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"backupd/app/backup"
 	"backupd/app/syslog"
 	"backupd/db"
-	"backupd/web/ui/core"
 )
 
 // syslogErrorKeys name the message of each kind of refused pattern; each
@@ -118,7 +117,6 @@ func parseSyslogPatterns(text string) (ps []db.SyslogPattern, lines []int, badLi
 // saveSyslogPatterns stores the user patterns and applies them to the
 // running listener at once.
 func (u *UI) saveSyslogPatterns(w http.ResponseWriter, r *http.Request) error {
-	s := core.SessionOf(r)
 	text := r.PostFormValue("patterns")
 	refuse := func(key string, args ...any) error {
 		p := settingsPage{Syslog: settingsSyslog{Patterns: text, Error: key, Args: args}}
@@ -162,11 +160,7 @@ func (u *UI) saveSyslogPatterns(w http.ResponseWriter, r *http.Request) error {
 		}
 		done = "syslog_applied"
 	}
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &s.UserID, Username: s.Username, SessionID: s.AuditRef(), Action: "settings.update",
-		TargetType: "settings", TargetID: db.SettingSyslogPatterns,
-		Details: map[string]any{"patterns": len(ps)},
-	})
+	u.AuditAs(r, "settings.update", "settings", db.SettingSyslogPatterns, map[string]any{"patterns": len(ps)})
 	http.Redirect(w, r, "/settings?done="+done+"#syslog", http.StatusSeeOther)
 	return nil
 }

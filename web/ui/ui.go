@@ -8,6 +8,7 @@ import (
 
 	"backupd/web/ui/account"
 	"backupd/web/ui/core"
+	"backupd/web/ui/devices"
 	"backupd/web/ui/inventory"
 	"backupd/web/ui/overview"
 )
@@ -37,8 +38,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	mux.Handle("POST /lang", u.Public(u.SetLanguage))
 	account.Mount(mux, u.UI)
 	overview.Mount(mux, u.UI)
-	u.mountDevices(mux)
-	u.mountDeviceDetail(mux)
+	devices.Mount(mux, u.UI)
 	inventory.Mount(mux, u.UI)
 	u.mountBackupSettings(mux)
 	u.mountNotifications(mux)

@@ -59,11 +59,8 @@ func (u *handlers) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 	if j.State == db.JobRunning {
 		outcome = cancelRequested
 	}
-	uid := s.UserID
-	u.AuditEntry(r, db.AuditEntry{
-		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: "job.cancel",
-		TargetType: "job", TargetID: core.IDString(id),
-		Details: map[string]any{"device_id": dev.ID, "device_name": dev.Name, "state": j.State, "outcome": string(outcome)},
+	u.Audit(r, "job.cancel", "job", id, map[string]any{
+		"device_id": dev.ID, "device_name": dev.Name, "state": j.State, "outcome": string(outcome),
 	})
 	return outcome, nil
 }

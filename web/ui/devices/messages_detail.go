@@ -1,4 +1,4 @@
-package ui
+package devices
 
 // Message keys of the device detail pages (device_detail.go).
 const (

@@ -1,4 +1,4 @@
-package ui
+package devices
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 // credentialName is a credential's name for a message; its number when
 // it no longer exists.
-func (u *UI) credentialName(ctx context.Context, id int64) (string, error) {
+func (u *handlers) credentialName(ctx context.Context, id int64) (string, error) {
 	c, err := u.Store.GetCredential(ctx, id)
 	if errors.Is(err, db.ErrNotFound) {
 		return "#" + strconv.FormatInt(id, 10), nil
@@ -30,7 +30,7 @@ func (u *UI) credentialName(ctx context.Context, id int64) (string, error) {
 // credentialUseDetails adds to an audit entry's details which credential
 // a save used and how (attached, or sent to a new address), when it used
 // one.
-func (u *UI) credentialUseDetails(ctx context.Context, details map[string]any, use inventory.CredentialUse, used bool) error {
+func (u *handlers) credentialUseDetails(ctx context.Context, details map[string]any, use inventory.CredentialUse, used bool) error {
 	if !used {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package ui
+package devices
 
 // Messages of the router.db import's column map and of the lines it
 // refuses so as not to misread or show them (app/importer).

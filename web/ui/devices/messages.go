@@ -1,4 +1,4 @@
-package ui
+package devices
 
 // Message keys of the devices page (devices.go).
 const (

@@ -1,0 +1,262 @@
+package devices
+
+import (
+	"backupd/app/backup"
+	"backupd/db"
+	"backupd/web/ui/core"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Two versions compared, side by side or unified, with the noise rules
+// change detection uses; and the diff as a file.
+
+// Diffs.
+
+// deviceDiffPage is the data of device_diff.html.
+type deviceDiffPage struct {
+	Device   db.Device
+	From, To detailHistoryRow
+	// Same: the texts are equal. NoiseOnly: they differ only by noise.
+	Same, NoiseOnly bool
+	Added, Removed  int
+	Unified         bool
+	Rows            []detailDiffRow
+	// Truncated: only Shown of Total diff lines are rendered.
+	Truncated    bool
+	Shown, Total int
+	HasNoise     bool
+	RulesIgnored bool
+	SplitURL     string
+	UnifiedURL   string
+	SwapURL      string
+	RawURL       string
+	HistoryURL   string
+}
+
+// detailDiffRow is one row of the diff table: a hunk header, or a line on
+// the left, the right or both sides. The unified view uses Left for the
+// line and Right for nothing but its new line number.
+type detailDiffRow struct {
+	Header      string
+	Left, Right detailDiffCell
+}
+
+// detailDiffCell is one side of a row; No is 0 where the side has no line.
+type detailDiffCell struct {
+	No   int
+	Text string
+	// Class is the cell's CSS class: its kind, and whether it is noise.
+	Class string
+}
+
+func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
+	d, from, to, err := u.detailDiffVersions(r)
+	if err != nil {
+		return err
+	}
+	res, rulesIgnored, err := u.detailDiff(r, from, to)
+	if err != nil {
+		return err
+	}
+	unified := r.URL.Query().Get("view") == "unified"
+	p := deviceDiffPage{
+		Device: d, From: u.detailRow(d, from), To: u.detailRow(d, to),
+		Same: len(res.Hunks) == 0, NoiseOnly: len(res.Hunks) > 0 && !res.Changed,
+		Added: res.Added, Removed: res.Removed, Unified: unified, RulesIgnored: rulesIgnored,
+		HistoryURL: detailPath(d) + "#history",
+	}
+	base := detailDiffPath(d, from.ID, to.ID)
+	p.SplitURL, p.UnifiedURL = base, base+"&view=unified"
+	p.SwapURL = detailDiffPath(d, to.ID, from.ID)
+	if unified {
+		p.SwapURL += "&view=unified"
+	}
+	p.RawURL = detailPath(d) + "/diff/raw?" + url.Values{"from": {from.ID}, "to": {to.ID}}.Encode()
+	for _, h := range res.Hunks {
+		p.Total += len(h.Lines)
+	}
+	if unified {
+		p.Rows, p.Shown, p.HasNoise = detailUnifiedRows(res.Hunks, detailMaxDiffRows)
+	} else {
+		p.Rows, p.Shown, p.HasNoise = detailSplitRows(res.Hunks, detailMaxDiffRows)
+	}
+	p.Truncated = p.Shown < p.Total
+	return u.Render(w, r, http.StatusOK, "device_diff.html", keyDetailDiffTitle, p)
+}
+
+// deviceDiffRaw serves the unified diff of two versions as a file.
+func (u *handlers) deviceDiffRaw(w http.ResponseWriter, r *http.Request) error {
+	d, from, to, err := u.detailDiffVersions(r)
+	if err != nil {
+		return err
+	}
+	res, _, err := u.detailDiff(r, from, to)
+	if err != nil {
+		return err
+	}
+	stamp := from.StartedAt.In(u.Location).Format("20060102-150405") + "_" + to.StartedAt.In(u.Location).Format("20060102-150405")
+	detailWriteText(w, "attachment", detailFileName(d.Name, stamp, ".diff"), res.Unified)
+	return nil
+}
+
+// detailDiffVersions reads ?from= and ?to=: two backups of the device that have
+// a configuration. Without from, the version before to is meant.
+func (u *handlers) detailDiffVersions(r *http.Request) (d db.Device, from, to db.Backup, err error) {
+	if d, err = u.detailDevice(r); err != nil {
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("to") == "" {
+		err = &core.PageError{Status: http.StatusBadRequest, Message: keyDetailDiffPickTwo}
+		return
+	}
+	if to, err = u.detailBackup(r, d, q.Get("to")); err != nil {
+		return
+	}
+	if q.Get("from") == "" {
+		prev, ok, perr := u.Store.PreviousVersion(r.Context(), d.ID, db.CursorOf(to))
+		if err = perr; err != nil {
+			return
+		}
+		if !ok {
+			err = &core.PageError{Status: http.StatusNotFound, Message: keyDetailDiffNoPrevious}
+			return
+		}
+		from = prev
+	} else if from, err = u.detailBackup(r, d, q.Get("from")); err != nil {
+		return
+	}
+	for _, b := range []db.Backup{from, to} {
+		if b.SnapshotHash == nil {
+			err = &core.PageError{Status: http.StatusUnprocessableEntity, Message: keyDetailDiffNoText,
+				Args: []any{b.StartedAt.In(u.Location).Format("2006-01-02 15:04:05")}}
+			return
+		}
+	}
+	return
+}
+
+// detailDiff compares two versions with the noise rules change detection
+// uses: the platform's built-in ones and the user's. A user rule that
+// cannot be used (saved by an older release, say) does not stop the
+// diff: it is made with the built-in rules only, and the page says so.
+func (u *handlers) detailDiff(r *http.Request, from, to db.Backup) (backup.DiffResult, bool, error) {
+	ctx := r.Context()
+	rules, err := u.Store.NoiseRules(ctx)
+	if err != nil {
+		return backup.DiffResult{}, false, err
+	}
+	res, err := backup.Diff(ctx, u.Store, from.ID, to.ID, rules)
+	var bad *backup.NoiseRuleError
+	if errors.As(err, &bad) {
+		res, err = backup.Diff(ctx, u.Store, from.ID, to.ID, nil)
+		return res, true, err
+	}
+	return res, false, err
+}
+
+// CSS classes of diff cells.
+const (
+	detailClassContext = "diff-ctx"
+	detailClassRemoved = "diff-del"
+	detailClassAdded   = "diff-add"
+	detailClassEmpty   = "diff-none"
+	detailClassNoise   = " diff-noise"
+)
+
+func detailCell(l backup.DiffLine, no int) detailDiffCell {
+	c := detailDiffCell{No: no, Text: l.Text}
+	switch l.Kind {
+	case backup.LineRemoved:
+		c.Class = detailClassRemoved
+	case backup.LineAdded:
+		c.Class = detailClassAdded
+	default:
+		c.Class = detailClassContext
+	}
+	if l.Noise {
+		c.Class += detailClassNoise
+	}
+	return c
+}
+
+var detailEmptyCell = detailDiffCell{Class: detailClassEmpty}
+
+// detailHunkHeader is a hunk's "@@ -a,b +c,d @@" line.
+func detailHunkHeader(h backup.Hunk) string {
+	return "@@ -" + strconv.Itoa(h.OldStart) + "," + strconv.Itoa(h.OldLines) +
+		" +" + strconv.Itoa(h.NewStart) + "," + strconv.Itoa(h.NewLines) + " @@"
+}
+
+// detailSplitRows lays hunks out side by side: context lines on both
+// sides, and in each run of changes the removed lines on the left beside
+// the added ones on the right, pair by pair. It stops at limit rows and
+// returns how many diff lines it laid out, and whether any is noise.
+func detailSplitRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, shown int, noise bool) {
+	for _, h := range hunks {
+		if len(rows) >= limit {
+			break
+		}
+		rows = append(rows, detailDiffRow{Header: detailHunkHeader(h)})
+		lines := h.Lines
+		for i := 0; i < len(lines) && len(rows) < limit; {
+			l := lines[i]
+			if l.Kind == backup.LineContext {
+				rows = append(rows, detailDiffRow{Left: detailCell(l, l.OldNo), Right: detailCell(l, l.NewNo)})
+				noise = noise || l.Noise
+				shown++
+				i++
+				continue
+			}
+			end := i
+			var removed, added []backup.DiffLine
+			for end < len(lines) && lines[end].Kind != backup.LineContext {
+				if lines[end].Kind == backup.LineRemoved {
+					removed = append(removed, lines[end])
+				} else {
+					added = append(added, lines[end])
+				}
+				end++
+			}
+			pairs := min(max(len(removed), len(added)), limit-len(rows))
+			for j := range pairs {
+				row := detailDiffRow{Left: detailEmptyCell, Right: detailEmptyCell}
+				if j < len(removed) {
+					row.Left = detailCell(removed[j], removed[j].OldNo)
+					noise = noise || removed[j].Noise
+				}
+				if j < len(added) {
+					row.Right = detailCell(added[j], added[j].NewNo)
+					noise = noise || added[j].Noise
+				}
+				rows = append(rows, row)
+			}
+			shown += min(pairs, len(removed)) + min(pairs, len(added))
+			i = end
+		}
+	}
+	return rows, shown, noise
+}
+
+// detailUnifiedRows lays hunks out one line a row, as diff -u shows them,
+// up to limit rows.
+func detailUnifiedRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, shown int, noise bool) {
+	for _, h := range hunks {
+		if len(rows) >= limit {
+			break
+		}
+		rows = append(rows, detailDiffRow{Header: detailHunkHeader(h)})
+		for _, l := range h.Lines {
+			if len(rows) >= limit {
+				break
+			}
+			rows = append(rows, detailDiffRow{Left: detailCell(l, l.OldNo), Right: detailDiffCell{No: l.NewNo}})
+			noise = noise || l.Noise
+			shown++
+		}
+	}
+	return rows, shown, noise
+}
