@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web/ui/core"
 )
@@ -84,7 +85,7 @@ func (u *UI) notifRuleFormFor(r *http.Request, id int64, f notifRuleFields, edit
 	ctx := r.Context()
 	s := core.SessionOf(r)
 	p := notifRuleForm{ID: id, Fields: f, Editable: editable, CanTargetAll: s.Scope().All,
-		MaxThreshold: db.MaxRuleThreshold, MaxDevices: maxScheduleDevices}
+		MaxThreshold: db.MaxRuleThreshold, MaxDevices: inventory.MaxTargetDevices}
 	for _, k := range db.EventKinds {
 		p.Events = append(p.Events, notifOption{Value: string(k), Label: notifEventKeys[k], Checked: f.Events[k]})
 	}
@@ -236,7 +237,7 @@ func (u *UI) ruleFromFields(ctx context.Context, s *core.Session, f notifRuleFie
 			return rl, errs, core.Forbidden()
 		}
 	case db.RuleScopeDevices:
-		ids, err := u.scheduleDeviceIDs(ctx, scope, f.Devices, &errs)
+		ids, err := u.TargetDevices(ctx, scope, f.Devices, &errs)
 		if err != nil {
 			return rl, errs, err
 		}

@@ -11,6 +11,7 @@ import (
 	"backupd/web/ui/devices"
 	"backupd/web/ui/inventory"
 	"backupd/web/ui/overview"
+	"backupd/web/ui/schedules"
 )
 
 // Session lifetimes: a session ends after IdleTimeout without a request,
@@ -40,7 +41,8 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	overview.Mount(mux, u.UI)
 	devices.Mount(mux, u.UI)
 	inventory.Mount(mux, u.UI)
-	u.mountBackupSettings(mux)
+	schedules.Mount(mux, u.UI)
+	u.mountSettings(mux)
 	u.mountNotifications(mux)
 	u.mountPlatforms(mux)
 	u.mountAdmin(mux)

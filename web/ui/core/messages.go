@@ -47,6 +47,10 @@ const (
 	KeyPasswordTooLong  = "password.error.too_long"
 	KeyPasswordMismatch = "password.error.mismatch"
 
+	keyTargetNoDevices      = "schedules.error.no_devices"
+	keyTargetTooManyDevices = "schedules.error.too_many_devices"
+	keyTargetUnknownDevices = "schedules.error.unknown_devices"
+
 	// KeyListSep joins the items of a list written out in a sentence
 	// ("Core, Campus").
 	KeyListSep = "schedules.list_separator"
