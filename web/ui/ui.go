@@ -10,6 +10,7 @@ import (
 	"backupd/web/ui/core"
 	"backupd/web/ui/devices"
 	"backupd/web/ui/inventory"
+	"backupd/web/ui/notifications"
 	"backupd/web/ui/overview"
 	"backupd/web/ui/schedules"
 )
@@ -43,7 +44,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	inventory.Mount(mux, u.UI)
 	schedules.Mount(mux, u.UI)
 	u.mountSettings(mux)
-	u.mountNotifications(mux)
+	notifications.Mount(mux, u.UI)
 	u.mountPlatforms(mux)
 	u.mountAdmin(mux)
 	u.mountCollectors(mux)

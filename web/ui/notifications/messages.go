@@ -1,4 +1,4 @@
-package ui
+package notifications
 
 // Message keys of the Notifications pages.
 const (
