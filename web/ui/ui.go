@@ -12,6 +12,7 @@ import (
 	"backupd/web/ui/inventory"
 	"backupd/web/ui/notifications"
 	"backupd/web/ui/overview"
+	"backupd/web/ui/platforms"
 	"backupd/web/ui/schedules"
 )
 
@@ -43,11 +44,10 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	devices.Mount(mux, u.UI)
 	inventory.Mount(mux, u.UI)
 	schedules.Mount(mux, u.UI)
-	u.mountSettings(mux)
 	notifications.Mount(mux, u.UI)
-	u.mountPlatforms(mux)
+	platforms.Mount(mux, u.UI)
+	u.mountSettings(mux)
 	u.mountAdmin(mux)
-	u.mountCollectors(mux)
 
 	// Everything else is an unknown page.
 	mux.Handle("/", u.Public(u.NotFound))

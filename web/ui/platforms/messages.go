@@ -1,4 +1,4 @@
-package ui
+package platforms
 
 // Message keys of the Platforms pages.
 const (

@@ -1,4 +1,4 @@
-package ui
+package platforms
 
 import (
 	"errors"
@@ -26,14 +26,6 @@ const collectorOnline = 90 * time.Second
 
 // collectorTokenTTL is how long an enrolment token made here is valid.
 const collectorTokenTTL = 24 * time.Hour
-
-func (u *UI) mountCollectors(mux *http.ServeMux) {
-	u.MountPage(mux, "GET "+core.PathCollectors, "settings.view", u.collectorsPage)
-	mux.Handle("POST /collectors/zones", u.Page("settings.update", u.createZone))
-	mux.Handle("POST /collectors/tokens", u.Page("settings.update", u.createCollectorToken))
-	mux.Handle("POST /collectors/{id}/revoke", u.Page("settings.update", u.revokeCollector))
-	mux.Handle("POST /collectors/tokens/{id}/revoke", u.Page("settings.update", u.revokeCollectorToken))
-}
 
 // collectorsPageData is the data of collectors.html.
 type collectorsPageData struct {
@@ -69,11 +61,11 @@ var collectorNotices = map[string]string{
 	"token_revoked": keyCollTokenRevoked,
 }
 
-func (u *UI) collectorsPage(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) collectorsPage(w http.ResponseWriter, r *http.Request) error {
 	return u.renderCollectors(w, r, http.StatusOK, collectorsPageData{Notice: core.DoneNotice(r, collectorNotices)})
 }
 
-func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int, p collectorsPageData) error {
+func (u *handlers) renderCollectors(w http.ResponseWriter, r *http.Request, status int, p collectorsPageData) error {
 	ctx := r.Context()
 	zones, err := u.Store.ListZones(ctx)
 	if err != nil {
@@ -117,7 +109,7 @@ func (u *UI) renderCollectors(w http.ResponseWriter, r *http.Request, status int
 	return u.Render(w, r, status, "collectors.html", keyCollTitle, p)
 }
 
-func (u *UI) createZone(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) createZone(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
@@ -150,7 +142,7 @@ type collectorTokenPage struct {
 	Origin    string
 }
 
-func (u *UI) createCollectorToken(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) createCollectorToken(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
@@ -178,7 +170,7 @@ func (u *UI) createCollectorToken(w http.ResponseWriter, r *http.Request) error 
 	})
 }
 
-func (u *UI) revokeCollector(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) revokeCollector(w http.ResponseWriter, r *http.Request) error {
 	id, err := core.PathID(r)
 	if err != nil {
 		return err
@@ -200,7 +192,7 @@ func (u *UI) revokeCollector(w http.ResponseWriter, r *http.Request) error {
 // revokeCollectorToken makes an enrolment token that has not been used
 // enrol nothing from now on. One that has enrolled its collector is
 // refused: revoke the collector.
-func (u *UI) revokeCollectorToken(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) revokeCollectorToken(w http.ResponseWriter, r *http.Request) error {
 	id, err := core.PathID(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package ui
+package platforms
 
 // Message keys of the Collectors page; texts in
 // embed/i18n/ui/collectors.*.json.

@@ -1,0 +1,220 @@
+package platforms
+
+import (
+	"net/http"
+	"strings"
+
+	"backupd/app/collect/driver"
+	custom "backupd/app/platforms"
+	"backupd/db"
+	"backupd/web/ui/core"
+)
+
+// The platform form: the definition's fields as typed, and the device a
+// test runs against.
+
+// platformFields are the form's values as typed.
+type platformFields struct {
+	ID, Name, Vendor, Notes                         string
+	SSH, Telnet, Exec                               bool
+	Prompt, PromptLines, Pager, PagerAnswer         string
+	PagingOff, DefaultCommands, Strip, Noise        string
+	EnableCommand, EnablePrompt, Privileged, Failed string
+	CommandError                                    string
+	PreLogin                                        []custom.Answer
+}
+
+// platformTarget is the device a test runs against, as typed (never a
+// password).
+type platformTarget struct {
+	DeviceID                       int64
+	Host, Port, Method, Username   string
+	typedPassword, typedEnablePass string
+}
+
+// platformDevice is a device the test can run against.
+type platformDevice struct {
+	ID       int64
+	Name     string
+	Selected bool
+}
+
+type platformForm struct {
+	// Stored is the ID of the stored platform ("" for a new one).
+	Stored             string
+	Heading            string
+	Editable           bool
+	F                  platformFields
+	Errors             []platformMsg
+	Notice             string
+	Devices            int
+	Templates          int
+	Target             platformTarget
+	DeviceChoices      []platformDevice
+	CanTestDevice      bool
+	Test               *platformTestResult
+	Methods            []string
+	MaxRules, MaxCmds  int
+	MaxPattern, MaxDoc int
+}
+
+func fieldsOfDefinition(d custom.Definition) platformFields {
+	f := platformFields{ID: d.ID, Name: d.Name, Vendor: d.Vendor, Notes: d.Notes, Exec: d.Exec,
+		Prompt: d.Prompt, PromptLines: d.PromptLines, Pager: d.Pager, PagerAnswer: d.PagerAnswer,
+		PagingOff: strings.Join(d.PagingOff, "\n"), DefaultCommands: strings.Join(d.DefaultCommands, "\n"),
+		Strip: strings.Join(d.Strip, "\n"), Noise: strings.Join(d.Noise, "\n"), CommandError: d.CommandError,
+		PreLogin: d.PreLogin}
+	f.SSH, f.Telnet = len(d.Transports) == 0, len(d.Transports) == 0
+	for _, t := range d.Transports {
+		switch strings.ToLower(t) {
+		case "ssh":
+			f.SSH = true
+		case "telnet":
+			f.Telnet = true
+		}
+	}
+	if e := d.Enable; e != nil {
+		f.EnableCommand, f.EnablePrompt, f.Privileged, f.Failed = e.Command, e.PasswordPrompt, e.Privileged, e.Failed
+	}
+	return f
+}
+
+func (f platformFields) definition() custom.Definition {
+	d := custom.Definition{Schema: custom.Schema, ID: strings.TrimSpace(f.ID), Name: f.Name, Vendor: f.Vendor,
+		Notes: f.Notes, Exec: f.Exec, Prompt: f.Prompt, PromptLines: f.PromptLines, Pager: f.Pager,
+		PagerAnswer: f.PagerAnswer, PagingOff: formLines(f.PagingOff), DefaultCommands: formLines(f.DefaultCommands),
+		Strip: formLines(f.Strip), Noise: formLines(f.Noise), CommandError: f.CommandError}
+	if f.SSH != f.Telnet {
+		if f.SSH {
+			d.Transports = []string{"ssh"}
+		} else {
+			d.Transports = []string{"telnet"}
+		}
+	}
+	if strings.TrimSpace(f.EnableCommand) != "" {
+		d.Enable = &custom.Enable{Command: f.EnableCommand, PasswordPrompt: f.EnablePrompt, Privileged: f.Privileged, Failed: f.Failed}
+	}
+	for _, a := range f.PreLogin {
+		if a.Match != "" || a.Send != "" {
+			d.PreLogin = append(d.PreLogin, a)
+		}
+	}
+	return d
+}
+
+// formLines splits a textarea into its non-blank lines.
+func formLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, strings.TrimRight(l, " \t"))
+		}
+	}
+	return out
+}
+
+// readPlatformFields reads the posted form. Patterns keep their spaces
+// (a space can matter in one); other fields are trimmed.
+func readPlatformFields(r *http.Request) (platformFields, []platformMsg) {
+	var errs []platformMsg
+	field := func(name string) string {
+		v, fits := core.Field(r, name, platformFieldMax)
+		if !fits {
+			errs = append(errs, platformMsg{Key: keyPlatErrFieldTooLong, Args: []any{name, platformFieldMax}})
+			return ""
+		}
+		return v
+	}
+	trimmed := func(name string) string { return strings.TrimSpace(field(name)) }
+	f := platformFields{
+		ID: trimmed("id"), Name: trimmed("name"), Vendor: trimmed("vendor"), Notes: trimmed("notes"),
+		SSH: core.Checked(r, "ssh"), Telnet: core.Checked(r, "telnet"), Exec: core.Checked(r, "exec"),
+		Prompt: field("prompt"), PromptLines: field("prompt_lines"), Pager: field("pager"),
+		PagerAnswer: field("pager_answer"), PagingOff: field("paging_off"), DefaultCommands: field("default_commands"),
+		Strip: field("strip"), Noise: field("noise"), EnableCommand: trimmed("enable_command"),
+		EnablePrompt: field("enable_password_prompt"), Privileged: field("enable_privileged"),
+		Failed: field("enable_failed"), CommandError: field("command_error"),
+	}
+	matches, sends := r.PostForm["pre_login_match"], r.PostForm["pre_login_send"]
+	for i := 0; i < len(matches) && i < len(sends) && i <= custom.MaxRules; i++ {
+		f.PreLogin = append(f.PreLogin, custom.Answer{Match: matches[i], Send: sends[i]})
+	}
+	return f, errs
+}
+
+func (u *handlers) platformNewForm(w http.ResponseWriter, r *http.Request) error {
+	d := custom.Definition{Schema: custom.Schema, PagerAnswer: " "}
+	if from, ok := driver.Lookup(r.URL.Query().Get("from")); ok {
+		d = custom.FromPlatform(from)
+	}
+	p := platformForm{Editable: true, F: fieldsOfDefinition(d)}
+	if len(d.Transports) == 0 {
+		p.F.SSH, p.F.Telnet = true, true
+	}
+	return u.renderPlatformForm(w, r, http.StatusOK, p)
+}
+
+func (u *handlers) renderPlatformForm(w http.ResponseWriter, r *http.Request, status int, p platformForm) error {
+	ctx := r.Context()
+	s := core.SessionOf(r)
+	p.Methods = inventoryMethods()
+	p.MaxRules, p.MaxCmds, p.MaxPattern, p.MaxDoc = custom.MaxRules, custom.MaxCommands, custom.MaxPattern, custom.MaxDocument
+	// Blank pre-login rows to add answers to.
+	for i := 0; i < platformPreLoginRows && len(p.F.PreLogin) < custom.MaxRules; i++ {
+		p.F.PreLogin = append(p.F.PreLogin, custom.Answer{})
+	}
+	if p.Target.Method == "" {
+		p.Target.Method = "ssh"
+	}
+	p.CanTestDevice = p.Editable && s.Can("backups.create")
+	if p.CanTestDevice {
+		devices, _, err := u.Store.ListDevices(ctx, s.Scope(), db.DeviceFilter{}, platformDeviceChoices, 0)
+		if err != nil {
+			return err
+		}
+		for _, d := range devices {
+			p.DeviceChoices = append(p.DeviceChoices, platformDevice{ID: d.ID, Name: d.Name, Selected: d.ID == p.Target.DeviceID})
+		}
+	}
+	title := keyPlatTitleNew
+	if p.Stored != "" {
+		title = keyPlatTitleEdit
+	}
+	return u.Render(w, r, status, "platforms_form.html", title, p)
+}
+
+func inventoryMethods() []string { return []string{"ssh", "telnet"} }
+
+// storedPlatform loads the custom platform of the path.
+func (u *handlers) storedPlatform(r *http.Request) (db.CustomPlatform, custom.Definition, error) {
+	id := r.PathValue("id")
+	if !custom.IDPattern.MatchString(id) {
+		return db.CustomPlatform{}, custom.Definition{}, db.ErrNotFound
+	}
+	row, err := u.Store.GetCustomPlatform(r.Context(), id)
+	if err != nil {
+		return row, custom.Definition{}, err
+	}
+	d, _ := custom.Parse([]byte(row.Definition))
+	d.ID = row.PlatformID
+	return row, d, nil
+}
+
+func (u *handlers) platformDetail(w http.ResponseWriter, r *http.Request) error {
+	row, d, err := u.storedPlatform(r)
+	if err != nil {
+		return err
+	}
+	p := platformForm{Stored: row.PlatformID, Heading: d.Name, Editable: core.SessionOf(r).Can("settings.update"),
+		F: fieldsOfDefinition(d), Notice: core.Notice(r, platformNotices)}
+	if p.Heading == "" {
+		p.Heading = row.PlatformID
+	}
+	if _, err := d.Platform(); err != nil {
+		p.Errors = definitionMessages(err)
+	}
+	if p.Devices, p.Templates, err = u.Store.PlatformUse(r.Context(), row.PlatformID); err != nil {
+		return err
+	}
+	return u.renderPlatformForm(w, r, http.StatusOK, p)
+}

@@ -1,0 +1,105 @@
+package platforms
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"backupd/app/collect"
+	custom "backupd/app/platforms"
+	"backupd/web/ui/core"
+)
+
+// "Test against a device": the form's definition, unsaved, run against a
+// stored device or a typed address (custom.RunTest), and what came
+// back shown on the form.
+
+// platformTestResult is how a test went.
+type platformTestResult struct {
+	OK        bool
+	Error     string
+	Text      string
+	TextCut   bool
+	Segments  []collect.Segment
+	Truncated bool
+	Elapsed   string
+}
+
+// platformTest runs the unsaved definition against the chosen device
+// and renders the form with what happened. Nothing is stored.
+func (u *handlers) platformTest(w http.ResponseWriter, r *http.Request, p platformForm, def custom.Definition) error {
+	s := core.SessionOf(r)
+	fail := func(msgs ...platformMsg) error {
+		p.Errors = append(p.Errors, msgs...)
+		return u.renderPlatformForm(w, r, http.StatusUnprocessableEntity, p)
+	}
+	// The test may run before the platform has its final ID: any valid
+	// ID will do for it.
+	pl, warnings, err := custom.TestPlatform(def)
+	if err != nil {
+		return fail(definitionMessages(err)...)
+	}
+	p.Errors = append(p.Errors, definitionMessages(warnings)...)
+
+	t := platformTarget{Method: r.PostFormValue("target_method"), Host: strings.TrimSpace(r.PostFormValue("target_host")),
+		Port: strings.TrimSpace(r.PostFormValue("target_port")), Username: strings.TrimSpace(r.PostFormValue("target_username")),
+		typedPassword: r.PostFormValue("target_password"), typedEnablePass: r.PostFormValue("target_enable_password")}
+	if v := r.PostFormValue("target_device"); v != "" {
+		t.DeviceID, _ = strconv.ParseInt(v, 10, 64)
+	}
+	if t.Method != "telnet" {
+		t.Method = "ssh"
+	}
+	p.Target = t
+	target := custom.TestTarget{DeviceID: t.DeviceID, Scope: s.Scope(), Host: t.Host, Method: t.Method,
+		Username: t.Username, Password: t.typedPassword, EnablePassword: t.typedEnablePass}
+	if t.DeviceID > 0 && !s.Can("backups.create") {
+		// The test logs in with the device's credential, as a backup does.
+		return fail(platformMsg{Key: keyPlatErrTestDevicePerm})
+	}
+	if t.Port != "" {
+		n, err := strconv.Atoi(t.Port)
+		if err != nil || n < 1 {
+			n = -1 // refused as out of range
+		}
+		target.Port = n
+	}
+
+	res, err := custom.RunTest(r.Context(), u.Store, u.Sealer, pl, target)
+	var login *custom.TestLoginError
+	var transport *custom.TestTransportError
+	switch {
+	case errors.Is(err, custom.ErrTestNoDevice):
+		return fail(platformMsg{Key: keyPlatErrTestNoDevice})
+	case errors.Is(err, custom.ErrTestRemoteZone):
+		// Only the zone's collector reaches it; this test runs here.
+		return fail(platformMsg{Key: keyPlatErrTestRemoteZone})
+	case errors.As(err, &login):
+		return fail(platformMsg{Key: keyPlatErrTestTarget, Args: []any{login.Error()}})
+	case errors.Is(err, custom.ErrTestHost):
+		return fail(platformMsg{Key: keyPlatErrTestHost})
+	case errors.Is(err, custom.ErrTestPort):
+		return fail(platformMsg{Key: keyPlatErrTestPort})
+	case errors.Is(err, custom.ErrTestNoTarget):
+		return fail(platformMsg{Key: keyPlatErrTestNoTarget})
+	case errors.As(err, &transport):
+		return fail(platformMsg{Key: keyPlatErrTestTransport, Args: []any{transport.Method}})
+	case errors.Is(err, custom.ErrTestBusy):
+		return fail(platformMsg{Key: keyPlatErrTestBusy})
+	case err != nil:
+		return err
+	}
+	p.Test = &platformTestResult{OK: res.OK, Error: res.Error, Text: res.Text, TextCut: res.TextCut,
+		Segments: res.Segments, Truncated: res.Truncated, Elapsed: res.Elapsed.Round(10 * time.Millisecond).String()}
+
+	details := map[string]any{"ok": res.OK, "method": res.Method}
+	if t.DeviceID > 0 {
+		details["device_id"] = t.DeviceID
+	} else {
+		details["host"] = res.Host
+	}
+	u.platformAudit(r, "platform.test", pl.ID, details)
+	return u.renderPlatformForm(w, r, http.StatusOK, p)
+}
