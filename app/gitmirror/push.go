@@ -83,12 +83,12 @@ func CheckKnownHosts(text string) error {
 		var err error
 		_, _, _, _, rest, err = ssh.ParseKnownHosts(rest)
 		if err != nil {
-			return errors.New("the pinned host key is not a known_hosts line (host key-type key), as ssh-keyscan prints")
+			return &settingsError{kind: ErrKnownHosts, msg: "the pinned host key is not a known_hosts line (host key-type key), as ssh-keyscan prints"}
 		}
 		n++
 	}
 	if n == 0 {
-		return errors.New("no host key given")
+		return &settingsError{kind: ErrKnownHosts, msg: "no host key given"}
 	}
 	return nil
 }
@@ -97,7 +97,7 @@ func CheckKnownHosts(text string) error {
 // private key).
 func CheckPrivateKey(key string) error {
 	if _, err := ssh.ParsePrivateKey([]byte(key)); err != nil {
-		return errors.New("the deploy key is not an unencrypted SSH private key")
+		return &settingsError{kind: ErrKeyInvalid, msg: "the deploy key is not an unencrypted SSH private key"}
 	}
 	return nil
 }
@@ -419,16 +419,16 @@ func Validate(cfg db.GitMirror, outbound netguard.Policy) error {
 			return err
 		}
 		if len(cfg.SSHKey) == 0 {
-			return errors.New("an SSH remote needs a deploy key")
+			return &settingsError{kind: ErrKeyRequired, msg: "an SSH remote needs a deploy key"}
 		}
 	}
 	for _, s := range []string{cfg.AuthorName, cfg.AuthorEmail, cfg.HTTPSUsername} {
 		if !ValidIdentity(s) {
-			return errors.New("the author name, email and HTTPS user must be one line without < or >, at most 200 characters")
+			return &settingsError{kind: ErrIdentity, msg: "the author name, email and HTTPS user must be one line without < or >, at most 200 characters"}
 		}
 	}
 	if !ValidBranch(cfg.Branch) {
-		return fmt.Errorf("%q is not a branch name", cfg.Branch)
+		return &settingsError{kind: ErrBranch, msg: fmt.Sprintf("%q is not a branch name", cfg.Branch)}
 	}
 	return nil
 }
