@@ -1,4 +1,4 @@
-package ui
+package admin
 
 // Message keys of the administration pages (users, roles, API keys, audit
 // log) used from Go code; texts in embed/i18n/ui/admin.*.json.
@@ -92,7 +92,7 @@ var adminActionLabels = []string{
 	"admin.action.use",
 }
 
-// Refusals of the role form's credential list (admin_roles.go).
+// Refusals of the role form's credential list (role_save.go).
 const (
 	keyAdminErrCredentialAboveYou = "admin.error.credential_above_you"
 	keyAdminErrCredentialGone     = "admin.error.credential_gone"

@@ -1,4 +1,4 @@
-package ui
+package admin
 
 // Message keys of the settings page's git mirror section.
 const (

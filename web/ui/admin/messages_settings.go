@@ -1,4 +1,4 @@
-package ui
+package admin
 
 // Message keys of the settings page (texts in
 // embed/i18n/ui/settings.*.json).

@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"net/http"
@@ -21,7 +21,7 @@ type settingsOutbound struct {
 }
 
 // fillOutbound sets the section from the stored list unless typed.
-func (u *UI) fillOutbound(r *http.Request, o *settingsOutbound, typed bool) error {
+func (u *handlers) fillOutbound(r *http.Request, o *settingsOutbound, typed bool) error {
 	o.Max = netguard.MaxAllow
 	if typed {
 		return nil
@@ -36,7 +36,7 @@ func (u *UI) fillOutbound(r *http.Request, o *settingsOutbound, typed bool) erro
 
 // saveOutbound stores the allow list; every node reads it where it
 // connects, so it applies at once.
-func (u *UI) saveOutbound(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) saveOutbound(w http.ResponseWriter, r *http.Request) error {
 	text := r.PostFormValue("allow")
 	refuse := func(key string, args ...any) error {
 		p := settingsPage{Outbound: settingsOutbound{Allow: text, Error: key, Args: args}, outboundTyped: true}

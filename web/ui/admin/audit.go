@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"encoding/json"
@@ -62,7 +62,7 @@ var auditInterfaces = map[string]string{"web": keyAdminIfaceWeb, "api": keyAdmin
 // maxFilterBytes bounds each filter field.
 const maxFilterBytes = 200
 
-func (u *UI) auditLog(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) auditLog(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	field := func(name string) string { return core.Truncate(strings.TrimSpace(q.Get(name)), maxFilterBytes) }
 	form := auditForm{User: field("user"), Action: field("action"), Interface: field("interface"),
@@ -109,7 +109,7 @@ func (u *UI) auditLog(w http.ResponseWriter, r *http.Request) error {
 
 // day reads a date of the filter form as the midnight starting it in the
 // server's zone, plus addDays; "" is the zero time.
-func (u *UI) day(v string, addDays int) (time.Time, error) {
+func (u *handlers) day(v string, addDays int) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}

@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 
 	"backupd/app/gitmirror"
 	"backupd/app/netguard"
-	"backupd/app/secret"
 	"backupd/db"
 )
 
@@ -29,7 +28,7 @@ type settingsGit struct {
 	Error string
 }
 
-func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
+func (u *handlers) fillGit(r *http.Request, g *settingsGit, typed bool) error {
 	stored, err := u.Store.GitMirrorSettings(r.Context())
 	if err != nil {
 		return err
@@ -48,9 +47,10 @@ func (u *UI) fillGit(r *http.Request, g *settingsGit, typed bool) error {
 	return nil
 }
 
-// saveGit stores the git mirror settings; a typed deploy key or token is
-// sealed and never shown again, an empty one keeps the stored one.
-func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
+// saveGit stores the git mirror settings (gitmirror.SaveSettings); a
+// typed deploy key or token is sealed and never shown again, an empty
+// one keeps the stored one.
+func (u *handlers) saveGit(w http.ResponseWriter, r *http.Request) error {
 	f := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
 	typed := settingsGit{
 		Enabled: r.PostFormValue("enabled") == "1", Groups: r.PostFormValue("groups") == "1",
@@ -66,19 +66,11 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 	if len(typed.RemoteURL) > 1000 || len(typed.KnownHosts) > 16384 || len(key) > 16384 || len(token) > 4096 {
 		return refuse(keyGitErrTooLong)
 	}
-	stored, err := u.Store.GitMirrorSettings(r.Context())
-	if err != nil {
-		return err
-	}
-	gm := db.GitMirror{Enabled: typed.Enabled, Groups: typed.Groups, AuthorName: typed.AuthorName,
-		AuthorEmail: typed.AuthorEmail, RemoteURL: typed.RemoteURL, Branch: typed.Branch,
-		KnownHosts: typed.KnownHosts, HTTPSUsername: typed.HTTPSUsername,
-		SSHKey: stored.SSHKey, HTTPSToken: stored.HTTPSToken, AllowLocalRemote: stored.AllowLocalRemote}
-	outbound, err := netguard.Load(r.Context(), u.Store)
-	if err != nil {
-		return err
-	}
-	kind, err := gitmirror.CheckRemote(gm, outbound)
+	saved, err := gitmirror.SaveSettings(r.Context(), u.Store, u.Sealer, gitmirror.SettingsInput{
+		Enabled: typed.Enabled, Groups: typed.Groups, AuthorName: typed.AuthorName, AuthorEmail: typed.AuthorEmail,
+		RemoteURL: typed.RemoteURL, Branch: typed.Branch, KnownHosts: typed.KnownHosts, HTTPSUsername: typed.HTTPSUsername,
+		SSHKey: key, HTTPSToken: token, ClearSSHKey: typed.ClearKey, ClearHTTPSToken: typed.ClearToken,
+	})
 	switch {
 	case errors.Is(err, gitmirror.ErrRemoteHelper):
 		return refuse(keyGitErrRemoteHelper)
@@ -86,55 +78,33 @@ func (u *UI) saveGit(w http.ResponseWriter, r *http.Request) error {
 		return refuse(keyGitErrRemoteLocal)
 	case errors.Is(err, netguard.ErrRefused):
 		return refuse(keyGitErrRemoteAddress)
-	case err != nil:
-		if strings.Contains(gm.RemoteURL, "@") && strings.Contains(err.Error(), "password") {
+	case errors.Is(err, gitmirror.ErrRemote):
+		if strings.Contains(typed.RemoteURL, "@") && strings.Contains(err.Error(), "password") {
 			return refuse(keyGitErrRemotePassword)
 		}
 		return refuse(keyGitErrRemote)
-	}
-	if key != "" {
-		if gitmirror.CheckPrivateKey(key) != nil {
-			return refuse(keyGitErrKeyInvalid)
-		}
-		gm.SSHKey = u.Sealer.Seal(key+"\n", secret.PurposeGitKey)
-	} else if typed.ClearKey {
-		gm.SSHKey = nil
-	}
-	if token != "" {
-		gm.HTTPSToken = u.Sealer.Seal(token, secret.PurposeGitToken)
-	} else if typed.ClearToken {
-		gm.HTTPSToken = nil
-	}
-	if kind == gitmirror.RemoteSSH {
-		if gitmirror.CheckKnownHosts(gm.KnownHosts) != nil {
-			return refuse(keyGitErrKnownHosts)
-		}
-		if len(gm.SSHKey) == 0 {
-			return refuse(keyGitErrKeyRequired)
-		}
-	}
-	for _, v := range []string{gm.AuthorName, gm.AuthorEmail, gm.HTTPSUsername} {
-		if !gitmirror.ValidIdentity(v) {
-			return refuse(keyGitErrIdentity)
-		}
-	}
-	if !gitmirror.ValidBranch(gm.Branch) {
+	case errors.Is(err, gitmirror.ErrKeyInvalid):
+		return refuse(keyGitErrKeyInvalid)
+	case errors.Is(err, gitmirror.ErrKnownHosts):
+		return refuse(keyGitErrKnownHosts)
+	case errors.Is(err, gitmirror.ErrKeyRequired):
+		return refuse(keyGitErrKeyRequired)
+	case errors.Is(err, gitmirror.ErrIdentity):
+		return refuse(keyGitErrIdentity)
+	case errors.Is(err, gitmirror.ErrBranch):
 		return refuse(keyGitErrBranch)
-	}
-	if err := gitmirror.Validate(gm, outbound); err != nil {
-		return refuse(keyGitErrRemote)
-	}
-	if err := u.Store.PutSetting(r.Context(), db.SettingGitMirror, gm); err != nil {
+	case err != nil:
 		return err
 	}
-	u.AuditAs(r, "settings.update", "settings", db.SettingGitMirror, map[string]any{"enabled": gm.Enabled, "groups": gm.Groups, "remote_url": gm.RemoteURL,
-		"ssh_key_changed":     key != "" || (typed.ClearKey && len(stored.SSHKey) > 0),
-		"https_token_changed": token != "" || (typed.ClearToken && len(stored.HTTPSToken) > 0)})
+	u.AuditAs(r, "settings.update", "settings", db.SettingGitMirror, map[string]any{
+		"enabled": saved.Enabled, "groups": saved.Groups, "remote_url": saved.RemoteURL,
+		"ssh_key_changed": saved.KeyChanged, "https_token_changed": saved.TokenChanged,
+	})
 	http.Redirect(w, r, "/settings?done=git_saved#git", http.StatusSeeOther)
 	return nil
 }
 
-func (u *UI) renderSettingsGit(w http.ResponseWriter, r *http.Request, status int, p settingsPage, errKey string) error {
+func (u *handlers) renderSettingsGit(w http.ResponseWriter, r *http.Request, status int, p settingsPage, errKey string) error {
 	p.Git.Error = errKey
 	p.gitTyped = true
 	return u.renderSettings(w, r, status, p)

@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"errors"
@@ -50,7 +50,7 @@ type settingsSyslogStats struct {
 
 // fillSyslog sets what the page shows of the listener; p.Syslog.Patterns
 // is left as typed when set by a refused form.
-func (u *UI) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
+func (u *handlers) fillSyslog(r *http.Request, s *settingsSyslog, typed bool) error {
 	if !typed {
 		stored, err := u.Store.SyslogPatterns(r.Context())
 		if err != nil {
@@ -116,7 +116,7 @@ func parseSyslogPatterns(text string) (ps []db.SyslogPattern, lines []int, badLi
 
 // saveSyslogPatterns stores the user patterns and applies them to the
 // running listener at once.
-func (u *UI) saveSyslogPatterns(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) saveSyslogPatterns(w http.ResponseWriter, r *http.Request) error {
 	text := r.PostFormValue("patterns")
 	refuse := func(key string, args ...any) error {
 		p := settingsPage{Syslog: settingsSyslog{Patterns: text, Error: key, Args: args}}

@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"errors"
@@ -63,12 +63,12 @@ type keyForm struct {
 
 var keyNotices = map[string]string{"revoked": keyAdminKeyRevokedNotice}
 
-func (u *UI) apiKeys(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) apiKeys(w http.ResponseWriter, r *http.Request) error {
 	return u.renderAPIKeys(w, r, http.StatusOK, keyForm{})
 }
 
 // renderAPIKeys shows the key list with the create form f.
-func (u *UI) renderAPIKeys(w http.ResponseWriter, r *http.Request, status int, f keyForm) error {
+func (u *handlers) renderAPIKeys(w http.ResponseWriter, r *http.Request, status int, f keyForm) error {
 	s := core.SessionOf(r)
 	p := apiKeysPage{CanSeeAll: s.Can("users.view"), Notice: core.DoneNotice(r, keyNotices)}
 	p.All = p.CanSeeAll && r.URL.Query().Get("owner") == "all"
@@ -95,7 +95,7 @@ func (u *UI) renderAPIKeys(w http.ResponseWriter, r *http.Request, status int, f
 	return u.Render(w, r, status, "apikeys.html", keyTitleAPIKeys, p)
 }
 
-func (u *UI) keyRow(s *core.Session, k db.APIKey, now time.Time) keyRow {
+func (u *handlers) keyRow(s *core.Session, k db.APIKey, now time.Time) keyRow {
 	row := keyRow{ID: k.ID, Name: k.Name, Prefix: auth.KeyScheme + k.Prefix, Owner: k.Username,
 		Narrowed: k.Narrowed, Permissions: k.Permissions, State: keyAdminKeyActive}
 	row.CreatedAt, _ = db.ParseTime(k.CreatedAt)
@@ -139,7 +139,7 @@ type keyCreatedPage struct {
 // createAPIKey mints a key for the signed-in user: a name, an optional
 // expiry date (the key stops working at the start of that day, server
 // time) and optionally a subset of the user's permissions.
-func (u *UI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (u *UI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 
 // revokeAPIKey revokes one of the user's own keys, or anyone's for a user
 // who may also change users.
-func (u *UI) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	id, err := core.PathID(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"net/http"
@@ -6,44 +6,10 @@ import (
 	"strings"
 
 	"backupd/app/auth"
-	"backupd/db"
-	"backupd/web/ui/core"
 )
 
-// mountAdmin registers users, roles, API keys and the audit log.
-func (u *UI) mountAdmin(mux *http.ServeMux) {
-	u.MountPage(mux, "GET /users", "users.view", u.users)
-	mux.Handle("GET /users/new", u.Page("users.create", u.newUserForm))
-	mux.Handle("POST /users", u.Page("users.create", u.createUser))
-	mux.Handle("GET /users/{id}", u.Page("users.view", u.userForm))
-	mux.Handle("POST /users/{id}", u.Page("users.update", u.updateUser))
-	mux.Handle("POST /users/{id}/password", u.Page("users.update", u.resetUserPassword))
-	mux.Handle("POST /users/{id}/delete", u.Page("users.delete", u.deleteUser))
-
-	u.MountPage(mux, "GET /roles", "roles.view", u.roles)
-	mux.Handle("GET /roles/new", u.Page("roles.create", u.newRoleForm))
-	mux.Handle("POST /roles", u.Page("roles.create", u.createRole))
-	mux.Handle("GET /roles/{id}", u.Page("roles.view", u.roleForm))
-	mux.Handle("POST /roles/{id}", u.Page("roles.update", u.updateRole))
-	mux.Handle("POST /roles/{id}/delete", u.Page("roles.delete", u.deleteRole))
-
-	u.MountPage(mux, "GET /api-keys", "api_keys.view", u.apiKeys)
-	mux.Handle("POST /api-keys", u.Page("api_keys.create", u.createAPIKey))
-	mux.Handle("POST /api-keys/{id}/revoke", u.Page("api_keys.delete", u.revokeAPIKey))
-
-	u.MountPage(mux, "GET /audit", "audit.view", u.auditLog)
-}
-
-// Length limit of the administration forms' descriptions (as the
-// public API's); names are held to core.MaxNameChars.
-const maxDescriptionChars = 2000
-
-// Admin lists show this many rows a page.
-const adminPageSize = 50
-
-// maxAdminPage bounds the page number a link may ask for, and with it the
-// rows a request may skip.
-const maxAdminPage = 10000
+// The permissions as the role and API key forms show them: a grid of
+// resources by actions, and a summary for lists.
 
 // Permissions grid: the catalogue of auth.Permissions as rows of a
 // resource ("groups") and columns of an action ("view"), with labels in
@@ -175,49 +141,4 @@ func formPermissions(r *http.Request) (perms []string, ok bool) {
 		}
 	}
 	return perms, true
-}
-
-// heldPermissions lists the catalogue's permissions s holds.
-func heldPermissions(s *core.Session) []string {
-	var out []string
-	for _, p := range auth.Permissions {
-		if s.Can(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// holdsEvery reports whether s holds every permission grants give.
-func holdsEvery(s *core.Session, g db.Grants) bool {
-	for _, p := range auth.Permissions {
-		if (g.All || g.Permissions[p]) && !s.Can(p) {
-			return false
-		}
-	}
-	for id := range g.Credentials {
-		if !s.Principal().CanUseCredential(id) {
-			return false
-		}
-	}
-	return true
-}
-
-// canGrantRole reports whether s holds every permission of r: nobody
-// hands out more than they have.
-func canGrantRole(s *core.Session, r db.Role) bool {
-	if r.AllPermissions {
-		return holdsEvery(s, db.Grants{All: true})
-	}
-	for _, p := range r.Permissions {
-		if auth.IsPermission(p) && !s.Can(p) {
-			return false
-		}
-	}
-	for _, id := range r.Credentials {
-		if !s.Principal().CanUseCredential(id) {
-			return false
-		}
-	}
-	return true
 }

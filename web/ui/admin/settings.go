@@ -1,4 +1,4 @@
-package ui
+package admin
 
 import (
 	"context"
@@ -6,11 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"backupd/app/backup"
 	"backupd/db"
 	"backupd/web/ui/core"
 )
@@ -26,10 +23,6 @@ const (
 	// does the rest.
 	retentionApplyTimeout = 2 * time.Minute
 )
-
-// retentionRunning holds the stores a retention run started from this
-// page is working on, so that impatient clicks do not start a second.
-var retentionRunning sync.Map
 
 // settingsPage is the data of settings.html.
 type settingsPage struct {
@@ -74,7 +67,7 @@ type settingsFacts struct {
 	Ratio  string
 }
 
-func (u *UI) settings(w http.ResponseWriter, r *http.Request) error {
+func (u *handlers) settings(w http.ResponseWriter, r *http.Request) error {
 	policy, err := u.Store.RetentionPolicy(r.Context())
 	if err != nil {
 		return err
@@ -85,7 +78,7 @@ func (u *UI) settings(w http.ResponseWriter, r *http.Request) error {
 }
 
 // settingsNotice reads the notice a redirect back to the page asks for.
-func (u *UI) settingsNotice(q url.Values, p *settingsPage) {
+func (u *handlers) settingsNotice(q url.Values, p *settingsPage) {
 	deleted, _ := strconv.Atoi(q.Get("deleted"))
 	purged, _ := strconv.Atoi(q.Get("purged"))
 	switch q.Get("done") {
@@ -107,13 +100,13 @@ func (u *UI) settingsNotice(q url.Values, p *settingsPage) {
 	}
 }
 
-func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, p settingsPage) error {
+func (u *handlers) renderSettings(w http.ResponseWriter, r *http.Request, status int, p settingsPage) error {
 	return u.renderSettingsTyped(w, r, status, p, false)
 }
 
 // renderSettingsTyped shows the settings page; typedSyslog keeps the
 // syslog patterns as the refused form had them.
-func (u *UI) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status int, p settingsPage, typedSyslog bool) error {
+func (u *handlers) renderSettingsTyped(w http.ResponseWriter, r *http.Request, status int, p settingsPage, typedSyslog bool) error {
 	ctx := r.Context()
 	if err := u.fillSyslog(r, &p.Syslog, typedSyslog); err != nil {
 		return err
@@ -164,7 +157,7 @@ type settingsNode struct {
 }
 
 // nodeRows reads the nodes for the settings page.
-func (u *UI) nodeRows(ctx context.Context) ([]settingsNode, error) {
+func (u *handlers) nodeRows(ctx context.Context) ([]settingsNode, error) {
 	nodes, err := u.Store.ListNodes(ctx)
 	if err != nil {
 		return nil, err
@@ -201,65 +194,4 @@ func settingsBytes(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%.1f TiB", v/1024)
-}
-
-// saveRetention stores the retention policy, as `backupd backup prune
-// --keep-last --keep-days` does; the daily run and "Apply now" use it.
-func (u *UI) saveRetention(w http.ResponseWriter, r *http.Request) error {
-	p := settingsPage{
-		KeepLast: strings.TrimSpace(r.PostFormValue("keep_last")),
-		KeepDays: strings.TrimSpace(r.PostFormValue("keep_days")),
-	}
-	keepLast, ok := settingsNumber(p.KeepLast, maxKeepLast)
-	if !ok {
-		p.Errors.Add("keep_last", keySettingsKeepLastRange, maxKeepLast)
-	}
-	keepDays, ok := settingsNumber(p.KeepDays, maxKeepDays)
-	if !ok {
-		p.Errors.Add("keep_days", keySettingsKeepDaysRange, maxKeepDays)
-	}
-	if !p.Errors.Empty() {
-		return u.renderSettings(w, r, http.StatusUnprocessableEntity, p)
-	}
-	policy := db.Retention{KeepLast: keepLast, KeepDays: keepDays}
-	if err := u.Store.PutSetting(r.Context(), db.SettingRetention, policy); err != nil {
-		return err
-	}
-	u.AuditAs(r, "settings.update", "settings", db.SettingRetention, map[string]any{"keep_last": policy.KeepLast, "keep_days": policy.KeepDays})
-	http.Redirect(w, r, "/settings?done=saved", http.StatusSeeOther)
-	return nil
-}
-
-// settingsNumber reads a whole number in [0, hi].
-func settingsNumber(s string, hi int) (int, bool) {
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n >= 0 && n <= hi
-}
-
-// applyRetention runs the stored retention policy now, in the request,
-// for at most retentionApplyTimeout. Leaving the page does not stop it;
-// the timeout does, between batches.
-func (u *UI) applyRetention(w http.ResponseWriter, r *http.Request) error {
-	store := u.Store
-	if _, busy := retentionRunning.LoadOrStore(store, true); busy {
-		return &core.PageError{Status: http.StatusConflict, Message: keySettingsRetentionBusy}
-	}
-	defer retentionRunning.Delete(store)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), retentionApplyTimeout)
-	defer cancel()
-	res, err := backup.RunRetention(ctx, store, u.Log.With("component", "retention"))
-	complete := err == nil
-	if err != nil && ctx.Err() == nil {
-		return err
-	}
-	u.AuditAs(r, "backup.prune", "backup", "", map[string]any{
-		"backups_deleted": res.BackupsDeleted, "snapshots_purged": res.SnapshotsPurged, "complete": complete,
-	})
-	done := "applied"
-	if !complete {
-		done = "partial"
-	}
-	q := url.Values{"done": {done}, "deleted": {strconv.Itoa(res.BackupsDeleted)}, "purged": {strconv.Itoa(res.SnapshotsPurged)}}
-	http.Redirect(w, r, "/settings?"+q.Encode(), http.StatusSeeOther)
-	return nil
 }
