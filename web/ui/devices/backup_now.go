@@ -1,13 +1,14 @@
 package devices
 
 import (
-	"backupd/db"
-	"backupd/web/ui/core"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // devicesBackup queues a backup now of the devices named by "id"

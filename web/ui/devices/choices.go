@@ -1,11 +1,12 @@
 package devices
 
 import (
-	"backupd/app/collect/driver"
-	"backupd/db"
 	"slices"
 	"strconv"
 	"strings"
+
+	"backupd/app/collect/driver"
+	"backupd/db"
 )
 
 // The groups and platforms the list's filters and the form offer.

@@ -11,11 +11,11 @@ import (
 
 // Using a credential — attaching it to a device, or letting a device's
 // credential go to a new address — needs the right to use it
-// (app/inventory.CheckCredentialUse): the device forms and imports
-// (devices.go, devices_routerdb.go) refuse what the user may not do, and
-// the device page's confirmations of a new address or host key
-// (device_detail.go) are for users who may use the credential. These are
-// their shared helpers.
+// (app/inventory.CheckCredentialUse): the device form and the imports
+// (edit.go, import_rows.go, routerdb.go) refuse what the user may not do,
+// and the device page's confirmations of a new address or host key
+// (hostkey.go) are for users who may use the credential. These are their
+// shared helpers.
 
 // credentialName is a credential's name for a message; its number when
 // it no longer exists.

@@ -1,9 +1,6 @@
 package devices
 
 import (
-	"backupd/app/inventory"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,6 +8,10 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"backupd/app/inventory"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // Bounds of the device pages: the history is paged, a version shows at

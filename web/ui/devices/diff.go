@@ -1,13 +1,14 @@
 package devices
 
 import (
-	"backupd/app/backup"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"backupd/app/backup"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // Two versions compared, side by side or unified, with the noise rules

@@ -1,12 +1,13 @@
 package devices
 
 import (
-	"backupd/app/importer"
-	"backupd/web"
-	"backupd/web/ui/core"
 	"encoding/csv"
 	"io"
 	"net/http"
+
+	"backupd/app/importer"
+	"backupd/web"
+	"backupd/web/ui/core"
 )
 
 // devicesExport writes the filtered devices of the user's scope as CSV in

@@ -1,13 +1,14 @@
 package devices
 
 import (
-	"backupd/app/collect/driver"
-	"backupd/db"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"backupd/app/collect/driver"
+	"backupd/db"
 )
 
 // The list's filters, as the query of every page link, the export link

@@ -1,16 +1,17 @@
 package devices
 
 import (
-	"backupd/app/collect/driver"
-	"backupd/app/inventory"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"context"
 	"errors"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"backupd/app/collect/driver"
+	"backupd/app/inventory"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // devicesForm is the form's input as typed, kept when it is shown again

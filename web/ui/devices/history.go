@@ -1,12 +1,13 @@
 package devices
 
 import (
-	"backupd/db"
-	"backupd/web/ui/core"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // A device's history: its backup attempts, newest first, a page at a

@@ -1,11 +1,12 @@
 package devices
 
 import (
+	"errors"
+	"net/http"
+
 	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web/ui/core"
-	"errors"
-	"net/http"
 )
 
 // The device page's confirmations: a changed SSH host key, and a changed

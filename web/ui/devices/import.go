@@ -1,9 +1,6 @@
 package devices
 
 import (
-	"backupd/app/collect/driver"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"backupd/app/collect/driver"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // The CSV columns are importer.CSVColumns; the import takes them in any
@@ -39,7 +40,7 @@ type devicesImportPage struct {
 	Encodings    []string
 	MaxRows      int
 	MaxMiB       int
-	// The router.db import (devices_routerdb.go): the form as filled in,
+	// The router.db import (routerdb.go): the form as filled in,
 	// an error about the whole file, and the plan or its result.
 	RouterDBForm      devicesRouterDBForm
 	RouterDBError     string

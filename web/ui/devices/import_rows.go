@@ -1,10 +1,6 @@
 package devices
 
 import (
-	"backupd/app/importer"
-	"backupd/app/inventory"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -14,6 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"backupd/app/importer"
+	"backupd/app/inventory"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // The rows of an uploaded CSV file, checked against the same rules as

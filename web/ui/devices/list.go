@@ -1,15 +1,16 @@
 package devices
 
 import (
-	"backupd/app/collect/driver"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"time"
+
+	"backupd/app/collect/driver"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // devicesRow is one device as the list shows it.

@@ -1,6 +1,6 @@
 package devices
 
-// Message keys of the devices page (devices.go).
+// Message keys of the devices list, form, back up now and CSV import.
 const (
 	keyTitleDevices       = "devices.title"
 	keyTitleDevicesNew    = "devices.title.new"

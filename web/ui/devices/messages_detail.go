@@ -1,6 +1,7 @@
 package devices
 
-// Message keys of the device detail pages (device_detail.go).
+// Message keys of one device's pages: summary, history, host key and
+// address, version and diff.
 const (
 	keyDetailTitle        = "device.title"
 	keyDetailVersionTitle = "device.version.title"

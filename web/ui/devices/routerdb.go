@@ -1,13 +1,14 @@
 package devices
 
 import (
-	"backupd/app/importer"
-	"backupd/db"
-	"backupd/web/ui/core"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
+
+	"backupd/app/importer"
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // The devices page also imports Oxidized's and RANCID's router.db, as

@@ -1,11 +1,12 @@
 package devices
 
 import (
-	"backupd/app/importer"
-	"backupd/db"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"backupd/app/importer"
+	"backupd/db"
 )
 
 // What the router.db import page shows of a plan: the file's layout as

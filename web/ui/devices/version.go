@@ -1,14 +1,15 @@
 package devices
 
 import (
-	"backupd/db"
-	"backupd/web/ui/core"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // One stored version: its text, and the text as a download.

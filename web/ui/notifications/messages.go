@@ -47,7 +47,7 @@ const (
 )
 
 // Names of channel types, SMTP security, event kinds, rule scopes and
-// delivery states (see their maps in notifications.go).
+// delivery states (see their maps in labels.go).
 const (
 	keyNotifTypeWebhook            = "notifications.type.webhook"
 	keyNotifTypeSlack              = "notifications.type.slack"
