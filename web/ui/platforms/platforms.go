@@ -11,8 +11,9 @@
 // collectors that back up every zone but the server's own are here too
 // (collectors.go).
 //
-// The custom platforms themselves — their definitions, checks, storage
-// and the test session — are app/platforms, imported here as custom.
+// The custom platforms themselves — their definitions, checks and
+// storage — are app/platforms, imported here as custom; the test session
+// is backup.RunPlatformTest.
 package platforms
 
 import (

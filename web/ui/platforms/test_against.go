@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/backup"
 	"backupd/app/collect"
 	custom "backupd/app/platforms"
 	"backupd/web/ui/core"
 )
 
 // "Test against a device": the form's definition, unsaved, run against a
-// stored device or a typed address (custom.RunTest), and what came
+// stored device or a typed address (backup.RunPlatformTest), and what came
 // back shown on the form.
 
 // platformTestResult is how a test went.
@@ -53,7 +54,7 @@ func (u *handlers) platformTest(w http.ResponseWriter, r *http.Request, p platfo
 		t.Method = "ssh"
 	}
 	p.Target = t
-	target := custom.TestTarget{DeviceID: t.DeviceID, Scope: s.Scope(), Host: t.Host, Method: t.Method,
+	target := backup.PlatformTestTarget{DeviceID: t.DeviceID, Scope: s.Scope(), Host: t.Host, Method: t.Method,
 		Username: t.Username, Password: t.typedPassword, EnablePassword: t.typedEnablePass}
 	if t.DeviceID > 0 && !s.Can("backups.create") {
 		// The test logs in with the device's credential, as a backup does.
@@ -67,26 +68,26 @@ func (u *handlers) platformTest(w http.ResponseWriter, r *http.Request, p platfo
 		target.Port = n
 	}
 
-	res, err := custom.RunTest(r.Context(), u.Store, u.Sealer, pl, target)
-	var login *custom.TestLoginError
-	var transport *custom.TestTransportError
+	res, err := backup.RunPlatformTest(r.Context(), u.Store, u.Sealer, pl, target)
+	var login *backup.PlatformTestLoginError
+	var transport *backup.PlatformTestTransportError
 	switch {
-	case errors.Is(err, custom.ErrTestNoDevice):
+	case errors.Is(err, backup.ErrPlatformTestNoDevice):
 		return fail(platformMsg{Key: keyPlatErrTestNoDevice})
-	case errors.Is(err, custom.ErrTestRemoteZone):
+	case errors.Is(err, backup.ErrPlatformTestRemoteZone):
 		// Only the zone's collector reaches it; this test runs here.
 		return fail(platformMsg{Key: keyPlatErrTestRemoteZone})
 	case errors.As(err, &login):
 		return fail(platformMsg{Key: keyPlatErrTestTarget, Args: []any{login.Error()}})
-	case errors.Is(err, custom.ErrTestHost):
+	case errors.Is(err, backup.ErrPlatformTestHost):
 		return fail(platformMsg{Key: keyPlatErrTestHost})
-	case errors.Is(err, custom.ErrTestPort):
+	case errors.Is(err, backup.ErrPlatformTestPort):
 		return fail(platformMsg{Key: keyPlatErrTestPort})
-	case errors.Is(err, custom.ErrTestNoTarget):
+	case errors.Is(err, backup.ErrPlatformTestNoTarget):
 		return fail(platformMsg{Key: keyPlatErrTestNoTarget})
 	case errors.As(err, &transport):
 		return fail(platformMsg{Key: keyPlatErrTestTransport, Args: []any{transport.Method}})
-	case errors.Is(err, custom.ErrTestBusy):
+	case errors.Is(err, backup.ErrPlatformTestBusy):
 		return fail(platformMsg{Key: keyPlatErrTestBusy})
 	case err != nil:
 		return err

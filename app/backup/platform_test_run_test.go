@@ -1,4 +1,4 @@
-package platforms_test
+package backup_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"backupd/app/backup"
 	"backupd/app/collect/driver"
 	"backupd/app/devsim"
 	"backupd/app/platforms"
@@ -20,7 +21,7 @@ import (
 // on loopback, over SSH and telnet, typed in or with a stored device's
 // login; what comes back is cleaned up as a backup would be, with the
 // passwords masked, and nothing is stored or installed.
-func TestRunTestAgainstADevice(t *testing.T) {
+func TestRunPlatformTestAgainstADevice(t *testing.T) {
 	ctx := context.Background()
 	store := dbtest.Open(t)
 	sealer, err := secret.LoadOrCreate(dbtest.DataDir(t, store))
@@ -40,14 +41,25 @@ func TestRunTestAgainstADevice(t *testing.T) {
 		return n
 	}
 
-	def := valid()
-	def.ID = "" // not chosen yet: a test needs none
-	def.Enable.PasswordPrompt = `(?i)password ?:$`
+	// A definition equivalent to the built-in Cisco IOS dialogue, its ID
+	// not chosen yet: a test needs none.
+	def := platforms.Definition{
+		Schema: platforms.Schema, Name: "Acme OS", Vendor: "Acme",
+		Prompt:          `^[\w.-]{1,60}[>#]$`,
+		Pager:           `(?i)--\s?more\s?--$`,
+		PagingOff:       []string{"terminal length 0"},
+		Enable:          &platforms.Enable{Command: "enable", PasswordPrompt: `(?i)password ?:$`, Privileged: `#$`, Failed: `(?i)denied|bad secret`},
+		PreLogin:        []platforms.Answer{{Match: `(?i)press any key`, Send: `\n`}},
+		CommandError:    `^% Invalid`,
+		DefaultCommands: []string{"show running-config"},
+		Strip:           []string{`^Building configuration\.\.\.$`},
+		Noise:           []string{`^! Last configuration change at `},
+	}
 	p, warnings, err := platforms.TestPlatform(def)
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("TestPlatform: %v, warnings %v", err, warnings)
 	}
-	check := func(what string, res platforms.TestResult) {
+	check := func(what string, res backup.PlatformTestResult) {
 		t.Helper()
 		if !res.OK || !strings.Contains(res.Text, "hostname acme-lab") || strings.Contains(res.Text, "Building configuration...") {
 			t.Fatalf("%s: ok %v, error %q, text %.200q", what, res.OK, res.Error, res.Text)
@@ -62,7 +74,7 @@ func TestRunTestAgainstADevice(t *testing.T) {
 		}
 	}
 	for method, addr := range map[string]string{"ssh": sim.SSHAddr(), "telnet": sim.TelnetAddr()} {
-		res, err := platforms.RunTest(ctx, store, sealer, p, platforms.TestTarget{Host: "127.0.0.1", Port: portOf(addr),
+		res, err := backup.RunPlatformTest(ctx, store, sealer, p, backup.PlatformTestTarget{Host: "127.0.0.1", Port: portOf(addr),
 			Method: method, Username: "netops", Password: password, EnablePassword: enable})
 		if err != nil {
 			t.Fatalf("%s: %v", method, err)
@@ -86,7 +98,7 @@ func TestRunTestAgainstADevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := platforms.RunTest(ctx, store, sealer, p, platforms.TestTarget{DeviceID: dev.ID, Scope: db.Scope{All: true}})
+	res, err := backup.RunPlatformTest(ctx, store, sealer, p, backup.PlatformTestTarget{DeviceID: dev.ID, Scope: db.Scope{All: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,16 +114,16 @@ func TestRunTestAgainstADevice(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		target platforms.TestTarget
+		target backup.PlatformTestTarget
 		want   error
 	}{
-		{"no target", platforms.TestTarget{}, platforms.ErrTestNoTarget},
-		{"unknown device", platforms.TestTarget{DeviceID: dev.ID + 100, Scope: db.Scope{All: true}}, platforms.ErrTestNoDevice},
-		{"device of another group", platforms.TestTarget{DeviceID: dev.ID, Scope: db.Scope{GroupIDs: []int64{other.ID}}}, platforms.ErrTestNoDevice},
-		{"bad host", platforms.TestTarget{Host: "http://x y"}, platforms.ErrTestHost},
-		{"bad port", platforms.TestTarget{Host: "127.0.0.1", Port: 99999}, platforms.ErrTestPort},
+		{"no target", backup.PlatformTestTarget{}, backup.ErrPlatformTestNoTarget},
+		{"unknown device", backup.PlatformTestTarget{DeviceID: dev.ID + 100, Scope: db.Scope{All: true}}, backup.ErrPlatformTestNoDevice},
+		{"device of another group", backup.PlatformTestTarget{DeviceID: dev.ID, Scope: db.Scope{GroupIDs: []int64{other.ID}}}, backup.ErrPlatformTestNoDevice},
+		{"bad host", backup.PlatformTestTarget{Host: "http://x y"}, backup.ErrPlatformTestHost},
+		{"bad port", backup.PlatformTestTarget{Host: "127.0.0.1", Port: 99999}, backup.ErrPlatformTestPort},
 	} {
-		if _, err := platforms.RunTest(ctx, store, sealer, p, c.target); !errors.Is(err, c.want) {
+		if _, err := backup.RunPlatformTest(ctx, store, sealer, p, c.target); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
@@ -121,8 +133,8 @@ func TestRunTestAgainstADevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var transport *platforms.TestTransportError
-	if _, err := platforms.RunTest(ctx, store, sealer, ps, platforms.TestTarget{Host: "127.0.0.1", Method: "telnet"}); !errors.As(err, &transport) {
+	var transport *backup.PlatformTestTransportError
+	if _, err := backup.RunPlatformTest(ctx, store, sealer, ps, backup.PlatformTestTarget{Host: "127.0.0.1", Method: "telnet"}); !errors.As(err, &transport) {
 		t.Errorf("telnet to an SSH-only platform: %v", err)
 	}
 
@@ -131,21 +143,5 @@ func TestRunTestAgainstADevice(t *testing.T) {
 	}
 	if _, ok := driver.Lookup(p.ID); ok {
 		t.Fatal("a test installed a platform")
-	}
-}
-
-// A definition whose only fault is its ID still runs, under a
-// placeholder, the fault said; any other fault stops it.
-func TestTestPlatformNeedsNoID(t *testing.T) {
-	def := valid()
-	def.ID = "Not An ID"
-	p, warnings, err := platforms.TestPlatform(def)
-	if err != nil || len(warnings) != 1 || warnings[0].Field != "id" || p.ID == "" {
-		t.Fatalf("bad ID: platform %q, warnings %v, %v", p.ID, warnings, err)
-	}
-	def.Prompt = "(("
-	var errs platforms.Errors
-	if _, _, err := platforms.TestPlatform(def); !errors.As(err, &errs) {
-		t.Fatalf("a bad prompt and ID: %v, want the definition's errors", err)
 	}
 }
