@@ -76,3 +76,24 @@ func (p *Principal) UngrantableCredential(before, after []int64) int64 {
 	}
 	return 0
 }
+
+// KeepUngrantable returns perms and creds, a role's new permissions and
+// credentials as someone asked for them, with what p may not change put
+// back as role r has it: a permission p does not hold, a credential p
+// may not use, stays in the role, or out of it, as it is. (A form never
+// sends those: their boxes are not p's to tick.)
+func (p *Principal) KeepUngrantable(r db.Role, perms []string, creds []int64) ([]string, []int64) {
+	perms, creds = slices.Clone(perms), slices.Clone(creds)
+	for _, perm := range r.Permissions {
+		if IsPermission(perm) && !p.Can(perm) && !slices.Contains(perms, perm) {
+			perms = append(perms, perm)
+		}
+	}
+	for _, id := range r.Credentials {
+		if !p.CanUseCredential(id) && !slices.Contains(creds, id) {
+			creds = append(creds, id)
+		}
+	}
+	slices.Sort(creds)
+	return perms, creds
+}

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"slices"
 	"testing"
 
 	"backupd/app/auth"
@@ -58,5 +59,26 @@ func TestNobodyGrantsMoreThanTheyHold(t *testing.T) {
 	}
 	if got := helpdesk.UngrantableCredential(nil, []int64{7}); got != 0 {
 		t.Errorf("adding credential 7: UngrantableCredential = %d", got)
+	}
+}
+
+// What a principal may not change of a role stays as the role has it,
+// whatever was asked.
+func TestKeepUngrantable(t *testing.T) {
+	helpdesk := auth.UserPrincipal(5, "helpdesk", true, nil, db.Grants{
+		Permissions: map[string]bool{"devices.view": true, "users.view": true},
+		Credentials: map[int64]bool{7: true},
+	})
+	role := db.Role{Permissions: []string{"devices.view", "backups.delete", "reports.view"}, Credentials: []int64{7, 9}}
+	// Asked: drop everything, add users.view and credential 8.
+	perms, creds := helpdesk.KeepUngrantable(role, []string{"users.view"}, []int64{8})
+	if !slices.Equal(perms, []string{"users.view", "backups.delete"}) {
+		t.Errorf("permissions %v, want users.view and the kept backups.delete", perms)
+	}
+	if !slices.Equal(creds, []int64{8, 9}) {
+		t.Errorf("credentials %v, want 8 and the kept 9", creds)
+	}
+	if helpdesk.Ungrantable(role.Permissions, perms) != "" {
+		t.Error("the kept permissions still count as a change")
 	}
 }

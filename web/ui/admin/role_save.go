@@ -143,21 +143,10 @@ func (u *handlers) updateRole(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Boxes the user may not change are sent by nobody (they are
 	// disabled): they keep their state.
-	for _, perm := range ro.Permissions {
-		if auth.IsPermission(perm) && !s.Can(perm) && !slices.Contains(perms, perm) {
-			perms = append(perms, perm)
-		}
-	}
+	perms, creds = s.Principal().KeepUngrantable(ro, perms, creds)
 	if bad := s.Principal().Ungrantable(ro.Permissions, perms); bad != "" {
 		return fail(http.StatusForbidden, keyAdminErrPermAboveYou, bad)
 	}
-	// Likewise the credentials the user may not use keep their state.
-	for _, c := range ro.Credentials {
-		if !s.Principal().CanUseCredential(c) && !slices.Contains(creds, c) {
-			creds = append(creds, c)
-		}
-	}
-	slices.Sort(creds)
 	if bad := s.Principal().UngrantableCredential(ro.Credentials, creds); bad != 0 {
 		return fail(http.StatusForbidden, keyAdminErrCredentialAboveYou, bad)
 	}
