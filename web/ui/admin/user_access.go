@@ -52,7 +52,7 @@ func (u *handlers) readAccess(ctx context.Context, r *http.Request) (in userInpu
 			return in, keyAdminErrRoleAboveYou, []any{roles[i].Name}, nil
 		}
 	}
-	tree, err := u.loadGroupTree(ctx)
+	tree, err := u.GroupTree(ctx)
 	if err != nil {
 		return in, "", nil, err
 	}
@@ -61,10 +61,10 @@ func (u *handlers) readAccess(ctx context.Context, r *http.Request) (in userInpu
 		return in, keyAdminErrScopeAboveYou, nil, nil
 	}
 	for _, id := range in.groupIDs {
-		if _, ok := tree.byID[id]; !ok {
+		if _, ok := tree.Group(id); !ok {
 			return in, keyAdminErrUnknownGroup, nil, nil
 		}
-		if !tree.covers(scope, id) {
+		if !tree.Covers(scope, id) {
 			return in, keyAdminErrScopeAboveYou, nil, nil
 		}
 	}

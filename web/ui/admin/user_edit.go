@@ -105,11 +105,11 @@ func (u *handlers) loadManaged(ctx context.Context, s *core.Session, id int64) (
 			m.roleIDs = append(m.roleIDs, ro.ID)
 		}
 	}
-	tree, err := u.loadGroupTree(ctx)
+	tree, err := u.GroupTree(ctx)
 	if err != nil {
 		return m, err
 	}
-	m.manageable = s.Principal().HoldsGrants(grants) && tree.coversAll(s.Scope(), user.AllGroups, user.GroupIDs)
+	m.manageable = s.Principal().HoldsGrants(grants) && tree.CoversAll(s.Scope(), user.AllGroups, user.GroupIDs)
 	return m, nil
 }
 

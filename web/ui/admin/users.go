@@ -142,14 +142,14 @@ func (u *handlers) renderUserForm(w http.ResponseWriter, r *http.Request, status
 		}
 		p.Roles = append(p.Roles, c)
 	}
-	tree, err := u.loadGroupTree(r.Context())
+	tree, err := u.GroupTree(r.Context())
 	if err != nil {
 		return err
 	}
 	scope := s.Scope()
-	for _, g := range tree.ordered() {
+	for _, g := range tree.Ordered() {
 		p.Groups = append(p.Groups, groupChoice{ID: g.ID, Name: g.Name, Depth: min(g.Depth, maxIndent),
-			Checked: slices.Contains(groupIDs, g.ID), Disabled: !editable || !tree.covers(scope, g.ID)})
+			Checked: slices.Contains(groupIDs, g.ID), Disabled: !editable || !tree.Covers(scope, g.ID)})
 	}
 	p.MinLength = auth.MinPasswordLength
 	title := keyTitleUserNew

@@ -121,7 +121,7 @@ func (p *devicesFormPage) Back() string {
 // only the credentials it may use, and the edited device's own (current,
 // nil for a new device), which it may keep.
 func (u *handlers) devicesFormData(ctx context.Context, s *core.Session, current *int64) (*devicesFormPage, error) {
-	groups, err := u.Store.AllGroups(ctx)
+	tree, err := u.GroupTree(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (u *handlers) devicesFormData(ctx context.Context, s *core.Session, current
 	}
 	scope := s.Scope()
 	p := &devicesFormPage{Zones: zones,
-		Groups: devicesGroupOptions(groups, scope), AllowNoGroup: scope.All, Platforms: devicesPlatforms(),
+		Groups: devicesGroupOptions(tree, scope), AllowNoGroup: scope.All, Platforms: devicesPlatforms(),
 		Credentials: creds, CredentialLocked: lockedCredential, Encodings: driver.Encodings, MaxName: inventory.MaxNameLength,
 		MaxRemarks: inventory.MaxRemarksLength, templates: map[int64]db.DeviceChoice{},
 	}

@@ -55,6 +55,7 @@ func (u *handlers) devicesImportInput(ctx context.Context, s *core.Session) (*de
 	if err != nil {
 		return nil, err
 	}
+	tree := core.NewGroupTree(groups)
 	scope := s.Scope()
 	in := &devicesImportInput{allGroups: scope.All, groups: map[string]db.Group{}, inScope: map[int64]bool{},
 		canUse:      s.Principal().CanUseCredential,
@@ -64,7 +65,7 @@ func (u *handlers) devicesImportInput(ctx context.Context, s *core.Session) (*de
 	}
 	for _, g := range groups {
 		in.groups[devicesFold(g.Name)] = g
-		in.inScope[g.ID] = devicesGroupInScope(g, scope)
+		in.inScope[g.ID] = tree.Covers(scope, g.ID)
 	}
 	for _, c := range creds {
 		in.credentials[devicesFold(c.Name)] = c.ID

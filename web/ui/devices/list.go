@@ -56,7 +56,7 @@ func (u *handlers) devicesList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	scope := core.SessionOf(r).Scope()
 	f := devicesParseFilter(r.URL.Query())
-	groups, err := u.Store.AllGroups(ctx)
+	tree, err := u.GroupTree(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (u *handlers) devicesList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := devicesPage{Filter: f, Groups: devicesGroupOptions(groups, scope), Platforms: devicesPlatforms()}
+	p := devicesPage{Filter: f, Groups: devicesGroupOptions(tree, scope), Platforms: devicesPlatforms()}
 	zoneNames := map[int64]string{}
 	if len(zones) > 1 {
 		p.Zones = zones
@@ -99,28 +99,28 @@ func (u *handlers) devicesList(w http.ResponseWriter, r *http.Request) error {
 	p.ListURL = f.url(devicesListPath, f.Page)
 	p.ExportURL = f.url("/devices/export", 1)
 
-	byID := devicesGroupIndex(groups)
 	// "Back up this group" only for a group of the user's scope.
 	if slices.ContainsFunc(p.Groups, func(g devicesGroupOption) bool { return g.ID == f.GroupID }) {
-		p.FilterGroup = byID[f.GroupID].Name
+		g, _ := tree.Group(f.GroupID)
+		p.FilterGroup = g.Name
 	}
 	p.Rows = make([]devicesRow, len(list))
 	for i, d := range list {
-		p.Rows[i] = devicesNewRow(d, byID)
+		p.Rows[i] = devicesNewRow(d, tree)
 		p.Rows[i].ZoneName = zoneNames[d.ZoneID]
 	}
 	p.Notice, p.NoticeArgs, p.NoticeJobs = devicesNotice(r.URL.Query())
 	return u.Render(w, r, http.StatusOK, "devices.html", keyTitleDevices, p)
 }
 
-func devicesNewRow(d db.Device, groups map[int64]devicesGroup) devicesRow {
+func devicesNewRow(d db.Device, groups core.GroupTree) devicesRow {
 	row := devicesRow{Device: d, Address: net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), PlatformName: d.Platform}
 	if info, ok := driver.Lookup(d.Platform); ok {
 		row.PlatformName = info.Name
 	}
 	if d.GroupID != nil {
-		g := groups[*d.GroupID]
-		row.GroupName, row.GroupPath = g.Name, g.Path
+		g, _ := groups.Group(*d.GroupID)
+		row.GroupName, row.GroupPath = g.Name, groups.PathName(*d.GroupID)
 	}
 	if d.LastBackupAt != nil {
 		if t, err := db.ParseTime(*d.LastBackupAt); err == nil {

@@ -201,61 +201,15 @@ func (u *handlers) search(w http.ResponseWriter, r *http.Request) error {
 // searchGroups lists the groups the user may narrow a search to: every
 // group in scope, in tree order.
 func (u *handlers) searchGroups(ctx context.Context, scope db.Scope) ([]searchGroup, error) {
-	all, err := u.Store.AllGroups(ctx)
+	tree, err := u.GroupTree(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var roots []string
-	if !scope.All {
-		byID := map[int64]string{}
-		for _, g := range all {
-			byID[g.ID] = g.Path
-		}
-		for _, id := range scope.GroupIDs {
-			if path, ok := byID[id]; ok {
-				roots = append(roots, path)
-			}
-		}
-	}
 	var out []searchGroup
-	for _, g := range tree(all) {
-		if !scope.All && !underAny(g.Path, roots) {
-			continue
+	for _, g := range tree.Ordered() {
+		if tree.Covers(scope, g.ID) {
+			out = append(out, searchGroup{ID: g.ID, Label: strings.Repeat("\u00a0\u00a0", g.Depth) + g.Name})
 		}
-		out = append(out, searchGroup{ID: g.ID, Label: strings.Repeat("\u00a0\u00a0", g.Depth) + g.Name})
 	}
 	return out, nil
-}
-
-// tree orders groups depth-first (AllGroups gives them by depth), so that
-// each is followed by its subgroups.
-func tree(groups []db.Group) []db.Group {
-	children := map[int64][]db.Group{}
-	var roots []db.Group
-	for _, g := range groups {
-		if g.ParentID == nil {
-			roots = append(roots, g)
-		} else {
-			children[*g.ParentID] = append(children[*g.ParentID], g)
-		}
-	}
-	out := make([]db.Group, 0, len(groups))
-	var walk func([]db.Group)
-	walk = func(gs []db.Group) {
-		for _, g := range gs {
-			out = append(out, g)
-			walk(children[g.ID])
-		}
-	}
-	walk(roots)
-	return out
-}
-
-func underAny(path string, roots []string) bool {
-	for _, r := range roots {
-		if strings.HasPrefix(path, r) {
-			return true
-		}
-	}
-	return false
 }
