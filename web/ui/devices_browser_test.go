@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	cdppage "github.com/chromedp/cdproto/page"
-	"github.com/chromedp/chromedp"
-
 	"backupd/app/auth"
 	"backupd/db"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 )
 
 // TestDevicesPageInChromium checks what needs the page's script, in a real

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"backupd/internal/testkit"
 	"context"
 	"io"
 	"log/slog"
@@ -20,7 +21,6 @@ import (
 	"backupd/app/collect"
 	"backupd/app/secret"
 	"backupd/db"
-	"backupd/internal/testkit"
 	"backupd/web"
 	"backupd/web/apiv1"
 	"backupd/web/ui"
