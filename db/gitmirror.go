@@ -108,8 +108,7 @@ func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote stri
 		}
 		at := st.At.UTC()
 		f := deviceFacts{}
-		if err := q.QueryRowContext(ctx, `SELECT (SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
-			JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)`).Scan(&f.wanted); err != nil {
+		if err := q.QueryRowContext(ctx, wantedEventsQuery(s.d)).Scan(&f.wanted); err != nil {
 			return err
 		}
 		p := EventPayload{At: at, Trigger: TriggerGitPush, Git: &EventGit{Remote: remote, Attempts: attempts}}
@@ -117,7 +116,7 @@ func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote stri
 			st.LastSuccess = &at
 			if n := prev.ConsecutiveFailures; n > 0 {
 				p.Kind, p.Failure = EventGitPushRecovered, &EventFailure{Stage: "push", Consecutive: n}
-				if _, err := recordEvent(ctx, q, &f, p, thresholdAtMost, n); err != nil {
+				if _, err := recordEvent(ctx, q, s.d, &f, p, thresholdAtMost, n); err != nil {
 					return err
 				}
 			}
@@ -126,7 +125,7 @@ func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote stri
 			st.ConsecutiveFailures++
 			n := st.ConsecutiveFailures
 			p.Kind, p.Failure = EventGitPushFailed, &EventFailure{Stage: "push", Reason: st.Error, Consecutive: n}
-			if _, err := recordEvent(ctx, q, &f, p, thresholdEquals, n); err != nil {
+			if _, err := recordEvent(ctx, q, s.d, &f, p, thresholdEquals, n); err != nil {
 				return err
 			}
 		}
@@ -251,7 +250,7 @@ func (s *Store) MirrorFingerprint(ctx context.Context) (string, error) {
 	err := s.reader.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(started_at), '') FROM backups) || '|' ||
 		(SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM devices) || '|' ||
-		(SELECT COUNT(*) || ':' || COALESCE(group_concat(name, '/'), '') FROM device_groups)`).Scan(&fp)
+		(SELECT COUNT(*) || ':' || COALESCE(`+s.d.joined("name", "'/'")+`, '') FROM device_groups)`).Scan(&fp)
 	if err != nil {
 		return "", fmt.Errorf("git mirror fingerprint: %w", err)
 	}

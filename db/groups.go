@@ -305,7 +305,7 @@ func (s *Store) ReorderGroup(ctx context.Context, id int64, step int) (moved boo
 		siblings, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
 			var sid int64
 			return sid, r.Scan(&sid)
-		}, `SELECT id FROM device_groups WHERE parent_id IS ? ORDER BY sort_order, name, id`, g.ParentID)
+		}, `SELECT id FROM device_groups WHERE `+s.d.same("parent_id", "?")+` ORDER BY sort_order, name, id`, g.ParentID)
 		if err != nil {
 			return fmt.Errorf("siblings of group %d: %w", id, err)
 		}

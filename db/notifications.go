@@ -371,7 +371,7 @@ func (r *NotificationRule) check() error {
 
 // checkRuleReferences verifies that every group, device and channel a
 // rule names exists.
-func checkRuleReferences(ctx context.Context, q querier, r NotificationRule) error {
+func (s *Store) checkRuleReferences(ctx context.Context, q querier, r NotificationRule) error {
 	for _, ref := range []struct {
 		field, table, what string
 		ids                []int64
@@ -388,7 +388,7 @@ func checkRuleReferences(ctx context.Context, q querier, r NotificationRule) err
 			return err
 		}
 		var missing sql.NullInt64
-		err = q.QueryRowContext(ctx, `SELECT MIN(j.id) FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j
+		err = q.QueryRowContext(ctx, `SELECT MIN(j.id) FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.jsonEach()+`) j
 			WHERE NOT EXISTS (SELECT 1 FROM `+ref.table+` t WHERE t.id = j.id)`, string(raw)).Scan(&missing)
 		if err != nil {
 			return err
@@ -520,7 +520,7 @@ func loadRuleListsOf(ctx context.Context, q querier, rules []NotificationRule) e
 }
 
 // writeRuleLists replaces the rule's events, groups, devices and channels.
-func writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRule) error {
+func (s *Store) writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRule) error {
 	for _, table := range []string{"notification_rule_events", "notification_rule_groups", "notification_rule_devices", "notification_rule_channels"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE rule_id = ?`, r.ID); err != nil {
 			return err
@@ -546,7 +546,7 @@ func writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRule) error {
 		if string(raw) == "null" || string(raw) == "[]" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, CAST(value AS `+l.kind+`) FROM json_each(?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, CAST(value AS `+l.kind+`) FROM `+s.d.jsonEach(),
 			r.ID, string(raw)); err != nil {
 			return err
 		}
@@ -561,7 +561,7 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 	}
 	var out NotificationRule
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if err := checkRuleReferences(ctx, tx, r); err != nil {
+		if err := s.checkRuleReferences(ctx, tx, r); err != nil {
 			return err
 		}
 		if taken, err := exists(ctx, tx, `SELECT 1 FROM notification_rules WHERE name = ?`, r.Name); err != nil {
@@ -576,7 +576,7 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 		if err != nil {
 			return fmt.Errorf("insert notification rule: %w", err)
 		}
-		if err := writeRuleLists(ctx, tx, r); err != nil {
+		if err := s.writeRuleLists(ctx, tx, r); err != nil {
 			return fmt.Errorf("insert notification rule: %w", err)
 		}
 		out, err = getRule(ctx, tx, r.ID)
@@ -602,7 +602,7 @@ func (s *Store) UpdateNotificationRule(ctx context.Context, id int64, patch func
 		if err := r.check(); err != nil {
 			return err
 		}
-		if err := checkRuleReferences(ctx, tx, r); err != nil {
+		if err := s.checkRuleReferences(ctx, tx, r); err != nil {
 			return err
 		}
 		if taken, err := exists(ctx, tx, `SELECT 1 FROM notification_rules WHERE name = ? AND id <> ?`, r.Name, id); err != nil {
@@ -615,7 +615,7 @@ func (s *Store) UpdateNotificationRule(ctx context.Context, id int64, patch func
 			r.Name, r.Enabled, r.Scope, r.IncludeDiff, r.FailureThreshold, Now(), id); err != nil {
 			return fmt.Errorf("update notification rule: %w", err)
 		}
-		if err := writeRuleLists(ctx, tx, r); err != nil {
+		if err := s.writeRuleLists(ctx, tx, r); err != nil {
 			return fmt.Errorf("update notification rule: %w", err)
 		}
 		out, err = getRule(ctx, tx, id)
@@ -728,14 +728,7 @@ const (
 				JOIN device_groups g ON g.id = d.group_id
 				WHERE rg.rule_id = r.id AND substr(g.path, 1, length(s.path)) = s.path)))
 		GROUP BY rc.channel_id ORDER BY rc.channel_id`
-	deviceFactsQuery = `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
-			d.pending_host_key, n.consecutive_failures, n.unreachable_count,
-			(SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
-				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)
-		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`
-	insertOutboxQuery     = `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`
-	insertDeliveriesQuery = `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
-		SELECT ?, value ->> 0, value ->> 1, 'pending', ?, ?, ? FROM json_each(?)`
+	insertOutboxQuery = `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`
 	previousGoodQuery = `SELECT id FROM backups WHERE device_id = ? AND success = 1 AND id <> ?
 				ORDER BY started_at DESC LIMIT 1`
 	saveStateQuery = `INSERT INTO notification_device_state (device_id, consecutive_failures, unreachable_count)
@@ -743,8 +736,30 @@ const (
 			unreachable_count = excluded.unreachable_count`
 )
 
+// wantedEventsQuery is ",kind,kind," of the kinds some enabled rule names.
+func wantedEventsQuery(d dialect) string {
+	return `SELECT ',' || ` + d.joinedDistinct("e.event") + ` || ',' FROM notification_rule_events e
+				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1`
+}
+
+func deviceFactsQuery(d dialect) string {
+	return `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
+			d.pending_host_key, n.consecutive_failures, n.unreachable_count,
+			(` + wantedEventsQuery(d) + `)
+		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`
+}
+
+// insertDeliveriesQuery writes an event's deliveries, one JSON parameter
+// of [[channel, diff], ...] for all of them.
+func insertDeliveriesQuery(d dialect) string {
+	return `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
+		SELECT ?, p.a, p.b, 'pending', ?, ?, ? FROM ` + d.jsonIntPairs() + ` p`
+}
+
 // eventQueries are prepared when the store opens.
-var eventQueries = []string{matchRulesQuery, deviceFactsQuery, insertOutboxQuery, insertDeliveriesQuery, previousGoodQuery, saveStateQuery}
+func eventQueries(d dialect) []string {
+	return []string{matchRulesQuery, deviceFactsQuery(d), insertOutboxQuery, insertDeliveriesQuery(d), previousGoodQuery, saveStateQuery}
+}
 
 // preparedTx runs a transaction's statements, on the store's prepared
 // statement when the query is one of them.
@@ -777,26 +792,17 @@ func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) 
 	return p.tx.ExecContext(ctx, query, args...)
 }
 
-// prepareEventQueries prepares the event and job queries on the writer; a query
-// that fails to prepare simply runs unprepared (and fails there, with
-// its error, if it is wrong).
-func prepareEventQueries(writer *sql.DB, pg bool) map[string]*sql.Stmt {
-	return prepareAll(writer, writeQueries(pg))
-}
-
-// writeQueries are the statements prepared on the writer.
-func writeQueries(pg bool) []string {
-	if pg {
-		return slices.Concat(eventQueries, jobQueries, pgJobQueries)
-	}
-	return slices.Concat(eventQueries, jobQueries)
+// writeQueries are the statements prepared on the writer: the event and
+// job queries.
+func writeQueries(d dialect) []string {
+	return slices.Concat(eventQueries(d), jobQueries(d))
 }
 
 // recordEvent matches the enabled rules of p.Kind whose scope holds the
 // device, and when any does, writes the event and one delivery per channel
 // of those rules (with the diff when any of the rules allows it). With no
 // rule matching nothing is written. It reports whether it recorded.
-func recordEvent(ctx context.Context, q querier, f *deviceFacts, p EventPayload, test thresholdTest, count int) (bool, error) {
+func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, p EventPayload, test thresholdTest, count int) (bool, error) {
 	if !f.wants(p.Kind) {
 		return false, nil
 	}
@@ -847,7 +853,7 @@ func recordEvent(ctx context.Context, q querier, f *deviceFacts, p EventPayload,
 	if err != nil {
 		return false, err
 	}
-	if _, err := q.ExecContext(ctx, insertDeliveriesQuery, outboxID, now, now, now, string(raw)); err != nil {
+	if _, err := q.ExecContext(ctx, insertDeliveriesQuery(d), outboxID, now, now, now, string(raw)); err != nil {
 		return false, fmt.Errorf("record %s deliveries: %w", p.Kind, err)
 	}
 	return true, nil
@@ -855,11 +861,11 @@ func recordEvent(ctx context.Context, q querier, f *deviceFacts, p EventPayload,
 
 // loadDeviceFacts reads what the events name of a device, and its
 // hysteresis state.
-func loadDeviceFacts(ctx context.Context, q querier, deviceID int64) (deviceFacts, error) {
+func loadDeviceFacts(ctx context.Context, q querier, d dialect, deviceID int64) (deviceFacts, error) {
 	var f deviceFacts
 	var group sql.NullInt64
 	var consecutive, unreached sql.NullInt64
-	err := q.QueryRowContext(ctx, deviceFactsQuery, deviceID).Scan(
+	err := q.QueryRowContext(ctx, deviceFactsQuery(d), deviceID).Scan(
 		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.wanted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, ErrNotFound
@@ -895,12 +901,12 @@ func saveDeviceState(ctx context.Context, q querier, deviceID int64, f deviceFac
 // reachabilityEvent records device.unreachable once the failed checks in
 // a row reach a rule's threshold, and device.reachable on the first good
 // check after a streak that did. It returns the new count.
-func reachabilityEvent(ctx context.Context, q querier, f *deviceFacts, deviceID int64, reachable bool, at time.Time, trigger, stage, reason string) (int, error) {
+func reachabilityEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, deviceID int64, reachable bool, at time.Time, trigger, stage, reason string) (int, error) {
 	if reachable {
 		if f.unreached > 0 {
 			p := f.payload(EventDeviceReachable, deviceID, at, trigger)
 			p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: f.unreached}
-			if _, err := recordEvent(ctx, q, f, p, thresholdAtMost, f.unreached); err != nil {
+			if _, err := recordEvent(ctx, q, d, f, p, thresholdAtMost, f.unreached); err != nil {
 				return 0, err
 			}
 		}
@@ -909,15 +915,15 @@ func reachabilityEvent(ctx context.Context, q querier, f *deviceFacts, deviceID 
 	n := f.unreached + 1
 	p := f.payload(EventDeviceUnreachable, deviceID, at, trigger)
 	p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: n}
-	_, err := recordEvent(ctx, q, f, p, thresholdEquals, n)
+	_, err := recordEvent(ctx, q, d, f, p, thresholdEquals, n)
 	return n, err
 }
 
 // recordOutcomeEvents records the events an attempt's end causes, in the
 // transaction that records the attempt (FinishJob), before the device row
 // is updated. trigger is the attempt's.
-func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at time.Time, trigger string) error {
-	f, err := loadDeviceFacts(ctx, q, c.DeviceID)
+func recordOutcomeEvents(ctx context.Context, q querier, d dialect, c Claim, o Outcome, at time.Time, trigger string) error {
+	f, err := loadDeviceFacts(ctx, q, d, c.DeviceID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the device is gone; the update below touches nothing either
 	}
@@ -935,7 +941,7 @@ func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at 
 	case o.Success:
 		switch {
 		case o.First:
-			if _, err := recordEvent(ctx, q, &f, base(EventFirstBackup), anyThreshold, 0); err != nil {
+			if _, err := recordEvent(ctx, q, d, &f, base(EventFirstBackup), anyThreshold, 0); err != nil {
 				return err
 			}
 		case o.Changed && f.wants(EventConfigChanged):
@@ -944,14 +950,14 @@ func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at 
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if _, err := recordEvent(ctx, q, &f, p, anyThreshold, 0); err != nil {
+			if _, err := recordEvent(ctx, q, d, &f, p, anyThreshold, 0); err != nil {
 				return err
 			}
 		}
 		if consecutive > 0 {
 			p := base(EventBackupRecovered)
 			p.Failure = &EventFailure{Consecutive: consecutive}
-			if _, err := recordEvent(ctx, q, &f, p, thresholdAtMost, consecutive); err != nil {
+			if _, err := recordEvent(ctx, q, d, &f, p, thresholdAtMost, consecutive); err != nil {
 				return err
 			}
 		}
@@ -960,7 +966,7 @@ func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at 
 		consecutive++
 		p := base(EventBackupFailed)
 		p.Failure = &EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: consecutive}
-		if _, err := recordEvent(ctx, q, &f, p, thresholdEquals, consecutive); err != nil {
+		if _, err := recordEvent(ctx, q, d, &f, p, thresholdEquals, consecutive); err != nil {
 			return err
 		}
 	}
@@ -969,12 +975,12 @@ func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at 
 		if !*o.Reachable {
 			stage, reason = o.Reason, o.Error
 		}
-		if unreached, err = reachabilityEvent(ctx, q, &f, c.DeviceID, *o.Reachable, at, trigger, stage, reason); err != nil {
+		if unreached, err = reachabilityEvent(ctx, q, d, &f, c.DeviceID, *o.Reachable, at, trigger, stage, reason); err != nil {
 			return err
 		}
 	}
 	if o.PendingHostKey != nil && !bytes.Equal(o.PendingHostKey, f.pendingHostKey) {
-		if _, err := recordEvent(ctx, q, &f, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
+		if _, err := recordEvent(ctx, q, d, &f, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
 			return err
 		}
 	}
@@ -987,7 +993,7 @@ func recordOutcomeEvents(ctx context.Context, q querier, c Claim, o Outcome, at 
 func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachable bool, at time.Time) error {
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		q := s.prepared(tx)
-		f, err := loadDeviceFacts(ctx, q, deviceID)
+		f, err := loadDeviceFacts(ctx, q, s.d, deviceID)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -998,7 +1004,7 @@ func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachabl
 		if !reachable {
 			stage, reason = "connect", "the device did not answer on its port"
 		}
-		unreached, err := reachabilityEvent(ctx, q, &f, deviceID, reachable, at, TriggerCheck, stage, reason)
+		unreached, err := reachabilityEvent(ctx, q, s.d, &f, deviceID, reachable, at, TriggerCheck, stage, reason)
 		if err != nil {
 			return err
 		}
@@ -1052,14 +1058,14 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 					LEFT JOIN notification_device_state n ON n.device_id = d.id
 				WHERE d.enabled = 1 AND d.id > ?
 					AND (d.last_good_backup_at < ? OR (d.last_good_backup_at IS NULL AND d.created_at < ?))
-					AND n.stale_notified_for IS NOT COALESCE(d.last_good_backup_at, d.created_at)
+					AND `+s.d.differ("n.stale_notified_for", "COALESCE(d.last_good_backup_at, d.created_at)")+`
 				ORDER BY d.id LIMIT ?`, after, cutoffGood, cutoffCreated, staleBatch)
 			if err != nil {
 				return err
 			}
 			q := s.prepared(tx)
 			for _, id := range ids {
-				f, err := loadDeviceFacts(ctx, q, id)
+				f, err := loadDeviceFacts(ctx, q, s.d, id)
 				if err != nil {
 					return err
 				}
@@ -1072,7 +1078,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 						p.Stale.LastGoodAt = &t
 					}
 				}
-				ok, err := recordEvent(ctx, q, &f, p, anyThreshold, 0)
+				ok, err := recordEvent(ctx, q, s.d, &f, p, anyThreshold, 0)
 				if err != nil {
 					return err
 				}
@@ -1220,7 +1226,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 		more, err := queryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
 				attempts = attempts + 1, updated_at = ?
 			WHERE batch_id IN (SELECT batch_id FROM deliveries
-					WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND batch_id IS NOT NULL)
+					WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) AND batch_id IS NOT NULL)
 				AND (state IN ('pending', 'failed') OR (state = 'sending' AND lease_until <= ?))
 			RETURNING id`, owner, backupTime(now.Add(DeliveryLease)), stamp, string(raw), stamp)
 		if err != nil {
@@ -1233,7 +1239,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 			}
 		}
 		out, err = queryAll(ctx, tx, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
-			WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
+			WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
 		return err
 	})
 	if err != nil {
@@ -1261,7 +1267,7 @@ func (s *Store) DeliveryOwners(ctx context.Context) ([]string, error) {
 // taken back. It returns how many.
 func (s *Store) ReleaseDeliveries(ctx context.Context, owner string) (int, error) {
 	stamp := backupTime(time.Now())
-	res, err := s.writer.ExecContext(ctx, `UPDATE deliveries SET attempts = MAX(attempts - 1, 0),
+	res, err := s.writer.ExecContext(ctx, `UPDATE deliveries SET attempts = `+s.d.greater("attempts - 1", "0")+`,
 			state = CASE WHEN attempts > 1 THEN 'failed' ELSE 'pending' END,
 			owner = NULL, lease_until = NULL, next_attempt_at = ?, updated_at = ?
 		WHERE state = 'sending' AND owner = ?`, stamp, stamp, owner)
@@ -1300,10 +1306,10 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, status string, a
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ?, last_status = ?, last_error = NULL,
 				owner = NULL, lease_until = NULL, updated_at = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw)); err != nil {
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw)); err != nil {
 			return err
 		}
-		return settleBatches(ctx, tx, string(raw))
+		return settleBatches(ctx, tx, s.d, string(raw))
 	})
 	if err != nil {
 		return fmt.Errorf("mark deliveries sent: %w", err)
@@ -1349,7 +1355,7 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 		}, `UPDATE deliveries SET
 				state = CASE WHEN ? OR created_at < ? THEN 'gave_up' ELSE 'failed' END,
 				next_attempt_at = ?, last_status = ?, last_error = ?, owner = NULL, lease_until = NULL, updated_at = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND state = 'sending' AND owner = ?
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) AND state = 'sending' AND owner = ?
 			RETURNING id, state`, f.Permanent, backupTime(f.RetryAt.Add(-DeliveryMaxAge)),
 			retry, shortText(f.Status, 200), shortText(f.Error, 500), stamp, string(raw), owner)
 		if err != nil {
@@ -1366,7 +1372,7 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 		if len(gaveUp) == 0 {
 			return nil
 		}
-		return settleBatches(ctx, tx, string(raw))
+		return settleBatches(ctx, tx, s.d, string(raw))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mark deliveries failed: %w", err)
@@ -1407,7 +1413,7 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []int64) ([]Delivery, err
 		return nil, err
 	}
 	out, err := queryAll(ctx, s.reader, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
-		WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY dl.id`, string(raw))
+		WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) ORDER BY dl.id`, string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("get deliveries: %w", err)
 	}

@@ -116,8 +116,9 @@ func openPostgresPools(ctx context.Context, dbURL string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{pg: true, url: dbURL, writer: writer, reader: reader, stmts: prepareEventQueries(writer, true),
-		reads: prepareAll(reader, readQueries)}, nil
+	d := postgresDialect{}
+	return &Store{pg: true, url: dbURL, d: d, writer: writer, reader: reader, stmts: prepareAll(writer, writeQueries(d)),
+		reads: prepareAll(reader, readQueries(d))}, nil
 }
 
 // pgMigrations is the PostgreSQL schema's migration set.

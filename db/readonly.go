@@ -27,7 +27,7 @@ func OpenReadOnly(ctx context.Context, dataDir string) (*Store, error) {
 	reader.SetMaxOpenConns(4)
 	reader.SetMaxIdleConns(4)
 	// writer is the same read-only pool: the store has no write path.
-	return checkReadOnly(ctx, &Store{path: path, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+	return checkReadOnly(ctx, &Store{path: path, d: sqliteDialect{}, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
 }
 
 // OpenPostgresReadOnly is OpenReadOnly for a PostgreSQL store: no
@@ -48,7 +48,7 @@ func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, d: postgresDialect{}, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
 }
 
 // InspectPostgres opens the PostgreSQL database at dbURL to look at it as

@@ -1,7 +1,8 @@
 // Package db is backupd's store: SQLite by default (one writer connection
 // for all changes, a small read-only pool for queries), or PostgreSQL for a
 // store several nodes share (postgres.go), with raw SQL per aggregate that
-// both engines run.
+// both engines run: written once, with the store's dialect (dialect.go)
+// spelling what the engines spell differently where the query is.
 package db
 
 import (
@@ -33,8 +34,11 @@ type Store struct {
 	path string
 	// pg is set on a PostgreSQL store, whose url is the connection string
 	// it was opened with (path is then "").
-	pg     bool
-	url    string
+	pg  bool
+	url string
+	// d is the engine's spelling of what the engines spell differently
+	// (dialect.go).
+	d      dialect
 	writer *sql.DB
 	reader *sql.DB
 	// stmts are statements prepared on writer (notifications.go, jobs.go),
@@ -119,8 +123,9 @@ func openPools(path string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer, false),
-		reads: prepareAll(reader, readQueries)}, nil
+	d := sqliteDialect{}
+	return &Store{path: path, d: d, writer: writer, reader: reader, stmts: prepareAll(writer, writeQueries(d)),
+		reads: prepareAll(reader, readQueries(d))}, nil
 }
 
 // Close closes both pools.
