@@ -14,3 +14,7 @@ func (s *Store) InsertID(ctx context.Context, query string, args ...any) (int64,
 // Writer is the writing connection, for tests that interleave two nodes'
 // transactions statement by statement.
 func (s *Store) Writer() *sql.DB { return s.writer }
+
+// EqualFold is the store's spelling of a name column compared with a ?
+// parameter, ASCII case folded, for tests that plan its queries.
+func (s *Store) EqualFold(expr string) string { return s.d.equalFold(expr) }

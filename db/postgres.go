@@ -137,10 +137,9 @@ func MigratePostgres(ctx context.Context, dbURL string, dir MigrateDirection, ou
 	if err != nil {
 		return err
 	}
-	conn, err := sql.Open(pgDriverName, u)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
+	// The migrations run as written: their connection numbers no
+	// placeholders (goose's own statements use $1, $2, …).
+	conn := sql.OpenDB(pgConnector{dsn: u})
 	defer conn.Close()
 	if err := conn.PingContext(ctx); err != nil {
 		return fmt.Errorf("open database: %w", err)

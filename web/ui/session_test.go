@@ -97,8 +97,8 @@ func TestLoginBadThenGoodThenLogout(t *testing.T) {
 		}
 	}
 	var n int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM audit_log WHERE details LIKE '%password-1%' OR details LIKE '%wrong-password%'
-		OR username LIKE '%nobody%'`).Scan(&n); err != nil {
+	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM audit_log WHERE lower(details) LIKE '%password-1%' OR lower(details) LIKE '%wrong-password%'
+		OR lower(username) LIKE '%nobody%'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
