@@ -39,7 +39,8 @@ type dialect interface {
 	// column compares its values: ASCII case folded.
 	equalFold(expr string) string
 	// jsonEach is a table of the elements of a ? parameter holding a JSON
-	// array, as text in a column named value: numbers as their digits.
+	// array of numbers or strings, in a column named value: read it
+	// through a CAST (SQLite's are numbers or text, PostgreSQL's text).
 	jsonEach() string
 	// jsonIntPairs is a table of the pairs of a ? parameter holding a JSON
 	// array of two-integer arrays ([[1, 2], [3, 4]]), in columns a and b.
@@ -60,8 +61,8 @@ type dialect interface {
 	// sumIf is the aggregate counting the rows where cond holds: NULL
 	// when there are no rows, as SUM is.
 	sumIf(cond string) string
-	// millisBetween is the whole milliseconds from one stored time
-	// (TimeFormat or BackupTimeFormat text, UTC) to another.
+	// millisBetween is the milliseconds from one stored time (TimeFormat
+	// or BackupTimeFormat text, UTC) to another, as an integer.
 	millisBetween(from, to string) string
 	// skipLocked ends a SELECT of the rows this transaction is about to
 	// change: on PostgreSQL, where several nodes pick at once, it locks
