@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"backupd/db"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 )
 
 // The Collectors page: the zones devices live in and the remote
@@ -166,7 +166,7 @@ func (u *UI) createCollectorToken(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	token, tokenID, err := collectorapi.NewEnrolmentToken(r.Context(), u.deps.Store, z.ID, collectorTokenTTL)
+	token, tokenID, err := agentapi.NewEnrolmentToken(r.Context(), u.deps.Store, z.ID, collectorTokenTTL)
 	if err != nil {
 		return err
 	}
