@@ -1,7 +1,6 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -62,23 +61,12 @@ type EventStale struct {
 	ThresholdSeconds int64      `json:"threshold_seconds"`
 }
 
-// thresholdTest is how an event's rules compare their failure threshold
-// with the count of failures in a row.
-type thresholdTest int
-
-const (
-	anyThreshold    thresholdTest = iota
-	thresholdEquals               // the count just reached the rule's threshold
-	thresholdAtMost               // the streak that ended had reached it
-)
-
-// deviceFacts is what an event names of its device.
+// deviceFacts is what the store reads of a device for its events: what
+// they name of it and its event state.
 type deviceFacts struct {
-	name, host, platform   string
-	groupID                *int64
-	lastGood, createdAt    sql.NullString
-	pendingHostKey         []byte
-	consecutive, unreached int
+	dev                 EventDevice
+	state               EventState
+	lastGood, createdAt sql.NullString
 	// wanted is ",kind,kind," of the kinds some enabled rule names: the
 	// rest need no matching at all.
 	wanted sql.NullString
@@ -113,6 +101,8 @@ const (
 	saveStateQuery = `INSERT INTO notification_device_state (device_id, consecutive_failures, unreachable_count)
 		VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET consecutive_failures = excluded.consecutive_failures,
 			unreachable_count = excluded.unreachable_count`
+	staleMarkQuery = `INSERT INTO notification_device_state (device_id, stale_notified_for) VALUES (?, ?)
+		ON CONFLICT (device_id) DO UPDATE SET stale_notified_for = excluded.stale_notified_for`
 )
 
 // wantedEventsQuery is ",kind,kind," of the kinds some enabled rule names.
@@ -123,7 +113,7 @@ func wantedEventsQuery(d dialect) string {
 
 func deviceFactsQuery(d dialect) string {
 	return `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
-			d.pending_host_key, n.consecutive_failures, n.unreachable_count,
+			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for,
 			(` + wantedEventsQuery(d) + `)
 		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`
 }
@@ -140,15 +130,17 @@ func eventQueries(d dialect) []string {
 	return []string{matchRulesQuery, deviceFactsQuery(d), insertOutboxQuery, insertDeliveriesQuery(d), previousGoodQuery, saveStateQuery}
 }
 
-// recordEvent matches the enabled rules of p.Kind whose scope holds the
-// device, and when any does, writes the event and one delivery per channel
-// of those rules (with the diff when any of the rules allows it). With no
-// rule matching nothing is written. It reports whether it recorded.
-func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, p EventPayload, test thresholdTest, count int) (bool, error) {
+// recordEvent matches the enabled rules of e's kind whose scope holds its
+// device and whose threshold passes e's test, and when any does, writes
+// the event and one delivery per channel of those rules (with the diff
+// when any of the rules allows it). With no rule matching nothing is
+// written. It reports whether it recorded.
+func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, e DecidedEvent) (bool, error) {
+	p := e.Payload
 	if !f.wants(p.Kind) {
 		return false, nil
 	}
-	args := []any{string(p.Kind), int(test), count, count, p.DeviceID, p.DeviceID}
+	args := []any{string(p.Kind), int(e.Threshold), e.Count, e.Count, p.DeviceID, p.DeviceID}
 	type target struct {
 		channel int64
 		diff    bool
@@ -162,6 +154,12 @@ func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, p Ev
 	}
 	if len(targets) == 0 {
 		return false, nil
+	}
+	if e.WithPreviousGood {
+		err := q.QueryRowContext(ctx, previousGoodQuery, p.DeviceID, p.BackupID).Scan(&p.PreviousBackupID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("previous version of device %d: %w", p.DeviceID, err)
+		}
 	}
 	if p.GroupID != nil {
 		p.GroupPath, err = queryAll(ctx, q, func(r scanner) (string, error) {
@@ -201,14 +199,16 @@ func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, p Ev
 	return true, nil
 }
 
-// loadDeviceFacts reads what the events name of a device, and its
-// hysteresis state.
+// loadDeviceFacts reads what the events name of a device, and its event
+// state.
 func loadDeviceFacts(ctx context.Context, q querier, d dialect, deviceID int64) (deviceFacts, error) {
-	var f deviceFacts
+	f := deviceFacts{dev: EventDevice{ID: deviceID}}
 	var group sql.NullInt64
 	var consecutive, unreached sql.NullInt64
+	var staleFor sql.NullString
 	err := q.QueryRowContext(ctx, deviceFactsQuery(d), deviceID).Scan(
-		&f.name, &f.host, &f.platform, &group, &f.lastGood, &f.createdAt, &f.pendingHostKey, &consecutive, &unreached, &f.wanted)
+		&f.dev.Name, &f.dev.Host, &f.dev.Platform, &group, &f.lastGood, &f.createdAt, &f.dev.PendingHostKey,
+		&consecutive, &unreached, &staleFor, &f.wanted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, ErrNotFound
 	}
@@ -216,117 +216,73 @@ func loadDeviceFacts(ctx context.Context, q querier, d dialect, deviceID int64) 
 		return f, fmt.Errorf("device %d for notifications: %w", deviceID, err)
 	}
 	if group.Valid {
-		f.groupID = &group.Int64
+		f.dev.GroupID = &group.Int64
 	}
-	f.consecutive, f.unreached = int(consecutive.Int64), int(unreached.Int64)
+	f.state = EventState{ConsecutiveFailures: int(consecutive.Int64), Unreachable: int(unreached.Int64),
+		StaleNotifiedFor: staleFor.String}
 	return f, nil
 }
 
-func (f *deviceFacts) payload(kind EventKind, deviceID int64, at time.Time, trigger string) EventPayload {
-	return EventPayload{Kind: kind, At: at.UTC(), Trigger: trigger, DeviceID: deviceID,
-		DeviceName: f.name, DeviceHost: f.host, DevicePlatform: f.platform, GroupID: f.groupID}
-}
-
-// saveDeviceState writes the device's hysteresis counters when they
-// changed.
-func saveDeviceState(ctx context.Context, q querier, deviceID int64, f deviceFacts, consecutive, unreached int) error {
-	if consecutive == f.consecutive && unreached == f.unreached {
-		return nil
+// saveDeviceState writes what changed of the device's event state. The
+// counters and the stale mark are written apart, so that the stale check
+// and a backup's end of one device, on two nodes at once, do not write
+// back each other's part as they read it.
+func saveDeviceState(ctx context.Context, q querier, deviceID int64, prev, next EventState) error {
+	if next.ConsecutiveFailures != prev.ConsecutiveFailures || next.Unreachable != prev.Unreachable {
+		if _, err := q.ExecContext(ctx, saveStateQuery, deviceID, next.ConsecutiveFailures, next.Unreachable); err != nil {
+			return fmt.Errorf("notification state of device %d: %w", deviceID, err)
+		}
 	}
-	_, err := q.ExecContext(ctx, saveStateQuery, deviceID, consecutive, unreached)
-	if err != nil {
-		return fmt.Errorf("notification state of device %d: %w", deviceID, err)
+	if next.StaleNotifiedFor != prev.StaleNotifiedFor {
+		var mark any
+		if next.StaleNotifiedFor != "" {
+			mark = next.StaleNotifiedFor
+		}
+		if _, err := q.ExecContext(ctx, staleMarkQuery, deviceID, mark); err != nil {
+			return fmt.Errorf("stale mark of device %d: %w", deviceID, err)
+		}
 	}
 	return nil
 }
 
-// reachabilityEvent records device.unreachable once the failed checks in
-// a row reach a rule's threshold, and device.reachable on the first good
-// check after a streak that did. It returns the new count.
-func reachabilityEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, deviceID int64, reachable bool, at time.Time, trigger, stage, reason string) (int, error) {
-	if reachable {
-		if f.unreached > 0 {
-			p := f.payload(EventDeviceReachable, deviceID, at, trigger)
-			p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: f.unreached}
-			if _, err := recordEvent(ctx, q, d, f, p, thresholdAtMost, f.unreached); err != nil {
-				return 0, err
-			}
-		}
-		return 0, nil
+// recordDecision asks the policy which events in causes to device f,
+// and writes them and the device's new event state. It returns how many
+// events it recorded (those some rule wanted).
+func (s *Store) recordDecision(ctx context.Context, q querier, f *deviceFacts, in EventInput) (int, error) {
+	in.Device, in.Prev = f.dev, f.state
+	dec, err := s.decide(in)
+	if err != nil {
+		return 0, err
 	}
-	n := f.unreached + 1
-	p := f.payload(EventDeviceUnreachable, deviceID, at, trigger)
-	p.Failure = &EventFailure{Stage: stage, Reason: reason, Consecutive: n}
-	_, err := recordEvent(ctx, q, d, f, p, thresholdEquals, n)
-	return n, err
+	recorded := 0
+	for _, e := range dec.Events {
+		ok, err := recordEvent(ctx, q, s.d, f, e)
+		if err != nil {
+			return recorded, err
+		}
+		if ok {
+			recorded++
+		}
+	}
+	return recorded, saveDeviceState(ctx, q, f.dev.ID, f.state, dec.Next)
 }
 
-// recordOutcomeEvents records the events an attempt's end causes, in the
-// transaction that records the attempt (FinishJob), before the device row
-// is updated. trigger is the attempt's.
-func recordOutcomeEvents(ctx context.Context, q querier, d dialect, c Claim, o Outcome, at time.Time, trigger string) error {
-	f, err := loadDeviceFacts(ctx, q, d, c.DeviceID)
+// recordAttemptEvents records the events an attempt's end causes, in the
+// transaction that records the attempt (FinishJob, or a job given up
+// after too many interruptions), before the device row is updated (the
+// policy compares a changed host key with the one recorded before).
+// trigger is the attempt's.
+func (s *Store) recordAttemptEvents(ctx context.Context, q querier, c Claim, o Outcome, at time.Time, trigger string) error {
+	f, err := loadDeviceFacts(ctx, q, s.d, c.DeviceID)
 	if errors.Is(err, ErrNotFound) {
-		return nil // the device is gone; the update below touches nothing either
+		return nil // the device is gone; the update after this touches nothing either
 	}
 	if err != nil {
 		return err
 	}
-	consecutive, unreached := f.consecutive, f.unreached
-	base := func(kind EventKind) EventPayload {
-		p := f.payload(kind, c.DeviceID, at, trigger)
-		p.BackupID = c.BackupID
-		return p
-	}
-	failed := !o.Success && !o.Cancelled && o.RetryAt == nil
-	switch {
-	case o.Success:
-		switch {
-		case o.First:
-			if _, err := recordEvent(ctx, q, d, &f, base(EventFirstBackup), anyThreshold, 0); err != nil {
-				return err
-			}
-		case o.Changed && f.wants(EventConfigChanged):
-			p := base(EventConfigChanged)
-			err := q.QueryRowContext(ctx, previousGoodQuery, c.DeviceID, c.BackupID).Scan(&p.PreviousBackupID)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			if _, err := recordEvent(ctx, q, d, &f, p, anyThreshold, 0); err != nil {
-				return err
-			}
-		}
-		if consecutive > 0 {
-			p := base(EventBackupRecovered)
-			p.Failure = &EventFailure{Consecutive: consecutive}
-			if _, err := recordEvent(ctx, q, d, &f, p, thresholdAtMost, consecutive); err != nil {
-				return err
-			}
-		}
-		consecutive = 0
-	case failed:
-		consecutive++
-		p := base(EventBackupFailed)
-		p.Failure = &EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: consecutive}
-		if _, err := recordEvent(ctx, q, d, &f, p, thresholdEquals, consecutive); err != nil {
-			return err
-		}
-	}
-	if o.Reachable != nil {
-		stage, reason := "", ""
-		if !*o.Reachable {
-			stage, reason = o.Reason, o.Error
-		}
-		if unreached, err = reachabilityEvent(ctx, q, d, &f, c.DeviceID, *o.Reachable, at, trigger, stage, reason); err != nil {
-			return err
-		}
-	}
-	if o.PendingHostKey != nil && !bytes.Equal(o.PendingHostKey, f.pendingHostKey) {
-		if _, err := recordEvent(ctx, q, d, &f, base(EventHostKeyChanged), anyThreshold, 0); err != nil {
-			return err
-		}
-	}
-	return saveDeviceState(ctx, q, c.DeviceID, f, consecutive, unreached)
+	_, err = s.recordDecision(ctx, q, &f, EventInput{At: at, Trigger: trigger,
+		Attempt: &AttemptEnd{BackupID: c.BackupID, Outcome: o}})
+	return err
 }
 
 // RecordReachability records the result of a reachability check, and the
@@ -342,15 +298,8 @@ func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachabl
 		if err != nil {
 			return err
 		}
-		stage, reason := "", ""
-		if !reachable {
-			stage, reason = "connect", "the device did not answer on its port"
-		}
-		unreached, err := reachabilityEvent(ctx, q, s.d, &f, deviceID, reachable, at, TriggerCheck, stage, reason)
-		if err != nil {
-			return err
-		}
-		if err := saveDeviceState(ctx, q, deviceID, f, f.consecutive, unreached); err != nil {
+		if _, err := s.recordDecision(ctx, q, &f, EventInput{At: at, Trigger: TriggerCheck,
+			Check: &ReachabilityCheck{Reachable: reachable}}); err != nil {
 			return err
 		}
 		status := StatusUnreachable
@@ -371,11 +320,13 @@ func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachabl
 // handles.
 const staleBatch = 500
 
-// RecordStaleEvents records backup.stale for every enabled device whose
-// last good backup (or, never backed up, its creation) is older than
-// threshold at now, once per stale period: a device is told about again
-// only after a newer good backup. It returns how many events it recorded.
-// With no enabled rule for backup.stale it reads nothing else.
+// RecordStaleEvents hands the policy every enabled device whose last good
+// backup (or, never backed up, its creation) is older than threshold at
+// now and that it was not told about for this stale period yet, and
+// records the events it decides (backup.stale, once per stale period: a
+// new good backup starts a new one). It returns how many events it
+// recorded. With no enabled rule for backup.stale, the only kind a stale
+// device's events can have, it reads nothing else.
 func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold time.Duration) (int, error) {
 	if threshold <= 0 {
 		return 0, &ErrInvalidField{"threshold", "must be positive"}
@@ -411,28 +362,15 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 				if err != nil {
 					return err
 				}
-				p := f.payload(EventBackupStale, id, now, TriggerCheck)
-				p.Stale = &EventStale{ThresholdSeconds: int64(threshold / time.Second)}
-				mark := f.createdAt.String
-				if f.lastGood.Valid {
-					mark = f.lastGood.String
-					if t, err := time.ParseInLocation(BackupTimeFormat, f.lastGood.String, time.UTC); err == nil {
-						p.Stale.LastGoodAt = &t
-					}
-				}
-				ok, err := recordEvent(ctx, q, s.d, &f, p, anyThreshold, 0)
+				check, err := f.staleCheck(threshold)
 				if err != nil {
 					return err
 				}
-				if ok {
-					batch++
-				}
-				// Told or not (no rule of this device's wants it), this
-				// period is done: the next check skips the device.
-				if _, err := tx.ExecContext(ctx, `INSERT INTO notification_device_state (device_id, stale_notified_for) VALUES (?, ?)
-					ON CONFLICT (device_id) DO UPDATE SET stale_notified_for = excluded.stale_notified_for`, id, mark); err != nil {
+				n, err := s.recordDecision(ctx, q, &f, EventInput{At: now, Trigger: TriggerCheck, Stale: &check})
+				if err != nil {
 					return err
 				}
+				batch += n
 			}
 			return nil
 		})
@@ -445,4 +383,24 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 		}
 		after = ids[len(ids)-1]
 	}
+}
+
+// staleCheck is what the policy needs of f for the stale check. The
+// device's stale period is named by the time it starts from, as stored.
+func (f *deviceFacts) staleCheck(threshold time.Duration) (StaleCheck, error) {
+	c := StaleCheck{Threshold: threshold, Period: f.createdAt.String}
+	var err error
+	// TimeFormat reads the stored times with or without their fraction
+	// of a second (a last good backup has one).
+	if c.CreatedAt, err = time.ParseInLocation(TimeFormat, f.createdAt.String, time.UTC); err != nil {
+		return c, fmt.Errorf("device %d creation time: %w", f.dev.ID, err)
+	}
+	if f.lastGood.Valid {
+		t, err := time.ParseInLocation(TimeFormat, f.lastGood.String, time.UTC)
+		if err != nil {
+			return c, fmt.Errorf("device %d last good backup time: %w", f.dev.ID, err)
+		}
+		c.LastGoodAt, c.Period = &t, f.lastGood.String
+	}
+	return c, nil
 }

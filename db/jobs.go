@@ -421,7 +421,7 @@ func jobQueries(d dialect) []string {
 
 // FinishJob records the end of a claimed attempt: the backups row, the
 // job, the device's status fields and the notification events the end
-// causes (see recordOutcomeEvents), in one transaction.
+// causes (as the store's event policy decides them), in one transaction.
 func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	finished := o.FinishedAt.UTC()
 	dur := finished.Sub(c.StartedAt).Milliseconds()
@@ -477,7 +477,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := recordOutcomeEvents(ctx, q, s.d, c, o, finished, trigger); err != nil {
+		if err := s.recordAttemptEvents(ctx, q, c, o, finished, trigger); err != nil {
 			return err
 		}
 		at := finished.Format(TimeFormat)
@@ -613,7 +613,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := recordOutcomeEvents(ctx, s.prepared(tx), s.d, c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
+		if err := s.recordAttemptEvents(ctx, s.prepared(tx), c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,

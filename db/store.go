@@ -45,6 +45,8 @@ type Store struct {
 	// reads on reader (prepared.go).
 	stmts map[string]*sql.Stmt
 	reads map[string]*sql.Stmt
+	// policy decides the events the store records (event_policy.go).
+	policy EventPolicy
 }
 
 // dsn builds a modernc.org/sqlite connection string with the pragmas every

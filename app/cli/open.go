@@ -13,6 +13,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/app/config"
+	"backupd/app/notify/policy"
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
@@ -91,16 +92,21 @@ func openData(ctx context.Context, cfg *config.Config, stderr io.Writer) (*db.St
 	return store, sealer, nil
 }
 
-// openStore opens (creating or migrating) the store cfg names.
+// openStore opens (creating or migrating) the store cfg names, with
+// backupd's event policy: every command that records a backup, a check
+// or a push decides its events the same way.
 func openStore(ctx context.Context, cfg *config.Config) (*db.Store, error) {
+	var s *db.Store
+	var err error
 	if cfg.Postgres() {
-		s, err := db.OpenPostgres(ctx, cfg.DB)
-		if err != nil {
+		if s, err = db.OpenPostgres(ctx, cfg.DB); err != nil {
 			return nil, fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
 		}
-		return s, nil
+	} else if s, err = db.Open(ctx, cfg.DataDir); err != nil {
+		return nil, err
 	}
-	return db.Open(ctx, cfg.DataDir)
+	s.SetEventPolicy(policy.Decide)
+	return s, nil
 }
 
 // storeName names the store in messages and logs: the data directory, or

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backupd/app/backup"
+	"backupd/app/notify/policy"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/internal/dbtest"
@@ -118,6 +119,7 @@ func clusterStores(b *testing.B, pg bool, n int) []*db.Store {
 			stores[i], err = db.Open(context.Background(), loc)
 			if err == nil {
 				s := stores[i]
+				s.SetEventPolicy(policy.Decide)
 				b.Cleanup(func() { s.Close() })
 			}
 		}
