@@ -88,7 +88,7 @@ func BenchmarkClusterNodes(b *testing.B) {
 				stop()
 				wg.Wait()
 				var failed int
-				if err := stores[0].Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state <> 'succeeded'`).Scan(&failed); err != nil {
+				if err := dbtest.Peek(b, stores[0]).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state <> 'succeeded'`).Scan(&failed); err != nil {
 					b.Fatal(err)
 				}
 				if failed > 0 {
