@@ -258,6 +258,19 @@ func getDevice(ctx context.Context, q querier, id int64) (Device, error) {
 	return d, nil
 }
 
+// DeviceByName returns the device of that name (ASCII case folded, as
+// the name column compares) regardless of scope, or ErrNotFound.
+func (s *Store) DeviceByName(ctx context.Context, name string) (Device, error) {
+	d, err := scanDevice(s.reader.QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM devices d WHERE d.name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, ErrNotFound
+	}
+	if err != nil {
+		return d, fmt.Errorf("device %q: %w", name, err)
+	}
+	return d, nil
+}
+
 // DeviceInScope reports whether the device lies in scope.
 func (s *Store) DeviceInScope(ctx context.Context, scope Scope, d Device) (bool, error) {
 	if scope.All {

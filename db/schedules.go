@@ -154,6 +154,19 @@ func getSchedule(ctx context.Context, q querier, id int64) (Schedule, error) {
 	return sc, nil
 }
 
+// ScheduleByName returns the schedule of that name (ASCII case folded, as
+// the name column compares), or ErrNotFound.
+func (s *Store) ScheduleByName(ctx context.Context, name string) (Schedule, error) {
+	sc, err := scanSchedule(s.reader.QueryRowContext(ctx, `SELECT `+scheduleColumns+` FROM schedules WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sc, ErrNotFound
+	}
+	if err != nil {
+		return sc, fmt.Errorf("schedule %q: %w", name, err)
+	}
+	return sc, nil
+}
+
 // CreateSchedule inserts sc (validated by the caller: see
 // backup.ValidateSchedule). Names are unique ignoring case (ErrNameExists);
 // the groups or devices it targets must exist (*ErrReference on
