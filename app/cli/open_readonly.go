@@ -148,7 +148,7 @@ func dryRunSealer(ctx context.Context, store *db.Store, cfg *config.Config) (*se
 	}
 	if store.Postgres() {
 		var have string
-		found, err := store.GetSetting(ctx, keyFingerprintSetting, &have)
+		found, err := store.GetSetting(ctx, db.SettingKeyFingerprint, &have)
 		if err != nil {
 			return nil, err
 		}
