@@ -158,9 +158,6 @@ func (s *Store) Location() string {
 // Postgres reports whether the store is a PostgreSQL database.
 func (s *Store) Postgres() bool { return s.pg }
 
-// Reader is the read-only pool, for queries outside a transaction.
-func (s *Store) Reader() *sql.DB { return s.reader }
-
 // InTx runs fn in a write transaction (BEGIN IMMEDIATE, so a transaction
 // that reads before it writes cannot fail half-way under WAL). fn's error
 // rolls the transaction back and is returned as is, but for a duplicate
