@@ -40,7 +40,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey) (int64, error) {
 			return fmt.Errorf("insert api key: %w", err)
 		}
 		for _, p := range k.Permissions {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO api_key_permissions (key_id, permission) VALUES (?, ?)`, id, p); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`api_key_permissions (key_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
 				return fmt.Errorf("narrow api key: %w", err)
 			}
 		}

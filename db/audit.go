@@ -175,7 +175,7 @@ func (s *Store) SearchAudit(ctx context.Context, f AuditFilter, limit, offset in
 		add(`a.at < ?`, f.To.UTC().Format(TimeFormat))
 	}
 	if f.Username != "" {
-		add(`a.username = ? COLLATE NOCASE`, f.Username)
+		add(s.d.equalFold(`a.username`), f.Username)
 	}
 	if act := strings.TrimSuffix(f.Action, "."); act != "" {
 		add(`(a.action = ? OR substr(a.action, 1, ?) = ?)`, act, len(act)+1, act+".")
@@ -187,7 +187,7 @@ func (s *Store) SearchAudit(ctx context.Context, f AuditFilter, limit, offset in
 		add(`a.target_type = ?`, f.TargetType)
 	}
 	if f.Text != "" {
-		add(`(instr(lower(COALESCE(a.details, '')), lower(?)) > 0 OR a.target_id = ? OR a.request_id = ?)`, f.Text, f.Text, f.Text)
+		add(`(`+s.d.position(`lower(COALESCE(a.details, ''))`, `lower(?)`)+` > 0 OR a.target_id = ? OR a.request_id = ?)`, f.Text, f.Text, f.Text)
 	}
 	if f.Scope != nil && !f.Scope.All {
 		cond, sargs := f.Scope.clause()

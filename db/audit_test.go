@@ -88,7 +88,7 @@ func TestSearchAudit(t *testing.T) {
 	// The newest-first walk follows the time index (with the action
 	// first when one action is asked for); no sort of the whole selection,
 	// whatever the filters.
-	for _, where := range []string{"1=1", "a.at >= ? AND a.action = ?", "a.username = ? COLLATE NOCASE AND a.interface = ?"} {
+	for _, where := range []string{"1=1", "a.at >= ? AND a.action = ?", s.EqualFold("a.username") + " AND a.interface = ?"} {
 		args := []any{}
 		if where != "1=1" {
 			args = []any{"2026", "x"}

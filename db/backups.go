@@ -274,3 +274,24 @@ func (s *Store) neighbourVersion(ctx context.Context, deviceID int64, where stri
 	}
 	return b, true, nil
 }
+
+// VersionBeforeChange returns the newest successful attempt of to's
+// device, started no later than to, whose configuration differs from
+// to's: the version the device's last change replaced; false when there
+// is none (the device has had one configuration only).
+func (s *Store) VersionBeforeChange(ctx context.Context, to Backup) (Backup, bool, error) {
+	if to.SnapshotHash == nil {
+		return Backup{}, false, fmt.Errorf("version before the last change: backup %s holds no configuration", to.ID)
+	}
+	b, err := scanBackup(s.reader.QueryRowContext(ctx, `SELECT `+backupColumns+` FROM backups
+		WHERE device_id = ? AND success = 1 AND snapshot_hash IS NOT NULL AND snapshot_hash <> ? AND started_at <= ?
+		ORDER BY started_at DESC, id DESC LIMIT 1`,
+		to.DeviceID, *to.SnapshotHash, to.StartedAt.UTC().Format(BackupTimeFormat)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Backup{}, false, nil
+	}
+	if err != nil {
+		return Backup{}, false, fmt.Errorf("version before the last change: %w", err)
+	}
+	return b, true, nil
+}

@@ -86,7 +86,7 @@ func (s *Store) OpenLockSession(ctx context.Context) (*LockSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := sql.OpenDB(pgConnector{dsn: u})
+	pool := sql.OpenDB(pgConnector{dsn: u, numbered: true})
 	pool.SetMaxOpenConns(1)
 	// Connecting is bounded by connect_timeout, the first ping here.
 	pctx, cancel := context.WithTimeout(ctx, LockLease)

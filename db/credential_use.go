@@ -133,7 +133,7 @@ func (s *Store) CredentialRoles(ctx context.Context, id int64) ([]string, error)
 		var n string
 		return n, row.Scan(&n)
 	}, `SELECT r.name FROM role_credentials rc JOIN roles r ON r.id = rc.role_id WHERE rc.credential_id = ?
-		ORDER BY r.name COLLATE NOCASE LIMIT ?`, id, MaxRoles)
+		ORDER BY `+s.d.foldedOrder("r.name")+` LIMIT ?`, id, MaxRoles)
 	if err != nil {
 		return nil, fmt.Errorf("roles of credential %d: %w", id, err)
 	}

@@ -62,6 +62,19 @@ func getCredential(ctx context.Context, q querier, id int64) (Credential, error)
 	return c, nil
 }
 
+// CredentialByName returns the credential of that name (ASCII case
+// folded, as the name column compares), or ErrNotFound.
+func (s *Store) CredentialByName(ctx context.Context, name string) (Credential, error) {
+	c, err := scanCredential(s.reader.QueryRowContext(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("credential %q: %w", name, err)
+	}
+	return c, nil
+}
+
 // CreateCredential inserts c (its ID and timestamps are set by the store).
 func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential, error) {
 	var out Credential

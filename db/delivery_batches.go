@@ -58,7 +58,7 @@ func (s *Store) CreateDeliveryBatch(ctx context.Context, owner string, channelID
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET batch_id = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)
 				AND channel_id = ? AND state = 'sending' AND owner = ? AND batch_id IS NULL`, id, string(raw), channelID, owner)
 		if err != nil {
 			return err
@@ -96,10 +96,10 @@ func (s *Store) GetDeliveryBatch(ctx context.Context, id int64) (DeliveryBatch, 
 
 // settleBatches drops the rendered events of the batches of the
 // deliveries in idsJSON that have no delivery left to send.
-func settleBatches(ctx context.Context, tx *sql.Tx, idsJSON string) error {
+func settleBatches(ctx context.Context, tx *sql.Tx, d dialect, idsJSON string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE delivery_batches SET events = NULL
 		WHERE id IN (SELECT batch_id FROM deliveries
-				WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) AND batch_id IS NOT NULL)
+				WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+d.jsonEach()+`) AND batch_id IS NOT NULL)
 			AND events IS NOT NULL
 			AND NOT EXISTS (SELECT 1 FROM deliveries WHERE batch_id = delivery_batches.id
 				AND state IN ('pending', 'sending', 'failed'))`, idsJSON)

@@ -143,29 +143,13 @@ func (s DeviceSort) orderBy() (string, bool) {
 	return "", false
 }
 
-// where is the condition on devices d of f within scope, for PostgreSQL
-// when pg is set.
-func (f DeviceFilter) where(pg bool, scope Scope) (string, []any) {
+// where is the condition on devices d of f within scope, in d's spelling.
+func (f DeviceFilter) where(d dialect, scope Scope) (string, []any) {
 	cond, args := scope.clause()
 	parts := []string{cond}
 	if q := strings.TrimSpace(f.Query); q != "" {
-		if pg {
-			// The same case-insensitive substring, found through the trigram
-			// indexes of 00017 (devices_name_trgm is on name::text, so the
-			// condition names it so).
-			pattern := "%" + escapeLike(q) + "%"
-			parts = append(parts, `(d.name::text ILIKE ? ESCAPE '\' OR d.host ILIKE ? ESCAPE '\')`)
-			args = append(args, pattern, pattern)
-		} else if utf8.RuneCountInString(q) >= 3 {
-			// The trigram index finds substrings of three characters or more;
-			// a quoted phrase takes q literally.
-			parts = append(parts, `d.id IN (SELECT rowid FROM devices_search WHERE devices_search MATCH ?)`)
-			args = append(args, `"`+strings.ReplaceAll(q, `"`, `""`)+`"`)
-		} else {
-			pattern := "%" + escapeLike(q) + "%"
-			parts = append(parts, `(d.name LIKE ? ESCAPE '\' OR d.host LIKE ? ESCAPE '\')`)
-			args = append(args, pattern, pattern)
-		}
+		c, a := d.deviceSearch(q)
+		parts, args = append(parts, c), append(args, a...)
 	}
 	if f.GroupID != nil {
 		parts = append(parts, `d.group_id IN (SELECT g.id FROM device_groups g JOIN device_groups p
@@ -195,6 +179,25 @@ func (f DeviceFilter) where(pg bool, scope Scope) (string, []any) {
 	return strings.Join(parts, " AND "), args
 }
 
+// SQLite's trigram index (the FTS5 table devices_search) finds substrings
+// of three characters or more; a quoted phrase takes q literally. Shorter
+// ones are LIKE's, which ignores ASCII case on SQLite.
+func (sqliteDialect) deviceSearch(q string) (string, []any) {
+	if utf8.RuneCountInString(q) >= 3 {
+		return `d.id IN (SELECT rowid FROM devices_search WHERE devices_search MATCH ?)`, []any{`"` + strings.ReplaceAll(q, `"`, `""`) + `"`}
+	}
+	pattern := "%" + escapeLike(q) + "%"
+	return `(d.name LIKE ? ESCAPE '\' OR d.host LIKE ? ESCAPE '\')`, []any{pattern, pattern}
+}
+
+// PostgreSQL finds the same case-insensitive substring through the
+// trigram indexes of 00017 (devices_name_trgm is on name::text, so the
+// condition names it so).
+func (postgresDialect) deviceSearch(q string) (string, []any) {
+	pattern := "%" + escapeLike(q) + "%"
+	return `(d.name::text ILIKE ? ESCAPE '\' OR d.host ILIKE ? ESCAPE '\')`, []any{pattern, pattern}
+}
+
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
@@ -203,7 +206,7 @@ func escapeLike(s string) string {
 // the filter, in the filter's order (by id unless it says otherwise), and
 // their total count.
 func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, limit, offset int) ([]Device, int, error) {
-	count, list, args, err := listDevicesQueries(s.pg, scope, f)
+	count, list, args, err := listDevicesQueries(s.d, scope, f)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -220,12 +223,12 @@ func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, li
 
 // listDevicesQueries are ListDevices' count and page queries, with their
 // arguments (the page query takes limit and offset after them).
-func listDevicesQueries(pg bool, scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
+func listDevicesQueries(d dialect, scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
 	order, ok := f.Sort.orderBy()
 	if !ok {
 		return "", "", nil, fmt.Errorf("list devices: unknown order %q", f.Sort)
 	}
-	where, args := f.where(pg, scope)
+	where, args := f.where(d, scope)
 	// The page's ids first, from the indexes where the filter allows, then
 	// only those rows: sorting whole rows of a large scope costs more.
 	return `SELECT COUNT(*) FROM devices d WHERE ` + where,
@@ -251,6 +254,19 @@ func getDevice(ctx context.Context, q querier, id int64) (Device, error) {
 	}
 	if err != nil {
 		return d, fmt.Errorf("get device %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// DeviceByName returns the device of that name (ASCII case folded, as
+// the name column compares) regardless of scope, or ErrNotFound.
+func (s *Store) DeviceByName(ctx context.Context, name string) (Device, error) {
+	d, err := scanDevice(s.reader.QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM devices d WHERE d.name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, ErrNotFound
+	}
+	if err != nil {
+		return d, fmt.Errorf("device %q: %w", name, err)
 	}
 	return d, nil
 }
@@ -463,10 +479,10 @@ func (s *Store) DeviceCredentialChoices(ctx context.Context, scope CredentialSco
 		if err != nil {
 			return nil, err
 		}
-		where, args = `id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, []any{string(list)}
+		where, args = `id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)`, []any{string(list)}
 	}
 	out, err := queryAll(ctx, s.reader, scanDeviceChoice,
-		`SELECT id, name, '' FROM credentials WHERE `+where+` ORDER BY name COLLATE NOCASE, id`, args...)
+		`SELECT id, name, '' FROM credentials WHERE `+where+` ORDER BY `+s.d.foldedOrder("name")+`, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("credential choices: %w", err)
 	}
@@ -476,7 +492,7 @@ func (s *Store) DeviceCredentialChoices(ctx context.Context, scope CredentialSco
 // DeviceTemplateChoices returns every template by platform, then name.
 func (s *Store) DeviceTemplateChoices(ctx context.Context) ([]DeviceChoice, error) {
 	out, err := queryAll(ctx, s.reader, scanDeviceChoice,
-		`SELECT id, name, platform FROM templates ORDER BY platform, name COLLATE NOCASE, id`)
+		`SELECT id, name, platform FROM templates ORDER BY platform, `+s.d.foldedOrder("name")+`, id`)
 	if err != nil {
 		return nil, fmt.Errorf("template choices: %w", err)
 	}
@@ -493,7 +509,7 @@ func scanDeviceChoice(row scanner) (DeviceChoice, error) {
 // above afterID, by id. Walking a long list this way costs the same for
 // every page, where OFFSET would read all the pages before.
 func (s *Store) DevicesAfter(ctx context.Context, scope Scope, f DeviceFilter, afterID int64, limit int) ([]Device, error) {
-	where, args := f.where(s.pg, scope)
+	where, args := f.where(s.d, scope)
 	items, err := queryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d
 		WHERE d.id > ? AND `+where+` ORDER BY d.id LIMIT ?`, append(append([]any{afterID}, args...), limit)...)
 	if err != nil {
@@ -505,7 +521,7 @@ func (s *Store) DevicesAfter(ctx context.Context, scope Scope, f DeviceFilter, a
 // DeviceIDsMatching returns the ids of every device in scope matching f,
 // by id: the targets of "back up this group".
 func (s *Store) DeviceIDsMatching(ctx context.Context, scope Scope, f DeviceFilter) ([]int64, error) {
-	where, args := f.where(s.pg, scope)
+	where, args := f.where(s.d, scope)
 	ids, err := queryAll(ctx, s.reader, scanID, `SELECT d.id FROM devices d WHERE `+where+` ORDER BY d.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("device ids: %w", err)
@@ -531,7 +547,7 @@ func (s *Store) DeviceIDsOutside(ctx context.Context, scope Scope, ids []int64) 
 	}
 	cond, args := scope.clause()
 	rows, err := s.reader.QueryContext(ctx, `SELECT j.id, d.id IS NOT NULL, COALESCE(`+cond+`, 0=1)
-		FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j LEFT JOIN devices d ON d.id = j.id`, append(args, string(list))...)
+		FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.jsonEach()+`) j LEFT JOIN devices d ON d.id = j.id`, append(args, string(list))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("check device ids: %w", err)
 	}
@@ -564,12 +580,12 @@ func (s *Store) ExistingDeviceNames(ctx context.Context, names []string) ([]stri
 	}
 	// CAST AS citext: PostgreSQL compares the names without case, as the
 	// column does (SQLite uses the column's NOCASE; to it citext is a
-	// spelling of TEXT).
+	// type name of TEXT affinity).
 	out, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
 		var n string
 		err := row.Scan(&n)
 		return n, err
-	}, `SELECT name FROM devices WHERE name IN (SELECT CAST(value AS citext) FROM json_each(?))`, string(list))
+	}, `SELECT name FROM devices WHERE name IN (SELECT CAST(value AS citext) FROM `+s.d.jsonEach()+`)`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("existing device names: %w", err)
 	}

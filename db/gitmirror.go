@@ -79,9 +79,9 @@ type GitForeignCommit struct {
 
 // RecordGitPush stores how a push ended (st: At, OK, Error, Commit; the
 // rest is carried over from the last status) and, in the same
-// transaction, the system events it causes: git.push_failed when the
-// failed pushes in a row reach a rule's threshold (once per streak), and
-// git.push_recovered on the first good push after a streak that did.
+// transaction, the system events the store's event policy decides
+// (git.push_failed when the failed pushes in a row reach a rule's
+// threshold, git.push_recovered after a streak that did).
 // remote must hold no credentials; attempts is the tries of this push.
 // Only rules of scope "all" match these events. It returns the stored
 // status.
@@ -106,29 +106,25 @@ func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote stri
 		if st.OK {
 			st.LastPushed = st.Commit
 		}
-		at := st.At.UTC()
 		f := deviceFacts{}
-		if err := q.QueryRowContext(ctx, `SELECT (SELECT ',' || group_concat(DISTINCT e.event) || ',' FROM notification_rule_events e
-			JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1)`).Scan(&f.wanted); err != nil {
+		if err := q.QueryRowContext(ctx, wantedEventsQuery(s.d)).Scan(&f.wanted); err != nil {
 			return err
 		}
-		p := EventPayload{At: at, Trigger: TriggerGitPush, Git: &EventGit{Remote: remote, Attempts: attempts}}
-		if st.OK {
-			st.LastSuccess = &at
-			if n := prev.ConsecutiveFailures; n > 0 {
-				p.Kind, p.Failure = EventGitPushRecovered, &EventFailure{Stage: "push", Consecutive: n}
-				if _, err := recordEvent(ctx, q, &f, p, thresholdAtMost, n); err != nil {
-					return err
-				}
-			}
-			st.ConsecutiveFailures = 0
-		} else {
-			st.ConsecutiveFailures++
-			n := st.ConsecutiveFailures
-			p.Kind, p.Failure = EventGitPushFailed, &EventFailure{Stage: "push", Reason: st.Error, Consecutive: n}
-			if _, err := recordEvent(ctx, q, &f, p, thresholdEquals, n); err != nil {
+		dec, err := s.decide(EventInput{At: st.At, Trigger: TriggerGitPush,
+			Prev:    EventState{ConsecutiveFailures: prev.ConsecutiveFailures},
+			GitPush: &GitPushEnd{OK: st.OK, Error: st.Error, Remote: remote, Attempts: attempts}})
+		if err != nil {
+			return err
+		}
+		for _, e := range dec.Events {
+			if _, err := recordEvent(ctx, q, s.d, &f, e); err != nil {
 				return err
 			}
+		}
+		st.ConsecutiveFailures = dec.Next.ConsecutiveFailures
+		if st.OK {
+			at := st.At.UTC()
+			st.LastSuccess = &at
 		}
 		out, err := json.Marshal(st)
 		if err != nil {
@@ -251,7 +247,7 @@ func (s *Store) MirrorFingerprint(ctx context.Context) (string, error) {
 	err := s.reader.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(started_at), '') FROM backups) || '|' ||
 		(SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM devices) || '|' ||
-		(SELECT COUNT(*) || ':' || COALESCE(group_concat(name, '/'), '') FROM device_groups)`).Scan(&fp)
+		(SELECT COUNT(*) || ':' || COALESCE(`+s.d.joined("name", "'/'")+`, '') FROM device_groups)`).Scan(&fp)
 	if err != nil {
 		return "", fmt.Errorf("git mirror fingerprint: %w", err)
 	}

@@ -70,6 +70,19 @@ func getGroup(ctx context.Context, q querier, id int64) (Group, error) {
 	return g, nil
 }
 
+// GroupByName returns the group of that name (ASCII case folded, as the
+// name column compares), or ErrNotFound.
+func (s *Store) GroupByName(ctx context.Context, name string) (Group, error) {
+	g, err := scanGroup(s.reader.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM device_groups WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, ErrNotFound
+	}
+	if err != nil {
+		return g, fmt.Errorf("group %q: %w", name, err)
+	}
+	return g, nil
+}
+
 func groupNameTaken(ctx context.Context, q querier, name string, exceptID int64) (bool, error) {
 	return exists(ctx, q, `SELECT 1 FROM device_groups WHERE name = ? AND id <> ?`, name, exceptID)
 }
@@ -305,7 +318,7 @@ func (s *Store) ReorderGroup(ctx context.Context, id int64, step int) (moved boo
 		siblings, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
 			var sid int64
 			return sid, r.Scan(&sid)
-		}, `SELECT id FROM device_groups WHERE parent_id IS ? ORDER BY sort_order, name, id`, g.ParentID)
+		}, `SELECT id FROM device_groups WHERE `+s.d.same("parent_id", "?")+` ORDER BY sort_order, name, id`, g.ParentID)
 		if err != nil {
 			return fmt.Errorf("siblings of group %d: %w", id, err)
 		}

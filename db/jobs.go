@@ -138,7 +138,7 @@ func (s *Store) EnqueueJobsFound(ctx context.Context, reqs []JobRequest) ([]Enqu
 	var out []Enqueued
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = enqueueJobs(ctx, tx, reqs)
+		out, err = enqueueJobs(ctx, tx, s.d, reqs)
 		return err
 	})
 	if err != nil {
@@ -148,12 +148,12 @@ func (s *Store) EnqueueJobsFound(ctx context.Context, reqs []JobRequest) ([]Enqu
 }
 
 // enqueueJobs is EnqueueJobsFound in the caller's transaction.
-func enqueueJobs(ctx context.Context, tx *sql.Tx, reqs []JobRequest) ([]Enqueued, error) {
+func enqueueJobs(ctx context.Context, tx *sql.Tx, d dialect, reqs []JobRequest) ([]Enqueued, error) {
 	out := make([]Enqueued, len(reqs))
 	now := backupTime(time.Now())
 	err := func() error {
-		insert, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO jobs (device_id, trigger, state, not_before, created_at, zone_id)
-			SELECT id, ?, 'queued', ?, ?, zone_id FROM devices WHERE id = ?`)
+		insert, err := tx.PrepareContext(ctx, d.insertOrIgnore(`jobs (device_id, trigger, state, not_before, created_at, zone_id)`,
+			`SELECT id, ?, 'queued', ?, ?, zone_id FROM devices WHERE id = ?`))
 		if err != nil {
 			return err
 		}
@@ -212,47 +212,35 @@ type Claim struct {
 	StartedAt time.Time
 }
 
-// The claim's statements, prepared when the store opens (jobQueries).
+// The claim's statements, prepared when the store opens (jobQueries). On
+// PostgreSQL several nodes claim at once, each on its own connection: the
+// rows a claim picks are locked as it picks them, and those another
+// node's claim holds are skipped rather than waited for (and, without the
+// lock, taken a second time once that claim commits). SQLite has one
+// writer, so its claims never overlap.
+func claimQuery(d dialect) string {
+	return `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
+				attempt = attempt + 1, finished_at = NULL, error = NULL
+			WHERE state = 'queued' AND id ` + d.inLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
+				ORDER BY not_before, id LIMIT ?`) + `
+			RETURNING ` + jobColumns
+}
+
+// claimAmongQuery is claimQuery among the jobs of one JSON parameter,
+// however many: no statement with thousands of placeholders to parse per
+// claim.
+func claimAmongQuery(d dialect) string {
+	return `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
+				attempt = attempt + 1, finished_at = NULL, error = NULL
+			WHERE state = 'queued' AND id ` + d.inLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
+				AND id IN (SELECT CAST(value AS BIGINT) FROM `+d.jsonEach()+`) ORDER BY not_before, id LIMIT ?`) + `
+			RETURNING ` + jobColumns
+}
+
 const (
-	claimQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
-				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
-				ORDER BY not_before, id LIMIT ?)
-			RETURNING ` + jobColumns
-	// One JSON parameter, however many jobs: no statement with
-	// thousands of placeholders to parse per claim.
-	claimAmongQuery = `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
-				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
-				AND id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY not_before, id LIMIT ?)
-			RETURNING ` + jobColumns
 	readyQueueQuery  = `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ? ORDER BY not_before, id LIMIT ?`
 	claimBackupQuery = `UPDATE jobs SET backup_id = ? WHERE id = ?`
 )
-
-// On PostgreSQL several nodes claim at once, each on its own connection:
-// the rows a claim picks are locked as it picks them, and those another
-// node's claim holds are skipped rather than waited for (and, without
-// the lock, taken a second time once that claim commits). SQLite has one writer, so its
-// claims never overlap.
-var (
-	claimQueryPG      = pgSkipLocked(claimQuery)
-	claimAmongQueryPG = pgSkipLocked(claimAmongQuery)
-	// pgJobQueries are prepared besides jobQueries on PostgreSQL.
-	pgJobQueries = []string{claimQueryPG, claimAmongQueryPG}
-)
-
-func pgSkipLocked(q string) string {
-	const pick = `ORDER BY not_before, id LIMIT ?)`
-	if !strings.Contains(q, pick) {
-		panic("claim query without its pick")
-	}
-	q = strings.Replace(q, pick, `ORDER BY not_before, id LIMIT ? FOR UPDATE SKIP LOCKED))`, 1)
-	// The pick as an array, computed once: as an IN list PostgreSQL may
-	// run the subquery again per row, and each run skips the rows the
-	// last one locked, so one claim would take more than its LIMIT.
-	return strings.Replace(q, `WHERE id IN (`, `WHERE state = 'queued' AND id = ANY(ARRAY(`, 1)
-}
 
 // ClaimJobs moves up to n ready jobs of the server's own zone (oldest
 // first; other zones' jobs are leased to their collectors) to running under
@@ -272,10 +260,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
 		q := s.prepared(tx)
-		query, amongQuery := claimQuery, claimAmongQuery
-		if s.pg {
-			query, amongQuery = claimQueryPG, claimAmongQueryPG
-		}
+		query, amongQuery := claimQuery(s.d), claimAmongQuery(s.d)
 		args := []any{owner, stamp, stamp}
 		if len(only) > 0 {
 			among, err := readyAmong(ctx, q, stamp, only, n)
@@ -420,9 +405,9 @@ func finishDeviceQuery(reachable, pin, pending bool) string {
 // jobQueries are the statements every backup runs, prepared when the
 // store opens: parsing them again for each of thousands of devices is a
 // good part of a fleet-wide run's CPU.
-var jobQueries = func() []string {
-	out := []string{claimQuery, claimAmongQuery, readyQueueQuery, claimBackupQuery, insertBackupQuery,
-		snapshotExistsQuery, insertSnapshotQuery,
+func jobQueries(d dialect) []string {
+	out := []string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertBackupQuery,
+		snapshotExistsQuery, insertSnapshotQuery(d),
 		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery}
 	for _, reachable := range []bool{false, true} {
 		for _, pin := range []bool{false, true} {
@@ -432,11 +417,11 @@ var jobQueries = func() []string {
 		}
 	}
 	return out
-}()
+}
 
 // FinishJob records the end of a claimed attempt: the backups row, the
 // job, the device's status fields and the notification events the end
-// causes (see recordOutcomeEvents), in one transaction.
+// causes (as the store's event policy decides them), in one transaction.
 func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	finished := o.FinishedAt.UTC()
 	dur := finished.Sub(c.StartedAt).Milliseconds()
@@ -474,7 +459,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		}
 		var errMsg, hash, size any
 		if o.Success {
-			h, isNew, err := putSnapshotNew(ctx, q, o.Text, o.Hash)
+			h, isNew, err := putSnapshotNew(ctx, q, s.d, o.Text, o.Hash)
 			if err != nil {
 				return err
 			}
@@ -492,7 +477,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := recordOutcomeEvents(ctx, q, c, o, finished, trigger); err != nil {
+		if err := s.recordAttemptEvents(ctx, q, c, o, finished, trigger); err != nil {
 			return err
 		}
 		at := finished.Format(TimeFormat)
@@ -598,7 +583,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		mine, arg = mine+` AND id = ?`, append(arg, jobID)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
-			duration_ms = CAST((julianday(?) - julianday(started_at)) * 86400000 AS INTEGER)
+			duration_ms = `+s.d.millisBetween("started_at", "?")+`
 		WHERE id IN (SELECT backup_id FROM jobs WHERE `+mine+`) AND finished_at IS NULL`,
 		append([]any{stamp, ErrorInterrupted, stamp}, arg...)...)
 	if err != nil {
@@ -614,7 +599,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		c.BackupID = backupID.String
 		return c, err
 	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
-			attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
+			attempt = `+s.d.greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine+` AND interruptions + 1 >= ?
 		RETURNING device_id, backup_id, trigger, attempt`,
 		append(append([]any{stamp, ErrorInterruptedTooOften}, arg...), max(maxInterruptions, 1))...)
@@ -628,7 +613,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := recordOutcomeEvents(ctx, s.prepared(tx), c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
+		if err := s.recordAttemptEvents(ctx, s.prepared(tx), c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 0 WHERE id = ?`,
@@ -637,7 +622,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		}
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
-			attempt = MAX(attempt - 1, 0), interruptions = interruptions + 1
+			attempt = `+s.d.greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine, append([]any{stamp, ErrorInterrupted}, arg...)...)
 	return err
 }
@@ -669,7 +654,9 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 
 // jobStatesQuery reads the state of a list of jobs, one JSON parameter
 // however long the list.
-const jobStatesQuery = `SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`
+func jobStatesQuery(d dialect) string {
+	return `SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM ` + d.jsonEach() + `)`
+}
 
 // JobStates returns the state of each of the jobs with the given IDs that
 // exists: a cheap look at a long list, for a caller waiting for them to
@@ -679,7 +666,7 @@ func (s *Store) JobStates(ctx context.Context, ids []int64) (map[int64]string, e
 	if err != nil {
 		return nil, fmt.Errorf("job states: %w", err)
 	}
-	rows, err := s.read().QueryContext(ctx, jobStatesQuery, string(raw))
+	rows, err := s.read().QueryContext(ctx, jobStatesQuery(s.d), string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("job states: %w", err)
 	}
@@ -801,7 +788,7 @@ func (p prefixScanner) Scan(dest ...any) error { return p.r.Scan(append([]any{p.
 // JobCounts returns how many jobs are queued and running.
 func (s *Store) JobCounts(ctx context.Context) (queued, running int, err error) {
 	err = s.reader.QueryRowContext(ctx, `SELECT
-			COALESCE(SUM(state = 'queued'), 0), COALESCE(SUM(state = 'running'), 0)
+			COALESCE(`+s.d.sumIf(`state = 'queued'`)+`, 0), COALESCE(`+s.d.sumIf(`state = 'running'`)+`, 0)
 		FROM jobs WHERE state IN ('queued', 'running')`).Scan(&queued, &running)
 	if err != nil {
 		err = fmt.Errorf("job counts: %w", err)
@@ -901,14 +888,14 @@ type JobActivity struct {
 func (s *Store) JobActivityInScope(ctx context.Context, scope Scope, now time.Time) (JobActivity, error) {
 	var a JobActivity
 	from, cond, args := jobsFrom(scope, false)
-	err := s.reader.QueryRowContext(ctx, `SELECT COALESCE(SUM(j.state = 'queued'), 0), COALESCE(SUM(j.state = 'running'), 0)
+	err := s.reader.QueryRowContext(ctx, `SELECT COALESCE(`+s.d.sumIf(`j.state = 'queued'`)+`, 0), COALESCE(`+s.d.sumIf(`j.state = 'running'`)+`, 0)
 		FROM `+from+` WHERE j.state IN ('queued', 'running') AND `+cond, args...).Scan(&a.Queued, &a.Running)
 	if err != nil {
 		return a, fmt.Errorf("active job counts: %w", err)
 	}
 	// The last day's finished jobs, through jobs_finished.
 	hour, day := backupTime(now.Add(-time.Hour)), backupTime(now.Add(-24*time.Hour))
-	err = s.reader.QueryRowContext(ctx, `SELECT COALESCE(SUM(j.finished_at >= ?), 0), COUNT(*), COALESCE(SUM(j.state = 'failed'), 0)
+	err = s.reader.QueryRowContext(ctx, `SELECT COALESCE(`+s.d.sumIf(`j.finished_at >= ?`)+`, 0), COUNT(*), COALESCE(`+s.d.sumIf(`j.state = 'failed'`)+`, 0)
 		FROM `+from+` WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= ? AND `+cond,
 		append([]any{hour, day}, args...)...).Scan(&a.FinishedLastHour, &a.FinishedLastDay, &a.FailedLastDay)
 	if err != nil {
@@ -1011,8 +998,8 @@ func (s *Store) JobBatchStart(ctx context.Context, scope Scope) (int64, bool, er
 func (s *Store) JobProgressSince(ctx context.Context, scope Scope, since int64) (JobProgress, error) {
 	p := JobProgress{Since: since}
 	from, cond, args := jobsFrom(scope, false)
-	err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(j.state NOT IN ('queued', 'running')), 0),
-			COALESCE(SUM(j.state = 'failed'), 0)
+	err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(`+s.d.sumIf(`j.state NOT IN ('queued', 'running')`)+`, 0),
+			COALESCE(`+s.d.sumIf(`j.state = 'failed'`)+`, 0)
 		FROM `+from+` WHERE j.id >= ? AND `+cond,
 		append([]any{since}, args...)...).Scan(&p.Total, &p.Done, &p.Failed)
 	if err != nil {

@@ -37,10 +37,7 @@ func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Ti
 	}
 	now := time.Now().UTC()
 	stamp := backupTime(now)
-	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?`
-	if s.pg {
-		pick += ` FOR UPDATE SKIP LOCKED`
-	}
+	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + s.d.skipLocked()
 	var claims []Claim
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
@@ -156,7 +153,7 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 			var v [2]int64
 			return v, r.Scan(&v[0], &v[1])
 		}, `UPDATE jobs SET lease_until = ?
-			WHERE state = 'running' AND collector_id = ? AND id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+			WHERE state = 'running' AND collector_id = ? AND id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)
 			RETURNING id, cancel_requested`, backupTime(until), collectorID, string(raw))
 		if err != nil {
 			return err
@@ -204,7 +201,7 @@ func (s *Store) ReleaseLeases(ctx context.Context, collectorID int64, keep []int
 	}
 	owners, err := queryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
 		WHERE state = 'running' AND collector_id = ? AND owner IS NOT NULL
-			AND id NOT IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, collectorID, string(raw))
+			AND id NOT IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)`, collectorID, string(raw))
 	if err != nil {
 		return 0, fmt.Errorf("release leases: %w", err)
 	}

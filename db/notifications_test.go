@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/notify/policy"
 	"backupd/db"
 	"backupd/internal/dbtest"
 )
@@ -787,6 +788,7 @@ func TestNotificationsMigrationUpAndDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.SetEventPolicy(policy.Decide)
 	ch := mkChannel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
 	runAttempt(t, s, 1, db.Outcome{Success: true, Changed: true, Text: "new\n"})
@@ -816,6 +818,7 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			s.SetEventPolicy(policy.Decide)
 			defer s.Close()
 			ctx := context.Background()
 			g, err := s.CreateGroup(ctx, "bench", nil)

@@ -154,16 +154,23 @@ func (p *pgDialer) socket() (net.Conn, bool) {
 }
 
 // pgConnector opens pgConns; sql.Open of pgDriverName uses it, so that
-// the pool's context reaches the dial.
-type pgConnector struct{ dsn string }
+// the pool's context reaches the dial. Its connections number the ?
+// placeholders of their queries when numbered is set, and run them as
+// they are otherwise (the migrations, which have none).
+type pgConnector struct {
+	dsn      string
+	numbered bool
+}
 
-func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) { return openPGConn(ctx, c.dsn) }
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	return openPGConn(ctx, c.dsn, c.numbered)
+}
 
 func (c pgConnector) Driver() driver.Driver { return pgDriver{} }
 
 // openPGConn opens a connection, bound to ctx as a call is: lib/pq
 // bounds the start-up exchange by connect_timeout only.
-func openPGConn(ctx context.Context, dsn string) (driver.Conn, error) {
+func openPGConn(ctx context.Context, dsn string, numbered bool) (driver.Conn, error) {
 	connector, err := pq.NewConnector(dsn)
 	if err != nil {
 		return nil, err
@@ -184,17 +191,35 @@ func openPGConn(ctx context.Context, dsn string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{Conn: c, socket: socket}, nil
+	return &pgConn{Conn: c, socket: socket, numbered: numbered}, nil
 }
 
-// pgConn is a lib/pq connection whose queries are rewritten (pgRewrite),
-// whose arguments are converted the way modernc.org/sqlite converts them,
-// and whose calls end when their context does (bound).
+// pgConn is a lib/pq connection whose queries have their ? placeholders
+// numbered (pgRebind) when numbered is set, whose arguments are converted
+// the way modernc.org/sqlite converts them, and whose calls end when their
+// context does (bound).
 type pgConn struct {
 	driver.Conn
-	socket net.Conn
+	socket   net.Conn
+	numbered bool
 	// cut is set once the socket was cut: the connection is useless.
 	cut atomic.Bool
+}
+
+// pgStatementHook, when set (by tests, before any store opens), sees
+// every statement a numbering connection sends, as sent.
+var pgStatementHook func(query string)
+
+// text is query as the connection sends it.
+func (c *pgConn) text(query string) string {
+	if !c.numbered {
+		return query
+	}
+	query = pgRebindCached(query)
+	if hook := pgStatementHook; hook != nil {
+		hook(query)
+	}
+	return query
 }
 
 // bound cuts the connection's socket should ctx end before release is
@@ -228,7 +253,7 @@ func (c *pgConn) failed(ctx context.Context, err error) error {
 }
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
-	st, err := c.Conn.Prepare(pgRewrite(query))
+	st, err := c.Conn.Prepare(c.text(query))
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +263,7 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	release := c.bound(ctx)
 	defer release()
-	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, pgRewrite(query))
+	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, c.text(query))
 	if err != nil {
 		return nil, c.failed(ctx, err)
 	}
@@ -267,7 +292,7 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	release := c.bound(ctx)
-	rows, err := c.Conn.(driver.QueryerContext).QueryContext(ctx, pgRewrite(query), args)
+	rows, err := c.Conn.(driver.QueryerContext).QueryContext(ctx, c.text(query), args)
 	if err != nil {
 		release()
 		return nil, c.failed(ctx, err)
@@ -278,7 +303,7 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	release := c.bound(ctx)
 	defer release()
-	res, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, pgRewrite(query), args)
+	res, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, c.text(query), args)
 	return res, c.failed(ctx, err)
 }
 

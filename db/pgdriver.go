@@ -4,51 +4,58 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-// The store's queries are written once, in the SQL both engines speak, with
-// SQLite's ? placeholders. On PostgreSQL they pass through pgDriver, which
-// wraps lib/pq and rewrites each query once (then from a cache):
-// placeholders become $1, $2, …, and the few SQLite spellings that have a
-// direct PostgreSQL equivalent are translated. Functions PostgreSQL lacks
-// (instr, group_concat, SUM of a comparison) are defined by its schema
-// (embed/migrations/postgres). Queries that differ in more than spelling
-// branch on Store.pg where they are built.
+// The store's queries are written with ? placeholders, which is what
+// SQLite reads; on PostgreSQL they pass through pgDriver, which wraps
+// lib/pq and numbers them $1, $2, … (pgRebind) and changes nothing else.
+// What the engines spell differently is composed where each query is
+// written, through the store's dialect (dialect.go): the text a query
+// site shows is the text each engine runs.
+//
+// A ? in code is therefore always a placeholder, on both engines: the
+// queries use no PostgreSQL operator spelled with one (jsonb's ?, ?| and
+// ?&; jsonb_exists, jsonb_exists_any and jsonb_exists_all say the same).
+// A ? inside a string literal, a quoted identifier, a comment or a
+// dollar-quoted body is text, and is left as it is.
 
-// pgDriverName is the database/sql name of the rewriting PostgreSQL driver.
+// pgDriverName is the database/sql name of the numbering PostgreSQL
+// driver.
 const pgDriverName = "backupd-postgres"
 
 func init() { sql.Register(pgDriverName, pgDriver{}) }
 
 type pgDriver struct{}
 
-func (pgDriver) Open(name string) (driver.Conn, error) { return openPGConn(context.Background(), name) }
+func (pgDriver) Open(name string) (driver.Conn, error) {
+	return openPGConn(context.Background(), name, true)
+}
 
 // OpenConnector makes sql.Open dial with the pool's context.
 func (pgDriver) OpenConnector(name string) (driver.Connector, error) {
-	return pgConnector{dsn: name}, nil
+	return pgConnector{dsn: name, numbered: true}, nil
 }
 
-var pgRewrites sync.Map // query → rewritten query
+var pgRebinds sync.Map // query → numbered query
 
-// pgRewrite turns a query written for SQLite into PostgreSQL's spelling.
-func pgRewrite(query string) string {
-	if v, ok := pgRewrites.Load(query); ok {
+// pgRebindCached is pgRebind, from a cache after the first time.
+func pgRebindCached(query string) string {
+	if v, ok := pgRebinds.Load(query); ok {
 		return v.(string)
 	}
-	out := pgTranslate(pgRebind(query))
-	pgRewrites.Store(query, out)
+	out := pgRebind(query)
+	pgRebinds.Store(query, out)
 	return out
 }
 
 // pgSegments cuts a query into code and the parts that are not: string
-// literals, quoted identifiers, -- and /* */ comments. An unterminated
-// one runs to the end (the server reports it). Placeholders are numbered
-// and spellings translated in code only.
+// literals ('…', and E'…' with its backslash escapes), quoted identifiers,
+// dollar-quoted bodies ($$…$$, $tag$…$tag$), -- and /* */ comments. An
+// unterminated one runs to the end (the server reports it). Placeholders
+// are numbered in code only.
 func pgSegments(query string) (segs []string, code []bool) {
 	start := 0
 	emit := func(end int, isCode bool) {
@@ -63,8 +70,15 @@ func pgSegments(query string) (segs []string, code []bool) {
 		end := -1
 		switch {
 		case ch == '\'' || ch == '"':
+			// E'…' (not the end of a longer word) has backslash escapes.
+			escapes := ch == '\'' && i > 0 && (query[i-1] == 'E' || query[i-1] == 'e') &&
+				(i < 2 || !pgIdentChar(query[i-2]))
 			j := i + 1
 			for j < len(query) {
+				if escapes && query[j] == '\\' {
+					j += 2
+					continue
+				}
 				if query[j] == ch {
 					if j+1 < len(query) && query[j+1] == ch { // doubled quote
 						j += 2
@@ -87,6 +101,14 @@ func pgSegments(query string) (segs []string, code []bool) {
 			} else {
 				end = len(query)
 			}
+		case ch == '$' && (i == 0 || !pgIdentChar(query[i-1])):
+			if tag := pgDollarTag(query[i:]); tag != "" {
+				if j := strings.Index(query[i+len(tag):], tag); j >= 0 {
+					end = i + len(tag) + j + len(tag)
+				} else {
+					end = len(query)
+				}
+			}
 		}
 		if end >= 0 {
 			emit(i, true)
@@ -98,8 +120,32 @@ func pgSegments(query string) (segs []string, code []bool) {
 	return segs, code
 }
 
+// pgDollarTag is the dollar quote that s starts with ($$ or $tag$, a tag
+// being an identifier without a $), or "" when s starts with none ($1 is
+// a parameter, not a quote).
+func pgDollarTag(s string) string {
+	for j := 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '$':
+			return s[:j+1]
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+		case c >= '0' && c <= '9' && j > 1:
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// pgIdentChar reports whether c may continue an identifier (PostgreSQL's
+// may hold $ after the first character: a$b$ is a name, not a quote).
+func pgIdentChar(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
 // pgRebind numbers the ? placeholders outside string literals, quoted
-// identifiers and comments.
+// identifiers, dollar-quoted bodies and comments.
 func pgRebind(query string) string {
 	if !strings.Contains(query, "?") {
 		return query
@@ -124,49 +170,4 @@ func pgRebind(query string) string {
 		}
 	}
 	return b.String()
-}
-
-// pgTranslations are SQLite spellings with a PostgreSQL equivalent of the
-// same meaning.
-var pgTranslations = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	// SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
-	{regexp.MustCompile(`\bLIKE\b`), "ILIKE"},
-	// x IS ?, x IS COALESCE(…) and x IS (SELECT …) compare values, NULL
-	// included (IS NULL, IS TRUE and the like are left as they are).
-	{regexp.MustCompile(`\bIS NOT\s+(\$\d+|COALESCE\(|\()`), "IS DISTINCT FROM $1"},
-	{regexp.MustCompile(`\bIS\s+(\$\d+|COALESCE\(|\()`), "IS NOT DISTINCT FROM $1"},
-	// NOCASE orders by the ASCII-lowercased text, in byte order.
-	{regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*) COLLATE NOCASE`), `lower($1) COLLATE "C"`},
-	// A parameter compared without case: as citext.
-	{regexp.MustCompile(`(\$\d+) COLLATE NOCASE`), "CAST($1 AS citext)"},
-	// An element of an array in a JSON array (json_each of [[a, b], …]), as
-	// the integer it is.
-	{regexp.MustCompile(`\bvalue ->> (\d+)`), "CAST(CAST(value AS jsonb) ->> $1 AS BIGINT)"},
-	// json_each of an array: its elements as text.
-	{regexp.MustCompile(`\bjson_each\(`), "bd_json_each("},
-}
-
-func pgTranslate(query string) string {
-	// INSERT OR IGNORE: ON CONFLICT DO NOTHING, before any RETURNING.
-	if strings.Contains(query, "INSERT OR IGNORE INTO") {
-		query = strings.Replace(query, "INSERT OR IGNORE INTO", "INSERT INTO", 1)
-		query = strings.TrimRight(query, " \t\n;")
-		if i := strings.LastIndex(query, " RETURNING "); i >= 0 {
-			query = query[:i] + " ON CONFLICT DO NOTHING" + query[i:]
-		} else {
-			query += " ON CONFLICT DO NOTHING"
-		}
-	}
-	segs, code := pgSegments(query)
-	for k := range segs {
-		if code[k] {
-			for _, t := range pgTranslations {
-				segs[k] = t.re.ReplaceAllString(segs[k], t.repl)
-			}
-		}
-	}
-	return strings.Join(segs, "")
 }

@@ -26,6 +26,19 @@ func TestPgRebind(t *testing.T) {
 		{`SELECT /* a ? here */ ? /* and ? */`, `SELECT /* a ? here */ $1 /* and ? */`},
 		{`SELECT ? /* open ?`, `SELECT $1 /* open ?`},
 		{`SELECT ?-?`, `SELECT $1-$2`},
+		// Dollar-quoted bodies are text, whatever their tag; $1 and a
+		// name holding a $ open none.
+		{"CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT CASE WHEN '?' = ? THEN 1 END $$; SELECT ?",
+			"CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT CASE WHEN '?' = ? THEN 1 END $$; SELECT $1"},
+		{`SELECT $body$ it's ? $$ ? $body$, ?`, `SELECT $body$ it's ? $$ ? $body$, $1`},
+		{`SELECT $a1$?$a1$ || ?`, `SELECT $a1$?$a1$ || $1`},
+		{`SELECT a$b$ + ? FROM t WHERE c = ?`, `SELECT a$b$ + $1 FROM t WHERE c = $2`},
+		{`SELECT $1$ ?`, `SELECT $1$ $1`},
+		{`SELECT ?, $$ open ?`, `SELECT $1, $$ open ?`},
+		// E'…' escapes a quote with a backslash; a plain literal does not.
+		{`SELECT E'it\'s ?', ?`, `SELECT E'it\'s ?', $1`},
+		{`SELECT 'a\', ?`, `SELECT 'a\', $1`},
+		{`SELECT name'?', ?`, `SELECT name'?', $1`},
 	} {
 		if got := pgRebind(c.in); got != c.want {
 			t.Errorf("pgRebind(%q)\n= %q\nwant %q", c.in, got, c.want)
@@ -34,54 +47,6 @@ func TestPgRebind(t *testing.T) {
 	// Ten and more placeholders number on.
 	if got := pgRebind(strings.Repeat("?,", 11) + "?"); !strings.HasSuffix(got, "$11,$12") {
 		t.Errorf("twelve placeholders: %q", got)
-	}
-}
-
-func TestPgTranslate(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		// INSERT OR IGNORE: ON CONFLICT DO NOTHING, before RETURNING.
-		{`INSERT OR IGNORE INTO t (a) VALUES ($1)`, `INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING`},
-		{"INSERT OR IGNORE INTO t (a) VALUES ($1);\n", `INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING`},
-		{`INSERT OR IGNORE INTO t (a) VALUES ($1) RETURNING id`, `INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING RETURNING id`},
-		{`INSERT OR IGNORE INTO t (a) SELECT x FROM u RETURNING id, a`, `INSERT INTO t (a) SELECT x FROM u ON CONFLICT DO NOTHING RETURNING id, a`},
-		// IS ?, IS NOT ?: NULL-safe comparisons; IS NULL and the like stay.
-		{`WHERE parent_id IS $1`, `WHERE parent_id IS NOT DISTINCT FROM $1`},
-		{`WHERE parent_id IS NOT $2`, `WHERE parent_id IS DISTINCT FROM $2`},
-		{`WHERE a IS NOT COALESCE(b, c)`, `WHERE a IS DISTINCT FROM COALESCE(b, c)`},
-		{"WHERE a IS NOT\n\t(SELECT b FROM u)", `WHERE a IS DISTINCT FROM (SELECT b FROM u)`},
-		{`WHERE a IS (SELECT b FROM u)`, `WHERE a IS NOT DISTINCT FROM (SELECT b FROM u)`},
-		{`WHERE a IS NULL AND b IS NOT NULL AND c IS TRUE`, `WHERE a IS NULL AND b IS NOT NULL AND c IS TRUE`},
-		{`WHERE EXISTS (SELECT 1)`, `WHERE EXISTS (SELECT 1)`},
-		// Literals and comments are not code.
-		{`WHERE note = 'LIKE json_each( IS $1' AND a IS $2`, `WHERE note = 'LIKE json_each( IS $1' AND a IS NOT DISTINCT FROM $2`},
-		{"WHERE a LIKE $1 -- LIKE that\n", "WHERE a ILIKE $1 -- LIKE that\n"},
-		{`SELECT "name COLLATE NOCASE" /* x IS NOT $1 */`, `SELECT "name COLLATE NOCASE" /* x IS NOT $1 */`},
-		// COLLATE NOCASE: a column orders by its lower-cased bytes, a
-		// parameter compares as citext.
-		{`ORDER BY name COLLATE NOCASE, id`, `ORDER BY lower(name) COLLATE "C", id`},
-		{`ORDER BY d.name COLLATE NOCASE`, `ORDER BY lower(d.name) COLLATE "C"`},
-		{`WHERE username = $1 COLLATE NOCASE`, `WHERE username = CAST($1 AS citext)`},
-		// LIKE ignores ASCII case on SQLite.
-		{`WHERE name LIKE $1 ESCAPE '\'`, `WHERE name ILIKE $1 ESCAPE '\'`},
-		{`WHERE name ILIKE $1`, `WHERE name ILIKE $1`},
-		// json_each of an array, and its elements of pairs.
-		{`SELECT value FROM json_each($1)`, `SELECT value FROM bd_json_each($1)`},
-		{`SELECT value ->> 0, value ->> 1 FROM json_each($1)`,
-			`SELECT CAST(CAST(value AS jsonb) ->> 0 AS BIGINT), CAST(CAST(value AS jsonb) ->> 1 AS BIGINT) FROM bd_json_each($1)`},
-	} {
-		if got := pgTranslate(c.in); got != c.want {
-			t.Errorf("pgTranslate(%q)\n= %q\nwant %q", c.in, got, c.want)
-		}
-	}
-}
-
-// pgRewrite numbers first, then translates, and leaves what is inside
-// literals alone.
-func TestPgRewrite(t *testing.T) {
-	got := pgRewrite(`SELECT id FROM device_groups WHERE parent_id IS ? AND name = ? COLLATE NOCASE AND note <> '?'`)
-	want := `SELECT id FROM device_groups WHERE parent_id IS NOT DISTINCT FROM $1 AND name = CAST($2 AS citext) AND note <> '?'`
-	if got != want {
-		t.Errorf("pgRewrite\n= %q\nwant %q", got, want)
 	}
 }
 

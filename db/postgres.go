@@ -116,8 +116,9 @@ func openPostgresPools(ctx context.Context, dbURL string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{pg: true, url: dbURL, writer: writer, reader: reader, stmts: prepareEventQueries(writer, true),
-		reads: prepareAll(reader, readQueries)}, nil
+	d := postgresDialect{}
+	return &Store{pg: true, url: dbURL, d: d, writer: writer, reader: reader, stmts: prepareAll(writer, writeQueries(d)),
+		reads: prepareAll(reader, readQueries(d))}, nil
 }
 
 // pgMigrations is the PostgreSQL schema's migration set.
@@ -136,10 +137,9 @@ func MigratePostgres(ctx context.Context, dbURL string, dir MigrateDirection, ou
 	if err != nil {
 		return err
 	}
-	conn, err := sql.Open(pgDriverName, u)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
+	// The migrations run as written: their connection numbers no
+	// placeholders (goose's own statements use $1, $2, …).
+	conn := sql.OpenDB(pgConnector{dsn: u})
 	defer conn.Close()
 	if err := conn.PingContext(ctx); err != nil {
 		return fmt.Errorf("open database: %w", err)

@@ -9,8 +9,10 @@ import (
 // host key and previous version, and the job it reports), prepared on
 // the read pool when the store opens: parsing them again for each of
 // thousands of devices costs as much as running them.
-var readQueries = []string{getDeviceQuery, getCredentialQuery, hostKeysQuery, latestGoodSnapshotQuery, getJobsQuery(1),
-	jobStatesQuery}
+func readQueries(d dialect) []string {
+	return []string{getDeviceQuery, getCredentialQuery, hostKeysQuery, latestGoodSnapshotQuery, getJobsQuery(1),
+		jobStatesQuery(d)}
+}
 
 // prepareAll prepares queries on db; a query that fails to prepare simply
 // runs unprepared (and fails there, with its error, if it is wrong).

@@ -27,7 +27,7 @@ func OpenReadOnly(ctx context.Context, dataDir string) (*Store, error) {
 	reader.SetMaxOpenConns(4)
 	reader.SetMaxIdleConns(4)
 	// writer is the same read-only pool: the store has no write path.
-	return checkReadOnly(ctx, &Store{path: path, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+	return checkReadOnly(ctx, &Store{path: path, d: sqliteDialect{}, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
 }
 
 // OpenPostgresReadOnly is OpenReadOnly for a PostgreSQL store: no
@@ -48,14 +48,16 @@ func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, d: postgresDialect{}, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
 }
 
 // InspectPostgres opens the PostgreSQL database at dbURL to look at it as
-// it is, for a command that must decide before it changes anything there
-// (migrate-to-postgres, checking that its target is no store in use):
-// no migration and no schema check (the database may be empty, or at
-// another release's schema), and every transaction is read-only.
+// it is, before anything there is changed (CopyToPostgres checking that
+// its target is no store in use, PostgresEmpty), or from outside the
+// store (tests, through dbtest.Peek): no migration and no schema check
+// (the database may be empty, or at another release's schema), every
+// transaction is read-only, and ? placeholders are numbered as the
+// store's are.
 func InspectPostgres(ctx context.Context, dbURL string) (*sql.DB, error) {
 	u, err := pgURL(dbURL, map[string]string{"application_name": "backupd", "default_transaction_read_only": "on"})
 	if err != nil {
@@ -71,6 +73,21 @@ func InspectPostgres(ctx context.Context, dbURL string) (*sql.DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return conn, nil
+}
+
+// PostgresEmpty reports whether the PostgreSQL database at dbURL holds no
+// backupd schema yet (no migration ever ran there), changing nothing.
+func PostgresEmpty(ctx context.Context, dbURL string) (bool, error) {
+	look, err := InspectPostgres(ctx, dbURL)
+	if err != nil {
+		return false, fmt.Errorf("%w (database %s)", err, RedactURL(dbURL))
+	}
+	defer look.Close()
+	var empty bool
+	if err := look.QueryRowContext(ctx, `SELECT to_regclass('goose_db_version') IS NULL`).Scan(&empty); err != nil {
+		return false, fmt.Errorf("look at %s: %w", RedactURL(dbURL), err)
+	}
+	return empty, nil
 }
 
 // checkReadOnly returns s when its schema is the one this binary knows,

@@ -112,7 +112,7 @@ func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
 		return r, err
 	}, `SELECT r.id, r.name, r.description, r.builtin, r.all_permissions, r.created_at,
 		(SELECT COUNT(*) FROM user_roles ur WHERE ur.role_id = r.id)
-		FROM roles r ORDER BY r.builtin DESC, CASE WHEN r.builtin = 1 THEN r.id END, r.name COLLATE NOCASE, r.id LIMIT ?`, MaxRoles)
+		FROM roles r ORDER BY r.builtin DESC, CASE WHEN r.builtin = 1 THEN r.id END, `+s.d.foldedOrder("r.name")+`, r.id LIMIT ?`, MaxRoles)
 	if err != nil {
 		return nil, fmt.Errorf("list roles: %w", err)
 	}
@@ -183,7 +183,7 @@ func (s *Store) RoleHolders(ctx context.Context, id int64, limit int) ([]string,
 		var n string
 		return n, row.Scan(&n)
 	}, `SELECT u.username FROM user_roles ur JOIN users u ON u.id = ur.user_id WHERE ur.role_id = ?
-		ORDER BY u.username COLLATE NOCASE LIMIT ?`, id, limit)
+		ORDER BY `+s.d.foldedOrder("u.username")+` LIMIT ?`, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("role holders: %w", err)
 	}
@@ -213,7 +213,7 @@ func (s *Store) CreateRole(ctx context.Context, name, description string, perms 
 		if err != nil {
 			return fmt.Errorf("insert role: %w", err)
 		}
-		return setRolePermissions(ctx, tx, id, perms)
+		return setRolePermissions(ctx, tx, s.d, id, perms)
 	})
 	return id, err
 }
@@ -238,13 +238,13 @@ func (s *Store) UpdateRole(ctx context.Context, id int64, name, description stri
 		if _, err := tx.ExecContext(ctx, `DELETE FROM role_permissions WHERE role_id = ?`, id); err != nil {
 			return fmt.Errorf("reset role permissions: %w", err)
 		}
-		return setRolePermissions(ctx, tx, id, perms)
+		return setRolePermissions(ctx, tx, s.d, id, perms)
 	})
 }
 
-func setRolePermissions(ctx context.Context, tx *sql.Tx, id int64, perms []string) error {
+func setRolePermissions(ctx context.Context, tx *sql.Tx, d dialect, id int64, perms []string) error {
 	for _, p := range perms {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO role_permissions (role_id, permission) VALUES (?, ?)`, id, p); err != nil {
+		if _, err := tx.ExecContext(ctx, d.insertOrIgnore(`role_permissions (role_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
 			return fmt.Errorf("grant %s: %w", p, err)
 		}
 	}

@@ -102,7 +102,7 @@ func normalizeTargetIDs(sc *Schedule) (string, error) {
 
 // checkScheduleTargets verifies that the groups or devices a schedule
 // names exist when it is saved (ones deleted later are simply skipped).
-func checkScheduleTargets(ctx context.Context, q querier, target, idsJSON string) error {
+func (s *Store) checkScheduleTargets(ctx context.Context, q querier, target, idsJSON string) error {
 	var table, noun string
 	switch target {
 	case ScheduleTargetAll:
@@ -115,7 +115,7 @@ func checkScheduleTargets(ctx context.Context, q querier, target, idsJSON string
 		return &ErrReference{"target", fmt.Sprintf("unknown target %q", target)}
 	}
 	var missing int64
-	err := q.QueryRowContext(ctx, `SELECT j.id FROM (SELECT CAST(value AS BIGINT) AS id FROM json_each(?)) j
+	err := q.QueryRowContext(ctx, `SELECT j.id FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.jsonEach()+`) j
 		WHERE j.id NOT IN (SELECT id FROM `+table+`) LIMIT 1`,
 		idsJSON).Scan(&missing)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -154,6 +154,19 @@ func getSchedule(ctx context.Context, q querier, id int64) (Schedule, error) {
 	return sc, nil
 }
 
+// ScheduleByName returns the schedule of that name (ASCII case folded, as
+// the name column compares), or ErrNotFound.
+func (s *Store) ScheduleByName(ctx context.Context, name string) (Schedule, error) {
+	sc, err := scanSchedule(s.reader.QueryRowContext(ctx, `SELECT `+scheduleColumns+` FROM schedules WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sc, ErrNotFound
+	}
+	if err != nil {
+		return sc, fmt.Errorf("schedule %q: %w", name, err)
+	}
+	return sc, nil
+}
+
 // CreateSchedule inserts sc (validated by the caller: see
 // backup.ValidateSchedule). Names are unique ignoring case (ErrNameExists);
 // the groups or devices it targets must exist (*ErrReference on
@@ -166,7 +179,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, erro
 		if err != nil {
 			return err
 		}
-		if err := checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
+		if err := s.checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
 			return err
 		}
 		if taken, err := exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ?`, sc.Name); err != nil {
@@ -210,7 +223,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, id int64, patch func(*Schedu
 			return err
 		}
 		if sc.Target != cur.Target || !slices.Equal(sc.TargetIDs, cur.TargetIDs) {
-			if err := checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
+			if err := s.checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
 				return err
 			}
 		}
@@ -315,7 +328,7 @@ func (s *Store) FireScheduleRun(ctx context.Context, id int64, expectedNext, new
 		if n, _ := res.RowsAffected(); n != 1 {
 			return nil
 		}
-		if _, err := enqueueJobs(ctx, tx, reqs); err != nil {
+		if _, err := enqueueJobs(ctx, tx, s.d, reqs); err != nil {
 			return err
 		}
 		fired = true
@@ -378,7 +391,7 @@ func (s *Store) TargetDevices(ctx context.Context, target string, ids []int64) (
 		}
 		// One JSON argument instead of one placeholder per device: a
 		// target may list thousands of devices.
-		where, args = `d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`, []any{string(raw)}
+		where, args = `d.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)`, []any{string(raw)}
 	default:
 		return nil, fmt.Errorf("target devices: unknown target %q", target)
 	}
@@ -466,7 +479,7 @@ func (s *Store) ScheduleDevicesByName(ctx context.Context, scope Scope, names []
 	// One JSON argument rather than a placeholder per name: a target may
 	// list thousands of devices.
 	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
-		WHERE d.name IN (SELECT CAST(value AS citext) FROM json_each(?)) AND `+cond+` ORDER BY d.name`,
+		WHERE d.name IN (SELECT CAST(value AS citext) FROM `+s.d.jsonEach()+`) AND `+cond+` ORDER BY d.name`,
 		append([]any{string(raw)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("devices by name: %w", err)
@@ -485,7 +498,7 @@ func (s *Store) ScheduleDeviceNames(ctx context.Context, ids []int64) ([]DeviceR
 		return nil, err
 	}
 	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
-		WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) ORDER BY d.name`, string(raw))
+		WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) ORDER BY d.name`, string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("device names: %w", err)
 	}
@@ -515,7 +528,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 	args := []any{string(raw)}
 	switch target {
 	case ScheduleTargetGroups:
-		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))`
+		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT CAST(value AS BIGINT) FROM ` + s.d.jsonEach() + `)`
 		if len(scope.GroupIDs) > 0 {
 			query += ` AND x.id NOT IN (` + scopeGroupsQuery(len(scope.GroupIDs)) + `)`
 			args = append(args, scopeArgs(scope)...)
@@ -524,7 +537,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 		cond, cargs := scope.clause()
 		// A device outside any group is in no scope but All; COALESCE
 		// turns its NULL comparison into "outside".
-		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM ` + s.d.jsonEach() + `)
 			AND NOT COALESCE((` + cond + `), 0=1)`
 		args = append(args, cargs...)
 	default:

@@ -84,10 +84,7 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 		cond, args := scope.clause()
 		query := searchLatestQuery
 		if allVersions {
-			query = searchAllQuery
-			if s.pg {
-				query = searchAllQueryPostgres
-			}
+			query = s.d.pick(searchAllQuery, searchAllQueryPostgres)
 		}
 		query = fmt.Sprintf(query, cond)
 		// emit yields v with its text readable during the step.

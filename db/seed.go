@@ -223,7 +223,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	sizes := make([]int64, opt.Snapshots)
 	for i := range hashes {
 		text := seedConfigText(opt.RandomSeed, i)
-		if hashes[i], err = putSnapshot(ctx, tx, text); err != nil {
+		if hashes[i], err = putSnapshot(ctx, tx, dialectOf(pg), text); err != nil {
 			return err
 		}
 		sizes[i] = int64(len(text))
@@ -251,10 +251,8 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	// The devices are written with their ids. On PostgreSQL those come
 	// from the id sequence, which is moved past them at the end: ids are
 	// never handed out twice.
-	nextID := `SELECT COALESCE(MAX(id), 0) + 1 FROM devices`
-	if pg {
-		nextID = `SELECT nextval(pg_get_serial_sequence('devices', 'id'))`
-	}
+	d := dialectOf(pg)
+	nextID := d.pick(`SELECT COALESCE(MAX(id), 0) + 1 FROM devices`, `SELECT nextval(pg_get_serial_sequence('devices', 'id'))`)
 	var firstID int64
 	if err := tx.QueryRowContext(ctx, nextID).Scan(&firstID); err != nil {
 		return fmt.Errorf("next device id: %w", err)

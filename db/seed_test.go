@@ -48,10 +48,10 @@ func TestSeed(t *testing.T) {
 		{`SELECT COUNT(*) FROM devices d WHERE 1 <> (SELECT COUNT(*) FROM backups b WHERE b.device_id = d.id AND b.first_backup = 1)`, nil, 0},
 		{`SELECT COUNT(*) FROM backups b WHERE b.first_backup = 1 AND (b.changed = 1 OR EXISTS (SELECT 1 FROM backups o
 			WHERE o.device_id = b.device_id AND o.success = 1 AND o.started_at < b.started_at))`, nil, 0},
-		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS NOT
+		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS DISTINCT FROM
 			(SELECT substr(MAX(b.started_at), 1, 19) FROM backups b WHERE b.device_id = d.id AND b.changed = 1)`, nil, 0},
 		{`SELECT COUNT(*) FROM devices d WHERE d.last_changed_at IS NOT NULL`, nil, -1},
-		{`SELECT COUNT(*) FROM devices d WHERE d.last_good_backup_at IS NOT
+		{`SELECT COUNT(*) FROM devices d WHERE d.last_good_backup_at IS DISTINCT FROM
 			(SELECT MAX(b.started_at) FROM backups b WHERE b.device_id = d.id AND b.success = 1)`, nil, 0},
 	} {
 		if got := count(c.query, c.args...); c.want < 0 && got == 0 {

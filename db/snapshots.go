@@ -164,25 +164,26 @@ func SnapshotHash(text string) string {
 
 // PutSnapshot stores text once per distinct content and returns its hash.
 func (s *Store) PutSnapshot(ctx context.Context, text string) (string, error) {
-	return putSnapshot(ctx, s.writer, text)
+	return putSnapshot(ctx, s.writer, s.d, text)
 }
 
 // putSnapshot stores text whole; packing turns it into a delta once a
 // newer version of its device exists.
-func putSnapshot(ctx context.Context, q querier, text string) (string, error) {
-	hash, _, err := putSnapshotNew(ctx, q, text, "")
+func putSnapshot(ctx context.Context, q querier, d dialect, text string) (string, error) {
+	hash, _, err := putSnapshotNew(ctx, q, d, text, "")
 	return hash, err
 }
 
 // The statements of putSnapshotNew, which every backup runs: prepared
 // when the store opens (jobQueries).
-const (
-	snapshotExistsQuery = `SELECT 1 FROM snapshots WHERE hash = ?`
-	insertSnapshotQuery = `INSERT OR IGNORE INTO snapshots (hash, size, stored_size, data, created_at) VALUES (?, ?, ?, ?, ?)`
-)
+const snapshotExistsQuery = `SELECT 1 FROM snapshots WHERE hash = ?`
+
+func insertSnapshotQuery(d dialect) string {
+	return d.insertOrIgnore(`snapshots (hash, size, stored_size, data, created_at)`, `VALUES (?, ?, ?, ?, ?)`)
+}
 
 // putSnapshotNew is putSnapshot, telling whether the text was new.
-func putSnapshotNew(ctx context.Context, q querier, text, hash string) (string, bool, error) {
+func putSnapshotNew(ctx context.Context, q querier, d dialect, text, hash string) (string, bool, error) {
 	if hash == "" {
 		hash = SnapshotHash(text)
 	}
@@ -192,7 +193,7 @@ func putSnapshotNew(ctx context.Context, q querier, text, hash string) (string, 
 		return hash, false, nil
 	}
 	data := wholeEncoder.EncodeAll([]byte(text), nil)
-	r, err := q.ExecContext(ctx, insertSnapshotQuery, hash, len(text), len(data), data, Now())
+	r, err := q.ExecContext(ctx, insertSnapshotQuery(d), hash, len(text), len(data), data, Now())
 	if err != nil {
 		return "", false, fmt.Errorf("insert snapshot: %w", err)
 	}

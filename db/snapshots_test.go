@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"backupd/app/notify/policy"
 	"backupd/db"
 )
 
@@ -521,6 +522,7 @@ func TestMigrateDownExpandsDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.SetEventPolicy(policy.Decide)
 	_, _, want := history(t, s, 7, 10, 8<<10)
 	if countDeltas(t, s) == 0 {
 		t.Fatal("no deltas to expand")

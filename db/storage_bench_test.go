@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"backupd/app/backup"
+	"backupd/app/notify/policy"
 	"backupd/db"
 )
 
@@ -313,6 +314,7 @@ func BenchmarkStorageYear(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		s.SetEventPolicy(policy.Decide)
 		dev := benchDevices(b, s, 1)
 		g := newConfigGen(1, benchConfigSize)
 		texts := make([]string, 0, benchYear) // one device's year: 22 MB
@@ -486,6 +488,7 @@ func BenchmarkStorageFleet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		s.SetEventPolicy(policy.Decide)
 		ids := benchDevices(b, s, devices)
 		w := &nightWriter{s: s}
 		var raw int64

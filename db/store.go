@@ -1,7 +1,8 @@
 // Package db is backupd's store: SQLite by default (one writer connection
 // for all changes, a small read-only pool for queries), or PostgreSQL for a
 // store several nodes share (postgres.go), with raw SQL per aggregate that
-// both engines run.
+// both engines run: written once, with the store's dialect (dialect.go)
+// spelling what the engines spell differently where the query is.
 package db
 
 import (
@@ -33,14 +34,19 @@ type Store struct {
 	path string
 	// pg is set on a PostgreSQL store, whose url is the connection string
 	// it was opened with (path is then "").
-	pg     bool
-	url    string
+	pg  bool
+	url string
+	// d is the engine's spelling of what the engines spell differently
+	// (dialect.go).
+	d      dialect
 	writer *sql.DB
 	reader *sql.DB
 	// stmts are statements prepared on writer (notifications.go, jobs.go),
 	// reads on reader (prepared.go).
 	stmts map[string]*sql.Stmt
 	reads map[string]*sql.Stmt
+	// policy decides the events the store records (event_policy.go).
+	policy EventPolicy
 }
 
 // dsn builds a modernc.org/sqlite connection string with the pragmas every
@@ -119,8 +125,9 @@ func openPools(path string) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{path: path, writer: writer, reader: reader, stmts: prepareEventQueries(writer, false),
-		reads: prepareAll(reader, readQueries)}, nil
+	d := sqliteDialect{}
+	return &Store{path: path, d: d, writer: writer, reader: reader, stmts: prepareAll(writer, writeQueries(d)),
+		reads: prepareAll(reader, readQueries(d))}, nil
 }
 
 // Close closes both pools.
@@ -150,9 +157,6 @@ func (s *Store) Location() string {
 
 // Postgres reports whether the store is a PostgreSQL database.
 func (s *Store) Postgres() bool { return s.pg }
-
-// Reader is the read-only pool, for queries outside a transaction.
-func (s *Store) Reader() *sql.DB { return s.reader }
 
 // InTx runs fn in a write transaction (BEGIN IMMEDIATE, so a transaction
 // that reads before it writes cannot fail half-way under WAL). fn's error

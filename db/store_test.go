@@ -626,3 +626,29 @@ func TestOpenDataDirWithURISpecialCharacters(t *testing.T) {
 		})
 	}
 }
+
+// On PostgreSQL a statement reaches the server as its query site composes
+// it, with the ? placeholders numbered and nothing else changed; TestMain
+// sees it there (and checks every one the suite sends).
+func TestStatementsReachPostgresAsComposed(t *testing.T) {
+	s := openStore(t)
+	if !s.Postgres() {
+		t.Skip("PostgreSQL only")
+	}
+	ctx := context.Background()
+	if _, err := s.JobStates(ctx, []int64{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.UserPage(ctx, "Adm", 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS jsonb)))`,
+		`SELECT COUNT(*) FROM users WHERE strpos(lower(username), lower($1)) > 0`,
+		`ORDER BY lower(username) COLLATE "C", id LIMIT $2 OFFSET $3`,
+	} {
+		if !db.SentToPostgres(want) {
+			t.Errorf("no statement holding %q reached PostgreSQL", want)
+		}
+	}
+}

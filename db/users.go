@@ -59,7 +59,7 @@ func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 			return fmt.Errorf("insert user: %w", err)
 		}
 		for _, r := range u.RoleIDs {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_roles (user_id, role_id) VALUES (?, ?)`, id, r); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_roles (user_id, role_id)`, `VALUES (?, ?)`), id, r); err != nil {
 				return fmt.Errorf("grant role: %w", err)
 			}
 		}
@@ -67,7 +67,7 @@ func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 			if _, err := getGroup(ctx, tx, g); err != nil {
 				return fmt.Errorf("group %d: %w", g, err)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)`, id, g); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_groups (user_id, group_id)`, `VALUES (?, ?)`), id, g); err != nil {
 				return fmt.Errorf("scope user: %w", err)
 			}
 		}
@@ -266,7 +266,7 @@ type UserSummary struct {
 func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]UserSummary, int, error) {
 	where, args := "1=1", []any{}
 	if q != "" {
-		where, args = `instr(lower(username), lower(?)) > 0`, []any{q}
+		where, args = s.d.position(`lower(username)`, `lower(?)`)+` > 0`, []any{q}
 	}
 	items, total, err := page(ctx, s.reader, func(row scanner) (UserSummary, error) {
 		var u UserSummary
@@ -274,7 +274,7 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 		return u, err
 	}, `SELECT COUNT(*) FROM users WHERE `+where,
 		`SELECT id, username, active, all_groups, must_change_password, created_at FROM users WHERE `+where+
-			` ORDER BY username COLLATE NOCASE, id`, limit, offset, args...)
+			` ORDER BY `+s.d.foldedOrder("username")+`, id`, limit, offset, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list users: %w", err)
 	}
@@ -302,7 +302,7 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 		return nil, 0, fmt.Errorf("user roles: %w", err)
 	}
 	err = eachRow(ctx, s.reader, `SELECT ug.user_id, g.id, g.name FROM user_groups ug JOIN device_groups g ON g.id = ug.group_id
-		WHERE ug.user_id IN (`+in+`) ORDER BY g.name COLLATE NOCASE, g.id`, ids, func(row scanner) error {
+		WHERE ug.user_id IN (`+in+`) ORDER BY `+s.d.foldedOrder("g.name")+`, g.id`, ids, func(row scanner) error {
 		var id int64
 		var g GroupRef
 		if err := row.Scan(&id, &g.ID, &g.Name); err != nil {
@@ -402,7 +402,7 @@ func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) er
 			} else if !ok {
 				return fmt.Errorf("role %d: %w", r, ErrNotFound)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_roles (user_id, role_id) VALUES (?, ?)`, id, r); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_roles (user_id, role_id)`, `VALUES (?, ?)`), id, r); err != nil {
 				return fmt.Errorf("grant role: %w", err)
 			}
 		}
@@ -414,7 +414,7 @@ func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) er
 				if _, err := getGroup(ctx, tx, g); err != nil {
 					return fmt.Errorf("group %d: %w", g, err)
 				}
-				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)`, id, g); err != nil {
+				if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_groups (user_id, group_id)`, `VALUES (?, ?)`), id, g); err != nil {
 					return fmt.Errorf("scope user: %w", err)
 				}
 			}

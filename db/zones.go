@@ -368,9 +368,9 @@ func (s *Store) RevokeCollector(ctx context.Context, id int64, maxInterruptions 
 func (s *Store) CollectorCounts(ctx context.Context, fresh time.Duration) (online, offline, revoked int, err error) {
 	since := time.Now().Add(-fresh).UTC().Format(TimeFormat)
 	err = s.reader.QueryRowContext(ctx, `SELECT
-			COALESCE(SUM(revoked_at IS NULL AND last_seen_at >= ?), 0),
-			COALESCE(SUM(revoked_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)), 0),
-			COALESCE(SUM(revoked_at IS NOT NULL), 0)
+			COALESCE(`+s.d.sumIf(`revoked_at IS NULL AND last_seen_at >= ?`)+`, 0),
+			COALESCE(`+s.d.sumIf(`revoked_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)`)+`, 0),
+			COALESCE(`+s.d.sumIf(`revoked_at IS NOT NULL`)+`, 0)
 		FROM collectors`, since, since).Scan(&online, &offline, &revoked)
 	if err != nil {
 		err = fmt.Errorf("collector counts: %w", err)

@@ -106,7 +106,7 @@ func TestEngineRequeuesDeadEnginesJobsWhileEveryWorkerIsBusy(t *testing.T) {
 	}
 	ownedByDead := func() int {
 		var n int
-		if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE owner = 'killed-node' AND state = 'running'`).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE owner = 'killed-node' AND state = 'running'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

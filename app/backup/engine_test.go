@@ -209,7 +209,7 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 		t.Errorf("device that is off: status %s, want unreachable", d.Status)
 	}
 	var records int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ?`, off).Scan(&records)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ?`, off).Scan(&records)
 	if records != 2 {
 		t.Errorf("device that is off has %d attempt records, want 2", records)
 	}
@@ -318,7 +318,7 @@ func TestEngineShutdownInterruptsAndNextStartResumes(t *testing.T) {
 		t.Fatal("engine did not stop within the grace period")
 	}
 	var running int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
 	if running != 0 {
 		t.Fatalf("%d backup records left running after shutdown", running)
 	}
@@ -394,7 +394,7 @@ func TestEngineRepeatedCrashesDoNotUseUpAttempts(t *testing.T) {
 		t.Fatalf("after %d crashes: %s attempt %d interruptions %d %v", crashes, final.State, final.Attempt, final.Interruptions, final.Error)
 	}
 	var interrupted int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
 	if interrupted != crashes {
 		t.Fatalf("interrupted records %d, want %d: each cut-off attempt stays in the history", interrupted, crashes)
 	}
@@ -469,8 +469,8 @@ func TestEngineRecoversJobsOfADeadProcess(t *testing.T) {
 		}
 	}
 	var interrupted, running int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
 	if interrupted != 2 || running != 0 {
 		t.Fatalf("interrupted records %d (want 2), running %d (want 0)", interrupted, running)
 	}
@@ -500,7 +500,7 @@ func TestEngineRecoverLeavesLiveEngineAlone(t *testing.T) {
 		t.Fatalf("Recover took over %d jobs of a live engine (err %v)", n, err)
 	}
 	var running int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
 	if running != 1 {
 		t.Fatalf("running jobs = %d, want the live engine's 1", running)
 	}

@@ -93,7 +93,7 @@ func lockSessions(t *testing.T, s *db.Store, kill bool) int {
 		what = "COUNT(pg_terminate_backend(l.pid))"
 	}
 	var n int
-	if err := s.Reader().QueryRow(`SELECT ` + what + ` FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+	if err := dbtest.Peek(t, s).QueryRow(`SELECT ` + what + ` FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database() AND a.application_name = 'backupd-lock'`).
 		Scan(&n); err != nil {
 		t.Fatal(err)

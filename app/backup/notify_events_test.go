@@ -10,13 +10,14 @@ import (
 	"backupd/app/backup"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // eventsOf returns the kinds of the events recorded for a device after
 // outbox id since, and the facts of each, oldest first.
 func eventsOf(t *testing.T, s *db.Store, deviceID int64, since int64) ([]string, []db.EventPayload) {
 	t.Helper()
-	rows, err := s.Reader().Query(`SELECT kind, payload FROM outbox WHERE device_id = ? AND id > ? ORDER BY id`, deviceID, since)
+	rows, err := dbtest.Peek(t, s).Query(`SELECT kind, payload FROM outbox WHERE device_id = ? AND id > ? ORDER BY id`, deviceID, since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func eventsOf(t *testing.T, s *db.Store, deviceID int64, since int64) ([]string,
 func lastOutboxID(t *testing.T, s *db.Store) int64 {
 	t.Helper()
 	var id int64
-	if err := s.Reader().QueryRow(`SELECT COALESCE(MAX(id), 0) FROM outbox`).Scan(&id); err != nil {
+	if err := dbtest.Peek(t, s).QueryRow(`SELECT COALESCE(MAX(id), 0) FROM outbox`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -117,7 +118,7 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 
 	// Events carry no secret.
 	var payloads string
-	e.store.Reader().QueryRow(`SELECT group_concat(payload) FROM outbox`).Scan(&payloads)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT group_concat(payload) FROM outbox`).Scan(&payloads)
 	if payloads == "" {
 		t.Fatal("no events recorded")
 	}

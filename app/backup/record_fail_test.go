@@ -61,17 +61,17 @@ func TestEngineRequeuesJobWhoseResultIsNotRecorded(t *testing.T) {
 	var final db.Job
 	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { final = j }); err != nil {
 		var state string
-		_ = e.store.Reader().QueryRow(`SELECT state FROM jobs WHERE id = ?`, jobs[0]).Scan(&state)
+		_ = dbtest.Peek(t, e.store).QueryRow(`SELECT state FROM jobs WHERE id = ?`, jobs[0]).Scan(&state)
 		t.Fatalf("the job did not finish (it is %s after the engine stopped): %v\n%s", state, err, e.log.String())
 	}
 	if final.State != db.JobSucceeded || final.Attempt != 1 || final.Interruptions != 1 {
 		t.Fatalf("job: %s attempt %d interruptions %d, want succeeded at attempt 1 after 1 interruption", final.State, final.Attempt, final.Interruptions)
 	}
 	var running, unfinished int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&unfinished); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&unfinished); err != nil {
 		t.Fatal(err)
 	}
 	if running != 0 || unfinished != 0 {
@@ -80,11 +80,11 @@ func TestEngineRequeuesJobWhoseResultIsNotRecorded(t *testing.T) {
 	// The first attempt's row says it was interrupted; the second holds
 	// the configuration.
 	var interrupted, good int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ? AND error_message = ?`,
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ? AND error_message = ?`,
 		dev, db.ErrorInterrupted).Scan(&interrupted); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ? AND success = 1`, dev).Scan(&good); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ? AND success = 1`, dev).Scan(&good); err != nil {
 		t.Fatal(err)
 	}
 	if interrupted != 1 || good != 1 {
@@ -134,7 +134,7 @@ func TestEngineRecordingRetriesSerializationFailure(t *testing.T) {
 			j.State, j.Attempt, j.Interruptions, e.log.String())
 	}
 	var calls int64
-	if err := e.store.Reader().QueryRow(`SELECT last_value FROM test_refuse_seq`).Scan(&calls); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT last_value FROM test_refuse_seq`).Scan(&calls); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 2 {

@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // TestRunRetention applies the stored policy and prunes old finished jobs.
@@ -61,7 +62,7 @@ func TestRunRetention(t *testing.T) {
 		t.Errorf("kept %d backups, want the newest two", total)
 	}
 	var jobs int
-	if err := s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&jobs); err != nil {
+	if err := dbtest.Peek(t, s).QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&jobs); err != nil {
 		t.Fatal(err)
 	}
 	if jobs != 1 {

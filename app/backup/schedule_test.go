@@ -796,7 +796,7 @@ func TestStoreSchedulerFiresTickOnceWithItsJobs(t *testing.T) {
 		t.Fatalf("fired %v, queued %v; want the tick fired and announced once", fired, queued)
 	}
 	var jobs int
-	if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE trigger = 'schedule'`).Scan(&jobs); err != nil || jobs != len(devices) {
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE trigger = 'schedule'`).Scan(&jobs); err != nil || jobs != len(devices) {
 		t.Fatalf("scheduled jobs = %d, %v; want %d", jobs, err, len(devices))
 	}
 	got, err := store.GetSchedule(ctx, sc.ID)

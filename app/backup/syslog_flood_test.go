@@ -11,6 +11,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/syslog"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
 
@@ -93,7 +94,7 @@ func (r *floodRig) wait(what string, ok func(backup.SyslogStats) bool) backup.Sy
 // queued returns the queued jobs with trigger syslog, by device.
 func (r *floodRig) queued() map[int64]int {
 	r.t.Helper()
-	rows, err := r.store.Reader().QueryContext(context.Background(),
+	rows, err := dbtest.Peek(r.t, r.store).QueryContext(context.Background(),
 		`SELECT device_id, COUNT(*) FROM jobs WHERE trigger = ? AND state = 'queued' GROUP BY device_id`, db.TriggerSyslog)
 	if err != nil {
 		r.t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 const (
@@ -166,7 +167,7 @@ func TestBackupRunSurvivesKill9(t *testing.T) {
 
 	ctx := context.Background()
 	var running int
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
 	if running == 0 {
 		t.Fatal("the kill left no backup in flight; the test proves nothing")
 	}
@@ -177,13 +178,13 @@ func TestBackupRunSurvivesKill9(t *testing.T) {
 	}
 	integrity := "ok" // SQLite's own check; PostgreSQL has none to run
 	if !store.Postgres() {
-		store.Reader().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity)
+		dbtest.Peek(t, store).QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity)
 	}
 	var stillRunning, interrupted, jobsRunning, withoutSuccess int
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&stillRunning)
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&jobsRunning)
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM devices WHERE id NOT IN (SELECT device_id FROM backups WHERE success = 1)`).Scan(&withoutSuccess)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&stillRunning)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&jobsRunning)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM devices WHERE id NOT IN (SELECT device_id FROM backups WHERE success = 1)`).Scan(&withoutSuccess)
 	if integrity != "ok" || stillRunning != 0 || interrupted != running || jobsRunning != 0 || withoutSuccess != 0 {
 		t.Fatalf("after restart: integrity %q, running records %d, interrupted %d (want %d), active jobs %d, devices never backed up %d",
 			integrity, stillRunning, interrupted, running, jobsRunning, withoutSuccess)
@@ -213,7 +214,7 @@ func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
 	ctx := context.Background()
 	count := func(query string) int {
 		var n int
-		if err := store.Reader().QueryRowContext(ctx, query).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, store).QueryRowContext(ctx, query).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -270,7 +271,7 @@ func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
 	// Each device's job went through the three kills and succeeded at its
 	// first counted attempt: the crashes used up none of its retries.
 	if n := count(fmt.Sprintf(`SELECT COUNT(*) FROM jobs WHERE state = 'succeeded' AND attempt = 1 AND interruptions = %d`, kills)); n != devices {
-		rows, _ := store.Reader().QueryContext(ctx, `SELECT state, attempt, interruptions, COUNT(*) FROM jobs GROUP BY 1, 2, 3`)
+		rows, _ := dbtest.Peek(t, store).QueryContext(ctx, `SELECT state, attempt, interruptions, COUNT(*) FROM jobs GROUP BY 1, 2, 3`)
 		var seen []string
 		for rows.Next() {
 			var state string

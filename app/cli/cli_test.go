@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/notify/policy"
 	"backupd/db"
 	"backupd/internal/dbtest"
 )
@@ -364,6 +365,7 @@ func openStore(t *testing.T, dataDir string) *db.Store {
 	if err != nil {
 		t.Fatalf("db.Open(%s): %v", dataDir, err)
 	}
+	s.SetEventPolicy(policy.Decide) // as the binary opens it
 	t.Cleanup(func() { s.Close() })
 	return s
 }

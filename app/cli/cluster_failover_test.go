@@ -99,7 +99,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	done := func() int {
 		var n int
-		if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE device_id <> ? AND state NOT IN ('queued', 'running')`,
+		if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE device_id <> ? AND state NOT IN ('queued', 'running')`,
 			probe.ID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestClusterFailover(t *testing.T) {
 	// Its backup done too, then stop the survivor.
 	waitUntil(30*time.Second, "the probe's backups done", func() bool {
 		var active int
-		_ = store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&active)
+		_ = dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&active)
 		return active == 0
 	})
 	if code := nodes[survivor].stop(t); code != 0 {
@@ -172,7 +172,7 @@ func TestClusterFailover(t *testing.T) {
 
 	// Every device of the run: exactly one successful backup, one job,
 	// succeeded.
-	rows, err := store.Reader().Query(`SELECT d.id, COUNT(b.id) FROM devices d
+	rows, err := dbtest.Peek(t, store).Query(`SELECT d.id, COUNT(b.id) FROM devices d
 		LEFT JOIN backups b ON b.device_id = d.id AND b.success = 1
 		WHERE d.id <> ? GROUP BY d.id`, probe.ID)
 	if err != nil {
@@ -195,7 +195,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatalf("%d devices counted, want %d", devices, fleetSize)
 	}
 	var jobs, succeeded, active, interrupted, interruptions int
-	q := store.Reader().QueryRow(`SELECT COUNT(*), COALESCE(SUM(state = 'succeeded'), 0), COALESCE(SUM(state IN ('queued', 'running')), 0),
+	q := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*), COALESCE(SUM(state = 'succeeded'), 0), COALESCE(SUM(state IN ('queued', 'running')), 0),
 		COALESCE(SUM(interruptions), 0) FROM jobs WHERE device_id <> ?`, probe.ID)
 	if err := q.Scan(&jobs, &succeeded, &active, &interruptions); err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestClusterFailover(t *testing.T) {
 	if jobs != fleetSize || succeeded != fleetSize || active != 0 {
 		t.Errorf("jobs: %d, %d succeeded, %d queued or running; want %d, all succeeded", jobs, succeeded, active, fleetSize)
 	}
-	if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).
 		Scan(&interrupted); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestClusterFailover(t *testing.T) {
 	// job of the probe device per tick), none logged twice by two nodes.
 	ticks := int(lastTick.Sub(firstTick)/time.Minute) + 1
 	var probeJobs int
-	if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE device_id = ? AND trigger = 'schedule'`, probe.ID).
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE device_id = ? AND trigger = 'schedule'`, probe.ID).
 		Scan(&probeJobs); err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func clusterOutage(t *testing.T, loc, nodeLoc string, outage, heal func()) {
 	}
 	waitUntil(30*time.Second, "backups running on the nodes", func() bool {
 		var running int
-		if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running); err != nil {
+		if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running); err != nil {
 			t.Fatal(err)
 		}
 		return running >= 4

@@ -13,16 +13,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"backupd/app/collector"
+	"backupd/app/agent"
 	"backupd/app/config"
 	"backupd/db"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 )
 
 // newCollector is `backupd collector`: run as a remote collector, and
 // the server's commands that enrol, list and revoke collectors.
 func newCollector(cfg *config.Config) *cobra.Command {
-	var cc collector.Config
+	var cc agent.Config
 	cmd := &cobra.Command{
 		Use:   "collector --server URL",
 		Short: "Run as a remote collector of a zone (dials out to the server over HTTPS), or manage collectors",
@@ -42,7 +42,7 @@ every user of the host sees a command line); the collector keeps its identity in
 			cc.DataDir = cfg.DataDir
 			cc.Version = Version
 			cc.Log = cfg.Logger(cmd.ErrOrStderr()).With("component", "collector")
-			return collector.Run(ctx, cc)
+			return agent.Run(ctx, cc)
 		},
 	}
 	f := cmd.Flags()
@@ -91,7 +91,7 @@ func newCollectorToken(cfg *config.Config) *cobra.Command {
 			if z.ID == db.LocalZone {
 				return errors.New("the local zone is the server's own: its devices need no collector")
 			}
-			token, id, err := collectorapi.NewEnrolmentToken(ctx, store, z.ID, ttl)
+			token, id, err := agentapi.NewEnrolmentToken(ctx, store, z.ID, ttl)
 			if err != nil {
 				return err
 			}

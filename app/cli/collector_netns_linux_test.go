@@ -26,6 +26,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
 
@@ -328,14 +329,14 @@ func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
 	// Mid-run: some devices done, some in the collector's hands.
 	goodCount := func() int {
 		var n int
-		if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE success = 1`).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM backups WHERE success = 1`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 	leased := func() int {
 		var n int
-		if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running' AND collector_id IS NOT NULL`).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running' AND collector_id IS NOT NULL`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -362,7 +363,7 @@ func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
 	// Every device: exactly one good backup, its job succeeded.
 	for _, id := range ids {
 		var good, interrupted int
-		if err := store.Reader().QueryRow(`SELECT COALESCE(SUM(success = 1), 0), COALESCE(SUM(error_message = ?), 0)
+		if err := dbtest.Peek(t, store).QueryRow(`SELECT COALESCE(SUM(success = 1), 0), COALESCE(SUM(error_message = ?), 0)
 			FROM backups WHERE device_id = ?`, db.ErrorInterrupted, id).Scan(&good, &interrupted); err != nil {
 			t.Fatal(err)
 		}
@@ -374,7 +375,7 @@ func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
 		}
 	}
 	var jobsOK int
-	if err := store.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'succeeded'`).Scan(&jobsOK); err != nil || jobsOK != devices {
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'succeeded'`).Scan(&jobsOK); err != nil || jobsOK != devices {
 		t.Fatalf("%d jobs succeeded, want %d (%v)", jobsOK, devices, err)
 	}
 	for _, out := range []string{srv.out.String(), col.out.String(), runOut.String()} {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -198,7 +197,7 @@ With --no-noise, differences in noise only count as none.`,
 					return err
 				}
 				var ok bool
-				if from, ok, err = versionBeforeChange(ctx, store, to); err != nil {
+				if from, ok, err = store.VersionBeforeChange(ctx, to); err != nil {
 					return err
 				}
 				if !ok {
@@ -358,9 +357,8 @@ func resolveDevice(ctx context.Context, store *db.Store, arg string, byName bool
 			}
 		}
 	}
-	var id int64
-	err := store.Reader().QueryRowContext(ctx, `SELECT id FROM devices WHERE name = ?`, arg).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
+	d, err := store.DeviceByName(ctx, arg)
+	if errors.Is(err, db.ErrNotFound) {
 		if byName {
 			return db.Device{}, fmt.Errorf("no device named %q", arg)
 		}
@@ -369,7 +367,7 @@ func resolveDevice(ctx context.Context, store *db.Store, arg string, byName bool
 	if err != nil {
 		return db.Device{}, fmt.Errorf("find device %q: %w", arg, err)
 	}
-	return store.GetDevice(ctx, id)
+	return d, nil
 }
 
 // resolveGroup finds a group by ID (when it is a number naming one) or name.
@@ -383,15 +381,14 @@ func resolveGroup(ctx context.Context, store *db.Store, arg string) (db.Group, e
 			return g, err
 		}
 	}
-	var id int64
-	err := store.Reader().QueryRowContext(ctx, `SELECT id FROM device_groups WHERE name = ?`, arg).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
+	g, err := store.GroupByName(ctx, arg)
+	if errors.Is(err, db.ErrNotFound) {
 		return db.Group{}, fmt.Errorf("no group with the name or ID %q", arg)
 	}
 	if err != nil {
 		return db.Group{}, fmt.Errorf("find group %q: %w", arg, err)
 	}
-	return store.GetGroup(ctx, id)
+	return g, nil
 }
 
 // latestVersion is the device's newest successful backup.
@@ -419,24 +416,6 @@ func versionAt(ctx context.Context, store *db.Store, d db.Device, t time.Time) (
 		return b, fmt.Errorf("device %s has no successful backup started at or before %s", d.Name, t.Format(time.RFC3339))
 	}
 	return b, nil
-}
-
-// versionBeforeChange is the newest successful backup before to whose
-// configuration differs from to's: the version the last change replaced.
-func versionBeforeChange(ctx context.Context, store *db.Store, to db.Backup) (db.Backup, bool, error) {
-	var id string
-	err := store.Reader().QueryRowContext(ctx, `SELECT id FROM backups
-		WHERE device_id = ? AND success = 1 AND snapshot_hash IS NOT NULL AND snapshot_hash <> ? AND started_at <= ?
-		ORDER BY started_at DESC, id DESC LIMIT 1`,
-		to.DeviceID, *to.SnapshotHash, to.StartedAt.UTC().Format(db.BackupTimeFormat)).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return db.Backup{}, false, nil
-	}
-	if err != nil {
-		return db.Backup{}, false, fmt.Errorf("version before the last change: %w", err)
-	}
-	b, err := store.GetBackup(ctx, id)
-	return b, err == nil, err
 }
 
 // deviceVersion loads backup id, which must be a version of d that holds a

@@ -8,6 +8,7 @@ import (
 
 	"backupd/app/demo"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // `serve --demo` registers its fleet and backs it up at once: within a
@@ -25,7 +26,7 @@ func TestServeDemo(t *testing.T) {
 		err     string
 	}
 	latest := func() map[string]row {
-		rows, err := store.Reader().QueryContext(ctx, `SELECT d.name, b.success, COALESCE(b.error_message, '')
+		rows, err := dbtest.Peek(t, store).QueryContext(ctx, `SELECT d.name, b.success, COALESCE(b.error_message, '')
 			FROM devices d JOIN backups b ON b.device_id = d.id AND b.finished_at IS NOT NULL
 			ORDER BY b.started_at`)
 		if err != nil {
@@ -71,7 +72,7 @@ func TestServeDemo(t *testing.T) {
 		}
 	}
 	var schedules int
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM schedules WHERE name IN ('Nightly', ?)`, demo.ScheduleName).Scan(&schedules)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM schedules WHERE name IN ('Nightly', ?)`, demo.ScheduleName).Scan(&schedules)
 	if schedules != 2 {
 		t.Errorf("want the nightly default and the demo schedule, found %d", schedules)
 	}
@@ -79,7 +80,7 @@ func TestServeDemo(t *testing.T) {
 	// backups and the failures to the demo's receiver, which checks the
 	// signature and logs what it got.
 	var chID int64
-	if err := store.Reader().QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE name = ?`, demo.ChannelName).Scan(&chID); err != nil {
+	if err := dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE name = ?`, demo.ChannelName).Scan(&chID); err != nil {
 		t.Fatalf("no demo channel: %v", err)
 	}
 	deadline = time.Now().Add(60 * time.Second)
@@ -105,9 +106,9 @@ func TestServeDemo(t *testing.T) {
 	// A second start reuses the group, credential and devices.
 	srv = startServe(t, data, "--demo")
 	var devices, groups, creds int
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM devices`).Scan(&devices)
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM device_groups`).Scan(&groups)
-	store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM credentials`).Scan(&creds)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM devices`).Scan(&devices)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM device_groups`).Scan(&groups)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM credentials`).Scan(&creds)
 	// The lab and its five groups: Core, Campus, Branch, Firewalls,
 	// Console and power.
 	if devices != want || groups != 6 || creds != 1 {
@@ -120,7 +121,7 @@ func TestServeDemo(t *testing.T) {
 	deadline = time.Now().Add(60 * time.Second)
 	var twice int
 	for time.Now().Before(deadline) {
-		store.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT device_id FROM backups WHERE success = 1
+		dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT device_id FROM backups WHERE success = 1
 			GROUP BY device_id HAVING COUNT(*) >= 2) AS again`).Scan(&twice)
 		if twice == healthy {
 			break

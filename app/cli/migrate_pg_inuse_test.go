@@ -94,11 +94,11 @@ func TestMigrateToPostgresRefusesALiveTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nodeID, host string
-	if err := dst.Reader().QueryRow(`SELECT id, hostname FROM nodes`).Scan(&nodeID, &host); err != nil {
+	if err := dbtest.Peek(t, dst).QueryRow(`SELECT id, hostname FROM nodes`).Scan(&nodeID, &host); err != nil {
 		t.Fatalf("the node's row: %v", err)
 	}
 
-	before := targetDigest(t, dst.Reader())
+	before := targetDigest(t, dbtest.Peek(t, dst))
 	r := mustFail(t, call{}, []string{
 		"is in use as backupd's store", "nothing was written to it",
 		"Nodes served it: " + nodeID + " on host " + host + " (last seen ", ", stopped ",
@@ -110,17 +110,17 @@ func TestMigrateToPostgresRefusesALiveTarget(t *testing.T) {
 			t.Errorf("the refusal says %q:\n%s", bad, r)
 		}
 	}
-	expectSameDigest(t, before, targetDigest(t, dst.Reader()))
+	expectSameDigest(t, before, targetDigest(t, dbtest.Peek(t, dst)))
 
 	// The nodes' rows gone, the rows written on PostgreSQL still show it.
 	if _, err := dst.Exec(context.Background(), `DELETE FROM nodes`); err != nil {
 		t.Fatal(err)
 	}
-	before = targetDigest(t, dst.Reader())
+	before = targetDigest(t, dbtest.Peek(t, dst))
 	r = mustFail(t, call{}, []string{"is in use as backupd's store", "It holds data written after the source", "api_keys (1 row)"},
 		"db", "migrate-to-postgres", "--from", src, "--to", loc)
 	if strings.Contains(r.stderr, "Nodes served it") {
 		t.Errorf("the refusal names nodes, and there are none:\n%s", r)
 	}
-	expectSameDigest(t, before, targetDigest(t, dst.Reader()))
+	expectSameDigest(t, before, targetDigest(t, dbtest.Peek(t, dst)))
 }

@@ -70,7 +70,7 @@ func applianceSource(t *testing.T, devices, backups int) string {
 		t.Fatal(err)
 	}
 	var deltas int
-	if err := s.Reader().QueryRow(`SELECT COUNT(*) FROM snapshots WHERE base_id IS NOT NULL`).Scan(&deltas); err != nil || (deltas == 0 && backups >= 10) {
+	if err := dbtest.Peek(t, s).QueryRow(`SELECT COUNT(*) FROM snapshots WHERE base_id IS NOT NULL`).Scan(&deltas); err != nil || (deltas == 0 && backups >= 10) {
 		t.Fatalf("the source holds %d deltas (%v); the copy must be shown with some", deltas, err)
 	}
 	return data
@@ -92,12 +92,12 @@ func factsOf(t *testing.T, s *db.Store) storeFacts {
 	for _, table := range []string{"users", "roles", "role_permissions", "user_roles", "api_keys", "audit_log", "device_groups",
 		"devices", "credentials", "backups", "snapshots", "jobs", "zones", "collectors", "collector_tokens"} {
 		var n int64
-		if err := s.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, s).QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		f.rows[table] = n
 	}
-	rows, err := s.Reader().QueryContext(ctx, `SELECT name, value FROM counters`)
+	rows, err := dbtest.Peek(t, s).QueryContext(ctx, `SELECT name, value FROM counters`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func factsOf(t *testing.T, s *db.Store) storeFacts {
 		f.counters[n] = v
 	}
 	rows.Close()
-	rows, err = s.Reader().QueryContext(ctx, `SELECT id, hash FROM snapshots ORDER BY id`)
+	rows, err = dbtest.Peek(t, s).QueryContext(ctx, `SELECT id, hash FROM snapshots ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func factsOf(t *testing.T, s *db.Store) storeFacts {
 		}
 		f.snapshots[ids[i]] = db.SnapshotHash(text)
 	}
-	rows, err = s.Reader().QueryContext(ctx, `SELECT id, name, COALESCE(last_good_backup_at, ''), COALESCE(last_changed_at, '') FROM devices ORDER BY id`)
+	rows, err = dbtest.Peek(t, s).QueryContext(ctx, `SELECT id, name, COALESCE(last_good_backup_at, ''), COALESCE(last_changed_at, '') FROM devices ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestMigrateToPostgresCopiesAndVerifies(t *testing.T) {
 	// device's too.
 	var maxGiven int64
 	s, _ := db.OpenReadOnly(t.Context(), src)
-	_ = s.Reader().QueryRow(`SELECT seq FROM sqlite_sequence WHERE name = 'devices'`).Scan(&maxGiven)
+	_ = dbtest.Peek(t, s).QueryRow(`SELECT seq FROM sqlite_sequence WHERE name = 'devices'`).Scan(&maxGiven)
 	s.Close()
 	d, err := dst.CreateDevice(t.Context(), db.Device{Name: "new-after-copy", Host: "192.0.2.200", Port: 22, Platform: "cisco_ios", LoginMethod: "ssh", Encoding: "utf-8", Enabled: true})
 	if err != nil {
@@ -265,7 +265,7 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	// Rows of every table the copy copies, but for the copy's own
 	// settings (its marker, the key's fingerprint).
 	var list string
-	if err := dst.Reader().QueryRow(`SELECT string_agg(table_name, ',') FROM information_schema.tables WHERE table_schema = current_schema()
+	if err := dbtest.Peek(t, dst).QueryRow(`SELECT string_agg(table_name, ',') FROM information_schema.tables WHERE table_schema = current_schema()
 		AND table_type = 'BASE TABLE' AND table_name NOT IN ('goose_db_version', 'nodes', 'counter_totals', 'counter_deltas')`).Scan(&list); err != nil {
 		t.Fatal(err)
 	}
@@ -283,13 +283,13 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	}
 	copied := func() (n int64) {
 		for _, table := range names {
-			n += rowsIn(dst.Reader(), table)
+			n += rowsIn(dbtest.Peek(t, dst), table)
 		}
 		return n
 	}
 	var total int64
 	for _, table := range names {
-		total += rowsIn(s.Reader(), table)
+		total += rowsIn(dbtest.Peek(t, s), table)
 	}
 	before := copied() // what the schema brings (the server's zone)
 
@@ -305,7 +305,7 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 	t.Logf("killed inside a batch with %d, then %d of %d rows copied; the marker then:\n%s\n%s", partial[0], partial[1], total, first.raw, second.raw)
 	// The triggers the copy turns off inside its batches are on.
 	var off int
-	if err := dst.Reader().QueryRow(`SELECT COUNT(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled = 'D'`).Scan(&off); err != nil || off != 0 {
+	if err := dbtest.Peek(t, dst).QueryRow(`SELECT COUNT(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled = 'D'`).Scan(&off); err != nil || off != 0 {
 		t.Fatalf("%d triggers left disabled after the kills (%v)", off, err)
 	}
 	// Half a copy is no store to run on.
@@ -322,7 +322,7 @@ func TestMigrateToPostgresResumesAfterKill9(t *testing.T) {
 		}
 	}
 	for table := range second.marker.After {
-		inSource := rowsIn(s.Reader(), table)
+		inSource := rowsIn(dbtest.Peek(t, s), table)
 		// No line: the rows were all there, only the table's end was not.
 		var n int64
 		if m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(table) + `: (\d+) rows copied$`).FindStringSubmatch(r.stderr); m != nil {
@@ -410,7 +410,7 @@ func killMidCopy(t *testing.T, dst *db.Store, src, loc string, prev frozenCopy) 
 	var tx *sql.Tx
 	seen := prev.raw
 	for tx == nil {
-		wait("the copy's next committed batch", func() bool { f = read(dst.Reader(), ""); return f.raw != seen })
+		wait("the copy's next committed batch", func() bool { f = read(dbtest.Peek(t, dst), ""); return f.raw != seen })
 		if f.marker.Copied {
 			t.Fatalf("the copy got to its end before the test could stop it (marker %s); the source is too small for this", f.raw)
 		}
@@ -419,7 +419,7 @@ func killMidCopy(t *testing.T, dst *db.Store, src, loc string, prev frozenCopy) 
 			continue
 		}
 		var err error
-		if tx, err = dst.Reader().BeginTx(ctx, nil); err != nil {
+		if tx, err = dbtest.Peek(t, dst).BeginTx(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
@@ -473,7 +473,7 @@ func TestMigrateToPostgresRefusesAnotherStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, err := dst.Reader().Conn(t.Context())
+		conn, err := dbtest.Peek(t, dst).Conn(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,7 +505,7 @@ func TestMigrateToPostgresReportsADifference(t *testing.T) {
 	}
 	ctx := context.Background()
 	var hash string
-	if err := dst.Reader().QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
+	if err := dbtest.Peek(t, dst).QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dst.Exec(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {

@@ -19,6 +19,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // hookReceiver is a webhook endpoint that hangs (a receiver that is down
@@ -110,7 +111,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	}
 	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
 	var events []string
-	rows, err := store.Reader().QueryContext(ctx, `SELECT id FROM outbox ORDER BY id`)
+	rows, err := dbtest.Peek(t, store).QueryContext(ctx, `SELECT id FROM outbox ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	}
 	states := func() map[string]int {
 		out := map[string]int{}
-		rows, err := store.Reader().QueryContext(ctx, `SELECT state, COUNT(*) FROM deliveries GROUP BY state`)
+		rows, err := dbtest.Peek(t, store).QueryContext(ctx, `SELECT state, COUNT(*) FROM deliveries GROUP BY state`)
 		if err != nil {
 			t.Fatal(err)
 		}

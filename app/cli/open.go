@@ -13,6 +13,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/app/config"
+	"backupd/app/notify/policy"
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
@@ -91,16 +92,21 @@ func openData(ctx context.Context, cfg *config.Config, stderr io.Writer) (*db.St
 	return store, sealer, nil
 }
 
-// openStore opens (creating or migrating) the store cfg names.
+// openStore opens (creating or migrating) the store cfg names, with
+// backupd's event policy: every command that records a backup, a check
+// or a push decides its events the same way.
 func openStore(ctx context.Context, cfg *config.Config) (*db.Store, error) {
+	var s *db.Store
+	var err error
 	if cfg.Postgres() {
-		s, err := db.OpenPostgres(ctx, cfg.DB)
-		if err != nil {
+		if s, err = db.OpenPostgres(ctx, cfg.DB); err != nil {
 			return nil, fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
 		}
-		return s, nil
+	} else if s, err = db.Open(ctx, cfg.DataDir); err != nil {
+		return nil, err
 	}
-	return db.Open(ctx, cfg.DataDir)
+	s.SetEventPolicy(policy.Decide)
+	return s, nil
 }
 
 // storeName names the store in messages and logs: the data directory, or
@@ -111,10 +117,6 @@ func storeName(cfg *config.Config) string {
 	}
 	return cfg.DataDir
 }
-
-// keyFingerprintSetting is the settings key under which a PostgreSQL
-// store keeps the fingerprint of the secret key its first node used.
-const keyFingerprintSetting = "secret_key_fingerprint"
 
 // errKeyMismatch is a node's secret key differing from the one the
 // store's sealed secrets were written with.
@@ -127,14 +129,9 @@ var errKeyMismatch = errors.New("this node's secret key is not the one the datab
 // ones they can open.
 func checkKeyFingerprint(ctx context.Context, store *db.Store, sealer *secret.Sealer, dataDir string) error {
 	fp := sealer.Fingerprint()
-	raw := fmt.Sprintf("%q", fp)
-	// The first node's insert wins; any other keeps the recorded value.
-	if _, err := store.Exec(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		keyFingerprintSetting, raw, db.Now()); err != nil {
-		return fmt.Errorf("record the secret key's fingerprint: %w", err)
-	}
-	var have string
-	if _, err := store.GetSetting(ctx, keyFingerprintSetting, &have); err != nil {
+	// The first node's fingerprint is recorded; any other keeps it.
+	have, err := store.RecordKeyFingerprint(ctx, fp)
+	if err != nil {
 		return err
 	}
 	return sameKey(have, fp, dataDir)
@@ -154,14 +151,13 @@ func sameKey(have, fp, dataDir string) error {
 // migrate-to-postgres is still filling: half a store would be taken for
 // the whole.
 func checkNoUnfinishedCopy(ctx context.Context, store *db.Store) error {
-	var m migrateMarker
-	found, err := store.GetSetting(ctx, migrateMarkerSetting, &m)
+	from, started, unfinished, err := store.UnfinishedCopy(ctx)
 	if err != nil {
 		return err
 	}
-	if found && !m.Copied {
+	if unfinished {
 		return fmt.Errorf("the copy of %s into this database (backupd db migrate-to-postgres, started %s) is unfinished: run it again to finish it before backupd uses the database",
-			m.From, m.Started)
+			from, started)
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func openReadOnly(ctx context.Context, cfg *config.Config, stderr io.Writer) (*d
 	}
 	var store *db.Store
 	if cfg.Postgres() {
-		empty, err := postgresEmpty(ctx, cfg.DB)
+		empty, err := db.PostgresEmpty(ctx, cfg.DB)
 		if err != nil {
 			return nil, err
 		}
@@ -63,21 +63,6 @@ func openReadOnly(ctx context.Context, cfg *config.Config, stderr io.Writer) (*d
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
 	return store, nil
-}
-
-// postgresEmpty reports whether the PostgreSQL database at url has no
-// backupd schema yet (no migration ever ran there), without changing it.
-func postgresEmpty(ctx context.Context, url string) (bool, error) {
-	look, err := db.InspectPostgres(ctx, url)
-	if err != nil {
-		return false, fmt.Errorf("%w (database %s)", err, db.RedactURL(url))
-	}
-	defer look.Close()
-	var empty bool
-	if err := look.QueryRowContext(ctx, `SELECT to_regclass('goose_db_version') IS NULL`).Scan(&empty); err != nil {
-		return false, fmt.Errorf("look at %s: %w", db.RedactURL(url), err)
-	}
-	return empty, nil
 }
 
 // openDryRun opens what a dry run plans against, and the sealer that
@@ -148,7 +133,7 @@ func dryRunSealer(ctx context.Context, store *db.Store, cfg *config.Config) (*se
 	}
 	if store.Postgres() {
 		var have string
-		found, err := store.GetSetting(ctx, keyFingerprintSetting, &have)
+		found, err := store.GetSetting(ctx, db.SettingKeyFingerprint, &have)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 var metricsURL = regexp.MustCompile(`msg="metrics listening" url=(http://127\.0\.0\.1:\d+/metrics)`)
@@ -161,7 +162,7 @@ func TestRepackAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hash string
-	if err := store.Reader().QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Exec(ctx, `UPDATE snapshots SET data = substr(data, 1, 12) || x'5a5a' || substr(data, 15) WHERE hash = ?`, hash); err != nil {

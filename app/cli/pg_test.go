@@ -308,7 +308,7 @@ func TestDBCheckOnPostgres(t *testing.T) {
 		t.Errorf("db check on PostgreSQL:\n%s", r)
 	}
 	var hash string
-	if err := s.Reader().QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
+	if err := dbtest.Peek(t, s).QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Exec(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {

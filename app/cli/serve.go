@@ -29,8 +29,8 @@ import (
 	"backupd/app/syslog"
 	"backupd/db"
 	"backupd/web"
+	"backupd/web/agentapi"
 	"backupd/web/apiv1"
-	"backupd/web/collectorapi"
 	"backupd/web/ui"
 )
 
@@ -179,7 +179,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 	node := cluster.New(store, cluster.Options{Version: Version, Log: log.With("component", "cluster")})
 	goBG(func() { node.Run(bg, lead) })
 	// Remote collectors take their zones' jobs through /collector/v1.
-	collectors := collectorapi.New(store, sealer, engine, log.With("component", "collectors"), collectorapi.Options{})
+	collectors := agentapi.New(store, sealer, engine, log.With("component", "collectors"), agentapi.Options{})
 	collectors.Mount(mux)
 	goBG(func() { collectors.Run(bg) })
 	if cfg.MetricsListen != "" {

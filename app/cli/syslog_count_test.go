@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
 
@@ -26,7 +27,7 @@ func TestSyslogCountsWhatItsTriggerDid(t *testing.T) {
 	// A device whose backup takes minutes, so that one is running when
 	// its change is logged.
 	var credID int64
-	if err := store.Reader().QueryRow(`SELECT id FROM credentials WHERE name = 'lab'`).Scan(&credID); err != nil {
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT id FROM credentials WHERE name = 'lab'`).Scan(&credID); err != nil {
 		t.Fatal(err)
 	}
 	slowSim, err := devsim.NewDevice(devsim.Options{Platform: "cisco_ios", Hostname: "slow-07", Username: simUser, Password: simPassword,

@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
 
@@ -26,7 +27,7 @@ func addSim(t *testing.T, store *db.Store, name, ip string, enabled bool) int64 
 	t.Helper()
 	ctx := context.Background()
 	var credID int64
-	if err := store.Reader().QueryRowContext(ctx, `SELECT id FROM credentials WHERE name = 'lab'`).Scan(&credID); err != nil {
+	if err := dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT id FROM credentials WHERE name = 'lab'`).Scan(&credID); err != nil {
 		t.Fatal(err)
 	}
 	d, err := devsim.NewDevice(devsim.Options{Platform: "cisco_ios", Hostname: name, Username: simUser, Password: simPassword,
@@ -71,7 +72,7 @@ func sendFrom(t *testing.T, network, from, addr, msg string) {
 // trigger syslog.
 func syslogBackups(t *testing.T, store *db.Store) map[int64]int {
 	t.Helper()
-	rows, err := store.Reader().QueryContext(context.Background(), `SELECT device_id, COUNT(*) FROM backups
+	rows, err := dbtest.Peek(t, store).QueryContext(context.Background(), `SELECT device_id, COUNT(*) FROM backups
 		WHERE trigger = 'syslog' AND finished_at IS NOT NULL AND success = 1 GROUP BY device_id`)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestServeSyslogTriggersBackups(t *testing.T) {
 
 	got := syslogBackups(t, store)
 	var offBackups int
-	if err := store.Reader().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM backups WHERE device_id = ?`, off).Scan(&offBackups); err != nil {
+	if err := dbtest.Peek(t, store).QueryRowContext(context.Background(), `SELECT COUNT(*) FROM backups WHERE device_id = ?`, off).Scan(&offBackups); err != nil {
 		t.Fatal(err)
 	}
 	if offBackups != 0 || len(got) != 2 {

@@ -122,7 +122,7 @@ func TestOneLeaderAndHandover(t *testing.T) {
 	// The server ends the new leader's lock connection: it stops
 	// leading, and the third node takes over.
 	var killed int
-	if err := first.Reader().QueryRow(`SELECT COUNT(pg_terminate_backend(l.pid)) FROM pg_locks l
+	if err := dbtest.Peek(t, first).QueryRow(`SELECT COUNT(pg_terminate_backend(l.pid)) FROM pg_locks l
 		JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database() AND a.application_name = 'backupd-lock'`).
 		Scan(&killed); err != nil || killed != 1 {

@@ -7,7 +7,6 @@ package demo
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -243,19 +242,17 @@ func randInt(n int) int {
 // credential returns the demo login, creating it with random passwords on
 // the first start.
 func credential(ctx context.Context, store *db.Store, sealer *secret.Sealer) (password, enable string, id int64, err error) {
-	var sealedPw, sealedEnable []byte
-	err = store.Reader().QueryRowContext(ctx, `SELECT id, password, enable_password FROM credentials WHERE name = ?`, CredentialName).
-		Scan(&id, &sealedPw, &sealedEnable)
+	have, err := store.CredentialByName(ctx, CredentialName)
 	if err == nil {
-		if password, err = sealer.Open(sealedPw, secret.PurposePassword); err != nil {
+		if password, err = sealer.Open(have.Password, secret.PurposePassword); err != nil {
 			return "", "", 0, fmt.Errorf("demo credential: %w", err)
 		}
-		if enable, err = sealer.Open(sealedEnable, secret.PurposeEnablePassword); err != nil {
+		if enable, err = sealer.Open(have.EnablePassword, secret.PurposeEnablePassword); err != nil {
 			return "", "", 0, fmt.Errorf("demo credential: %w", err)
 		}
-		return password, enable, id, nil
+		return password, enable, have.ID, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, db.ErrNotFound) {
 		return "", "", 0, fmt.Errorf("demo credential: %w", err)
 	}
 	password, enable = rand.Text(), rand.Text()
@@ -273,12 +270,11 @@ func credential(ctx context.Context, store *db.Store, sealer *secret.Sealer) (pa
 }
 
 func groupID(ctx context.Context, store *db.Store, name string, parent *int64) (int64, error) {
-	var id int64
-	err := store.Reader().QueryRowContext(ctx, `SELECT id FROM device_groups WHERE name = ?`, name).Scan(&id)
+	have, err := store.GroupByName(ctx, name)
 	if err == nil {
-		return id, nil
+		return have.ID, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, db.ErrNotFound) {
 		return 0, fmt.Errorf("demo group %s: %w", name, err)
 	}
 	g, err := store.CreateGroup(ctx, name, parent)
@@ -291,9 +287,8 @@ func groupID(ctx context.Context, store *db.Store, name string, parent *int64) (
 // upsertDevice registers d, or points the existing device of that name at
 // its new port (the simulator picks free ports at every start).
 func upsertDevice(ctx context.Context, store *db.Store, d db.Device) (int64, error) {
-	var id int64
-	err := store.Reader().QueryRowContext(ctx, `SELECT id FROM devices WHERE name = ?`, d.Name).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
+	have, err := store.DeviceByName(ctx, d.Name)
+	if errors.Is(err, db.ErrNotFound) {
 		created, err := store.CreateDevice(ctx, d)
 		if err != nil {
 			return 0, fmt.Errorf("demo device %s: %w", d.Name, err)
@@ -303,6 +298,7 @@ func upsertDevice(ctx context.Context, store *db.Store, d db.Device) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("demo device %s: %w", d.Name, err)
 	}
+	id := have.ID
 	moved, err := store.UpdateDevice(ctx, id, func(cur *db.Device) error {
 		cur.Host, cur.Port, cur.LoginMethod = d.Host, d.Port, d.LoginMethod
 		return nil
@@ -332,11 +328,10 @@ func closedPort() (int, error) {
 }
 
 func ensureSchedule(ctx context.Context, store *db.Store, rootID int64) error {
-	ok, err := exists(ctx, store, `SELECT 1 FROM schedules WHERE name = ?`, ScheduleName)
-	if err != nil || ok {
+	if _, err := store.ScheduleByName(ctx, ScheduleName); !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
-	_, err = store.CreateSchedule(ctx, db.Schedule{
+	_, err := store.CreateSchedule(ctx, db.Schedule{
 		Name: ScheduleName, Cron: "*/5 * * * *", Timezone: "UTC", Target: "groups",
 		TargetIDs: []int64{rootID}, SpreadSeconds: 30, Enabled: true,
 	})
@@ -344,13 +339,4 @@ func ensureSchedule(ctx context.Context, store *db.Store, rootID int64) error {
 		return fmt.Errorf("demo schedule: %w", err)
 	}
 	return nil
-}
-
-func exists(ctx context.Context, store *db.Store, query string, args ...any) (bool, error) {
-	var one int
-	err := store.Reader().QueryRowContext(ctx, query, args...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
 }

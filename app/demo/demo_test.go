@@ -10,6 +10,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/demo"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
 
@@ -45,7 +46,7 @@ func TestChangedDevicesLogToSyslog(t *testing.T) {
 		}
 	}
 	backedUp := func() map[string]string {
-		rows, err := store.Reader().QueryContext(ctx, `SELECT d.name, b.trigger FROM backups b JOIN devices d ON d.id = b.device_id
+		rows, err := dbtest.Peek(t, store).QueryContext(ctx, `SELECT d.name, b.trigger FROM backups b JOIN devices d ON d.id = b.device_id
 			WHERE b.success = 1`)
 		if err != nil {
 			t.Fatal(err)

@@ -58,7 +58,7 @@ func allDevices(t *testing.T, store *db.Store) map[string]db.Device {
 func tableCount(t *testing.T, store *db.Store, table string) int {
 	t.Helper()
 	var n int
-	if err := store.Reader().QueryRowContext(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+	if err := dbtest.Peek(t, store).QueryRowContext(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -308,7 +308,7 @@ func TestZones(t *testing.T) {
 		t.Fatalf("after the moves: a1 %d, b1 %d, e1 %d", all["a1"].ZoneID, all["b1"].ZoneID, all["e1"].ZoneID)
 	}
 	var jobZone int64
-	if err := store.Reader().QueryRowContext(ctx, `SELECT zone_id FROM jobs WHERE device_id = ? AND state = 'queued'`, all["a1"].ID).Scan(&jobZone); err != nil {
+	if err := dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT zone_id FROM jobs WHERE device_id = ? AND state = 'queued'`, all["a1"].ID).Scan(&jobZone); err != nil {
 		t.Fatal(err)
 	}
 	if jobZone != site2.ID {

@@ -93,7 +93,7 @@ func TestSealWebhookURLs(t *testing.T) {
 	}
 	var config string
 	var secretBytes []byte
-	if err := s.Reader().QueryRowContext(ctx, `SELECT config, secret FROM notification_channels WHERE id = ?`, ok.ID).Scan(&config, &secretBytes); err != nil {
+	if err := dbtest.Peek(t, s).QueryRowContext(ctx, `SELECT config, secret FROM notification_channels WHERE id = ?`, ok.ID).Scan(&config, &secretBytes); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(config+string(secretBytes), "tok-LEGACY-1") || !strings.Contains(config, "token=•••") {

@@ -169,7 +169,7 @@ func TestWorkerRedeliversSameBatch(t *testing.T) {
 					if time.Now().After(deadline) {
 						t.Fatalf("the failure was not recorded; the worker process said:\n%s", out.String())
 					}
-					if err := f.s.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE state = 'failed'`).Scan(&failed); err != nil {
+					if err := dbtest.Peek(t, f.s).QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE state = 'failed'`).Scan(&failed); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -228,7 +228,7 @@ func TestWorkerRedeliversSameBatch(t *testing.T) {
 				}
 			}
 			var kept int
-			if err := s2.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM delivery_batches WHERE events IS NOT NULL`).Scan(&kept); err != nil || kept != 0 {
+			if err := dbtest.Peek(t, s2).QueryRowContext(ctx, `SELECT COUNT(*) FROM delivery_batches WHERE events IS NOT NULL`).Scan(&kept); err != nil || kept != 0 {
 				t.Fatalf("%d settled batches keep their events (%v)", kept, err)
 			}
 		})

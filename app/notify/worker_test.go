@@ -431,7 +431,7 @@ func TestStaleCheckRecordsAndWorkerDelivers(t *testing.T) {
 	go func() { defer close(done); notify.RunStaleCheck(ctx, f.s, 48*time.Hour, time.Hour, nil) }()
 	var n int
 	for deadline := time.Now().Add(10 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := f.s.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE kind = 'backup.stale'`).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, f.s).QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE kind = 'backup.stale'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -491,7 +491,7 @@ func TestHungChannelDoesNotHoldBackups(t *testing.T) {
 		f.change(t, i, 1) // each records its event in its own transaction
 	}
 	var events int
-	if err := f.s.Reader().QueryRow(`SELECT COUNT(*) FROM outbox WHERE kind = 'config.changed'`).Scan(&events); err != nil {
+	if err := dbtest.Peek(t, f.s).QueryRow(`SELECT COUNT(*) FROM outbox WHERE kind = 'config.changed'`).Scan(&events); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -23,6 +23,7 @@ import (
 
 	_ "github.com/lib/pq" // the admin connection that creates databases
 
+	"backupd/app/notify/policy"
 	"backupd/db"
 	"backupd/embed"
 )
@@ -140,7 +141,8 @@ func sqliteTemplate() (string, error) {
 	return sqliteTpl.path, sqliteTpl.err
 }
 
-// OpenAt opens the store at loc (from Location) and closes it when t ends.
+// OpenAt opens the store at loc (from Location), with backupd's event
+// policy as serve opens it, and closes it when t ends.
 func OpenAt(t testing.TB, loc string) (*db.Store, error) {
 	t.Helper()
 	var s *db.Store
@@ -153,6 +155,7 @@ func OpenAt(t testing.TB, loc string) (*db.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.SetEventPolicy(policy.Decide)
 	t.Cleanup(func() { s.Close() })
 	return s, nil
 }

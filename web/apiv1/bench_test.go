@@ -272,7 +272,7 @@ func newBenchAPI(b *testing.B) (*benchAPI, error) {
 	if api.scopedKey, err = benchKey(ctx, store, scopedUser); err != nil {
 		return nil, err
 	}
-	if err := store.Reader().QueryRowContext(ctx, `SELECT MIN(id), MAX(id) FROM devices`).Scan(&api.minID, &api.maxID); err != nil {
+	if err := dbtest.Peek(b, store).QueryRowContext(ctx, `SELECT MIN(id), MAX(id) FROM devices`).Scan(&api.minID, &api.maxID); err != nil {
 		return nil, err
 	}
 

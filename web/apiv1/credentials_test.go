@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // Contract "Credentials" rules 1-3: partial PUT, in-use delete, secrets
@@ -88,7 +89,7 @@ func TestCredentialsSecretsSealedAndNeverReturned(t *testing.T) {
 
 func dumpDatabase(t *testing.T, store *db.Store) string {
 	t.Helper()
-	rows, err := store.Reader().Query(`SELECT name, username, password, enable_password, private_key, remarks FROM credentials`)
+	rows, err := dbtest.Peek(t, store).Query(`SELECT name, username, password, enable_password, private_key, remarks FROM credentials`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"backupd/app/collect/driver"
+	"backupd/internal/dbtest"
 )
 
 // Contract "Templates" rules 1-4 and PRODUCT.md §3 (platform validation,
@@ -81,7 +82,7 @@ func TestTemplatesDeleteWhileInUseFallsBackToDefaults(t *testing.T) {
 	dev := e.device("r1", nil, nil, id)
 	e.expect(e.do(http.MethodDelete, fmt.Sprintf("/api/v1/templates/%d", id), e.adminKey, nil), 200, "")
 	var tpl sql.NullInt64
-	if err := e.store.Reader().QueryRowContext(context.Background(), `SELECT template_id FROM devices WHERE id = ?`, dev).Scan(&tpl); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRowContext(context.Background(), `SELECT template_id FROM devices WHERE id = ?`, dev).Scan(&tpl); err != nil {
 		t.Fatal(err)
 	}
 	if tpl.Valid {

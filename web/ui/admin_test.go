@@ -15,6 +15,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // Passwords of the users the admin tests create.
@@ -265,7 +266,7 @@ func TestAdminDeactivateEndsSessionsAndKeys(t *testing.T) {
 		t.Errorf("carol's next page: %d %q, want sent to sign in", p.status, p.header.Get("Location"))
 	}
 	var n int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM web_sessions WHERE user_id = ?`, carol).Scan(&n); err != nil || n != 0 {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM web_sessions WHERE user_id = ?`, carol).Scan(&n); err != nil || n != 0 {
 		t.Errorf("carol keeps %d sessions (%v)", n, err)
 	}
 	if got := e.apiStatus(key, "/api/v1/groups"); got != http.StatusUnauthorized {
@@ -523,7 +524,7 @@ func TestAdminAPIKeyShownOnceWorksAndRevokes(t *testing.T) {
 		}
 	}
 	var hash []byte
-	if err := e.store.Reader().QueryRow(`SELECT hash FROM api_keys WHERE name = 'backup export'`).Scan(&hash); err != nil || strings.Contains(string(hash), key) {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT hash FROM api_keys WHERE name = 'backup export'`).Scan(&hash); err != nil || strings.Contains(string(hash), key) {
 		t.Errorf("stored hash: %v", err)
 	}
 	a := e.lastAudit("api_key.create")
@@ -545,7 +546,7 @@ func TestAdminAPIKeyShownOnceWorksAndRevokes(t *testing.T) {
 
 	// Refusals create nothing.
 	var before int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM api_keys`).Scan(&before)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM api_keys`).Scan(&before)
 	yesterday := e.clock.Now().AddDate(0, 0, -1).Format(time.DateOnly)
 	for name, c2 := range map[string]struct {
 		form   url.Values
@@ -563,7 +564,7 @@ func TestAdminAPIKeyShownOnceWorksAndRevokes(t *testing.T) {
 		expectBody(t, name, p, c2.says)
 	}
 	var after int
-	e.store.Reader().QueryRow(`SELECT COUNT(*) FROM api_keys`).Scan(&after)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM api_keys`).Scan(&after)
 	if after != before {
 		t.Errorf("refused forms created %d keys", after-before)
 	}
@@ -602,7 +603,7 @@ func TestAdminAPIKeyShownOnceWorksAndRevokes(t *testing.T) {
 	// Carol revokes her own.
 	c.get("/api-keys")
 	var kid int64
-	e.store.Reader().QueryRow(`SELECT id FROM api_keys WHERE name = 'backup export'`).Scan(&kid)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT id FROM api_keys WHERE name = 'backup export'`).Scan(&kid)
 	expect(t, "carol revokes her key", c.post("/api-keys/"+id(kid)+"/revoke", nil), http.StatusSeeOther, "/api-keys?done=revoked")
 	if got := e.apiStatus(key, "/api/v1/groups"); got != http.StatusUnauthorized {
 		t.Errorf("revoked key: %d, want 401", got)

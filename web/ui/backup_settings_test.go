@@ -15,6 +15,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // setClock moves the server's clock to t (sign in afterwards).
@@ -421,7 +422,7 @@ func TestScheduleScopeAndPermissions(t *testing.T) {
 func mustDeviceID(t *testing.T, e *env, name string) int64 {
 	t.Helper()
 	var id int64
-	if err := e.store.Reader().QueryRow(`SELECT id FROM devices WHERE name = ?`, name).Scan(&id); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT id FROM devices WHERE name = ?`, name).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -573,7 +574,7 @@ func seedVersions(t *testing.T, e *env, name string, days int) int64 {
 func backupCount(t *testing.T, e *env, device int64) int {
 	t.Helper()
 	var n int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ?`, device).Scan(&n); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ?`, device).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

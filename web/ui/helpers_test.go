@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 	"context"
 	"io"
@@ -125,7 +126,7 @@ func (e *env) createUser(username, password, role string, all bool, groups ...in
 func (e *env) sessionCount() int {
 	e.t.Helper()
 	var n int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM web_sessions`).Scan(&n); err != nil {
+	if err := dbtest.Peek(e.t, e.store).QueryRow(`SELECT COUNT(*) FROM web_sessions`).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}
 	return n

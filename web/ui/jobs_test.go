@@ -16,13 +16,14 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // jobsDeviceID is the id of the device called name.
 func jobsDeviceID(t *testing.T, e *env, name string) int64 {
 	t.Helper()
 	var id int64
-	if err := e.store.Reader().QueryRow(`SELECT id FROM devices WHERE name = ?`, name).Scan(&id); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT id FROM devices WHERE name = ?`, name).Scan(&id); err != nil {
 		t.Fatalf("device %s: %v", name, err)
 	}
 	return id

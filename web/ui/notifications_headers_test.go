@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // rawChannel reads a channel's row as SQLite holds it.
@@ -18,7 +19,7 @@ func rawChannel(t *testing.T, e *env, id int64) string {
 	t.Helper()
 	var config string
 	var sealed []byte
-	if err := e.store.Reader().QueryRowContext(context.Background(),
+	if err := dbtest.Peek(t, e.store).QueryRowContext(context.Background(),
 		`SELECT config, secret FROM notification_channels WHERE id = ?`, id).Scan(&config, &sealed); err != nil {
 		t.Fatal(err)
 	}

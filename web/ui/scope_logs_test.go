@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // scopeLogsFleet is two groups with a device each, and a role that reads
@@ -103,7 +104,7 @@ func TestDeliveryLogScope(t *testing.T) {
 			t.Fatal(err)
 		}
 		var id int64
-		if err := e.store.Reader().QueryRowContext(ctx, `SELECT MAX(id) FROM outbox`).Scan(&id); err != nil {
+		if err := dbtest.Peek(t, e.store).QueryRowContext(ctx, `SELECT MAX(id) FROM outbox`).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.store.Exec(ctx, `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)

@@ -14,6 +14,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/web"
 )
 
@@ -53,7 +54,7 @@ func TestLoginBadThenGoodThenLogout(t *testing.T) {
 	// Only the token's hash is stored.
 	sum := sha256.Sum256([]byte(sc.Value))
 	var id string
-	if err := e.store.Reader().QueryRow(`SELECT id FROM web_sessions`).Scan(&id); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT id FROM web_sessions`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	if id != hex.EncodeToString(sum[:]) || strings.Contains(id, sc.Value) {
@@ -97,8 +98,8 @@ func TestLoginBadThenGoodThenLogout(t *testing.T) {
 		}
 	}
 	var n int
-	if err := e.store.Reader().QueryRow(`SELECT COUNT(*) FROM audit_log WHERE details LIKE '%password-1%' OR details LIKE '%wrong-password%'
-		OR username LIKE '%nobody%'`).Scan(&n); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM audit_log WHERE lower(details) LIKE '%password-1%' OR lower(details) LIKE '%wrong-password%'
+		OR lower(username) LIKE '%nobody%'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
@@ -135,7 +136,7 @@ func TestSessionIdleAndAbsoluteExpiry(t *testing.T) {
 	e.createUser("alice", "alice-password-1", auth.RoleOperator, true)
 	lastSeen := func() string {
 		var s string
-		if err := e.store.Reader().QueryRow(`SELECT last_seen_at FROM web_sessions`).Scan(&s); err != nil {
+		if err := dbtest.Peek(t, e.store).QueryRow(`SELECT last_seen_at FROM web_sessions`).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s

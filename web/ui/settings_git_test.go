@@ -16,6 +16,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func gitForm(remote, knownHosts, key, token string) url.Values {
@@ -120,7 +121,7 @@ func TestGitMirrorSettingsForm(t *testing.T) {
 		t.Fatalf("token not sealed as typed: %v", err)
 	}
 	var raw string
-	if err := e.store.Reader().QueryRow(`SELECT value FROM settings WHERE key = ?`, db.SettingGitMirror).Scan(&raw); err != nil {
+	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT value FROM settings WHERE key = ?`, db.SettingGitMirror).Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(raw, "PRIVATE KEY") || strings.Contains(raw, "s3cret-token") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backupd/app/backup"
+	"backupd/app/notify/policy"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/internal/dbtest"
@@ -87,7 +88,7 @@ func BenchmarkClusterNodes(b *testing.B) {
 				stop()
 				wg.Wait()
 				var failed int
-				if err := stores[0].Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state <> 'succeeded'`).Scan(&failed); err != nil {
+				if err := dbtest.Peek(b, stores[0]).QueryRow(`SELECT COUNT(*) FROM jobs WHERE state <> 'succeeded'`).Scan(&failed); err != nil {
 					b.Fatal(err)
 				}
 				if failed > 0 {
@@ -118,6 +119,7 @@ func clusterStores(b *testing.B, pg bool, n int) []*db.Store {
 			stores[i], err = db.Open(context.Background(), loc)
 			if err == nil {
 				s := stores[i]
+				s.SetEventPolicy(policy.Decide)
 				b.Cleanup(func() { s.Close() })
 			}
 		}

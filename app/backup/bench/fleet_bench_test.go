@@ -222,7 +222,7 @@ func BenchmarkFleet(b *testing.B) {
 	}
 	b.StopTimer()
 	var sizes []int64
-	rows, err := store.Reader().QueryContext(ctx, `SELECT bytes FROM backups WHERE success = 1`)
+	rows, err := dbtest.Peek(b, store).QueryContext(ctx, `SELECT bytes FROM backups WHERE success = 1`)
 	if err == nil {
 		for rows.Next() {
 			var n int64

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"backupd/db"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 	"backupd/web/ui/core"
 )
 
@@ -157,7 +157,7 @@ func (u *handlers) createCollectorToken(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	token, tokenID, err := collectorapi.NewEnrolmentToken(r.Context(), u.Store, z.ID, collectorTokenTTL)
+	token, tokenID, err := agentapi.NewEnrolmentToken(r.Context(), u.Store, z.ID, collectorTokenTTL)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package collectorapi_test
+package agentapi_test
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/agent"
 	"backupd/app/backup"
-	"backupd/app/collector"
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 )
 
 const (
@@ -38,7 +38,7 @@ type env struct {
 	store   *db.Store
 	sealer  *secret.Sealer
 	srv     *httptest.Server
-	api     *collectorapi.Server
+	api     *agentapi.Server
 	zone    db.Zone
 	credID  int64
 	log     *testkit.LockedBuffer
@@ -67,7 +67,7 @@ func newEnv(t testing.TB) *env {
 	}
 	e.credID = cred.ID
 	engine := backup.New(store, sealer, log.With("component", "backup"), backup.Options{})
-	e.api = collectorapi.New(store, sealer, engine, log.With("component", "collectors"), collectorapi.Options{Lease: 3 * time.Second})
+	e.api = agentapi.New(store, sealer, engine, log.With("component", "collectors"), agentapi.Options{Lease: 3 * time.Second})
 	mux := http.NewServeMux()
 	e.api.Mount(mux)
 	e.srv = httptest.NewTLSServer(mux)
@@ -137,7 +137,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 		remote = append(remote, e.device(t, fmt.Sprintf("site-r%d", i), e.zone.ID))
 	}
 	local := e.device(t, "local-r1", db.LocalZone)
-	token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	token, _, err := agentapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
-		done <- collector.Run(runCtx, collector.Config{Server: e.srv.URL, Token: token, DataDir: dataDir, CAFile: e.caFile,
+		done <- agent.Run(runCtx, agent.Config{Server: e.srv.URL, Token: token, DataDir: dataDir, CAFile: e.caFile,
 			Name: "edge-1", Workers: 2, Version: "test-1",
 			Log: slog.New(slog.NewTextHandler(clog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	}()
@@ -187,7 +187,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 	}
 
 	// Its identity file is private and holds no device secret.
-	fi, err := os.Stat(filepath.Join(dataDir, collector.IdentityFile))
+	fi, err := os.Stat(filepath.Join(dataDir, agent.IdentityFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("identity file: %v %v", fi, err)
 	}
@@ -213,7 +213,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if !errors.Is(err, collector.ErrRevoked) {
+		if !errors.Is(err, agent.ErrRevoked) {
 			t.Fatalf("a revoked collector ended with %v", err)
 		}
 	case <-time.After(60 * time.Second):
@@ -221,15 +221,15 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 	}
 }
 
-func post(t *testing.T, e *env, path, token, body string) (int, collector.ErrorResponse) {
+func post(t *testing.T, e *env, path, token, body string) (int, agent.ErrorResponse) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+path, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+agent.PathPrefix+path, strings.NewReader(body))
 	return send(t, e, req, token)
 }
 
 // send makes a call with token (none when empty) and reads the refusal
 // the server answered with, if any.
-func send(t *testing.T, e *env, req *http.Request, token string) (int, collector.ErrorResponse) {
+func send(t *testing.T, e *env, req *http.Request, token string) (int, agent.ErrorResponse) {
 	t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -239,7 +239,7 @@ func send(t *testing.T, e *env, req *http.Request, token string) (int, collector
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var er collector.ErrorResponse
+	var er agent.ErrorResponse
 	_ = json.NewDecoder(resp.Body).Decode(&er)
 	return resp.StatusCode, er
 }
@@ -250,12 +250,12 @@ func send(t *testing.T, e *env, req *http.Request, token string) (int, collector
 func TestCollectorProtocolRefusals(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	token, _, err := agentapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := collector.NewKeyPair()
-	enrol := fmt.Sprintf(`{"token":%q,"name":"edge","public_key":%q,"version":"v"}`, token, collector.EncodeKey(key.Public))
+	key, _ := agent.NewKeyPair()
+	enrol := fmt.Sprintf(`{"token":%q,"name":"edge","public_key":%q,"version":"v"}`, token, agent.EncodeKey(key.Public))
 	status, _ := post(t, e, "enrol", "", enrol)
 	if status != http.StatusOK {
 		t.Fatalf("enrol: %d", status)
@@ -265,17 +265,17 @@ func TestCollectorProtocolRefusals(t *testing.T) {
 		status                  int
 		code                    string
 	}{
-		{"spent token", "enrol", "", enrol, 403, collector.CodeEnrolment},
-		{"unknown token", "enrol", "", strings.Replace(enrol, token, "bke_nope", 1), 403, collector.CodeEnrolment},
-		{"bad key", "enrol", "", `{"token":"bke_x","name":"e","public_key":"short","version":"v"}`, 400, collector.CodeBadRequest},
-		{"unknown field", "enrol", "", `{"token":"bke_x","nmae":"e"}`, 400, collector.CodeBadRequest},
-		{"not json", "enrol", "", `{`, 400, collector.CodeBadRequest},
-		{"no bearer", "poll", "", `{}`, 401, collector.CodeUnauthorized},
-		{"wrong bearer", "poll", "bkc_wrong", `{}`, 401, collector.CodeUnauthorized},
-		{"enrolment token as bearer", "poll", token, `{}`, 401, collector.CodeUnauthorized},
-		{"bad job id", "jobs/x/result", "bkc_wrong", `{}`, 401, collector.CodeUnauthorized},
-		{"too large", "enrol", "", `{"token":"` + strings.Repeat("a", 70<<10) + `"}`, 413, collector.CodeTooLarge},
-		{"unknown call", "nothing", "", `{}`, 404, collector.CodeBadRequest},
+		{"spent token", "enrol", "", enrol, 403, agent.CodeEnrolment},
+		{"unknown token", "enrol", "", strings.Replace(enrol, token, "bke_nope", 1), 403, agent.CodeEnrolment},
+		{"bad key", "enrol", "", `{"token":"bke_x","name":"e","public_key":"short","version":"v"}`, 400, agent.CodeBadRequest},
+		{"unknown field", "enrol", "", `{"token":"bke_x","nmae":"e"}`, 400, agent.CodeBadRequest},
+		{"not json", "enrol", "", `{`, 400, agent.CodeBadRequest},
+		{"no bearer", "poll", "", `{}`, 401, agent.CodeUnauthorized},
+		{"wrong bearer", "poll", "bkc_wrong", `{}`, 401, agent.CodeUnauthorized},
+		{"enrolment token as bearer", "poll", token, `{}`, 401, agent.CodeUnauthorized},
+		{"bad job id", "jobs/x/result", "bkc_wrong", `{}`, 401, agent.CodeUnauthorized},
+		{"too large", "enrol", "", `{"token":"` + strings.Repeat("a", 70<<10) + `"}`, 413, agent.CodeTooLarge},
+		{"unknown call", "nothing", "", `{}`, 404, agent.CodeBadRequest},
 	}
 	for _, c := range cases {
 		status, er := post(t, e, c.path, c.token, c.body)
@@ -292,14 +292,14 @@ func TestCollectorJobCancelled(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	slow := e.device(t, "slow", e.zone.ID, devsim.FailSlowDrip)
-	token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	token, _, err := agentapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- collector.Run(runCtx, collector.Config{Server: e.srv.URL, Token: token, DataDir: t.TempDir(), CAFile: e.caFile,
+		done <- agent.Run(runCtx, agent.Config{Server: e.srv.URL, Token: token, DataDir: t.TempDir(), CAFile: e.caFile,
 			Workers: 2, Version: "test-1", ShutdownGrace: time.Second})
 	}()
 	defer func() { stop(); <-done }()

@@ -1,4 +1,4 @@
-package collectorapi_test
+package agentapi_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/agent"
 	"backupd/app/backup"
-	"backupd/app/collector"
 	"backupd/db"
 	"backupd/internal/dbtest"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 )
 
 // rawCollector enrols a collector in the env's zone through the protocol
@@ -23,16 +23,16 @@ import (
 // as a collector that misbehaves would.
 func rawCollector(t *testing.T, e *env, name string) string {
 	t.Helper()
-	token, _, err := collectorapi.NewEnrolmentToken(context.Background(), e.store, e.zone.ID, time.Hour)
+	token, _, err := agentapi.NewEnrolmentToken(context.Background(), e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := collector.NewKeyPair()
+	key, err := agent.NewKeyPair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(collector.EnrolRequest{Token: token, Name: name, PublicKey: collector.EncodeKey(key.Public), Version: "raw"})
-	var resp collector.EnrolResponse
+	body, _ := json.Marshal(agent.EnrolRequest{Token: token, Name: name, PublicKey: agent.EncodeKey(key.Public), Version: "raw"})
+	var resp agent.EnrolResponse
 	if status := call(t, e, "enrol", "", string(body), &resp); status != http.StatusOK || resp.Token == "" {
 		t.Fatalf("enrol: %d %+v", status, resp)
 	}
@@ -43,7 +43,7 @@ func rawCollector(t *testing.T, e *env, name string) string {
 // out.
 func call(t *testing.T, e *env, path, bearer, body string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+path, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+agent.PathPrefix+path, strings.NewReader(body))
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	}
@@ -62,11 +62,11 @@ func call(t *testing.T, e *env, path, bearer, body string, out any) int {
 
 // pollFor polls (without waiting) until the collector is handed the
 // job of device, bounded.
-func pollFor(t *testing.T, e *env, bearer string, held []int64) collector.Job {
+func pollFor(t *testing.T, e *env, bearer string, held []int64) agent.Job {
 	t.Helper()
-	body, _ := json.Marshal(collector.PollRequest{Version: "raw", Held: held, Free: 1})
+	body, _ := json.Marshal(agent.PollRequest{Version: "raw", Held: held, Free: 1})
 	for range 50 {
-		var resp collector.PollResponse
+		var resp agent.PollResponse
 		if status := call(t, e, "poll", bearer, string(body), &resp); status != http.StatusOK {
 			t.Fatalf("poll: %d", status)
 		}
@@ -76,7 +76,7 @@ func pollFor(t *testing.T, e *env, bearer string, held []int64) collector.Job {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the collector was handed no job")
-	return collector.Job{}
+	return agent.Job{}
 }
 
 // A collector that reports a job cancelled when no operator cancelled
@@ -93,8 +93,8 @@ func TestCollectorCannotCancelOnItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := pollFor(t, e, bearer, nil)
-	result := func(j collector.Job) string {
-		b, _ := json.Marshal(collector.ResultRequest{Attempt: j.Attempt, Reason: backup.CaptureCancelled, Error: "cancelled by an operator"})
+	result := func(j agent.Job) string {
+		b, _ := json.Marshal(agent.ResultRequest{Attempt: j.Attempt, Reason: backup.CaptureCancelled, Error: "cancelled by an operator"})
 		return string(b)
 	}
 	if status := call(t, e, fmt.Sprintf("jobs/%d/result", job.ID), bearer, result(job), nil); status != http.StatusNoContent {
@@ -147,12 +147,12 @@ func (b repeated) Read(p []byte) (int, error) {
 // without holding it in memory, and returns the status and refusal.
 // sized sends its length first (Content-Length), as the collector does;
 // otherwise it goes chunked and the server finds out as it reads.
-func uploadResult(t *testing.T, e *env, bearer string, job collector.Job, textBytes int64, sized bool) (int, collector.ErrorResponse) {
+func uploadResult(t *testing.T, e *env, bearer string, job agent.Job, textBytes int64, sized bool) (int, agent.ErrorResponse) {
 	t.Helper()
 	prefix := fmt.Sprintf(`{"attempt":%q,"reason":"protocol","error":"the device printed too much","text":"`, job.Attempt)
 	suffix := `"}`
 	body := io.MultiReader(strings.NewReader(prefix), io.LimitReader(repeated('a'), textBytes), strings.NewReader(suffix))
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+fmt.Sprintf("jobs/%d/result", job.ID), body)
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+agent.PathPrefix+fmt.Sprintf("jobs/%d/result", job.ID), body)
 	if sized {
 		req.ContentLength = int64(len(prefix)+len(suffix)) + textBytes
 	}
@@ -174,12 +174,12 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := pollFor(t, e, bearer, nil)
-	over := collectorapi.ResultLimit(1)
+	over := agentapi.ResultLimit(1)
 	for _, sized := range []bool{true, false} {
 		status, er := uploadResult(t, e, bearer, job, over, sized)
-		if status != http.StatusRequestEntityTooLarge || er.Code != collector.CodeTooLarge ||
+		if status != http.StatusRequestEntityTooLarge || er.Code != agent.CodeTooLarge ||
 			!strings.Contains(er.Message, fmt.Sprintf("exceeds %d bytes", over)) || !strings.Contains(er.Message, "1 commands") {
-			t.Fatalf("an over-size result (sized %v): %d %+v; want 413 %s naming the limit", sized, status, er, collector.CodeTooLarge)
+			t.Fatalf("an over-size result (sized %v): %d %+v; want 413 %s naming the limit", sized, status, er, agent.CodeTooLarge)
 		}
 	}
 	js, err := e.store.GetJobs(ctx, ids)
@@ -198,7 +198,7 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 	}
 	// The collector drops the refused result: its next poll no longer
 	// holds the job, which is queued again with no attempt used up.
-	body, _ := json.Marshal(collector.PollRequest{Version: "raw"})
+	body, _ := json.Marshal(agent.PollRequest{Version: "raw"})
 	if status := call(t, e, "poll", bearer, string(body), nil); status != http.StatusOK {
 		t.Fatalf("poll: %d", status)
 	}
@@ -257,12 +257,12 @@ func TestIdleCollectorPollTakesNoWriteLock(t *testing.T) {
 
 	type answer struct {
 		status int
-		resp   collector.PollResponse
+		resp   agent.PollResponse
 	}
 	polled := make(chan answer, 1)
 	go func() {
-		body, _ := json.Marshal(collector.PollRequest{Version: "raw-2", Free: 4, WaitSeconds: 2})
-		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+collector.PathPrefix+"poll", strings.NewReader(string(body)))
+		body, _ := json.Marshal(agent.PollRequest{Version: "raw-2", Free: 4, WaitSeconds: 2})
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+agent.PathPrefix+"poll", strings.NewReader(string(body)))
 		req.Header.Set("Authorization", "Bearer "+bearer)
 		var a answer
 		if resp, err := e.srv.Client().Do(req); err == nil {

@@ -1,10 +1,10 @@
-// Package collectorapi serves the remote collectors' protocol
-// (collector.PathPrefix): enrolment with a one-time token, long polls that
+// Package agentapi serves the remote collectors' protocol
+// (agent.PathPrefix): enrolment with a one-time token, long polls that
 // lease a zone's jobs with their secrets sealed to the collector, and the
 // upload of what each collection captured, which the engine records as it
 // records its own backups. It is separate from the public API, which never
 // starts or records a backup.
-package collectorapi
+package agentapi
 
 import (
 	"context"
@@ -22,10 +22,10 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/agent"
 	"backupd/app/backup"
 	"backupd/app/collect"
 	"backupd/app/collect/driver"
-	"backupd/app/collector"
 	"backupd/app/netguard"
 	"backupd/app/platforms"
 	"backupd/app/secret"
@@ -74,12 +74,12 @@ func New(store *db.Store, sealer *secret.Sealer, engine *backup.Engine, log *slo
 
 // Mount registers the protocol's routes on mux.
 func (s *Server) Mount(mux *http.ServeMux) {
-	p := collector.PathPrefix
+	p := agent.PathPrefix
 	mux.HandleFunc("POST "+p+"enrol", s.enrol)
 	mux.HandleFunc("POST "+p+"poll", s.authed(s.poll))
 	mux.HandleFunc("POST "+p+"jobs/{id}/result", s.authed(s.result))
 	mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, collector.CodeBadRequest, "no such collector call")
+		writeError(w, http.StatusNotFound, agent.CodeBadRequest, "no such collector call")
 	})
 }
 
@@ -111,7 +111,7 @@ func (s *Server) Run(ctx context.Context) {
 // for ttl, and stores its hash. The token is shown once; id names it
 // from then on (to list and revoke it).
 func NewEnrolmentToken(ctx context.Context, store *db.Store, zoneID int64, ttl time.Duration) (token string, id int64, err error) {
-	token = newToken(collector.EnrolmentTokenScheme)
+	token = newToken(agent.EnrolmentTokenScheme)
 	id, err = store.CreateEnrolmentToken(ctx, zoneID, hashToken(token), time.Now().Add(ttl))
 	if err != nil {
 		return "", 0, err
@@ -142,7 +142,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, collector.ErrorResponse{Code: code, Message: msg})
+	writeJSON(w, status, agent.ErrorResponse{Code: code, Message: msg})
 }
 
 // decode reads a JSON body of at most limit bytes into v; false when it
@@ -155,7 +155,7 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
 // limit. A body that says it is over is refused before it is read.
 func decodeLimited(w http.ResponseWriter, r *http.Request, limit int64, v any, tooLargeMsg string) bool {
 	if r.ContentLength > limit {
-		writeError(w, http.StatusRequestEntityTooLarge, collector.CodeTooLarge, tooLargeMsg)
+		writeError(w, http.StatusRequestEntityTooLarge, agent.CodeTooLarge, tooLargeMsg)
 		return false
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
@@ -163,14 +163,14 @@ func decodeLimited(w http.ResponseWriter, r *http.Request, limit int64, v any, t
 	if err := dec.Decode(v); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, collector.CodeTooLarge, tooLargeMsg)
+			writeError(w, http.StatusRequestEntityTooLarge, agent.CodeTooLarge, tooLargeMsg)
 			return false
 		}
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the body is not the expected JSON")
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest, "the body is not the expected JSON")
 		return false
 	}
 	if dec.More() {
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the body is not the expected JSON")
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest, "the body is not the expected JSON")
 		return false
 	}
 	return true
@@ -185,29 +185,29 @@ func remoteHost(r *http.Request) string {
 }
 
 func (s *Server) enrol(w http.ResponseWriter, r *http.Request) {
-	var req collector.EnrolRequest
+	var req agent.EnrolRequest
 	if !decode(w, r, 64<<10, &req) {
 		return
 	}
 	req.Name = strings.TrimSpace(req.Name)
 	if req.Name == "" || len(req.Name) > 128 || len(req.Version) > 64 {
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "name (1 to 128 characters) and version (up to 64) are required")
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest, "name (1 to 128 characters) and version (up to 64) are required")
 		return
 	}
-	if _, err := collector.DecodeKey(req.PublicKey); err != nil {
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, err.Error())
+	if _, err := agent.DecodeKey(req.PublicKey); err != nil {
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest, err.Error())
 		return
 	}
-	if !strings.HasPrefix(req.Token, collector.EnrolmentTokenScheme) || len(req.Token) > 128 {
-		writeError(w, http.StatusForbidden, collector.CodeEnrolment, db.ErrEnrolment.Error())
+	if !strings.HasPrefix(req.Token, agent.EnrolmentTokenScheme) || len(req.Token) > 128 {
+		writeError(w, http.StatusForbidden, agent.CodeEnrolment, db.ErrEnrolment.Error())
 		return
 	}
-	bearer := newToken(collector.BearerTokenScheme)
+	bearer := newToken(agent.BearerTokenScheme)
 	c, err := s.store.EnrolCollector(r.Context(), hashToken(req.Token),
 		db.Collector{Name: req.Name, PublicKey: req.PublicKey, Version: req.Version, LastAddress: remoteHost(r)}, hashToken(bearer))
 	if errors.Is(err, db.ErrEnrolment) {
 		s.log.Warn("collector enrolment refused", "remote", remoteHost(r))
-		writeError(w, http.StatusForbidden, collector.CodeEnrolment, err.Error())
+		writeError(w, http.StatusForbidden, agent.CodeEnrolment, err.Error())
 		return
 	}
 	if err != nil {
@@ -215,12 +215,12 @@ func (s *Server) enrol(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("collector enrolled", "collector_id", c.ID, "name", c.Name, "zone", c.ZoneName, "version", c.Version, "remote", remoteHost(r))
-	writeJSON(w, http.StatusOK, collector.EnrolResponse{CollectorID: c.ID, Zone: c.ZoneName, Token: bearer})
+	writeJSON(w, http.StatusOK, agent.EnrolResponse{CollectorID: c.ID, Zone: c.ZoneName, Token: bearer})
 }
 
 func (s *Server) internal(w http.ResponseWriter, what string, err error) {
 	s.log.Error(what, "err", err)
-	writeError(w, http.StatusInternalServerError, collector.CodeInternal, "internal error; the server log has details")
+	writeError(w, http.StatusInternalServerError, agent.CodeInternal, "internal error; the server log has details")
 }
 
 type authedHandler func(w http.ResponseWriter, r *http.Request, c db.Collector)
@@ -228,13 +228,13 @@ type authedHandler func(w http.ResponseWriter, r *http.Request, c db.Collector)
 func (s *Server) authed(h authedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !strings.HasPrefix(token, collector.BearerTokenScheme) || len(token) > 128 {
-			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "a collector's bearer token is required")
+		if !ok || !strings.HasPrefix(token, agent.BearerTokenScheme) || len(token) > 128 {
+			writeError(w, http.StatusUnauthorized, agent.CodeUnauthorized, "a collector's bearer token is required")
 			return
 		}
 		c, err := s.store.CollectorByToken(r.Context(), hashToken(token))
 		if errors.Is(err, db.ErrNotFound) {
-			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "unknown or revoked collector")
+			writeError(w, http.StatusUnauthorized, agent.CodeUnauthorized, "unknown or revoked collector")
 			return
 		}
 		if err != nil {
@@ -246,13 +246,13 @@ func (s *Server) authed(h authedHandler) http.HandlerFunc {
 }
 
 func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
-	var req collector.PollRequest
+	var req agent.PollRequest
 	if !decode(w, r, 64<<10, &req) {
 		return
 	}
-	if len(req.Held) > collector.MaxHeld || req.Free < 0 || req.WaitSeconds < 0 || len(req.Version) > 64 {
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest,
-			fmt.Sprintf("held (at most %d jobs), free and wait_seconds (not negative) and version (up to 64 characters)", collector.MaxHeld))
+	if len(req.Held) > agent.MaxHeld || req.Free < 0 || req.WaitSeconds < 0 || len(req.Version) > 64 {
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest,
+			fmt.Sprintf("held (at most %d jobs), free and wait_seconds (not negative) and version (up to 64 characters)", agent.MaxHeld))
 		return
 	}
 	ctx := r.Context()
@@ -273,10 +273,10 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
 	} else if n > 0 {
 		s.log.Warn("jobs a collector no longer holds are queued again", "collector_id", c.ID, "count", n)
 	}
-	resp := collector.PollResponse{Jobs: []collector.Job{}, Cancel: orEmpty(rep.Cancel), Lost: orEmpty(rep.Lost),
+	resp := agent.PollResponse{Jobs: []agent.Job{}, Cancel: orEmpty(rep.Cancel), Lost: orEmpty(rep.Lost),
 		LeaseSeconds: int(s.opts.Lease / time.Second)}
-	free := min(req.Free, collector.MaxJobsPerPoll)
-	deadline := time.Now().Add(time.Duration(min(req.WaitSeconds, collector.MaxPollWait)) * time.Second)
+	free := min(req.Free, agent.MaxJobsPerPoll)
+	deadline := time.Now().Add(time.Duration(min(req.WaitSeconds, agent.MaxPollWait)) * time.Second)
 	for free > 0 && len(resp.Cancel) == 0 {
 		// An idle collector's poll looks with a reader and opens a write
 		// transaction only when there is work to take.
@@ -314,7 +314,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
 		}
 		// Revoked while it waits: refused now, not at its next poll.
 		if now, err := s.store.GetCollector(ctx, c.ID); err == nil && now.RevokedAt != nil {
-			writeError(w, http.StatusUnauthorized, collector.CodeUnauthorized, "unknown or revoked collector")
+			writeError(w, http.StatusUnauthorized, agent.CodeUnauthorized, "unknown or revoked collector")
 			return
 		}
 		// A job in its hands cancelled while it waits: told now.
@@ -338,36 +338,36 @@ func orEmpty(v []int64) []int64 {
 
 // job is a claim as the collector receives it: the device's target with
 // its secrets sealed to the collector for this attempt.
-func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (collector.Job, error) {
-	pub, err := collector.DecodeKey(c.PublicKey)
+func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (agent.Job, error) {
+	pub, err := agent.DecodeKey(c.PublicKey)
 	if err != nil {
-		return collector.Job{}, fmt.Errorf("the collector's public key: %w", err)
+		return agent.Job{}, fmt.Errorf("the collector's public key: %w", err)
 	}
 	t, err := backup.DeviceTarget(ctx, s.store, s.sealer, cl.DeviceID)
 	if err != nil {
-		return collector.Job{}, err
+		return agent.Job{}, err
 	}
 	d, err := s.store.GetDevice(ctx, cl.DeviceID)
 	if err != nil {
-		return collector.Job{}, fmt.Errorf("loading the device: %w", err)
+		return agent.Job{}, fmt.Errorf("loading the device: %w", err)
 	}
-	sealed, err := collector.SealSecrets(pub, cl.BackupID, collector.Secrets{Username: t.Username, Password: t.Password,
+	sealed, err := agent.SealSecrets(pub, cl.BackupID, agent.Secrets{Username: t.Username, Password: t.Password,
 		EnablePassword: t.EnablePassword, PrivateKey: t.PrivateKey})
 	if err != nil {
-		return collector.Job{}, err
+		return agent.Job{}, err
 	}
-	job := collector.Job{ID: cl.ID, Attempt: cl.BackupID, DeviceID: d.ID, DeviceName: d.Name, Platform: t.Platform,
+	job := agent.Job{ID: cl.ID, Attempt: cl.BackupID, DeviceID: d.ID, DeviceName: d.Name, Platform: t.Platform,
 		Host: t.Host, Port: t.Port, Method: t.Method, Encoding: t.Encoding, Commands: t.Commands,
 		PinnedHostKey: t.PinnedHostKey, Secrets: sealed, TimeoutSeconds: int(s.opts.JobTimeout / time.Second)}
 	outbound, err := netguard.Load(ctx, s.store)
 	if err != nil {
-		return collector.Job{}, err
+		return agent.Job{}, err
 	}
 	job.OutboundAllow = netguard.Strings(outbound.Allow)
 	if !driver.IsBuiltin(t.Platform) {
 		cp, err := s.store.GetCustomPlatform(ctx, t.Platform)
 		if err != nil {
-			return collector.Job{}, fmt.Errorf("loading the device's platform %s: %w", t.Platform, err)
+			return agent.Job{}, fmt.Errorf("loading the device's platform %s: %w", t.Platform, err)
 		}
 		job.Definition = cp.Definition
 	}
@@ -384,7 +384,7 @@ func (s *Server) fail(ctx context.Context, cl db.Claim, cause error) {
 func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) {
 	jobID, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || jobID <= 0 {
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest, "the job id is a positive integer")
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest, "the job id is a positive integer")
 		return
 	}
 	ctx := r.Context()
@@ -396,14 +396,14 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 	// Refused whole: nothing is recorded and the lease runs on; the
 	// collector drops the result and the job is queued again.
 	limit := ResultLimit(commands)
-	var req collector.ResultRequest
+	var req agent.ResultRequest
 	if !decodeLimited(w, r, limit, &req, fmt.Sprintf(
 		"the result exceeds %d bytes, the most a capture of this job's %d commands can hold", limit, commands)) {
 		return
 	}
 	if req.Attempt == "" || len(req.Attempt) > 64 || len(req.Reason) > 64 || len(req.Error) > 4096 || len(req.HostKey) > 16<<10 ||
 		req.DurationMS < 0 || (req.Error == "" && req.Reason == "" && req.Text == "") {
-		writeError(w, http.StatusBadRequest, collector.CodeBadRequest,
+		writeError(w, http.StatusBadRequest, agent.CodeBadRequest,
 			"attempt, and either text or a failure's reason and error (up to 4096 characters), are required")
 		return
 	}
@@ -414,7 +414,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeError(w, http.StatusConflict, collector.CodeLeaseLost, err.Error())
+		writeError(w, http.StatusConflict, agent.CodeLeaseLost, err.Error())
 		return
 	}
 	if err != nil {
@@ -425,7 +425,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 	_, err = s.engine.RecordCapture(context.WithoutCancel(ctx), cl, cp, time.Duration(req.DurationMS)*time.Millisecond)
 	if errors.Is(err, db.ErrJobNotOwned) {
 		// The lease ended while the result was on its way.
-		writeError(w, http.StatusConflict, collector.CodeLeaseLost, db.ErrLeaseLost.Error())
+		writeError(w, http.StatusConflict, agent.CodeLeaseLost, db.ErrLeaseLost.Error())
 		return
 	}
 	if err != nil {

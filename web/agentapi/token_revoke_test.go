@@ -1,4 +1,4 @@
-package collectorapi_test
+package agentapi_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"backupd/app/collector"
+	"backupd/app/agent"
 	"backupd/db"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 )
 
 // An enrolment token revoked before use enrols nothing through the
@@ -21,18 +21,18 @@ func TestRevokedEnrolmentTokenCannotEnrol(t *testing.T) {
 	ctx := context.Background()
 	enrol := func(token string) int {
 		t.Helper()
-		key, err := collector.NewKeyPair()
+		key, err := agent.NewKeyPair()
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := json.Marshal(collector.EnrolRequest{Token: token, Name: "edge", PublicKey: collector.EncodeKey(key.Public), Version: "t"})
+		body, _ := json.Marshal(agent.EnrolRequest{Token: token, Name: "edge", PublicKey: agent.EncodeKey(key.Public), Version: "t"})
 		return call(t, e, "enrol", "", string(body), nil)
 	}
-	leaked, leakedID, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	leaked, leakedID, err := agentapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, goodID, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+	good, goodID, err := agentapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

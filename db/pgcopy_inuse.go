@@ -1,4 +1,4 @@
-package cli
+package db
 
 import (
 	"context"
@@ -8,17 +8,15 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"backupd/db"
 )
 
-// migrateListMax bounds the nodes and tables a refusal names.
-const migrateListMax = 5
+// copyListMax bounds the nodes and tables a refusal names.
+const copyListMax = 5
 
 // targetUse is what shows that a database is a store in use: nodes that
 // served it, and rows the source never had.
 type targetUse struct {
-	nodes []db.Node
+	nodes []Node
 	// newer holds, per table, the rows whose id is past every id the
 	// source gave: written on PostgreSQL after the source was copied.
 	newer map[string]int64
@@ -31,15 +29,15 @@ func (u targetUse) inUse() bool { return len(u.nodes) > 0 || len(u.newer) > 0 }
 // brought up to date). Copying into such a database again can only end
 // in a verification failure, and the way out of that (drop the target)
 // would lose everything written since the move.
-func (m *pgMigration) refuseLiveTarget(ctx context.Context) error {
-	look, err := db.InspectPostgres(ctx, m.to)
+func (m *pgCopy) refuseLiveTarget(ctx context.Context) error {
+	look, err := InspectPostgres(ctx, m.To)
 	if err != nil {
-		return fmt.Errorf("%w (database %s)", err, db.RedactURL(m.to))
+		return fmt.Errorf("%w (database %s)", err, RedactURL(m.To))
 	}
 	defer look.Close()
 	use, err := m.targetUse(ctx, look)
 	if err != nil {
-		return fmt.Errorf("look at %s: %w", db.RedactURL(m.to), err)
+		return fmt.Errorf("look at %s: %w", RedactURL(m.To), err)
 	}
 	if !use.inUse() {
 		return nil
@@ -49,7 +47,7 @@ func (m *pgMigration) refuseLiveTarget(ctx context.Context) error {
 
 // targetUse reads the target's nodes and, for every table whose ids an
 // identity gives, how many of its rows lie past the source's highest id.
-func (m *pgMigration) targetUse(ctx context.Context, look *sql.DB) (targetUse, error) {
+func (m *pgCopy) targetUse(ctx context.Context, look *sql.DB) (targetUse, error) {
 	var use targetUse
 	var hasNodes bool
 	if err := look.QueryRowContext(ctx, `SELECT to_regclass('nodes') IS NOT NULL`).Scan(&hasNodes); err != nil {
@@ -63,16 +61,16 @@ func (m *pgMigration) targetUse(ctx context.Context, look *sql.DB) (targetUse, e
 		return use, err
 	}
 	for rows.Next() {
-		var n db.Node
+		var n Node
 		var beat string
 		var stopped sql.NullString
 		if err := rows.Scan(&n.ID, &n.Hostname, &beat, &stopped); err != nil {
 			rows.Close()
 			return use, err
 		}
-		n.HeartbeatAt, _ = db.ParseTime(beat)
+		n.HeartbeatAt, _ = ParseTime(beat)
 		if stopped.Valid {
-			if t, err := db.ParseTime(stopped.String); err == nil {
+			if t, err := ParseTime(stopped.String); err == nil {
 				n.StoppedAt = &t
 			}
 		}
@@ -88,31 +86,21 @@ func (m *pgMigration) targetUse(ctx context.Context, look *sql.DB) (targetUse, e
 	if err != nil {
 		return use, err
 	}
-	seqs := map[string]int64{}
-	if rows, err := m.read.QueryContext(ctx, `SELECT name, seq FROM sqlite_sequence`); err == nil {
-		for rows.Next() {
-			var n string
-			var s int64
-			if rows.Scan(&n, &s) == nil {
-				seqs[n] = s
-			}
-		}
-		rows.Close()
-	}
+	seqs := m.sourceSequences(ctx)
 	for _, t := range tables {
-		if migrateSkipped[t] || migrateCounted[t] {
+		if copySkipped[t] || copyCounted[t] {
 			continue
 		}
 		var inSource int
 		if err := m.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, t).Scan(&inSource); err != nil {
-			return use, fmt.Errorf("read %s: %w", m.from, err)
+			return use, fmt.Errorf("read %s: %w", m.From, err)
 		}
 		if inSource == 0 {
 			continue
 		}
 		var highest int64
 		if err := m.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM `+quoteIdent(t)).Scan(&highest); err != nil {
-			return use, fmt.Errorf("read %s: %w", m.from, err)
+			return use, fmt.Errorf("read %s: %w", m.From, err)
 		}
 		highest = max(highest, seqs[t])
 		var n int64
@@ -131,14 +119,14 @@ func (m *pgMigration) targetUse(ctx context.Context, look *sql.DB) (targetUse, e
 
 // liveTargetMessage says what shows the target is in use, and how to go
 // on without losing what was written to it.
-func (m *pgMigration) liveTargetMessage(use targetUse, now time.Time) string {
-	target := db.RedactURL(m.to)
+func (m *pgCopy) liveTargetMessage(use targetUse, now time.Time) string {
+	target := RedactURL(m.To)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is in use as backupd's store: the copy is refused, and nothing was written to it", target)
 	if len(use.nodes) > 0 {
 		var names []string
 		for i, n := range use.nodes {
-			if i == migrateListMax {
+			if i == copyListMax {
 				names = append(names, fmt.Sprintf("and %d more", len(use.nodes)-i))
 				break
 			}
@@ -168,7 +156,7 @@ func (m *pgMigration) liveTargetMessage(use targetUse, now time.Time) string {
 		})
 		var parts []string
 		for i, t := range tables {
-			if i == migrateListMax {
+			if i == copyListMax {
 				parts = append(parts, fmt.Sprintf("and %d more tables", len(tables)-i))
 				break
 			}
@@ -178,12 +166,12 @@ func (m *pgMigration) liveTargetMessage(use targetUse, now time.Time) string {
 			}
 			parts = append(parts, fmt.Sprintf("%s (%d %s)", t, use.newer[t], unit))
 		}
-		fmt.Fprintf(&b, ".\nIt holds data written after the source %s was copied: %s", m.from, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, ".\nIt holds data written after the source %s was copied: %s", m.From, strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, ".\nThe store lives on PostgreSQL now, and %s is older than it: keep the nodes running on this database. "+
 		"To move the store to another database, back this one up (backupd db backup --db URL --out FILE, URL naming this "+
 		"database) and restore that into the new one (pg_restore --no-owner --dbname=URL FILE). To copy %s again instead, "+
 		"copy it into a new, empty database (CREATE DATABASE …) and keep this one: it alone holds what was written since the move",
-		m.from, m.from)
+		m.From, m.From)
 	return b.String()
 }

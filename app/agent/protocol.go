@@ -1,6 +1,6 @@
-package collector
+package agent
 
-// The collector protocol's messages, shared by the server (web/collectorapi)
+// The collector protocol's messages, shared by the server (web/agentapi)
 // and the collector (Client). JSON over HTTPS under PathPrefix; every call
 // but Enrol carries the collector's bearer token. It is not part of the
 // public API (/api/v1), whose contract never triggers or records backups.
@@ -26,7 +26,7 @@ const (
 )
 
 // An uploaded result is bounded by what a capture of its job's commands
-// can hold (web/collectorapi ResultLimit); over it the server answers
+// can hold (web/agentapi ResultLimit); over it the server answers
 // 413 with CodeTooLarge, records nothing, and the job is queued again
 // once the collector stops reporting it in hand.
 

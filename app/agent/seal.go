@@ -1,7 +1,10 @@
-// Package collector is the remote side of a zone: a `backupd collector`
-// inside a network the server cannot reach. It dials out to the server,
-// takes its zone's jobs, collects from the devices with the normal collect
-// engine and uploads what it captured; the server does the rest.
+// Package agent is the remote collector of a zone: `backupd collector`
+// running inside a network the server cannot reach. It dials out to the
+// server, takes its zone's jobs, collects from the devices with the normal
+// collect engine and uploads what it captured; the server does the rest.
+// Users call it a collector; the package is named agent so that it does
+// not read like app/collect, which talks to the devices, and its server
+// side is web/agentapi.
 //
 // This file is the sealing of a job's device secrets: each collector has
 // an X25519 key pair made at enrolment, the server knows only its public
@@ -9,7 +12,7 @@
 // ephemeral X25519 key, XSalsa20-Poly1305). Only that collector opens
 // them, and only for the attempt they were sealed for; it keeps them in
 // memory for that job alone.
-package collector
+package agent
 
 import (
 	"crypto/rand"

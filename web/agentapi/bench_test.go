@@ -1,4 +1,4 @@
-package collectorapi_test
+package agentapi_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/agent"
 	"backupd/app/backup"
 	"backupd/app/collect"
-	"backupd/app/collector"
 	"backupd/db"
-	"backupd/web/collectorapi"
+	"backupd/web/agentapi"
 )
 
 // BenchmarkZoneBackup backs up the same simulated fleet through a remote
@@ -19,7 +19,7 @@ import (
 // server's own engine, with the same number of workers, and reports
 // devices/s of each:
 //
-//	go test ./web/collectorapi -run '^$' -bench ZoneBackup -benchtime 3x
+//	go test ./web/agentapi -run '^$' -bench ZoneBackup -benchtime 3x
 func BenchmarkZoneBackup(b *testing.B) {
 	const devices, workers = 40, 8
 	for _, via := range []string{"engine", "collector"} {
@@ -37,13 +37,13 @@ func BenchmarkZoneBackup(b *testing.B) {
 			defer stop()
 			done := make(chan struct{})
 			if via == "collector" {
-				token, _, err := collectorapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
+				token, _, err := agentapi.NewEnrolmentToken(ctx, e.store, e.zone.ID, time.Hour)
 				if err != nil {
 					b.Fatal(err)
 				}
 				go func() {
 					defer close(done)
-					_ = collector.Run(ctx, collector.Config{Server: e.srv.URL, Token: token, DataDir: b.TempDir(), CAFile: e.caFile,
+					_ = agent.Run(ctx, agent.Config{Server: e.srv.URL, Token: token, DataDir: b.TempDir(), CAFile: e.caFile,
 						Workers: workers, Version: "bench", ShutdownGrace: time.Second})
 				}()
 			} else {

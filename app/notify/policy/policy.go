@@ -1,0 +1,184 @@
+// Package policy is backupd's event policy: which events a backup's end,
+// a reachability check, the stale check or a push of the git mirror
+// causes, with the hysteresis that keeps a flapping device from flooding
+// a channel. Decide is a pure function of what happened and the
+// subject's previous event state; the store (db.Store.SetEventPolicy)
+// asks it inside the transaction that records what happened and writes
+// the events it returns, so that the outbox stays transactional.
+//
+// It is a package of its own, importing only db, so that the stores of
+// tests (internal/dbtest) can be given it without an import cycle
+// through the rest of app/notify.
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"time"
+
+	"backupd/db"
+)
+
+// The stage and reason of a reachability check that found the device
+// not answering.
+const (
+	checkStage  = "connect"
+	checkReason = "the device did not answer on its port"
+)
+
+// pushStage is the stage of the git mirror's push events.
+const pushStage = "push"
+
+// Decide is the event policy (a db.EventPolicy). The rules:
+//
+//   - A successful attempt: device.first_backup for the first version,
+//     else config.changed when the configuration changed (naming the
+//     version before); backup.recovered when failures preceded it (to the
+//     rules whose threshold the streak reached). The failure streak
+//     ends.
+//   - A failed attempt (not cancelled, no retry ahead): the streak grows,
+//     and backup.failed goes to the rules whose threshold it just
+//     reached, once per streak.
+//   - Whenever an attempt or a check learnt whether the device answers:
+//     device.unreachable to the rules whose threshold the unanswered ones
+//     in a row just reached; device.reachable on the first answer after a
+//     streak (to the rules whose threshold it reached).
+//   - A host key that changed to one not recorded yet: hostkey.changed.
+//   - A device stale for longer than the threshold: backup.stale, once
+//     per stale period.
+//   - The git mirror's pushes: git.push_failed and git.push_recovered,
+//     with the same hysteresis as backup.failed and backup.recovered.
+func Decide(in db.EventInput) (db.EventDecision, error) {
+	set := 0
+	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil} {
+		if p {
+			set++
+		}
+	}
+	if set != 1 {
+		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check or push")
+	}
+	d := decision{in: in, next: in.Prev}
+	switch {
+	case in.Attempt != nil:
+		d.attempt(*in.Attempt)
+	case in.Check != nil:
+		d.reachability(in.Check.Reachable, checkStage, checkReason)
+	case in.Stale != nil:
+		d.stale(*in.Stale)
+	case in.GitPush != nil:
+		d.gitPush(*in.GitPush)
+	}
+	return db.EventDecision{Events: d.events, Next: d.next}, nil
+}
+
+var _ db.EventPolicy = Decide
+
+// decision collects the events of one input, in order, and the state
+// they leave.
+type decision struct {
+	in     db.EventInput
+	events []db.DecidedEvent
+	next   db.EventState
+}
+
+// payload is what every event of the input's device names.
+func (d *decision) payload(kind db.EventKind) db.EventPayload {
+	dev := d.in.Device
+	return db.EventPayload{Kind: kind, At: d.in.At.UTC(), Trigger: d.in.Trigger, DeviceID: dev.ID,
+		DeviceName: dev.Name, DeviceHost: dev.Host, DevicePlatform: dev.Platform, GroupID: dev.GroupID}
+}
+
+func (d *decision) add(p db.EventPayload, test db.ThresholdTest, count int) *db.DecidedEvent {
+	d.events = append(d.events, db.DecidedEvent{Payload: p, Threshold: test, Count: count})
+	return &d.events[len(d.events)-1]
+}
+
+func (d *decision) attempt(a db.AttemptEnd) {
+	o := a.Outcome
+	ofAttempt := func(kind db.EventKind) db.EventPayload {
+		p := d.payload(kind)
+		p.BackupID = a.BackupID
+		return p
+	}
+	failed := !o.Success && !o.Cancelled && o.RetryAt == nil
+	switch {
+	case o.Success:
+		switch {
+		case o.First:
+			d.add(ofAttempt(db.EventFirstBackup), db.AnyThreshold, 0)
+		case o.Changed:
+			d.add(ofAttempt(db.EventConfigChanged), db.AnyThreshold, 0).WithPreviousGood = true
+		}
+		if n := d.in.Prev.ConsecutiveFailures; n > 0 {
+			p := ofAttempt(db.EventBackupRecovered)
+			p.Failure = &db.EventFailure{Consecutive: n}
+			d.add(p, db.ThresholdWasReached, n)
+		}
+		d.next.ConsecutiveFailures = 0
+	case failed:
+		n := d.in.Prev.ConsecutiveFailures + 1
+		p := ofAttempt(db.EventBackupFailed)
+		p.Failure = &db.EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: n}
+		d.add(p, db.ThresholdReached, n)
+		d.next.ConsecutiveFailures = n
+	}
+	if o.Reachable != nil {
+		d.reachability(*o.Reachable, o.Reason, o.Error)
+	}
+	if o.PendingHostKey != nil && !bytes.Equal(o.PendingHostKey, d.in.Device.PendingHostKey) {
+		d.add(ofAttempt(db.EventHostKeyChanged), db.AnyThreshold, 0)
+	}
+}
+
+// reachability follows whether the device answered; stage and reason
+// say why it did not.
+func (d *decision) reachability(reachable bool, stage, reason string) {
+	if reachable {
+		if n := d.in.Prev.Unreachable; n > 0 {
+			p := d.payload(db.EventDeviceReachable)
+			p.Failure = &db.EventFailure{Consecutive: n}
+			d.add(p, db.ThresholdWasReached, n)
+		}
+		d.next.Unreachable = 0
+		return
+	}
+	n := d.in.Prev.Unreachable + 1
+	p := d.payload(db.EventDeviceUnreachable)
+	p.Failure = &db.EventFailure{Stage: stage, Reason: reason, Consecutive: n}
+	d.add(p, db.ThresholdReached, n)
+	d.next.Unreachable = n
+}
+
+func (d *decision) stale(c db.StaleCheck) {
+	if c.Period == d.in.Prev.StaleNotifiedFor {
+		return // told about this period already
+	}
+	since := c.CreatedAt
+	if c.LastGoodAt != nil {
+		since = *c.LastGoodAt
+	}
+	if !since.Before(d.in.At.Add(-c.Threshold)) {
+		return
+	}
+	p := d.payload(db.EventBackupStale)
+	p.Stale = &db.EventStale{LastGoodAt: c.LastGoodAt, ThresholdSeconds: int64(c.Threshold / time.Second)}
+	d.add(p, db.AnyThreshold, 0)
+	d.next.StaleNotifiedFor = c.Period
+}
+
+func (d *decision) gitPush(g db.GitPushEnd) {
+	p := db.EventPayload{At: d.in.At.UTC(), Trigger: d.in.Trigger, Git: &db.EventGit{Remote: g.Remote, Attempts: g.Attempts}}
+	if g.OK {
+		if n := d.in.Prev.ConsecutiveFailures; n > 0 {
+			p.Kind, p.Failure = db.EventGitPushRecovered, &db.EventFailure{Stage: pushStage, Consecutive: n}
+			d.add(p, db.ThresholdWasReached, n)
+		}
+		d.next.ConsecutiveFailures = 0
+		return
+	}
+	n := d.in.Prev.ConsecutiveFailures + 1
+	p.Kind, p.Failure = db.EventGitPushFailed, &db.EventFailure{Stage: pushStage, Reason: g.Error, Consecutive: n}
+	d.add(p, db.ThresholdReached, n)
+	d.next.ConsecutiveFailures = n
+}

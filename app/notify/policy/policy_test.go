@@ -1,0 +1,203 @@
+package policy_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"backupd/app/notify/policy"
+	"backupd/db"
+)
+
+// Every rule of the event policy, without a database: what happened and
+// the state before in, the events and the state after out.
+func TestDecide(t *testing.T) {
+	// A time in another zone: events carry it in UTC.
+	at := time.Date(2026, 3, 1, 14, 30, 0, 0, time.FixedZone("CET", 3600))
+	group := int64(4)
+	dev := db.EventDevice{ID: 7, Name: "core-1", Host: "10.0.0.1", Platform: "cisco_ios", GroupID: &group,
+		PendingHostKey: []byte("key-2")}
+	yes, no := true, false
+	retry := at.Add(time.Minute)
+	lastGood := at.Add(-72 * time.Hour)
+
+	// ev is the payload of an event of dev, as the policy makes it.
+	ev := func(kind db.EventKind, trigger, backup string) db.EventPayload {
+		return db.EventPayload{Kind: kind, At: at.UTC(), Trigger: trigger, DeviceID: 7, DeviceName: "core-1",
+			DeviceHost: "10.0.0.1", DevicePlatform: "cisco_ios", GroupID: &group, BackupID: backup}
+	}
+	failure := func(p db.EventPayload, stage, reason string, n int) db.EventPayload {
+		p.Failure = &db.EventFailure{Stage: stage, Reason: reason, Consecutive: n}
+		return p
+	}
+	plain := func(p db.EventPayload) db.DecidedEvent { return db.DecidedEvent{Payload: p} }
+	reached := func(p db.EventPayload, n int) db.DecidedEvent {
+		return db.DecidedEvent{Payload: p, Threshold: db.ThresholdReached, Count: n}
+	}
+	wasReached := func(p db.EventPayload, n int) db.DecidedEvent {
+		return db.DecidedEvent{Payload: p, Threshold: db.ThresholdWasReached, Count: n}
+	}
+	attempt := func(prev db.EventState, o db.Outcome) db.EventInput {
+		return db.EventInput{At: at, Trigger: db.TriggerSchedule, Device: dev, Prev: prev,
+			Attempt: &db.AttemptEnd{BackupID: "b2", Outcome: o}}
+	}
+	check := func(prev db.EventState, reachable bool) db.EventInput {
+		return db.EventInput{At: at, Trigger: db.TriggerCheck, Device: dev, Prev: prev,
+			Check: &db.ReachabilityCheck{Reachable: reachable}}
+	}
+	stale := func(prev db.EventState, c db.StaleCheck) db.EventInput {
+		c.Threshold = 48 * time.Hour
+		return db.EventInput{At: at, Trigger: db.TriggerCheck, Device: dev, Prev: prev, Stale: &c}
+	}
+	push := func(prev db.EventState, g db.GitPushEnd) db.EventInput {
+		g.Remote, g.Attempts = "ssh://git.example.net/configs.git", 3
+		return db.EventInput{At: at, Trigger: db.TriggerGitPush, Prev: prev, GitPush: &g}
+	}
+	pushEvent := func(kind db.EventKind, reason string, n int) db.EventPayload {
+		return db.EventPayload{Kind: kind, At: at.UTC(), Trigger: db.TriggerGitPush,
+			Failure: &db.EventFailure{Stage: "push", Reason: reason, Consecutive: n},
+			Git:     &db.EventGit{Remote: "ssh://git.example.net/configs.git", Attempts: 3}}
+	}
+	changed := plain(ev(db.EventConfigChanged, db.TriggerSchedule, "b2"))
+	changed.WithPreviousGood = true
+	staleEvent := func(last *time.Time) db.DecidedEvent {
+		p := ev(db.EventBackupStale, db.TriggerCheck, "")
+		p.Stale = &db.EventStale{LastGoodAt: last, ThresholdSeconds: 48 * 3600}
+		return plain(p)
+	}
+	streak := db.EventState{ConsecutiveFailures: 2, Unreachable: 3, StaleNotifiedFor: "p"}
+
+	for _, tc := range []struct {
+		name string
+		in   db.EventInput
+		want []db.DecidedEvent
+		next db.EventState
+	}{
+		// Backups that worked.
+		{"first backup", attempt(db.EventState{}, db.Outcome{Success: true, First: true, Changed: true}),
+			[]db.DecidedEvent{plain(ev(db.EventFirstBackup, db.TriggerSchedule, "b2"))}, db.EventState{}},
+		{"a change names the version before", attempt(db.EventState{}, db.Outcome{Success: true, Changed: true}),
+			[]db.DecidedEvent{changed}, db.EventState{}},
+		{"noise only: nothing", attempt(db.EventState{}, db.Outcome{Success: true}), nil, db.EventState{}},
+		{"success after failures: recovered, to the rules the streak reached",
+			attempt(db.EventState{ConsecutiveFailures: 4}, db.Outcome{Success: true}),
+			[]db.DecidedEvent{wasReached(failure(ev(db.EventBackupRecovered, db.TriggerSchedule, "b2"), "", "", 4), 4)},
+			db.EventState{}},
+		{"a change after failures: changed, then recovered",
+			attempt(db.EventState{ConsecutiveFailures: 1}, db.Outcome{Success: true, Changed: true}),
+			[]db.DecidedEvent{changed, wasReached(failure(ev(db.EventBackupRecovered, db.TriggerSchedule, "b2"), "", "", 1), 1)},
+			db.EventState{}},
+
+		// Backups that failed.
+		{"failure: to the rules whose threshold the streak just reached",
+			attempt(db.EventState{ConsecutiveFailures: 2}, db.Outcome{Error: "authentication failed", Reason: "auth"}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "auth", "authentication failed", 3), 3)},
+			db.EventState{ConsecutiveFailures: 3}},
+		{"failure with a retry ahead: nothing yet",
+			attempt(db.EventState{ConsecutiveFailures: 2}, db.Outcome{Error: "refused", Reason: "connect", RetryAt: &retry}),
+			nil, db.EventState{ConsecutiveFailures: 2}},
+		{"cancelled: nothing", attempt(db.EventState{ConsecutiveFailures: 2}, db.Outcome{Error: db.ErrorCancelled, Cancelled: true}),
+			nil, db.EventState{ConsecutiveFailures: 2}},
+		{"a job given up after interruptions is a failure",
+			attempt(db.EventState{}, db.Outcome{Error: db.ErrorInterruptedTooOften, Reason: "interrupted"}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "interrupted", db.ErrorInterruptedTooOften, 1), 1)},
+			db.EventState{ConsecutiveFailures: 1}},
+
+		// Whether the device answered, learnt by an attempt.
+		{"attempt finds it unreachable: failed, then unreachable (no backup named)",
+			attempt(db.EventState{}, db.Outcome{Error: "dial tcp: refused", Reason: "connect", Reachable: &no}),
+			[]db.DecidedEvent{
+				reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "connect", "dial tcp: refused", 1), 1),
+				reached(failure(ev(db.EventDeviceUnreachable, db.TriggerSchedule, ""), "connect", "dial tcp: refused", 1), 1)},
+			db.EventState{ConsecutiveFailures: 1, Unreachable: 1}},
+		{"attempt reaches it again: recovered, then reachable",
+			attempt(streak, db.Outcome{Success: true, Reachable: &yes}),
+			[]db.DecidedEvent{
+				wasReached(failure(ev(db.EventBackupRecovered, db.TriggerSchedule, "b2"), "", "", 2), 2),
+				wasReached(failure(ev(db.EventDeviceReachable, db.TriggerSchedule, ""), "", "", 3), 3)},
+			db.EventState{StaleNotifiedFor: "p"}},
+		{"reachable as before: nothing", attempt(db.EventState{}, db.Outcome{Success: true, Reachable: &yes}), nil, db.EventState{}},
+		{"an attempt that never got to the port leaves the unreachable streak",
+			attempt(db.EventState{Unreachable: 2}, db.Outcome{Error: "no credential", Reason: "config"}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "config", "no credential", 1), 1)},
+			db.EventState{ConsecutiveFailures: 1, Unreachable: 2}},
+
+		// Host keys.
+		{"a host key not recorded yet: failed, then hostkey.changed",
+			attempt(db.EventState{}, db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3")}),
+			[]db.DecidedEvent{
+				reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 1), 1),
+				plain(ev(db.EventHostKeyChanged, db.TriggerSchedule, "b2"))},
+			db.EventState{ConsecutiveFailures: 1}},
+		{"the changed key already recorded: no second hostkey.changed",
+			attempt(db.EventState{ConsecutiveFailures: 1}, db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2")}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 2), 2)},
+			db.EventState{ConsecutiveFailures: 2}},
+
+		// The reachability check.
+		{"check: down", check(db.EventState{ConsecutiveFailures: 1}, false),
+			[]db.DecidedEvent{reached(failure(ev(db.EventDeviceUnreachable, db.TriggerCheck, ""), "connect", "the device did not answer on its port", 1), 1)},
+			db.EventState{ConsecutiveFailures: 1, Unreachable: 1}},
+		{"check: still down, to the rules whose threshold it reaches now", check(db.EventState{Unreachable: 2}, false),
+			[]db.DecidedEvent{reached(failure(ev(db.EventDeviceUnreachable, db.TriggerCheck, ""), "connect", "the device did not answer on its port", 3), 3)},
+			db.EventState{Unreachable: 3}},
+		{"check: up after a streak", check(streak, true),
+			[]db.DecidedEvent{wasReached(failure(ev(db.EventDeviceReachable, db.TriggerCheck, ""), "", "", 3), 3)},
+			db.EventState{ConsecutiveFailures: 2, StaleNotifiedFor: "p"}},
+		{"check: still up", check(db.EventState{}, true), nil, db.EventState{}},
+
+		// The stale check.
+		{"stale, never backed up", stale(db.EventState{}, db.StaleCheck{CreatedAt: at.Add(-49 * time.Hour), Period: "created"}),
+			[]db.DecidedEvent{staleEvent(nil)}, db.EventState{StaleNotifiedFor: "created"}},
+		{"stale since its last good backup", stale(db.EventState{StaleNotifiedFor: "older"},
+			db.StaleCheck{CreatedAt: at.Add(-900 * time.Hour), LastGoodAt: &lastGood, Period: "good"}),
+			[]db.DecidedEvent{staleEvent(&lastGood)}, db.EventState{StaleNotifiedFor: "good"}},
+		{"stale period already told", stale(db.EventState{StaleNotifiedFor: "good"},
+			db.StaleCheck{CreatedAt: at.Add(-900 * time.Hour), LastGoodAt: &lastGood, Period: "good"}),
+			nil, db.EventState{StaleNotifiedFor: "good"}},
+		{"not stale yet", stale(db.EventState{}, db.StaleCheck{CreatedAt: at.Add(-47 * time.Hour), Period: "created"}),
+			nil, db.EventState{}},
+		{"a recent good backup of an old device is not stale", stale(db.EventState{},
+			db.StaleCheck{CreatedAt: at.Add(-900 * time.Hour), LastGoodAt: new(at.Add(-time.Hour)), Period: "good"}),
+			nil, db.EventState{}},
+
+		// The git mirror's pushes.
+		{"push failed", push(db.EventState{ConsecutiveFailures: 1}, db.GitPushEnd{Error: "remote: refused"}),
+			[]db.DecidedEvent{reached(pushEvent(db.EventGitPushFailed, "remote: refused", 2), 2)},
+			db.EventState{ConsecutiveFailures: 2}},
+		{"push recovered", push(db.EventState{ConsecutiveFailures: 3}, db.GitPushEnd{OK: true}),
+			[]db.DecidedEvent{wasReached(pushEvent(db.EventGitPushRecovered, "", 3), 3)}, db.EventState{}},
+		{"push worked as before", push(db.EventState{}, db.GitPushEnd{OK: true}), nil, db.EventState{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := policy.Decide(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Events, tc.want) {
+				t.Errorf("events\n got  %s\n want %s", show(got.Events), show(tc.want))
+			}
+			if got.Next != tc.next {
+				t.Errorf("next state %+v, want %+v", got.Next, tc.next)
+			}
+		})
+	}
+}
+
+// An input that is not exactly one happening is refused, not guessed at.
+func TestDecideRefusesAmbiguousInput(t *testing.T) {
+	for name, in := range map[string]db.EventInput{
+		"nothing": {At: time.Now()},
+		"two":     {Check: &db.ReachabilityCheck{}, GitPush: &db.GitPushEnd{}},
+	} {
+		if _, err := policy.Decide(in); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func show(evs []db.DecidedEvent) string {
+	b, _ := json.Marshal(evs)
+	return string(b)
+}
