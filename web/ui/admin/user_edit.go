@@ -113,6 +113,27 @@ func (u *handlers) loadManaged(ctx context.Context, s *core.Session, id int64) (
 	return m, nil
 }
 
+// changeable loads the user a change is posted for, refusing (403) one
+// above the signed-in user: roles it could not grant, or groups outside
+// its scope.
+func (u *handlers) changeable(r *http.Request) (managed, error) {
+	id, err := core.PathID(r)
+	if err != nil {
+		return managed{}, err
+	}
+	if err := r.ParseForm(); err != nil {
+		return managed{}, err
+	}
+	m, err := u.loadManaged(r.Context(), core.SessionOf(r), id)
+	if err != nil {
+		return m, err
+	}
+	if !m.manageable {
+		return m, &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
+	}
+	return m, nil
+}
+
 // editPage is the form of an existing user as it stands.
 func (u *handlers) editPage(r *http.Request, m managed) userFormPage {
 	s := core.SessionOf(r)
@@ -149,21 +170,11 @@ func (u *handlers) userForm(w http.ResponseWriter, r *http.Request) error {
 // updateUser sets roles, scope and whether the user may sign in. Nobody
 // deactivates themselves, and the last active administrator stays.
 func (u *handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := core.PathID(r)
+	m, err := u.changeable(r)
 	if err != nil {
 		return err
 	}
-	if err := r.ParseForm(); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	m, err := u.loadManaged(ctx, core.SessionOf(r), id)
-	if err != nil {
-		return err
-	}
-	if !m.manageable {
-		return &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
-	}
+	ctx, id := r.Context(), m.user.ID
 	p := u.editPage(r, m)
 	p.Active = r.PostFormValue("active") != ""
 	p.AllGroups = r.PostFormValue("scope") == "all"
@@ -213,21 +224,11 @@ func (u *handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 // user's sessions. One's own password is changed on the account page,
 // where the current one is asked for.
 func (u *handlers) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
-	id, err := core.PathID(r)
+	m, err := u.changeable(r)
 	if err != nil {
 		return err
 	}
-	if err := r.ParseForm(); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	m, err := u.loadManaged(ctx, core.SessionOf(r), id)
-	if err != nil {
-		return err
-	}
-	if !m.manageable {
-		return &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
-	}
+	ctx, id := r.Context(), m.user.ID
 	p := u.editPage(r, m)
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
@@ -259,18 +260,11 @@ func (u *handlers) resetUserPassword(w http.ResponseWriter, r *http.Request) err
 }
 
 func (u *handlers) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := core.PathID(r)
+	m, err := u.changeable(r)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	m, err := u.loadManaged(ctx, core.SessionOf(r), id)
-	if err != nil {
-		return err
-	}
-	if !m.manageable {
-		return &core.PageError{Status: http.StatusForbidden, Message: keyAdminErrUserAboveYou}
-	}
+	ctx, id := r.Context(), m.user.ID
 	p := u.editPage(r, m)
 	fail := func(status int, key string) error {
 		p.Error = key
