@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -33,14 +34,14 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey) (int64, error) {
 	var id int64
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		id, err = insertID(ctx, tx,
+		id, err = engine.InsertID(ctx, tx,
 			`INSERT INTO api_keys (user_id, name, prefix, hash, narrowed, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			k.UserID, k.Name, k.Prefix, k.Hash, k.Narrowed, nullString(k.ExpiresAt), Now())
+			k.UserID, k.Name, k.Prefix, k.Hash, k.Narrowed, engine.NullString(k.ExpiresAt), Now())
 		if err != nil {
 			return fmt.Errorf("insert api key: %w", err)
 		}
 		for _, p := range k.Permissions {
-			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`api_key_permissions (key_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.InsertOrIgnore(`api_key_permissions (key_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
 				return fmt.Errorf("narrow api key: %w", err)
 			}
 		}
@@ -156,7 +157,7 @@ func (s *Store) APIKeyPage(ctx context.Context, userID int64, limit, offset int)
 	if userID != 0 {
 		where, args = "k.user_id = ?", []any{userID}
 	}
-	keys, total, err := page(ctx, s.reader, func(row scanner) (APIKey, error) { return scanAPIKey(row) },
+	keys, total, err := engine.Page(ctx, s.reader, func(row engine.Scanner) (APIKey, error) { return scanAPIKey(row) },
 		`SELECT COUNT(*) FROM api_keys k WHERE `+where, apiKeySelect+` WHERE `+where+` ORDER BY k.id DESC`,
 		limit, offset, args...)
 	if err != nil {
@@ -173,8 +174,8 @@ func (s *Store) APIKeyPage(ctx context.Context, userID int64, limit, offset int)
 	if len(narrowed) == 0 {
 		return keys, total, nil
 	}
-	err = eachRow(ctx, s.reader, `SELECT key_id, permission FROM api_key_permissions WHERE key_id IN (`+
-		placeholders(len(narrowed))+`) ORDER BY permission`, narrowed, func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT key_id, permission FROM api_key_permissions WHERE key_id IN (`+
+		placeholders(len(narrowed))+`) ORDER BY permission`, narrowed, func(row engine.Scanner) error {
 		var id int64
 		var p string
 		if err := row.Scan(&id, &p); err != nil {

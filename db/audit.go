@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -80,7 +81,7 @@ func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
 	}
 	devices := entryDevices(e)
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		id, err := insertID(ctx, tx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
 		action, target_type, target_id, request_id, remote_addr, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			Now(), e.UserID, e.Username, e.KeyID, e.SessionID, e.Interface, e.Action, e.TargetType,
 			e.TargetID, e.RequestID, e.RemoteAddr, details)
@@ -175,7 +176,7 @@ func (s *Store) SearchAudit(ctx context.Context, f AuditFilter, limit, offset in
 		add(`a.at < ?`, f.To.UTC().Format(TimeFormat))
 	}
 	if f.Username != "" {
-		add(s.d.equalFold(`a.username`), f.Username)
+		add(s.d.EqualFold(`a.username`), f.Username)
 	}
 	if act := strings.TrimSuffix(f.Action, "."); act != "" {
 		add(`(a.action = ? OR substr(a.action, 1, ?) = ?)`, act, len(act)+1, act+".")
@@ -187,7 +188,7 @@ func (s *Store) SearchAudit(ctx context.Context, f AuditFilter, limit, offset in
 		add(`a.target_type = ?`, f.TargetType)
 	}
 	if f.Text != "" {
-		add(`(`+s.d.position(`lower(COALESCE(a.details, ''))`, `lower(?)`)+` > 0 OR a.target_id = ? OR a.request_id = ?)`, f.Text, f.Text, f.Text)
+		add(`(`+s.d.Position(`lower(COALESCE(a.details, ''))`, `lower(?)`)+` > 0 OR a.target_id = ? OR a.request_id = ?)`, f.Text, f.Text, f.Text)
 	}
 	if f.Scope != nil && !f.Scope.All {
 		cond, sargs := f.Scope.clause()

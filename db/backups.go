@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -46,7 +47,7 @@ type Backup struct {
 
 const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, first_backup, duration_ms, bytes`
 
-func scanBackup(row scanner) (Backup, error) {
+func scanBackup(row engine.Scanner) (Backup, error) {
 	var b Backup
 	var started string
 	var finished, errMsg, hash sql.NullString
@@ -97,7 +98,7 @@ func (s *Store) InsertBackup(ctx context.Context, b Backup) error {
 // insertBackupQuery is prepared when the store opens (jobQueries).
 const insertBackupQuery = `INSERT INTO backups (` + backupColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func insertBackup(ctx context.Context, q querier, b Backup) error {
+func insertBackup(ctx context.Context, q engine.Querier, b Backup) error {
 	_, err := q.ExecContext(ctx, insertBackupQuery,
 		b.ID, b.DeviceID, backupTime(b.StartedAt), optionalTime(b.FinishedAt), b.Success, b.ErrorMessage,
 		b.SnapshotHash, b.Trigger, b.Changed && !b.First, b.First, b.DurationMS, b.Bytes)
@@ -109,7 +110,7 @@ func insertBackup(ctx context.Context, q querier, b Backup) error {
 
 // ListBackups returns one page of a device's attempts, newest first.
 func (s *Store) ListBackups(ctx context.Context, deviceID int64, limit, offset int) ([]Backup, int, error) {
-	items, total, err := page(ctx, s.reader, scanBackup, `SELECT COUNT(*) FROM backups WHERE device_id = ?`,
+	items, total, err := engine.Page(ctx, s.reader, scanBackup, `SELECT COUNT(*) FROM backups WHERE device_id = ?`,
 		`SELECT `+backupColumns+` FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC`, limit, offset, deviceID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list backups: %w", err)
@@ -231,7 +232,7 @@ func (s *Store) DeviceHistory(ctx context.Context, deviceID int64, q HistoryQuer
 		query = sel + ` ORDER BY b.started_at DESC, b.id DESC LIMIT ?`
 		args = append(args, q.Limit)
 	}
-	if p.Items, err = queryAll(ctx, tx, scanBackup, query, args...); err != nil {
+	if p.Items, err = engine.QueryAll(ctx, tx, scanBackup, query, args...); err != nil {
 		return p, fmt.Errorf("device history: %w", err)
 	}
 	if ascending {

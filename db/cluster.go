@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -82,11 +83,10 @@ func (s *Store) OpenLockSession(ctx context.Context) (*LockSession, error) {
 	if !s.pg {
 		return nil, ErrNotPostgres
 	}
-	u, err := pgURL(s.url, lockSessionParams)
+	pool, err := engine.OpenPostgresSession(s.e.URL, lockSessionParams)
 	if err != nil {
 		return nil, err
 	}
-	pool := sql.OpenDB(pgConnector{dsn: u, numbered: true})
 	pool.SetMaxOpenConns(1)
 	// Connecting is bounded by connect_timeout, the first ping here.
 	pctx, cancel := context.WithTimeout(ctx, LockLease)

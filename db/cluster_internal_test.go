@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"database/sql"
 	"os"
 	"testing"
@@ -14,7 +15,7 @@ func TestLockSessionServerKeepalives(t *testing.T) {
 	if server == "" {
 		t.Skip("needs PostgreSQL: set BACKUPD_TEST_POSTGRES")
 	}
-	u, err := pgURL(server, lockSessionParams)
+	u, err := engine.PGURL(server, lockSessionParams)
 	if err != nil {
 		t.Fatal(err)
 	}

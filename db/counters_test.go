@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/db/engine"
 	"backupd/internal/dbtest"
 )
 
@@ -458,7 +459,7 @@ func TestCounterDeltasMigrationDownAndUp(t *testing.T) {
 	// Down one version at a time until 00021 is rolled back (the newer
 	// ones first).
 	for v := int64(schemaVersion(t, s)); v >= 21; v = int64(schemaVersion(t, s)) {
-		if err := db.MigratePostgres(ctx, loc, db.MigrateDown, nil); err != nil {
+		if err := engine.MigratePostgres(ctx, loc, engine.MigrateDown, nil); err != nil {
 			t.Fatal(err)
 		}
 		if now := int64(schemaVersion(t, s)); now >= v {
@@ -481,7 +482,7 @@ func TestCounterDeltasMigrationDownAndUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCountersExact(t, s, "a row added after the roll-back")
-	if err := db.MigratePostgres(ctx, loc, db.MigrateUp, nil); err != nil {
+	if err := engine.MigratePostgres(ctx, loc, engine.MigrateUp, nil); err != nil {
 		t.Fatal(err)
 	}
 	if k := kind(); k != "VIEW" {

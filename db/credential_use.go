@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -106,13 +107,13 @@ func (s *Store) SetRoleCredentials(ctx context.Context, roleID int64, ids []int6
 }
 
 // roleCredentials returns the credentials each role may use one by one.
-func roleCredentials(ctx context.Context, q querier, roleID *int64) (map[int64][]int64, error) {
+func roleCredentials(ctx context.Context, q engine.Querier, roleID *int64) (map[int64][]int64, error) {
 	query, args := `SELECT role_id, credential_id FROM role_credentials ORDER BY role_id, credential_id`, []any(nil)
 	if roleID != nil {
 		query, args = `SELECT role_id, credential_id FROM role_credentials WHERE role_id = ? ORDER BY credential_id`, []any{*roleID}
 	}
 	out := map[int64][]int64{}
-	err := eachRow(ctx, q, query, args, func(row scanner) error {
+	err := engine.EachRow(ctx, q, query, args, func(row engine.Scanner) error {
 		var r, c int64
 		if err := row.Scan(&r, &c); err != nil {
 			return err
@@ -129,11 +130,11 @@ func roleCredentials(ctx context.Context, q querier, roleID *int64) (map[int64][
 // CredentialRoles returns the names of the custom roles that may use
 // credential id one by one, by name.
 func (s *Store) CredentialRoles(ctx context.Context, id int64) ([]string, error) {
-	names, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
+	names, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (string, error) {
 		var n string
 		return n, row.Scan(&n)
 	}, `SELECT r.name FROM role_credentials rc JOIN roles r ON r.id = rc.role_id WHERE rc.credential_id = ?
-		ORDER BY `+s.d.foldedOrder("r.name")+` LIMIT ?`, id, MaxRoles)
+		ORDER BY `+s.d.FoldedOrder("r.name")+` LIMIT ?`, id, MaxRoles)
 	if err != nil {
 		return nil, fmt.Errorf("roles of credential %d: %w", id, err)
 	}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -23,7 +24,7 @@ type Credential struct {
 
 const credentialColumns = `id, name, username, password, enable_password, private_key, remarks, created_at, updated_at`
 
-func scanCredential(row scanner) (Credential, error) {
+func scanCredential(row engine.Scanner) (Credential, error) {
 	var c Credential
 	var remarks sql.NullString
 	err := row.Scan(&c.ID, &c.Name, &c.Username, &c.Password, &c.EnablePassword, &c.PrivateKey, &remarks, &c.CreatedAt, &c.UpdatedAt)
@@ -35,7 +36,7 @@ func scanCredential(row scanner) (Credential, error) {
 
 // ListCredentials returns one page ordered by id and the total count.
 func (s *Store) ListCredentials(ctx context.Context, limit, offset int) ([]Credential, int, error) {
-	items, total, err := page(ctx, s.reader, scanCredential, `SELECT COUNT(*) FROM credentials`,
+	items, total, err := engine.Page(ctx, s.reader, scanCredential, `SELECT COUNT(*) FROM credentials`,
 		`SELECT `+credentialColumns+` FROM credentials ORDER BY id`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
@@ -51,7 +52,7 @@ func (s *Store) GetCredential(ctx context.Context, id int64) (Credential, error)
 // getCredentialQuery is prepared when the store opens (readQueries).
 const getCredentialQuery = `SELECT ` + credentialColumns + ` FROM credentials WHERE id = ?`
 
-func getCredential(ctx context.Context, q querier, id int64) (Credential, error) {
+func getCredential(ctx context.Context, q engine.Querier, id int64) (Credential, error) {
 	c, err := scanCredential(q.QueryRowContext(ctx, getCredentialQuery, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNotFound
@@ -79,16 +80,16 @@ func (s *Store) CredentialByName(ctx context.Context, name string) (Credential, 
 func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential, error) {
 	var out Credential
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
-		id, err := insertID(ctx, tx,
+		id, err := engine.InsertID(ctx, tx,
 			`INSERT INTO credentials (name, username, password, enable_password, private_key, remarks, created_at, updated_at)
 			 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), now, now)
+			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, engine.NullString(c.Remarks), now, now)
 		if err != nil {
 			return fmt.Errorf("insert credential: %w", err)
 		}
@@ -111,14 +112,14 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, patch func(*Cred
 		if err := patch(&c); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ? AND id <> ?`, c.Name, id); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ? AND id <> ?`, c.Name, id); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		if _, err := tx.ExecContext(ctx,
 			`UPDATE credentials SET name = ?, username = ?, password = ?, enable_password = ?, private_key = ?, remarks = ?, updated_at = ? WHERE id = ?`,
-			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), Now(), id); err != nil {
+			c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, engine.NullString(c.Remarks), Now(), id); err != nil {
 			return fmt.Errorf("update credential: %w", err)
 		}
 		out, err = getCredential(ctx, tx, id)
@@ -133,7 +134,7 @@ func (s *Store) DeleteCredential(ctx context.Context, id int64) error {
 		if _, err := getCredential(ctx, tx, id); err != nil {
 			return err
 		}
-		if used, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE credential_id = ? LIMIT 1`, id); err != nil {
+		if used, err := engine.Exists(ctx, tx, `SELECT 1 FROM devices WHERE credential_id = ? LIMIT 1`, id); err != nil {
 			return err
 		} else if used {
 			return ErrInUse

@@ -40,7 +40,7 @@ func (s *Store) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
 			(SELECT MAX(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'pending'),
 			(SELECT MIN(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'failed'),
 			(SELECT MIN(lease_until) FROM deliveries WHERE state = 'sending'),
-			NULLIF(`+s.d.lesser(`COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9')`,
+			NULLIF(`+s.d.Lesser(`COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9')`,
 		`COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state = 'sending'), '9')`)+`, '9')`).
 		Scan(&q.Waiting, &pending, &newest, &retry, &lease, &oldest)
 	if err != nil {

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -58,7 +59,7 @@ func (s *Store) CreateDeliveryBatch(ctx context.Context, owner string, channelID
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET batch_id = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)
 				AND channel_id = ? AND state = 'sending' AND owner = ? AND batch_id IS NULL`, id, string(raw), channelID, owner)
 		if err != nil {
 			return err
@@ -96,10 +97,10 @@ func (s *Store) GetDeliveryBatch(ctx context.Context, id int64) (DeliveryBatch, 
 
 // settleBatches drops the rendered events of the batches of the
 // deliveries in idsJSON that have no delivery left to send.
-func settleBatches(ctx context.Context, tx *sql.Tx, d dialect, idsJSON string) error {
+func settleBatches(ctx context.Context, tx *sql.Tx, d engine.Dialect, idsJSON string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE delivery_batches SET events = NULL
 		WHERE id IN (SELECT batch_id FROM deliveries
-				WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+d.jsonEach()+`) AND batch_id IS NOT NULL)
+				WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+d.JSONEach()+`) AND batch_id IS NOT NULL)
 			AND events IS NOT NULL
 			AND NOT EXISTS (SELECT 1 FROM deliveries WHERE batch_id = delivery_batches.id
 				AND state IN ('pending', 'sending', 'failed'))`, idsJSON)
@@ -162,7 +163,7 @@ func (s *Store) ChannelHealths(ctx context.Context) (map[int64]ChannelHealth, er
 		}
 		return &t
 	}
-	rows, err := queryAll(ctx, s.reader, func(r scanner) (ChannelHealth, error) {
+	rows, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (ChannelHealth, error) {
 		var h ChannelHealth
 		var ok, failed, since, status, errText sql.NullString
 		err := r.Scan(&h.ChannelID, &ok, &failed, &since, &status, &errText)
@@ -181,7 +182,7 @@ func (s *Store) ChannelHealths(ctx context.Context) (map[int64]ChannelHealth, er
 		channel int64
 		at      sql.NullString
 	}
-	retries, err := queryAll(ctx, s.reader, func(r scanner) (retry, error) {
+	retries, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (retry, error) {
 		var v retry
 		return v, r.Scan(&v.channel, &v.at)
 	}, `SELECT channel_id, MIN(next_attempt_at) FROM deliveries

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -64,7 +65,7 @@ const deviceColumns = `d.id, d.name, d.host, d.port, d.platform, d.login_method,
 	d.template_id, d.encoding, d.enabled, d.remarks, d.status, d.last_checked_at, d.last_backup_at,
 	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at, d.zone_id, d.address_pin`
 
-func scanDevice(row scanner) (Device, error) {
+func scanDevice(row engine.Scanner) (Device, error) {
 	var d Device
 	var group, cred, tpl sql.NullInt64
 	var remarks, checked, backup, changed, pin sql.NullString
@@ -144,11 +145,11 @@ func (s DeviceSort) orderBy() (string, bool) {
 }
 
 // where is the condition on devices d of f within scope, in d's spelling.
-func (f DeviceFilter) where(d dialect, scope Scope) (string, []any) {
+func (f DeviceFilter) where(d engine.Dialect, scope Scope) (string, []any) {
 	cond, args := scope.clause()
 	parts := []string{cond}
 	if q := strings.TrimSpace(f.Query); q != "" {
-		c, a := d.deviceSearch(q)
+		c, a := deviceSearch(d, q)
 		parts, args = append(parts, c), append(args, a...)
 	}
 	if f.GroupID != nil {
@@ -179,23 +180,22 @@ func (f DeviceFilter) where(d dialect, scope Scope) (string, []any) {
 	return strings.Join(parts, " AND "), args
 }
 
-// SQLite's trigram index (the FTS5 table devices_search) finds substrings
-// of three characters or more; a quoted phrase takes q literally. Shorter
-// ones are LIKE's, which ignores ASCII case on SQLite.
-func (sqliteDialect) deviceSearch(q string) (string, []any) {
+// deviceSearch is the condition on devices d of those whose name or host
+// holds q (ASCII case ignored), through the engine's substring index,
+// with its arguments: the one query whose shape is the engine's own, as
+// each engine's index is. SQLite has the trigram table devices_search,
+// which needs three characters; PostgreSQL finds the same substring
+// through the trigram indexes of 00017 (devices_name_trgm is on
+// name::text, so the condition names it so).
+func deviceSearch(d engine.Dialect, q string) (string, []any) {
+	pattern := "%" + escapeLike(q) + "%"
+	if _, pg := d.(engine.Postgres); pg {
+		return `(d.name::text ILIKE ? ESCAPE '\' OR d.host ILIKE ? ESCAPE '\')`, []any{pattern, pattern}
+	}
 	if utf8.RuneCountInString(q) >= 3 {
 		return `d.id IN (SELECT rowid FROM devices_search WHERE devices_search MATCH ?)`, []any{`"` + strings.ReplaceAll(q, `"`, `""`) + `"`}
 	}
-	pattern := "%" + escapeLike(q) + "%"
 	return `(d.name LIKE ? ESCAPE '\' OR d.host LIKE ? ESCAPE '\')`, []any{pattern, pattern}
-}
-
-// PostgreSQL finds the same case-insensitive substring through the
-// trigram indexes of 00017 (devices_name_trgm is on name::text, so the
-// condition names it so).
-func (postgresDialect) deviceSearch(q string) (string, []any) {
-	pattern := "%" + escapeLike(q) + "%"
-	return `(d.name::text ILIKE ? ESCAPE '\' OR d.host ILIKE ? ESCAPE '\')`, []any{pattern, pattern}
 }
 
 func escapeLike(s string) string {
@@ -214,7 +214,7 @@ func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, li
 	if err := s.reader.QueryRowContext(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count devices: %w", err)
 	}
-	items, err := queryAll(ctx, s.reader, scanDevice, list, append(args, limit, offset)...)
+	items, err := engine.QueryAll(ctx, s.reader, scanDevice, list, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list devices: %w", err)
 	}
@@ -223,7 +223,7 @@ func (s *Store) ListDevices(ctx context.Context, scope Scope, f DeviceFilter, li
 
 // listDevicesQueries are ListDevices' count and page queries, with their
 // arguments (the page query takes limit and offset after them).
-func listDevicesQueries(d dialect, scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
+func listDevicesQueries(d engine.Dialect, scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
 	order, ok := f.Sort.orderBy()
 	if !ok {
 		return "", "", nil, fmt.Errorf("list devices: unknown order %q", f.Sort)
@@ -247,7 +247,7 @@ func (s *Store) GetDevice(ctx context.Context, id int64) (Device, error) {
 // getDeviceQuery is prepared when the store opens (readQueries).
 const getDeviceQuery = `SELECT ` + deviceColumns + ` FROM devices d WHERE d.id = ?`
 
-func getDevice(ctx context.Context, q querier, id int64) (Device, error) {
+func getDevice(ctx context.Context, q engine.Querier, id int64) (Device, error) {
 	d, err := scanDevice(q.QueryRowContext(ctx, getDeviceQuery, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, ErrNotFound
@@ -293,23 +293,23 @@ func (e *ErrReference) Error() string { return e.Field + ": " + e.Message }
 
 // checkDeviceReferences verifies the group, credential and template a
 // device points at.
-func checkDeviceReferences(ctx context.Context, q querier, d Device) error {
+func checkDeviceReferences(ctx context.Context, q engine.Querier, d Device) error {
 	if d.GroupID != nil {
-		if ok, err := exists(ctx, q, `SELECT 1 FROM device_groups WHERE id = ?`, *d.GroupID); err != nil {
+		if ok, err := engine.Exists(ctx, q, `SELECT 1 FROM device_groups WHERE id = ?`, *d.GroupID); err != nil {
 			return err
 		} else if !ok {
 			return &ErrReference{"group_id", fmt.Sprintf("group %d does not exist", *d.GroupID)}
 		}
 	}
 	if d.ZoneID != LocalZone && d.ZoneID != 0 { // 0: the default, local
-		if ok, err := exists(ctx, q, `SELECT 1 FROM zones WHERE id = ?`, d.ZoneID); err != nil {
+		if ok, err := engine.Exists(ctx, q, `SELECT 1 FROM zones WHERE id = ?`, d.ZoneID); err != nil {
 			return err
 		} else if !ok {
 			return &ErrReference{"zone_id", fmt.Sprintf("zone %d does not exist", d.ZoneID)}
 		}
 	}
 	if d.CredentialID != nil {
-		if ok, err := exists(ctx, q, `SELECT 1 FROM credentials WHERE id = ?`, *d.CredentialID); err != nil {
+		if ok, err := engine.Exists(ctx, q, `SELECT 1 FROM credentials WHERE id = ?`, *d.CredentialID); err != nil {
 			return err
 		} else if !ok {
 			return &ErrReference{"credential_id", fmt.Sprintf("credential %d does not exist", *d.CredentialID)}
@@ -340,17 +340,17 @@ func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 		if err := checkDeviceReferences(ctx, tx, d); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE name = ?`, d.Name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM devices WHERE name = ?`, d.Name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
-		id, err := insertID(ctx, tx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO devices (name, host, port, platform, login_method, group_id,
 			credential_id, template_id, encoding, enabled, remarks, status, created_at, updated_at, zone_id)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID, d.TemplateID,
-			d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now, d.ZoneID)
+			d.Encoding, d.Enabled, engine.NullString(d.Remarks), StatusUnknown, now, now, d.ZoneID)
 		if err != nil {
 			return fmt.Errorf("insert device: %w", err)
 		}
@@ -379,7 +379,7 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) 
 		if err := checkDeviceReferences(ctx, tx, d); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE name = ? AND id <> ?`, d.Name, id); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM devices WHERE name = ? AND id <> ?`, d.Name, id); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
@@ -389,7 +389,7 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) 
 			zone_id = ?
 			WHERE id = ?`,
 			d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID, d.TemplateID,
-			d.Encoding, d.Enabled, nullString(d.Remarks), Now(), d.ZoneID, id); err != nil {
+			d.Encoding, d.Enabled, engine.NullString(d.Remarks), Now(), d.ZoneID, id); err != nil {
 			return fmt.Errorf("update device: %w", err)
 		}
 		// A queued job follows its device to its zone.
@@ -430,7 +430,7 @@ func (s *Store) DeviceLabelsOf(ctx context.Context, d Device) (DeviceLabels, err
 	var l DeviceLabels
 	var err error
 	if d.GroupID != nil {
-		l.GroupPath, err = queryAll(ctx, s.reader, func(r scanner) (string, error) {
+		l.GroupPath, err = engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (string, error) {
 			var name string
 			return name, r.Scan(&name)
 		}, `SELECT a.name FROM device_groups g JOIN device_groups a ON substr(g.path, 1, length(a.path)) = a.path
@@ -479,10 +479,10 @@ func (s *Store) DeviceCredentialChoices(ctx context.Context, scope CredentialSco
 		if err != nil {
 			return nil, err
 		}
-		where, args = `id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)`, []any{string(list)}
+		where, args = `id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)`, []any{string(list)}
 	}
-	out, err := queryAll(ctx, s.reader, scanDeviceChoice,
-		`SELECT id, name, '' FROM credentials WHERE `+where+` ORDER BY `+s.d.foldedOrder("name")+`, id`, args...)
+	out, err := engine.QueryAll(ctx, s.reader, scanDeviceChoice,
+		`SELECT id, name, '' FROM credentials WHERE `+where+` ORDER BY `+s.d.FoldedOrder("name")+`, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("credential choices: %w", err)
 	}
@@ -491,15 +491,15 @@ func (s *Store) DeviceCredentialChoices(ctx context.Context, scope CredentialSco
 
 // DeviceTemplateChoices returns every template by platform, then name.
 func (s *Store) DeviceTemplateChoices(ctx context.Context) ([]DeviceChoice, error) {
-	out, err := queryAll(ctx, s.reader, scanDeviceChoice,
-		`SELECT id, name, platform FROM templates ORDER BY platform, `+s.d.foldedOrder("name")+`, id`)
+	out, err := engine.QueryAll(ctx, s.reader, scanDeviceChoice,
+		`SELECT id, name, platform FROM templates ORDER BY platform, `+s.d.FoldedOrder("name")+`, id`)
 	if err != nil {
 		return nil, fmt.Errorf("template choices: %w", err)
 	}
 	return out, nil
 }
 
-func scanDeviceChoice(row scanner) (DeviceChoice, error) {
+func scanDeviceChoice(row engine.Scanner) (DeviceChoice, error) {
 	var c DeviceChoice
 	err := row.Scan(&c.ID, &c.Name, &c.Platform)
 	return c, err
@@ -510,7 +510,7 @@ func scanDeviceChoice(row scanner) (DeviceChoice, error) {
 // every page, where OFFSET would read all the pages before.
 func (s *Store) DevicesAfter(ctx context.Context, scope Scope, f DeviceFilter, afterID int64, limit int) ([]Device, error) {
 	where, args := f.where(s.d, scope)
-	items, err := queryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d
+	items, err := engine.QueryAll(ctx, s.reader, scanDevice, `SELECT `+deviceColumns+` FROM devices d
 		WHERE d.id > ? AND `+where+` ORDER BY d.id LIMIT ?`, append(append([]any{afterID}, args...), limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("devices after %d: %w", afterID, err)
@@ -522,14 +522,14 @@ func (s *Store) DevicesAfter(ctx context.Context, scope Scope, f DeviceFilter, a
 // by id: the targets of "back up this group".
 func (s *Store) DeviceIDsMatching(ctx context.Context, scope Scope, f DeviceFilter) ([]int64, error) {
 	where, args := f.where(s.d, scope)
-	ids, err := queryAll(ctx, s.reader, scanID, `SELECT d.id FROM devices d WHERE `+where+` ORDER BY d.id`, args...)
+	ids, err := engine.QueryAll(ctx, s.reader, scanID, `SELECT d.id FROM devices d WHERE `+where+` ORDER BY d.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("device ids: %w", err)
 	}
 	return ids, nil
 }
 
-func scanID(row scanner) (int64, error) {
+func scanID(row engine.Scanner) (int64, error) {
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -547,7 +547,7 @@ func (s *Store) DeviceIDsOutside(ctx context.Context, scope Scope, ids []int64) 
 	}
 	cond, args := scope.clause()
 	rows, err := s.reader.QueryContext(ctx, `SELECT j.id, d.id IS NOT NULL, COALESCE(`+cond+`, 0=1)
-		FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.jsonEach()+`) j LEFT JOIN devices d ON d.id = j.id`, append(args, string(list))...)
+		FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.JSONEach()+`) j LEFT JOIN devices d ON d.id = j.id`, append(args, string(list))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("check device ids: %w", err)
 	}
@@ -581,11 +581,11 @@ func (s *Store) ExistingDeviceNames(ctx context.Context, names []string) ([]stri
 	// CAST AS citext: PostgreSQL compares the names without case, as the
 	// column does (SQLite uses the column's NOCASE; to it citext is a
 	// type name of TEXT affinity).
-	out, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
+	out, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (string, error) {
 		var n string
 		err := row.Scan(&n)
 		return n, err
-	}, `SELECT name FROM devices WHERE name IN (SELECT CAST(value AS citext) FROM `+s.d.jsonEach()+`)`, string(list))
+	}, `SELECT name FROM devices WHERE name IN (SELECT CAST(value AS citext) FROM `+s.d.JSONEach()+`)`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("existing device names: %w", err)
 	}
@@ -637,7 +637,7 @@ func (s *Store) ImportDevices(ctx context.Context, devices []Device) error {
 				return fmt.Errorf("import device %d: %w", i, err)
 			}
 			if _, err := insert.ExecContext(ctx, d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID,
-				d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now, d.ZoneID); err != nil {
+				d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, engine.NullString(d.Remarks), StatusUnknown, now, now, d.ZoneID); err != nil {
 				return fmt.Errorf("import device %d: %w", i, err)
 			}
 		}
@@ -648,7 +648,7 @@ func (s *Store) ImportDevices(ctx context.Context, devices []Device) error {
 // checkImportReferences runs the store's reference checks once for each
 // distinct (group, credential, template, zone, platform) combination, which a
 // large import repeats thousands of times.
-func checkImportReferences(ctx context.Context, q querier, devices []Device) error {
+func checkImportReferences(ctx context.Context, q engine.Querier, devices []Device) error {
 	type refs struct {
 		group, credential, template, zone int64
 		platform                          string

@@ -3,11 +3,8 @@ package db
 import (
 	"errors"
 	"slices"
-	"strings"
 
-	"github.com/lib/pq"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"backupd/db/engine"
 )
 
 // Business-rule errors; the API layer turns them into resource-specific
@@ -33,16 +30,6 @@ var (
 	ErrTooManyRoles = errors.New("too many roles")
 )
 
-// Retryable reports whether err is PostgreSQL aborting a transaction that
-// may well succeed when run again from the start: it was chosen to break a
-// deadlock (SQLSTATE 40P01), or it conflicted with a concurrent one under
-// serializable or repeatable-read isolation (40001). InTx runs such a
-// transaction again itself.
-func Retryable(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
-}
-
 // uniqueNameColumns are the columns whose UNIQUE constraint is a name's:
 // a duplicate there is ErrNameExists whichever check let it through.
 var uniqueNameColumns = []string{"name", "username", "platform_id"}
@@ -57,19 +44,8 @@ func nameConflict(err error) error {
 	if err == nil {
 		return nil
 	}
-	var column string
-	var pe *pq.Error
-	var se *sqlite.Error
-	switch {
-	case errors.As(err, &pe) && pe.Code == "23505": // unique_violation
-		// PostgreSQL names a column's UNIQUE constraint <table>_<column>_key.
-		column = strings.TrimSuffix(strings.TrimPrefix(pe.Constraint, pe.Table+"_"), "_key")
-	case errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE:
-		// "UNIQUE constraint failed: devices.name (2067)"
-		_, after, _ := strings.Cut(se.Error(), "UNIQUE constraint failed: ")
-		after, _, _ = strings.Cut(after, " ")
-		_, column, _ = strings.Cut(after, ".")
-	default:
+	column, ok := engine.UniqueViolation(err)
+	if !ok {
 		return err
 	}
 	if slices.Contains(uniqueNameColumns, column) {

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -106,12 +107,12 @@ const (
 )
 
 // wantedEventsQuery is ",kind,kind," of the kinds some enabled rule names.
-func wantedEventsQuery(d dialect) string {
-	return `SELECT ',' || ` + d.joinedDistinct("e.event") + ` || ',' FROM notification_rule_events e
+func wantedEventsQuery(d engine.Dialect) string {
+	return `SELECT ',' || ` + d.JoinedDistinct("e.event") + ` || ',' FROM notification_rule_events e
 				JOIN notification_rules r ON r.id = e.rule_id WHERE r.enabled = 1`
 }
 
-func deviceFactsQuery(d dialect) string {
+func deviceFactsQuery(d engine.Dialect) string {
 	return `SELECT d.name, d.host, d.platform, d.group_id, d.last_good_backup_at, d.created_at,
 			d.pending_host_key, n.consecutive_failures, n.unreachable_count, n.stale_notified_for,
 			(` + wantedEventsQuery(d) + `)
@@ -120,13 +121,13 @@ func deviceFactsQuery(d dialect) string {
 
 // insertDeliveriesQuery writes an event's deliveries, one JSON parameter
 // of [[channel, diff], ...] for all of them.
-func insertDeliveriesQuery(d dialect) string {
+func insertDeliveriesQuery(d engine.Dialect) string {
 	return `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
-		SELECT ?, p.a, p.b, 'pending', ?, ?, ? FROM ` + d.jsonIntPairs() + ` p`
+		SELECT ?, p.a, p.b, 'pending', ?, ?, ? FROM ` + d.JSONIntPairs() + ` p`
 }
 
 // eventQueries are prepared when the store opens.
-func eventQueries(d dialect) []string {
+func eventQueries(d engine.Dialect) []string {
 	return []string{matchRulesQuery, deviceFactsQuery(d), insertOutboxQuery, insertDeliveriesQuery(d), previousGoodQuery, saveStateQuery}
 }
 
@@ -135,7 +136,7 @@ func eventQueries(d dialect) []string {
 // the event and one delivery per channel of those rules (with the diff
 // when any of the rules allows it). With no rule matching nothing is
 // written. It reports whether it recorded.
-func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, e DecidedEvent) (bool, error) {
+func recordEvent(ctx context.Context, q engine.Querier, d engine.Dialect, f *deviceFacts, e DecidedEvent) (bool, error) {
 	p := e.Payload
 	if !f.wants(p.Kind) {
 		return false, nil
@@ -145,7 +146,7 @@ func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, e De
 		channel int64
 		diff    bool
 	}
-	targets, err := queryAll(ctx, q, func(row scanner) (target, error) {
+	targets, err := engine.QueryAll(ctx, q, func(row engine.Scanner) (target, error) {
 		var t target
 		return t, row.Scan(&t.channel, &t.diff)
 	}, matchRulesQuery, args...)
@@ -162,7 +163,7 @@ func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, e De
 		}
 	}
 	if p.GroupID != nil {
-		p.GroupPath, err = queryAll(ctx, q, func(r scanner) (string, error) {
+		p.GroupPath, err = engine.QueryAll(ctx, q, func(r engine.Scanner) (string, error) {
 			var name string
 			return name, r.Scan(&name)
 		}, `SELECT a.name FROM device_groups g JOIN device_groups a ON substr(g.path, 1, length(a.path)) = a.path
@@ -176,7 +177,7 @@ func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, e De
 		return false, err
 	}
 	now := backupTime(time.Now())
-	outboxID, err := insertID(ctx, q, insertOutboxQuery,
+	outboxID, err := engine.InsertID(ctx, q, insertOutboxQuery,
 		string(p.Kind), p.DeviceID, backupTime(p.At), string(payload))
 	if err != nil {
 		return false, fmt.Errorf("record %s event: %w", p.Kind, err)
@@ -201,7 +202,7 @@ func recordEvent(ctx context.Context, q querier, d dialect, f *deviceFacts, e De
 
 // loadDeviceFacts reads what the events name of a device, and its event
 // state.
-func loadDeviceFacts(ctx context.Context, q querier, d dialect, deviceID int64) (deviceFacts, error) {
+func loadDeviceFacts(ctx context.Context, q engine.Querier, d engine.Dialect, deviceID int64) (deviceFacts, error) {
 	f := deviceFacts{dev: EventDevice{ID: deviceID}}
 	var group sql.NullInt64
 	var consecutive, unreached sql.NullInt64
@@ -227,7 +228,7 @@ func loadDeviceFacts(ctx context.Context, q querier, d dialect, deviceID int64) 
 // counters and the stale mark are written apart, so that the stale check
 // and a backup's end of one device, on two nodes at once, do not write
 // back each other's part as they read it.
-func saveDeviceState(ctx context.Context, q querier, deviceID int64, prev, next EventState) error {
+func saveDeviceState(ctx context.Context, q engine.Querier, deviceID int64, prev, next EventState) error {
 	if next.ConsecutiveFailures != prev.ConsecutiveFailures || next.Unreachable != prev.Unreachable {
 		if _, err := q.ExecContext(ctx, saveStateQuery, deviceID, next.ConsecutiveFailures, next.Unreachable); err != nil {
 			return fmt.Errorf("notification state of device %d: %w", deviceID, err)
@@ -248,7 +249,7 @@ func saveDeviceState(ctx context.Context, q querier, deviceID int64, prev, next 
 // recordDecision asks the policy which events in causes to device f,
 // and writes them and the device's new event state. It returns how many
 // events it recorded (those some rule wanted).
-func (s *Store) recordDecision(ctx context.Context, q querier, f *deviceFacts, in EventInput) (int, error) {
+func (s *Store) recordDecision(ctx context.Context, q engine.Querier, f *deviceFacts, in EventInput) (int, error) {
 	in.Device, in.Prev = f.dev, f.state
 	dec, err := s.decide(in)
 	if err != nil {
@@ -272,7 +273,7 @@ func (s *Store) recordDecision(ctx context.Context, q querier, f *deviceFacts, i
 // after too many interruptions), before the device row is updated (the
 // policy compares a changed host key with the one recorded before).
 // trigger is the attempt's.
-func (s *Store) recordAttemptEvents(ctx context.Context, q querier, c Claim, o Outcome, at time.Time, trigger string) error {
+func (s *Store) recordAttemptEvents(ctx context.Context, q engine.Querier, c Claim, o Outcome, at time.Time, trigger string) error {
 	f, err := loadDeviceFacts(ctx, q, s.d, c.DeviceID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the device is gone; the update after this touches nothing either
@@ -331,7 +332,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 	if threshold <= 0 {
 		return 0, &ErrInvalidField{"threshold", "must be positive"}
 	}
-	wanted, err := exists(ctx, s.reader, `SELECT 1 FROM notification_rule_events e JOIN notification_rules r ON r.id = e.rule_id
+	wanted, err := engine.Exists(ctx, s.reader, `SELECT 1 FROM notification_rule_events e JOIN notification_rules r ON r.id = e.rule_id
 		WHERE e.event = ? AND r.enabled = 1 LIMIT 1`, string(EventBackupStale))
 	if err != nil || !wanted {
 		return 0, err
@@ -347,11 +348,11 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 		err := s.InTx(ctx, func(tx *sql.Tx) error {
 			batch = 0
 			var err error
-			ids, err = queryAll(ctx, tx, scanID, `SELECT d.id FROM devices d
+			ids, err = engine.QueryAll(ctx, tx, scanID, `SELECT d.id FROM devices d
 					LEFT JOIN notification_device_state n ON n.device_id = d.id
 				WHERE d.enabled = 1 AND d.id > ?
 					AND (d.last_good_backup_at < ? OR (d.last_good_backup_at IS NULL AND d.created_at < ?))
-					AND `+s.d.differ("n.stale_notified_for", "COALESCE(d.last_good_backup_at, d.created_at)")+`
+					AND `+s.d.Differ("n.stale_notified_for", "COALESCE(d.last_good_backup_at, d.created_at)")+`
 				ORDER BY d.id LIMIT ?`, after, cutoffGood, cutoffCreated, staleBatch)
 			if err != nil {
 				return err

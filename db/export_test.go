@@ -4,6 +4,7 @@ package db
 // exported API: the store's pools, unexported queries and steps.
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
@@ -20,7 +21,7 @@ func (s *Store) Reader() *sql.DB { return s.reader }
 // ListDevicesQueries lets the tests check the plans of ListDevices on
 // SQLite.
 func ListDevicesQueries(scope Scope, f DeviceFilter) (count, list string, args []any, err error) {
-	return listDevicesQueries(sqliteDialect{}, scope, f)
+	return listDevicesQueries(engine.SQLite{}, scope, f)
 }
 
 // ListDevicesQueriesOf are ListDevices' queries on s's engine.
@@ -50,13 +51,13 @@ func MigrateDownTo(ctx context.Context, path string, version int64) error {
 }
 
 func withProvider(ctx context.Context, path string, fn func(p *goose.Provider) error) error {
-	conn, err := sql.Open("sqlite", dsn(path, false))
+	conn, err := sql.Open("sqlite", engine.DSN(path, false))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	conn.SetMaxOpenConns(1)
-	p, err := newProvider(conn)
+	p, err := engine.SQLiteMigrations(conn)
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func withProvider(ctx context.Context, path string, fn func(p *goose.Provider) e
 // SeedFile seeds the database file at path in whatever schema version it
 // is, without migrating it first.
 func SeedFile(ctx context.Context, path string, opt SeedOptions) error {
-	conn, err := sql.Open("sqlite", dsn(path, false))
+	conn, err := sql.Open("sqlite", engine.DSN(path, false))
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func UnpreparedQueries(s *Store) map[string]error {
 // InsertID runs an INSERT on the writing connection and returns the new
 // row's id (RETURNING id: PostgreSQL has no LastInsertId).
 func (s *Store) InsertID(ctx context.Context, query string, args ...any) (int64, error) {
-	return insertID(ctx, s.writer, query, args...)
+	return engine.InsertID(ctx, s.writer, query, args...)
 }
 
 // Writer is the writing connection, for tests that interleave two nodes'
@@ -142,7 +143,7 @@ func (s *Store) Writer() *sql.DB { return s.writer }
 
 // EqualFold is the store's spelling of a name column compared with a ?
 // parameter, ASCII case folded, for tests that plan its queries.
-func (s *Store) EqualFold(expr string) string { return s.d.equalFold(expr) }
+func (s *Store) EqualFold(expr string) string { return s.d.EqualFold(expr) }
 
 // SentToPostgres reports whether the store sent a statement holding
 // fragment to PostgreSQL during this run (TestMain records them).
@@ -179,6 +180,3 @@ func (s *Store) Last24hQuery() string { return s.last24hQuery() }
 
 // OutcomeSums is the outcome counts' spelling on this store's engine.
 func (s *Store) OutcomeSums(b string) string { return s.outcomeSums(b) }
-
-// TxRetries is how many transactions InTx has run again so far.
-func TxRetries() uint64 { return txRetries.Load() }

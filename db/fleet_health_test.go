@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 func fleetHealth(t *testing.T, s *db.Store) db.FleetHealth {
@@ -132,7 +133,7 @@ func TestFleetHealthMigrationBackfills(t *testing.T) {
 	if err := db.MigrateDownTo(ctx, s.Path(), 10); err != nil {
 		t.Fatalf("migrate down to 10: %v", err)
 	}
-	if err := db.Migrate(ctx, s.Path(), db.MigrateUp, nil); err != nil {
+	if err := db.Migrate(ctx, s.Path(), engine.MigrateUp, nil); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
 	s, err = db.Open(ctx, dir)

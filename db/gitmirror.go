@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -166,7 +167,7 @@ type MirrorVersion struct {
 // skipped, so the mirror does not change with them; only if retention
 // removed every such version does the newest good backup stand in.
 func (s *Store) MirrorVersions(ctx context.Context) ([]MirrorVersion, error) {
-	return queryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
+	return engine.QueryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
 		b.trigger, b.snapshot_hash, b.first_backup FROM devices d JOIN backups b ON b.id = COALESCE(
 			(SELECT x.id FROM backups x WHERE x.device_id = d.id AND x.success = 1 AND (x.changed = 1 OR x.first_backup = 1)
 				ORDER BY x.started_at DESC, x.id DESC LIMIT 1),
@@ -178,13 +179,13 @@ func (s *Store) MirrorVersions(ctx context.Context) ([]MirrorVersion, error) {
 // MirrorHistory returns every version (first backups and changes, noise
 // ignored) of the devices that exist, oldest first.
 func (s *Store) MirrorHistory(ctx context.Context) ([]MirrorVersion, error) {
-	return queryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
+	return engine.QueryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
 		b.trigger, b.snapshot_hash, b.first_backup FROM backups b JOIN devices d ON d.id = b.device_id
 		WHERE b.success = 1 AND (b.changed = 1 OR b.first_backup = 1) AND b.snapshot_hash IS NOT NULL
 		ORDER BY b.started_at, b.id`)
 }
 
-func scanMirrorVersion(r scanner) (MirrorVersion, error) {
+func scanMirrorVersion(r engine.Scanner) (MirrorVersion, error) {
 	var v MirrorVersion
 	var group sql.NullInt64
 	var started string
@@ -210,7 +211,7 @@ func (s *Store) GroupPaths(ctx context.Context) (map[int64][]string, error) {
 		parent sql.NullInt64
 		name   string
 	}
-	rows, err := queryAll(ctx, s.reader, func(r scanner) (row, error) {
+	rows, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (row, error) {
 		var x row
 		return x, r.Scan(&x.id, &x.parent, &x.name)
 	}, `SELECT id, parent_id, name FROM device_groups`)
@@ -247,7 +248,7 @@ func (s *Store) MirrorFingerprint(ctx context.Context) (string, error) {
 	err := s.reader.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(started_at), '') FROM backups) || '|' ||
 		(SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM devices) || '|' ||
-		(SELECT COUNT(*) || ':' || COALESCE(`+s.d.joined("name", "'/'")+`, '') FROM device_groups)`).Scan(&fp)
+		(SELECT COUNT(*) || ':' || COALESCE(`+s.d.Joined("name", "'/'")+`, '') FROM device_groups)`).Scan(&fp)
 	if err != nil {
 		return "", fmt.Errorf("git mirror fingerprint: %w", err)
 	}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -22,7 +23,7 @@ type Group struct {
 
 const groupColumns = `id, name, parent_id, path, depth, sort_order, created_at`
 
-func scanGroup(row scanner) (Group, error) {
+func scanGroup(row engine.Scanner) (Group, error) {
 	var g Group
 	var parent sql.NullInt64
 	if err := row.Scan(&g.ID, &g.Name, &parent, &g.Path, &g.Depth, &g.SortOrder, &g.CreatedAt); err != nil {
@@ -36,7 +37,7 @@ func scanGroup(row scanner) (Group, error) {
 
 // ListGroups returns one page of groups ordered by id, and the total count.
 func (s *Store) ListGroups(ctx context.Context, limit, offset int) ([]Group, int, error) {
-	items, total, err := page(ctx, s.reader, scanGroup, `SELECT COUNT(*) FROM device_groups`,
+	items, total, err := engine.Page(ctx, s.reader, scanGroup, `SELECT COUNT(*) FROM device_groups`,
 		`SELECT `+groupColumns+` FROM device_groups ORDER BY id`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list groups: %w", err)
@@ -47,7 +48,7 @@ func (s *Store) ListGroups(ctx context.Context, limit, offset int) ([]Group, int
 // AllGroups returns every group in tree order: by depth, then sort_order,
 // name and id, so that a parent always comes before its children.
 func (s *Store) AllGroups(ctx context.Context) ([]Group, error) {
-	groups, err := queryAll(ctx, s.reader, scanGroup, `SELECT `+groupColumns+` FROM device_groups ORDER BY depth, sort_order, name, id`)
+	groups, err := engine.QueryAll(ctx, s.reader, scanGroup, `SELECT `+groupColumns+` FROM device_groups ORDER BY depth, sort_order, name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("all groups: %w", err)
 	}
@@ -59,7 +60,7 @@ func (s *Store) GetGroup(ctx context.Context, id int64) (Group, error) {
 	return getGroup(ctx, s.reader, id)
 }
 
-func getGroup(ctx context.Context, q querier, id int64) (Group, error) {
+func getGroup(ctx context.Context, q engine.Querier, id int64) (Group, error) {
 	g, err := scanGroup(q.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM device_groups WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, ErrNotFound
@@ -83,12 +84,12 @@ func (s *Store) GroupByName(ctx context.Context, name string) (Group, error) {
 	return g, nil
 }
 
-func groupNameTaken(ctx context.Context, q querier, name string, exceptID int64) (bool, error) {
-	return exists(ctx, q, `SELECT 1 FROM device_groups WHERE name = ? AND id <> ?`, name, exceptID)
+func groupNameTaken(ctx context.Context, q engine.Querier, name string, exceptID int64) (bool, error) {
+	return engine.Exists(ctx, q, `SELECT 1 FROM device_groups WHERE name = ? AND id <> ?`, name, exceptID)
 }
 
 // nextSortOrder is one above the highest sort_order among parent's children.
-func nextSortOrder(ctx context.Context, q querier, parentID *int64) (int, error) {
+func nextSortOrder(ctx context.Context, q engine.Querier, parentID *int64) (int, error) {
 	var max sql.NullInt64
 	var err error
 	if parentID == nil {
@@ -107,7 +108,7 @@ func nextSortOrder(ctx context.Context, q querier, parentID *int64) (int, error)
 
 // parentPlacement resolves a parent id into the path prefix and depth its
 // children get. A missing parent is ErrInvalidParent.
-func parentPlacement(ctx context.Context, q querier, parentID *int64) (prefix string, depth int, err error) {
+func parentPlacement(ctx context.Context, q engine.Querier, parentID *int64) (prefix string, depth int, err error) {
 	if parentID == nil {
 		return "/", 0, nil
 	}
@@ -161,7 +162,7 @@ func (s *Store) createGroupTx(ctx context.Context, tx *sql.Tx, name string, pare
 	if err != nil {
 		return Group{}, err
 	}
-	id, err := insertID(ctx, tx,
+	id, err := engine.InsertID(ctx, tx,
 		`INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at) VALUES (?, ?, '', ?, ?, ?)`,
 		name, parentID, depth, order, Now())
 	if err != nil {
@@ -247,12 +248,12 @@ func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
 		if _, err := getGroup(ctx, tx, id); err != nil {
 			return err
 		}
-		if has, err := exists(ctx, tx, `SELECT 1 FROM device_groups WHERE parent_id = ? LIMIT 1`, id); err != nil {
+		if has, err := engine.Exists(ctx, tx, `SELECT 1 FROM device_groups WHERE parent_id = ? LIMIT 1`, id); err != nil {
 			return err
 		} else if has {
 			return ErrHasChildren
 		}
-		if used, err := exists(ctx, tx, `SELECT 1 FROM devices WHERE group_id = ? LIMIT 1`, id); err != nil {
+		if used, err := engine.Exists(ctx, tx, `SELECT 1 FROM devices WHERE group_id = ? LIMIT 1`, id); err != nil {
 			return err
 		} else if used {
 			return ErrInUse
@@ -315,10 +316,10 @@ func (s *Store) ReorderGroup(ctx context.Context, id int64, step int) (moved boo
 		if err != nil {
 			return err
 		}
-		siblings, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
+		siblings, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var sid int64
 			return sid, r.Scan(&sid)
-		}, `SELECT id FROM device_groups WHERE `+s.d.same("parent_id", "?")+` ORDER BY sort_order, name, id`, g.ParentID)
+		}, `SELECT id FROM device_groups WHERE `+s.d.Same("parent_id", "?")+` ORDER BY sort_order, name, id`, g.ParentID)
 		if err != nil {
 			return fmt.Errorf("siblings of group %d: %w", id, err)
 		}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -39,16 +40,16 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 		credIDs := make([]int64, len(creds))
 		now := Now()
 		for i, c := range creds {
-			if taken, err := exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
+			if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
 				return err
 			} else if taken {
 				return fmt.Errorf("create credential %q: %w", c.Name, ErrNameExists)
 			}
 			var err error
-			credIDs[i], err = insertID(ctx, tx,
+			credIDs[i], err = engine.InsertID(ctx, tx,
 				`INSERT INTO credentials (name, username, password, enable_password, private_key, remarks, created_at, updated_at)
 				 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, nullString(c.Remarks), now, now)
+				c.Name, c.Username, c.Password, c.EnablePassword, c.PrivateKey, engine.NullString(c.Remarks), now, now)
 			if err != nil {
 				return fmt.Errorf("insert credential: %w", err)
 			}
@@ -61,7 +62,7 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 			if z == 0 || zones[z] {
 				continue
 			}
-			if ok, err := exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, z); err != nil {
+			if ok, err := engine.Exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, z); err != nil {
 				return err
 			} else if !ok {
 				return &ImportError{Index: i, Err: &ErrReference{"zone_id", fmt.Sprintf("zone %d does not exist", z)}}
@@ -116,13 +117,13 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 			}
 			if d.ID == 0 {
 				if _, err := insert.ExecContext(ctx, d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID,
-					d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), StatusUnknown, now, now, d.ZoneID); err != nil {
+					d.CredentialID, d.TemplateID, d.Encoding, d.Enabled, engine.NullString(d.Remarks), StatusUnknown, now, now, d.ZoneID); err != nil {
 					return fmt.Errorf("import device %d: %w", i, err)
 				}
 				continue
 			}
 			if _, err := update.ExecContext(ctx, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID,
-				d.TemplateID, d.Encoding, d.Enabled, nullString(d.Remarks), now, d.ZoneID, d.ID); err != nil {
+				d.TemplateID, d.Encoding, d.Enabled, engine.NullString(d.Remarks), now, d.ZoneID, d.ID); err != nil {
 				return fmt.Errorf("import device %d: %w", i, err)
 			}
 			if zone != d.ZoneID {

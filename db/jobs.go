@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -56,7 +57,7 @@ type Job struct {
 
 const jobColumns = `id, device_id, trigger, state, attempt, interruptions, not_before, created_at, started_at, finished_at, owner, backup_id, error`
 
-func scanJob(row scanner) (Job, error) {
+func scanJob(row engine.Scanner) (Job, error) {
 	var j Job
 	var notBefore, created string
 	var started, finished, owner, backupID, errText sql.NullString
@@ -148,11 +149,11 @@ func (s *Store) EnqueueJobsFound(ctx context.Context, reqs []JobRequest) ([]Enqu
 }
 
 // enqueueJobs is EnqueueJobsFound in the caller's transaction.
-func enqueueJobs(ctx context.Context, tx *sql.Tx, d dialect, reqs []JobRequest) ([]Enqueued, error) {
+func enqueueJobs(ctx context.Context, tx *sql.Tx, d engine.Dialect, reqs []JobRequest) ([]Enqueued, error) {
 	out := make([]Enqueued, len(reqs))
 	now := backupTime(time.Now())
 	err := func() error {
-		insert, err := tx.PrepareContext(ctx, d.insertOrIgnore(`jobs (device_id, trigger, state, not_before, created_at, zone_id)`,
+		insert, err := tx.PrepareContext(ctx, d.InsertOrIgnore(`jobs (device_id, trigger, state, not_before, created_at, zone_id)`,
 			`SELECT id, ?, 'queued', ?, ?, zone_id FROM devices WHERE id = ?`))
 		if err != nil {
 			return err
@@ -218,10 +219,10 @@ type Claim struct {
 // node's claim holds are skipped rather than waited for (and, without the
 // lock, taken a second time once that claim commits). SQLite has one
 // writer, so its claims never overlap.
-func claimQuery(d dialect) string {
+func claimQuery(d engine.Dialect) string {
 	return `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
 				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE state = 'queued' AND id ` + d.inLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
+			WHERE state = 'queued' AND id ` + d.InLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
 				ORDER BY not_before, id LIMIT ?`) + `
 			RETURNING ` + jobColumns
 }
@@ -229,11 +230,11 @@ func claimQuery(d dialect) string {
 // claimAmongQuery is claimQuery among the jobs of one JSON parameter,
 // however many: no statement with thousands of placeholders to parse per
 // claim.
-func claimAmongQuery(d dialect) string {
+func claimAmongQuery(d engine.Dialect) string {
 	return `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
 				attempt = attempt + 1, finished_at = NULL, error = NULL
-			WHERE state = 'queued' AND id ` + d.inLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
-				AND id IN (SELECT CAST(value AS BIGINT) FROM `+d.jsonEach()+`) ORDER BY not_before, id LIMIT ?`) + `
+			WHERE state = 'queued' AND id ` + d.InLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
+				AND id IN (SELECT CAST(value AS BIGINT) FROM `+d.JSONEach()+`) ORDER BY not_before, id LIMIT ?`) + `
 			RETURNING ` + jobColumns
 }
 
@@ -274,7 +275,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 			query, args = amongQuery, append(args, string(raw))
 		}
 		args = append(args, n)
-		jobs, err := queryAll(ctx, q, scanJob, query, args...)
+		jobs, err := engine.QueryAll(ctx, q, scanJob, query, args...)
 		if err != nil {
 			return err
 		}
@@ -308,7 +309,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 // queue. A queue mostly of other jobs stops the walk after as many rows
 // as only has; then it returns only itself and the claim filters the
 // whole list in SQL, as before.
-func readyAmong(ctx context.Context, q querier, now string, only []int64, n int) ([]int64, error) {
+func readyAmong(ctx context.Context, q engine.Querier, now string, only []int64, n int) ([]int64, error) {
 	budget := len(only) + n
 	rows, err := q.QueryContext(ctx, readyQueueQuery, now, budget)
 	if err != nil {
@@ -405,7 +406,7 @@ func finishDeviceQuery(reachable, pin, pending bool) string {
 // jobQueries are the statements every backup runs, prepared when the
 // store opens: parsing them again for each of thousands of devices is a
 // good part of a fleet-wide run's CPU.
-func jobQueries(d dialect) []string {
+func jobQueries(d engine.Dialect) []string {
 	out := []string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertBackupQuery,
 		snapshotExistsQuery, insertSnapshotQuery(d),
 		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery}
@@ -514,7 +515,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 // RunningOwners returns the owners of running jobs in the server's
 // engines (a remote collector's leases end by ExpireLeases).
 func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
-	owners, err := queryAll(ctx, s.reader, func(r scanner) (string, error) {
+	owners, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (string, error) {
 		var o string
 		return o, r.Scan(&o)
 	}, `SELECT DISTINCT owner FROM jobs WHERE state = 'running' AND owner IS NOT NULL AND collector_id IS NULL`)
@@ -583,7 +584,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		mine, arg = mine+` AND id = ?`, append(arg, jobID)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
-			duration_ms = `+s.d.millisBetween("started_at", "?")+`
+			duration_ms = `+s.d.MillisBetween("started_at", "?")+`
 		WHERE id IN (SELECT backup_id FROM jobs WHERE `+mine+`) AND finished_at IS NULL`,
 		append([]any{stamp, ErrorInterrupted, stamp}, arg...)...)
 	if err != nil {
@@ -592,14 +593,14 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 	affected, _ := res.RowsAffected()
 	out.Attempts = int(affected)
 	// The claim counted the attempt; take it back.
-	gaveUp, err := queryAll(ctx, tx, func(r scanner) (Claim, error) {
+	gaveUp, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (Claim, error) {
 		var c Claim
 		var backupID sql.NullString
 		err := r.Scan(&c.DeviceID, &backupID, &c.Trigger, &c.Attempt)
 		c.BackupID = backupID.String
 		return c, err
 	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
-			attempt = `+s.d.greater("attempt - 1", "0")+`, interruptions = interruptions + 1
+			attempt = `+s.d.Greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine+` AND interruptions + 1 >= ?
 		RETURNING device_id, backup_id, trigger, attempt`,
 		append(append([]any{stamp, ErrorInterruptedTooOften}, arg...), max(maxInterruptions, 1))...)
@@ -622,7 +623,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 		}
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
-			attempt = `+s.d.greater("attempt - 1", "0")+`, interruptions = interruptions + 1
+			attempt = `+s.d.Greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine, append([]any{stamp, ErrorInterrupted}, arg...)...)
 	return err
 }
@@ -643,7 +644,7 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 		for i, id := range chunk {
 			args[i] = id
 		}
-		jobs, err := queryAll(ctx, s.read(), scanJob, getJobsQuery(len(chunk)), args...)
+		jobs, err := engine.QueryAll(ctx, s.read(), scanJob, getJobsQuery(len(chunk)), args...)
 		if err != nil {
 			return nil, fmt.Errorf("get jobs: %w", err)
 		}
@@ -654,8 +655,8 @@ func (s *Store) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
 
 // jobStatesQuery reads the state of a list of jobs, one JSON parameter
 // however long the list.
-func jobStatesQuery(d dialect) string {
-	return `SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM ` + d.jsonEach() + `)`
+func jobStatesQuery(d engine.Dialect) string {
+	return `SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM ` + d.JSONEach() + `)`
 }
 
 // JobStates returns the state of each of the jobs with the given IDs that
@@ -719,7 +720,7 @@ func (s *Store) CancelJob(ctx context.Context, id int64) (bool, error) {
 // CancelRequested returns which of the given running jobs an operator
 // asked to stop.
 func (s *Store) CancelRequested(ctx context.Context, owner string) ([]int64, error) {
-	ids, err := queryAll(ctx, s.reader, func(r scanner) (int64, error) {
+	ids, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (int64, error) {
 		var id int64
 		return id, r.Scan(&id)
 	}, `SELECT id FROM jobs WHERE state = 'running' AND owner = ? AND cancel_requested = 1`, owner)
@@ -759,7 +760,7 @@ func (s *Store) ListJobs(ctx context.Context, scope Scope, f JobFilter, limit, o
 		args = append(args, f.DeviceID)
 	}
 	w := strings.Join(where, " AND ")
-	scan := func(r scanner) (JobRow, error) {
+	scan := func(r engine.Scanner) (JobRow, error) {
 		var row JobRow
 		var name string
 		j, err := scanJob(prefixScanner{r, &name})
@@ -767,7 +768,7 @@ func (s *Store) ListJobs(ctx context.Context, scope Scope, f JobFilter, limit, o
 		return row, err
 	}
 	cols := strings.ReplaceAll("j."+jobColumns, ", ", ", j.")
-	items, total, err := page(ctx, s.reader, scan,
+	items, total, err := engine.Page(ctx, s.reader, scan,
 		`SELECT COUNT(*) FROM jobs j JOIN devices d ON d.id = j.device_id WHERE `+w,
 		`SELECT d.name, `+cols+` FROM jobs j JOIN devices d ON d.id = j.device_id WHERE `+w+` ORDER BY j.id DESC`,
 		limit, offset, args...)
@@ -779,7 +780,7 @@ func (s *Store) ListJobs(ctx context.Context, scope Scope, f JobFilter, limit, o
 
 // prefixScanner scans a leading column into first, then the rest.
 type prefixScanner struct {
-	r     scanner
+	r     engine.Scanner
 	first any
 }
 
@@ -788,7 +789,7 @@ func (p prefixScanner) Scan(dest ...any) error { return p.r.Scan(append([]any{p.
 // JobCounts returns how many jobs are queued and running.
 func (s *Store) JobCounts(ctx context.Context) (queued, running int, err error) {
 	err = s.reader.QueryRowContext(ctx, `SELECT
-			COALESCE(`+s.d.sumIf(`state = 'queued'`)+`, 0), COALESCE(`+s.d.sumIf(`state = 'running'`)+`, 0)
+			COALESCE(`+s.d.SumIf(`state = 'queued'`)+`, 0), COALESCE(`+s.d.SumIf(`state = 'running'`)+`, 0)
 		FROM jobs WHERE state IN ('queued', 'running')`).Scan(&queued, &running)
 	if err != nil {
 		err = fmt.Errorf("job counts: %w", err)
@@ -888,14 +889,14 @@ type JobActivity struct {
 func (s *Store) JobActivityInScope(ctx context.Context, scope Scope, now time.Time) (JobActivity, error) {
 	var a JobActivity
 	from, cond, args := jobsFrom(scope, false)
-	err := s.reader.QueryRowContext(ctx, `SELECT COALESCE(`+s.d.sumIf(`j.state = 'queued'`)+`, 0), COALESCE(`+s.d.sumIf(`j.state = 'running'`)+`, 0)
+	err := s.reader.QueryRowContext(ctx, `SELECT COALESCE(`+s.d.SumIf(`j.state = 'queued'`)+`, 0), COALESCE(`+s.d.SumIf(`j.state = 'running'`)+`, 0)
 		FROM `+from+` WHERE j.state IN ('queued', 'running') AND `+cond, args...).Scan(&a.Queued, &a.Running)
 	if err != nil {
 		return a, fmt.Errorf("active job counts: %w", err)
 	}
 	// The last day's finished jobs, through jobs_finished.
 	hour, day := backupTime(now.Add(-time.Hour)), backupTime(now.Add(-24*time.Hour))
-	err = s.reader.QueryRowContext(ctx, `SELECT COALESCE(`+s.d.sumIf(`j.finished_at >= ?`)+`, 0), COUNT(*), COALESCE(`+s.d.sumIf(`j.state = 'failed'`)+`, 0)
+	err = s.reader.QueryRowContext(ctx, `SELECT COALESCE(`+s.d.SumIf(`j.finished_at >= ?`)+`, 0), COUNT(*), COALESCE(`+s.d.SumIf(`j.state = 'failed'`)+`, 0)
 		FROM `+from+` WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= ? AND `+cond,
 		append([]any{hour, day}, args...)...).Scan(&a.FinishedLastHour, &a.FinishedLastDay, &a.FailedLastDay)
 	if err != nil {
@@ -954,14 +955,14 @@ func (s *Store) JobsInView(ctx context.Context, scope Scope, view string, device
 		query = `SELECT ` + cols + ` FROM ` + from + ` WHERE ` + state + ` AND ` + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
 		args = append(filter, scopeArgs...)
 	}
-	items, err := queryAll(ctx, s.reader, scanJobRow, query, append(args, limit, offset)...)
+	items, err := engine.QueryAll(ctx, s.reader, scanJobRow, query, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s jobs: %w", view, err)
 	}
 	return items, total, nil
 }
 
-func scanJobRow(r scanner) (JobRow, error) {
+func scanJobRow(r engine.Scanner) (JobRow, error) {
 	var row JobRow
 	j, err := scanJob(prefixScanner{r, &row.DeviceName})
 	row.Job = j
@@ -998,8 +999,8 @@ func (s *Store) JobBatchStart(ctx context.Context, scope Scope) (int64, bool, er
 func (s *Store) JobProgressSince(ctx context.Context, scope Scope, since int64) (JobProgress, error) {
 	p := JobProgress{Since: since}
 	from, cond, args := jobsFrom(scope, false)
-	err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(`+s.d.sumIf(`j.state NOT IN ('queued', 'running')`)+`, 0),
-			COALESCE(`+s.d.sumIf(`j.state = 'failed'`)+`, 0)
+	err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(`+s.d.SumIf(`j.state NOT IN ('queued', 'running')`)+`, 0),
+			COALESCE(`+s.d.SumIf(`j.state = 'failed'`)+`, 0)
 		FROM `+from+` WHERE j.id >= ? AND `+cond,
 		append([]any{since}, args...)...).Scan(&p.Total, &p.Done, &p.Failed)
 	if err != nil {

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -37,11 +38,11 @@ func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Ti
 	}
 	now := time.Now().UTC()
 	stamp := backupTime(now)
-	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + s.d.skipLocked()
+	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + s.d.SkipLocked()
 	var claims []Claim
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
-		ids, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
+		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var id int64
 			return id, r.Scan(&id)
 		}, pick, c.ZoneID, stamp, n)
@@ -121,7 +122,7 @@ func (s *Store) LeasedClaim(ctx context.Context, collectorID, jobID int64, backu
 // suffixScanner scans the leading columns into the caller's targets,
 // then the trailing one into last.
 type suffixScanner struct {
-	r    scanner
+	r    engine.Scanner
 	last any
 }
 
@@ -149,11 +150,11 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 	}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		rep = LeaseReport{}
-		rows, err := queryAll(ctx, tx, func(r scanner) ([2]int64, error) {
+		rows, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) ([2]int64, error) {
 			var v [2]int64
 			return v, r.Scan(&v[0], &v[1])
 		}, `UPDATE jobs SET lease_until = ?
-			WHERE state = 'running' AND collector_id = ? AND id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)
+			WHERE state = 'running' AND collector_id = ? AND id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)
 			RETURNING id, cancel_requested`, backupTime(until), collectorID, string(raw))
 		if err != nil {
 			return err
@@ -181,7 +182,7 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 // LeaseCancels lists the jobs leased to the collector that an operator
 // asked to stop.
 func (s *Store) LeaseCancels(ctx context.Context, collectorID int64) ([]int64, error) {
-	ids, err := queryAll(ctx, s.reader, func(r scanner) (int64, error) {
+	ids, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (int64, error) {
 		var id int64
 		return id, r.Scan(&id)
 	}, `SELECT id FROM jobs WHERE state = 'running' AND collector_id = ? AND cancel_requested = 1 ORDER BY id`, collectorID)
@@ -199,9 +200,9 @@ func (s *Store) ReleaseLeases(ctx context.Context, collectorID int64, keep []int
 	if err != nil {
 		return 0, err
 	}
-	owners, err := queryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
+	owners, err := engine.QueryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
 		WHERE state = 'running' AND collector_id = ? AND owner IS NOT NULL
-			AND id NOT IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)`, collectorID, string(raw))
+			AND id NOT IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)`, collectorID, string(raw))
 	if err != nil {
 		return 0, fmt.Errorf("release leases: %w", err)
 	}
@@ -233,7 +234,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, maxInterruption
 // expiredLeaseOwners lists the owners of the leases that ran out before
 // now. A collector may renew one before expireLease gets to it.
 func (s *Store) expiredLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
-	owners, err := queryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
+	owners, err := engine.QueryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
 		WHERE state = 'running' AND collector_id IS NOT NULL AND lease_until < ? AND owner IS NOT NULL`, backupTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("expire leases: %w", err)
@@ -251,7 +252,7 @@ func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, ma
 	var out Interrupted
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
-		ids, err := queryAll(ctx, tx, func(r scanner) (int64, error) {
+		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var id int64
 			return id, r.Scan(&id)
 		}, `UPDATE jobs SET owner = owner
@@ -283,7 +284,7 @@ func (s *Store) interruptLeases(ctx context.Context, owners []string, maxInterru
 	return n, nil
 }
 
-func scanString(r scanner) (string, error) {
+func scanString(r engine.Scanner) (string, error) {
 	var v string
 	return v, r.Scan(&v)
 }

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
@@ -79,7 +80,7 @@ func (s *Store) NodeStopped(ctx context.Context, id string) error {
 // ListNodes returns the nodes that reported in the last day, the running
 // ones first, each group newest first.
 func (s *Store) ListNodes(ctx context.Context) ([]Node, error) {
-	nodes, err := queryAll(ctx, s.reader, func(r scanner) (Node, error) {
+	nodes, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (Node, error) {
 		var n Node
 		var started, beat string
 		var since, stopped sql.NullString

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -202,7 +203,7 @@ func (c *NotificationChannel) check() error {
 
 const channelColumns = `id, name, type, enabled, config, secret, language, created_at, updated_at`
 
-func scanChannel(row scanner) (NotificationChannel, error) {
+func scanChannel(row engine.Scanner) (NotificationChannel, error) {
 	var c NotificationChannel
 	var cfg string
 	err := row.Scan(&c.ID, &c.Name, &c.Type, &c.Enabled, &cfg, &c.Secret, &c.Language, &c.CreatedAt, &c.UpdatedAt)
@@ -212,7 +213,7 @@ func scanChannel(row scanner) (NotificationChannel, error) {
 
 // NotificationChannels returns every channel by name.
 func (s *Store) NotificationChannels(ctx context.Context) ([]NotificationChannel, error) {
-	out, err := queryAll(ctx, s.reader, scanChannel, `SELECT `+channelColumns+` FROM notification_channels ORDER BY name, id`)
+	out, err := engine.QueryAll(ctx, s.reader, scanChannel, `SELECT `+channelColumns+` FROM notification_channels ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list notification channels: %w", err)
 	}
@@ -224,7 +225,7 @@ func (s *Store) GetNotificationChannel(ctx context.Context, id int64) (Notificat
 	return getChannel(ctx, s.reader, id)
 }
 
-func getChannel(ctx context.Context, q querier, id int64) (NotificationChannel, error) {
+func getChannel(ctx context.Context, q engine.Querier, id int64) (NotificationChannel, error) {
 	c, err := scanChannel(q.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM notification_channels WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNotFound
@@ -243,13 +244,13 @@ func (s *Store) CreateNotificationChannel(ctx context.Context, c NotificationCha
 	}
 	var out NotificationChannel
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM notification_channels WHERE name = ?`, c.Name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM notification_channels WHERE name = ?`, c.Name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
-		id, err := insertID(ctx, tx, `INSERT INTO notification_channels (name, type, enabled, config, secret, language, created_at, updated_at)
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO notification_channels (name, type, enabled, config, secret, language, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.Name, c.Type, c.Enabled, string(c.Config), c.Secret, c.Language, now, now)
 		if err != nil {
 			return fmt.Errorf("insert notification channel: %w", err)
@@ -277,7 +278,7 @@ func (s *Store) UpdateNotificationChannel(ctx context.Context, id int64, patch f
 		if err := c.check(); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM notification_channels WHERE name = ? AND id <> ?`, c.Name, id); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM notification_channels WHERE name = ? AND id <> ?`, c.Name, id); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
@@ -300,7 +301,7 @@ func (s *Store) DeleteNotificationChannel(ctx context.Context, id int64) error {
 		if _, err := getChannel(ctx, tx, id); err != nil {
 			return err
 		}
-		if used, err := exists(ctx, tx, `SELECT 1 FROM notification_rule_channels WHERE channel_id = ? LIMIT 1`, id); err != nil {
+		if used, err := engine.Exists(ctx, tx, `SELECT 1 FROM notification_rule_channels WHERE channel_id = ? LIMIT 1`, id); err != nil {
 			return err
 		} else if used {
 			return ErrChannelInUse
@@ -370,7 +371,7 @@ func (r *NotificationRule) check() error {
 
 // checkRuleReferences verifies that every group, device and channel a
 // rule names exists.
-func (s *Store) checkRuleReferences(ctx context.Context, q querier, r NotificationRule) error {
+func (s *Store) checkRuleReferences(ctx context.Context, q engine.Querier, r NotificationRule) error {
 	for _, ref := range []struct {
 		field, table, what string
 		ids                []int64
@@ -387,7 +388,7 @@ func (s *Store) checkRuleReferences(ctx context.Context, q querier, r Notificati
 			return err
 		}
 		var missing sql.NullInt64
-		err = q.QueryRowContext(ctx, `SELECT MIN(j.id) FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.jsonEach()+`) j
+		err = q.QueryRowContext(ctx, `SELECT MIN(j.id) FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.JSONEach()+`) j
 			WHERE NOT EXISTS (SELECT 1 FROM `+ref.table+` t WHERE t.id = j.id)`, string(raw)).Scan(&missing)
 		if err != nil {
 			return err
@@ -401,14 +402,14 @@ func (s *Store) checkRuleReferences(ctx context.Context, q querier, r Notificati
 
 const ruleColumns = `id, name, enabled, scope, include_diff, failure_threshold, created_at, updated_at`
 
-func scanRule(row scanner) (NotificationRule, error) {
+func scanRule(row engine.Scanner) (NotificationRule, error) {
 	var r NotificationRule
 	err := row.Scan(&r.ID, &r.Name, &r.Enabled, &r.Scope, &r.IncludeDiff, &r.FailureThreshold, &r.CreatedAt, &r.UpdatedAt)
 	return r, err
 }
 
 // loadRuleLists fills the events, groups, devices and channels of rules.
-func loadRuleLists(ctx context.Context, q querier, rules []NotificationRule) error {
+func loadRuleLists(ctx context.Context, q engine.Querier, rules []NotificationRule) error {
 	if len(rules) == 0 {
 		return nil
 	}
@@ -418,7 +419,7 @@ func loadRuleLists(ctx context.Context, q querier, rules []NotificationRule) err
 		r.Events, r.GroupIDs, r.DeviceIDs, r.ChannelIDs = []EventKind{}, []int64{}, []int64{}, []int64{}
 		byID[r.ID] = r
 	}
-	err := eachRow(ctx, q, `SELECT rule_id, event FROM notification_rule_events ORDER BY rule_id, event`, nil, func(row scanner) error {
+	err := engine.EachRow(ctx, q, `SELECT rule_id, event FROM notification_rule_events ORDER BY rule_id, event`, nil, func(row engine.Scanner) error {
 		var id int64
 		var k string
 		if err := row.Scan(&id, &k); err != nil {
@@ -440,7 +441,7 @@ func loadRuleLists(ctx context.Context, q querier, rules []NotificationRule) err
 		{"notification_rule_devices", "device_id", func(r *NotificationRule) *[]int64 { return &r.DeviceIDs }},
 		{"notification_rule_channels", "channel_id", func(r *NotificationRule) *[]int64 { return &r.ChannelIDs }},
 	} {
-		err := eachRow(ctx, q, `SELECT rule_id, `+l.column+` FROM `+l.table+` ORDER BY rule_id, `+l.column, nil, func(row scanner) error {
+		err := engine.EachRow(ctx, q, `SELECT rule_id, `+l.column+` FROM `+l.table+` ORDER BY rule_id, `+l.column, nil, func(row engine.Scanner) error {
 			var id, v int64
 			if err := row.Scan(&id, &v); err != nil {
 				return err
@@ -459,7 +460,7 @@ func loadRuleLists(ctx context.Context, q querier, rules []NotificationRule) err
 
 // NotificationRules returns every rule by name, with its lists.
 func (s *Store) NotificationRules(ctx context.Context) ([]NotificationRule, error) {
-	rules, err := queryAll(ctx, s.reader, scanRule, `SELECT `+ruleColumns+` FROM notification_rules ORDER BY name, id`)
+	rules, err := engine.QueryAll(ctx, s.reader, scanRule, `SELECT `+ruleColumns+` FROM notification_rules ORDER BY name, id`)
 	if err == nil {
 		err = loadRuleLists(ctx, s.reader, rules)
 	}
@@ -474,7 +475,7 @@ func (s *Store) GetNotificationRule(ctx context.Context, id int64) (Notification
 	return getRule(ctx, s.reader, id)
 }
 
-func getRule(ctx context.Context, q querier, id int64) (NotificationRule, error) {
+func getRule(ctx context.Context, q engine.Querier, id int64) (NotificationRule, error) {
 	r, err := scanRule(q.QueryRowContext(ctx, `SELECT `+ruleColumns+` FROM notification_rules WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, ErrNotFound
@@ -492,10 +493,10 @@ func getRule(ctx context.Context, q querier, id int64) (NotificationRule, error)
 
 // loadRuleListsOf fills the lists of one rule without reading every
 // rule's.
-func loadRuleListsOf(ctx context.Context, q querier, rules []NotificationRule) error {
+func loadRuleListsOf(ctx context.Context, q engine.Querier, rules []NotificationRule) error {
 	r := &rules[0]
 	var err error
-	r.Events, err = queryAll(ctx, q, func(row scanner) (EventKind, error) {
+	r.Events, err = engine.QueryAll(ctx, q, func(row engine.Scanner) (EventKind, error) {
 		var k string
 		return EventKind(k), row.Scan(&k)
 	}, `SELECT event FROM notification_rule_events WHERE rule_id = ? ORDER BY event`, r.ID)
@@ -510,7 +511,7 @@ func loadRuleListsOf(ctx context.Context, q querier, rules []NotificationRule) e
 		{"notification_rule_devices", "device_id", &r.DeviceIDs},
 		{"notification_rule_channels", "channel_id", &r.ChannelIDs},
 	} {
-		*l.dst, err = queryAll(ctx, q, scanID, `SELECT `+l.column+` FROM `+l.table+` WHERE rule_id = ? ORDER BY `+l.column, r.ID)
+		*l.dst, err = engine.QueryAll(ctx, q, scanID, `SELECT `+l.column+` FROM `+l.table+` WHERE rule_id = ? ORDER BY `+l.column, r.ID)
 		if err != nil {
 			return err
 		}
@@ -545,7 +546,7 @@ func (s *Store) writeRuleLists(ctx context.Context, tx *sql.Tx, r NotificationRu
 		if string(raw) == "null" || string(raw) == "[]" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, CAST(value AS `+l.kind+`) FROM `+s.d.jsonEach(),
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+l.table+` (rule_id, `+l.column+`) SELECT ?, CAST(value AS `+l.kind+`) FROM `+s.d.JSONEach(),
 			r.ID, string(raw)); err != nil {
 			return err
 		}
@@ -563,14 +564,14 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 		if err := s.checkRuleReferences(ctx, tx, r); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM notification_rules WHERE name = ?`, r.Name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM notification_rules WHERE name = ?`, r.Name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
 		var err error
-		r.ID, err = insertID(ctx, tx, `INSERT INTO notification_rules (name, enabled, scope, include_diff, failure_threshold, created_at, updated_at)
+		r.ID, err = engine.InsertID(ctx, tx, `INSERT INTO notification_rules (name, enabled, scope, include_diff, failure_threshold, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, r.Name, r.Enabled, r.Scope, r.IncludeDiff, r.FailureThreshold, now, now)
 		if err != nil {
 			return fmt.Errorf("insert notification rule: %w", err)
@@ -604,7 +605,7 @@ func (s *Store) UpdateNotificationRule(ctx context.Context, id int64, patch func
 		if err := s.checkRuleReferences(ctx, tx, r); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM notification_rules WHERE name = ? AND id <> ?`, r.Name, id); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM notification_rules WHERE name = ? AND id <> ?`, r.Name, id); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
@@ -644,7 +645,7 @@ type preparedTx struct {
 }
 
 // prepared wraps tx so that the event and job queries run prepared.
-func (s *Store) prepared(tx *sql.Tx) querier { return preparedTx{tx, s.stmts} }
+func (s *Store) prepared(tx *sql.Tx) engine.Querier { return preparedTx{tx, s.stmts} }
 
 func (p preparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := p.stmts[query]; st != nil {
@@ -669,7 +670,7 @@ func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) 
 
 // writeQueries are the statements prepared on the writer: the event and
 // job queries.
-func writeQueries(d dialect) []string {
+func writeQueries(d engine.Dialect) []string {
 	return slices.Concat(eventQueries(d), jobQueries(d))
 }
 
@@ -706,7 +707,7 @@ const deliveryColumns = `dl.id, dl.outbox_id, dl.channel_id, dl.include_diff, dl
 	dl.last_status, dl.last_error, dl.sent_at, dl.created_at, dl.updated_at, o.kind, o.device_id, o.created_at, o.payload,
 	COALESCE(dl.batch_id, 0)`
 
-func scanDelivery(row scanner) (Delivery, error) {
+func scanDelivery(row engine.Scanner) (Delivery, error) {
 	var d Delivery
 	var next, created, updated, evCreated, payload, kind string
 	var status, errText, sent sql.NullString
@@ -773,7 +774,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 			if len(ids) >= limit {
 				break
 			}
-			got, err := queryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
+			got, err := engine.QueryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
 					attempts = attempts + 1, updated_at = ?
 				WHERE id IN (`+pick+`) RETURNING id`, owner, backupTime(now.Add(DeliveryLease)), stamp, stamp, limit-len(ids))
 			if err != nil {
@@ -791,10 +792,10 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 		// A batch goes whole: the other deliveries of the batches picked
 		// (cut off by limit, or not due at the same time) come too, so
 		// that the message is sent again as it was.
-		more, err := queryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
+		more, err := engine.QueryAll(ctx, tx, scanID, `UPDATE deliveries SET state = 'sending', owner = ?, lease_until = ?,
 				attempts = attempts + 1, updated_at = ?
 			WHERE batch_id IN (SELECT batch_id FROM deliveries
-					WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) AND batch_id IS NOT NULL)
+					WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) AND batch_id IS NOT NULL)
 				AND (state IN ('pending', 'failed') OR (state = 'sending' AND lease_until <= ?))
 			RETURNING id`, owner, backupTime(now.Add(DeliveryLease)), stamp, string(raw), stamp)
 		if err != nil {
@@ -806,8 +807,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 				return err
 			}
 		}
-		out, err = queryAll(ctx, tx, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
-			WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
+		out, err = engine.QueryAll(ctx, tx, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
+			WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) ORDER BY dl.channel_id, dl.outbox_id`, string(raw))
 		return err
 	})
 	if err != nil {
@@ -820,7 +821,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 // starting worker can release those of dead processes (as the backup
 // engine does with jobs).
 func (s *Store) DeliveryOwners(ctx context.Context) ([]string, error) {
-	owners, err := queryAll(ctx, s.reader, func(r scanner) (string, error) {
+	owners, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (string, error) {
 		var o string
 		return o, r.Scan(&o)
 	}, `SELECT DISTINCT owner FROM deliveries WHERE state = 'sending' AND owner IS NOT NULL`)
@@ -835,7 +836,7 @@ func (s *Store) DeliveryOwners(ctx context.Context) ([]string, error) {
 // taken back. It returns how many.
 func (s *Store) ReleaseDeliveries(ctx context.Context, owner string) (int, error) {
 	stamp := backupTime(time.Now())
-	res, err := s.writer.ExecContext(ctx, `UPDATE deliveries SET attempts = `+s.d.greater("attempts - 1", "0")+`,
+	res, err := s.writer.ExecContext(ctx, `UPDATE deliveries SET attempts = `+s.d.Greater("attempts - 1", "0")+`,
 			state = CASE WHEN attempts > 1 THEN 'failed' ELSE 'pending' END,
 			owner = NULL, lease_until = NULL, next_attempt_at = ?, updated_at = ?
 		WHERE state = 'sending' AND owner = ?`, stamp, stamp, owner)
@@ -874,7 +875,7 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, status string, a
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ?, last_status = ?, last_error = NULL,
 				owner = NULL, lease_until = NULL, updated_at = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw)); err != nil {
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw)); err != nil {
 			return err
 		}
 		return settleBatches(ctx, tx, s.d, string(raw))
@@ -917,13 +918,13 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 			id    int64
 			state string
 		}
-		rows, err := queryAll(ctx, tx, func(r scanner) (settled, error) {
+		rows, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (settled, error) {
 			var v settled
 			return v, r.Scan(&v.id, &v.state)
 		}, `UPDATE deliveries SET
 				state = CASE WHEN ? OR created_at < ? THEN 'gave_up' ELSE 'failed' END,
 				next_attempt_at = ?, last_status = ?, last_error = ?, owner = NULL, lease_until = NULL, updated_at = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) AND state = 'sending' AND owner = ?
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) AND state = 'sending' AND owner = ?
 			RETURNING id, state`, f.Permanent, backupTime(f.RetryAt.Add(-DeliveryMaxAge)),
 			retry, shortText(f.Status, 200), shortText(f.Error, 500), stamp, string(raw), owner)
 		if err != nil {
@@ -965,7 +966,7 @@ func (s *Store) DeliveryLogIn(ctx context.Context, channelID int64, scope Scope,
 		where = ` AND (o.device_id = 0 OR EXISTS (SELECT 1 FROM devices d WHERE d.id = o.device_id AND ` + cond + `))`
 		args = append(args, sargs...)
 	}
-	out, err := queryAll(ctx, s.reader, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
+	out, err := engine.QueryAll(ctx, s.reader, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
 		WHERE dl.channel_id = ?`+where+` ORDER BY dl.id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("delivery log of channel %d: %w", channelID, err)
@@ -980,8 +981,8 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []int64) ([]Delivery, err
 	if err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.reader, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
-		WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) ORDER BY dl.id`, string(raw))
+	out, err := engine.QueryAll(ctx, s.reader, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries dl JOIN outbox o ON o.id = dl.outbox_id
+		WHERE dl.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) ORDER BY dl.id`, string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("get deliveries: %w", err)
 	}

@@ -7,34 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"strconv"
 	"strings"
 	"time"
 
-	"backupd/embed"
+	"backupd/db/engine"
 )
 
 // Operations on the database as a whole: readiness, online copies,
 // integrity checks and its size on disk.
-
-// LatestSchemaVersion is the highest migration this binary carries.
-func LatestSchemaVersion() (int64, error) {
-	files, err := fs.Glob(embed.Migrations, "migrations/*.sql")
-	if err != nil {
-		return 0, err
-	}
-	var latest int64
-	for _, f := range files {
-		num, _, _ := strings.Cut(path.Base(f), "_")
-		v, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("migration %s: no version number", f)
-		}
-		latest = max(latest, v)
-	}
-	return latest, nil
-}
 
 // SchemaVersion is the highest migration applied to the database.
 func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
@@ -52,7 +32,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.writer.PingContext(ct
 // one this binary carries, and the database must take a write lock and a
 // write (rolled back, so a probe every few seconds costs nothing).
 func (s *Store) Ready(ctx context.Context) error {
-	want, err := LatestSchemaVersion()
+	want, err := engine.LatestSchemaVersion()
 	if err != nil {
 		return err
 	}
@@ -121,7 +101,7 @@ func (s *Store) BackupTo(ctx context.Context, dst string) error {
 // and returns the problems found, none when the database is sound. On
 // PostgreSQL, which checks its own pages and enforces foreign keys
 // itself, it looks for rows whose reference was left dangling all the
-// same (checks switched off by a superuser) instead, then checks the
+// Same (checks switched off by a superuser) instead, then checks the
 // snapshots alike.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var problems []string
@@ -177,7 +157,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 // through the parent's primary key or unique index.
 func pgForeignKeyProblems(ctx context.Context, q *sql.DB, report func(string)) error {
 	type fk struct{ name, child, parent, childCols, parentCols string }
-	keys, err := queryAll(ctx, q, func(r scanner) (fk, error) {
+	keys, err := engine.QueryAll(ctx, q, func(r engine.Scanner) (fk, error) {
 		var k fk
 		return k, r.Scan(&k.name, &k.child, &k.parent, &k.childCols, &k.parentCols)
 	}, `SELECT c.conname, c.conrelid::regclass::text, c.confrelid::regclass::text,
@@ -244,7 +224,7 @@ func (s *Store) SizeBytes() int64 {
 		return n
 	}
 	var n int64
-	for _, p := range []string{s.path, s.path + "-wal"} {
+	for _, p := range []string{s.e.Path, s.e.Path + "-wal"} {
 		if st, err := os.Stat(p); err == nil {
 			n += st.Size()
 		}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -123,7 +124,7 @@ func CopyToPostgres(ctx context.Context, c PostgresCopy) (CopyResult, error) {
 		return CopyResult{}, err
 	}
 	if m.dst, err = OpenPostgres(ctx, m.To); err != nil {
-		return CopyResult{}, fmt.Errorf("%w (database %s)", err, RedactURL(m.To))
+		return CopyResult{}, fmt.Errorf("%w (database %s)", err, engine.RedactURL(m.To))
 	}
 	defer m.dst.Close()
 	// One copy at a time into a database: a session advisory lock, held on
@@ -135,12 +136,12 @@ func CopyToPostgres(ctx context.Context, c PostgresCopy) (CopyResult, error) {
 	defer lockConn.Close()
 	var locked bool
 	if err := lockConn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, copyLockKey).Scan(&locked); err != nil {
-		return CopyResult{}, fmt.Errorf("lock %s: %w", RedactURL(m.To), err)
+		return CopyResult{}, fmt.Errorf("lock %s: %w", engine.RedactURL(m.To), err)
 	}
 	if !locked {
-		return CopyResult{}, fmt.Errorf("another migrate-to-postgres is copying into %s; let it finish (or stop it), then run this again", RedactURL(m.To))
+		return CopyResult{}, fmt.Errorf("another migrate-to-postgres is copying into %s; let it finish (or stop it), then run this again", engine.RedactURL(m.To))
 	}
-	fmt.Fprintf(m.Progress, "copying %s (read-only) to %s; backupd must not run on %s meanwhile\n", m.From, RedactURL(m.To), m.From)
+	fmt.Fprintf(m.Progress, "copying %s (read-only) to %s; backupd must not run on %s meanwhile\n", m.From, engine.RedactURL(m.To), m.From)
 
 	tables, err := m.tables(ctx)
 	if err != nil {
@@ -202,7 +203,7 @@ func (m *pgCopy) claim(ctx context.Context, tables []pgTable) error {
 	}
 	if haveFP != "" && haveFP != fp {
 		return fmt.Errorf("%s was set up with another secret key than %s's: it holds another store, and is left alone; copy into an empty database",
-			RedactURL(m.To), m.From)
+			engine.RedactURL(m.To), m.From)
 	}
 	found, err := m.dst.GetSetting(ctx, copyMarkerSetting, &m.marker)
 	if err != nil {
@@ -210,7 +211,7 @@ func (m *pgCopy) claim(ctx context.Context, tables []pgTable) error {
 	}
 	if found {
 		if m.marker.Source != src {
-			return fmt.Errorf("%s holds a copy of another store (from %s), and is left alone; copy into an empty database", RedactURL(m.To), m.marker.From)
+			return fmt.Errorf("%s holds a copy of another store (from %s), and is left alone; copy into an empty database", engine.RedactURL(m.To), m.marker.From)
 		}
 		if !m.marker.Copied {
 			fmt.Fprintf(m.Progress, "carrying on the copy started %s\n", m.marker.Started)
@@ -233,7 +234,7 @@ func (m *pgCopy) claim(ctx context.Context, tables []pgTable) error {
 		}
 		if n > 0 {
 			return fmt.Errorf("%s is not empty (table %s holds %d rows): it holds another store, and is left alone; copy into an empty database (CREATE DATABASE …), and start no backupd on it before the copy",
-				RedactURL(m.To), t.name, n)
+				engine.RedactURL(m.To), t.name, n)
 		}
 	}
 	abs, err := filepath.Abs(m.From)
@@ -261,7 +262,7 @@ func (m *pgCopy) saveMarker(ctx context.Context, tx *sql.Tx) error {
 
 // recordKeyFingerprint records fp as the store's key fingerprint unless
 // one is recorded already: the first node's (or the copy's) wins.
-func recordKeyFingerprint(ctx context.Context, q querier, fp string) error {
+func recordKeyFingerprint(ctx context.Context, q engine.Querier, fp string) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
 		SettingKeyFingerprint, strconv.Quote(fp), Now())
 	return err

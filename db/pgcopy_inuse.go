@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -30,14 +31,14 @@ func (u targetUse) inUse() bool { return len(u.nodes) > 0 || len(u.newer) > 0 }
 // in a verification failure, and the way out of that (drop the target)
 // would lose everything written since the move.
 func (m *pgCopy) refuseLiveTarget(ctx context.Context) error {
-	look, err := InspectPostgres(ctx, m.To)
+	look, err := engine.InspectPostgres(ctx, m.To)
 	if err != nil {
-		return fmt.Errorf("%w (database %s)", err, RedactURL(m.To))
+		return fmt.Errorf("%w (database %s)", err, engine.RedactURL(m.To))
 	}
 	defer look.Close()
 	use, err := m.targetUse(ctx, look)
 	if err != nil {
-		return fmt.Errorf("look at %s: %w", RedactURL(m.To), err)
+		return fmt.Errorf("look at %s: %w", engine.RedactURL(m.To), err)
 	}
 	if !use.inUse() {
 		return nil
@@ -120,7 +121,7 @@ func (m *pgCopy) targetUse(ctx context.Context, look *sql.DB) (targetUse, error)
 // liveTargetMessage says what shows the target is in use, and how to go
 // on without losing what was written to it.
 func (m *pgCopy) liveTargetMessage(use targetUse, now time.Time) string {
-	target := RedactURL(m.To)
+	target := engine.RedactURL(m.To)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is in use as backupd's store: the copy is refused, and nothing was written to it", target)
 	if len(use.nodes) > 0 {

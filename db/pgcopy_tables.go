@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"errors"
 	"fmt"
@@ -146,7 +147,7 @@ func (m *pgCopy) tables(ctx context.Context) ([]pgTable, error) {
 }
 
 // queryStrings runs a query of one text column and returns its values.
-func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+func queryStrings(ctx context.Context, q engine.Querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

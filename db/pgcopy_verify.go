@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -200,7 +201,7 @@ func cmpErr(err error) string {
 }
 
 // counterValues reads the counters view.
-func counterValues(ctx context.Context, q querier) (map[string]int64, error) {
+func counterValues(ctx context.Context, q engine.Querier) (map[string]int64, error) {
 	rows, err := q.QueryContext(ctx, `SELECT name, value FROM counters`)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	postgres := os.Getenv("BACKUPD_TEST_POSTGRES") != ""
 	if postgres {
 		pgSent.m = map[string]string{}
-		pgStatementHook = recordStoreStatement
+		engine.SetStatementHook(recordStoreStatement)
 	}
 	code := m.Run()
 	if postgres && code == 0 {
@@ -149,7 +150,7 @@ var sqliteSpellings = []struct {
 // literals, quoted names and comments are read as blanks.
 func sqliteOnly(query string) []string {
 	var b strings.Builder
-	segs, code := pgSegments(query)
+	segs, code := engine.CodeSegments(query)
 	for k, seg := range segs {
 		if code[k] {
 			b.WriteString(seg)
@@ -265,7 +266,7 @@ func parseWithoutLookalikes(queries []string) ([]string, error) {
 		return nil, err
 	}
 	u.Path = "/" + name
-	if err := MigratePostgres(ctx, u.String(), MigrateUp, nil); err != nil {
+	if err := engine.MigratePostgres(ctx, u.String(), engine.MigrateUp, nil); err != nil {
 		return nil, err
 	}
 	conn, err := sql.Open("postgres", u.String())
@@ -339,25 +340,25 @@ func TestSQLiteOnlySpellings(t *testing.T) {
 // prepares on PostgreSQL, is in PostgreSQL's spelling (checked on either
 // engine; on PostgreSQL TestMain checks all the statements sent too).
 func TestPostgresDialectSpelling(t *testing.T) {
-	d := postgresDialect{}
-	search, _ := d.deviceSearch("abc")
+	d := engine.Postgres{}
+	search, _ := deviceSearch(d, "abc")
 	fragments := []string{
-		d.insertOrIgnore("t (a, b)", "VALUES (?, ?)"), d.same("a", "?"), d.differ("a", "COALESCE(b, c)"),
-		d.foldedOrder("name"), d.equalFold("username"), "SELECT value FROM " + d.jsonEach(), "SELECT a, b FROM " + d.jsonIntPairs(),
-		d.joined("name", "'/'"), d.joinedDistinct("event"), d.position("lower(a)", "lower(?)"),
-		d.greater("attempt - 1", "0"), d.lesser("a", "b"), d.sumIf("state = 'queued'"), d.millisBetween("started_at", "?"),
-		"SELECT id FROM t LIMIT ?" + d.skipLocked(), "UPDATE t SET a = 1 WHERE id " + d.inLockedPick("SELECT id FROM t LIMIT ?"),
-		search, d.pick("SELECT rowid FROM t", "SELECT id FROM t"),
+		d.InsertOrIgnore("t (a, b)", "VALUES (?, ?)"), d.Same("a", "?"), d.Differ("a", "COALESCE(b, c)"),
+		d.FoldedOrder("name"), d.EqualFold("username"), "SELECT value FROM " + d.JSONEach(), "SELECT a, b FROM " + d.JSONIntPairs(),
+		d.Joined("name", "'/'"), d.JoinedDistinct("event"), d.Position("lower(a)", "lower(?)"),
+		d.Greater("attempt - 1", "0"), d.Lesser("a", "b"), d.SumIf("state = 'queued'"), d.MillisBetween("started_at", "?"),
+		"SELECT id FROM t LIMIT ?" + d.SkipLocked(), "UPDATE t SET a = 1 WHERE id " + d.InLockedPick("SELECT id FROM t LIMIT ?"),
+		search, d.Pick("SELECT rowid FROM t", "SELECT id FROM t"),
 	}
 	for _, q := range slices.Concat(fragments, writeQueries(d), readQueries(d)) {
-		if got := sqliteOnly(pgRebind(q)); len(got) > 0 {
+		if got := sqliteOnly(engine.Numbered(q)); len(got) > 0 {
 			t.Errorf("PostgreSQL's %q has SQLite's %q", q, got)
 		}
 	}
 	// SQLite's own are what the checker knows as SQLite's.
-	s := sqliteDialect{}
-	for _, q := range []string{s.insertOrIgnore("t (a)", "VALUES (?)"), s.same("a", "?"), s.foldedOrder("name"), s.jsonEach(),
-		s.joined("a", "','"), s.position("a", "b"), s.greater("a", "b"), s.sumIf("a = 1"), s.millisBetween("a", "b")} {
+	s := engine.SQLite{}
+	for _, q := range []string{s.InsertOrIgnore("t (a)", "VALUES (?)"), s.Same("a", "?"), s.FoldedOrder("name"), s.JSONEach(),
+		s.Joined("a", "','"), s.Position("a", "b"), s.Greater("a", "b"), s.SumIf("a = 1"), s.MillisBetween("a", "b")} {
 		if len(sqliteOnly(q)) == 0 {
 			t.Errorf("SQLite's %q is not found as SQLite's", q)
 		}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -39,7 +40,7 @@ func (e *PlatformInUseError) Unwrap() error { return ErrInUse }
 
 const customPlatformColumns = `id, platform_id, definition, created_at, updated_at`
 
-func scanCustomPlatform(row scanner) (CustomPlatform, error) {
+func scanCustomPlatform(row engine.Scanner) (CustomPlatform, error) {
 	var p CustomPlatform
 	err := row.Scan(&p.ID, &p.PlatformID, &p.Definition, &p.CreatedAt, &p.UpdatedAt)
 	return p, err
@@ -47,7 +48,7 @@ func scanCustomPlatform(row scanner) (CustomPlatform, error) {
 
 // ListCustomPlatforms returns every custom platform ordered by platform ID.
 func (s *Store) ListCustomPlatforms(ctx context.Context) ([]CustomPlatform, error) {
-	ps, err := queryAll(ctx, s.reader, scanCustomPlatform,
+	ps, err := engine.QueryAll(ctx, s.reader, scanCustomPlatform,
 		`SELECT `+customPlatformColumns+` FROM custom_platforms ORDER BY platform_id LIMIT ?`, MaxCustomPlatforms)
 	if err != nil {
 		return nil, fmt.Errorf("list custom platforms: %w", err)
@@ -60,7 +61,7 @@ func (s *Store) GetCustomPlatform(ctx context.Context, platformID string) (Custo
 	return getCustomPlatform(ctx, s.reader, platformID)
 }
 
-func getCustomPlatform(ctx context.Context, q querier, platformID string) (CustomPlatform, error) {
+func getCustomPlatform(ctx context.Context, q engine.Querier, platformID string) (CustomPlatform, error) {
 	p, err := scanCustomPlatform(q.QueryRowContext(ctx,
 		`SELECT `+customPlatformColumns+` FROM custom_platforms WHERE platform_id = ?`, platformID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -77,7 +78,7 @@ func getCustomPlatform(ctx context.Context, q querier, platformID string) (Custo
 func (s *Store) CreateCustomPlatform(ctx context.Context, platformID, definition string) (CustomPlatform, error) {
 	var out CustomPlatform
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM custom_platforms WHERE platform_id = ?`, platformID); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM custom_platforms WHERE platform_id = ?`, platformID); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
@@ -125,7 +126,7 @@ func (s *Store) PlatformUse(ctx context.Context, platformID string) (devices, te
 	return platformUse(ctx, s.reader, platformID)
 }
 
-func platformUse(ctx context.Context, q querier, platformID string) (devices, templates int, err error) {
+func platformUse(ctx context.Context, q engine.Querier, platformID string) (devices, templates int, err error) {
 	if err = q.QueryRowContext(ctx, `SELECT COUNT(*) FROM devices WHERE platform = ?`, platformID).Scan(&devices); err != nil {
 		return 0, 0, fmt.Errorf("count devices of platform: %w", err)
 	}

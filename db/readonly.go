@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
@@ -20,72 +21,41 @@ func OpenReadOnly(ctx context.Context, dataDir string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no database in %s (%v); point --data at backupd's data directory", dataDir, err)
 	}
-	reader, err := sql.Open("sqlite", dsn(path, true))
+	e, err := engine.OpenSQLiteReadOnly(path)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, err
 	}
-	reader.SetMaxOpenConns(4)
-	reader.SetMaxIdleConns(4)
-	// writer is the same read-only pool: the store has no write path.
-	return checkReadOnly(ctx, &Store{path: path, d: sqliteDialect{}, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+	return checkReadOnly(ctx, readOnlyStore(e))
 }
 
 // OpenPostgresReadOnly is OpenReadOnly for a PostgreSQL store: no
 // migration, and every transaction of its one pool is read-only
 // (default_transaction_read_only), so a write fails.
 func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
-	u, err := pgURL(dbURL, map[string]string{"application_name": "backupd", "default_transaction_read_only": "on"})
+	e, err := engine.OpenPostgresReadOnly(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	reader, err := sql.Open(pgDriverName, u)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	reader.SetMaxOpenConns(4)
-	reader.SetMaxIdleConns(4)
-	if err := reader.PingContext(ctx); err != nil {
-		reader.Close()
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	return checkReadOnly(ctx, &Store{pg: true, url: dbURL, d: postgresDialect{}, writer: reader, reader: reader, stmts: map[string]*sql.Stmt{}})
+	return checkReadOnly(ctx, readOnlyStore(e))
 }
 
-// InspectPostgres opens the PostgreSQL database at dbURL to look at it as
-// it is, before anything there is changed (CopyToPostgres checking that
-// its target is no store in use, PostgresEmpty), or from outside the
-// store (tests, through dbtest.Peek): no migration and no schema check
-// (the database may be empty, or at another release's schema), every
-// transaction is read-only, and ? placeholders are numbered as the
-// store's are.
-func InspectPostgres(ctx context.Context, dbURL string) (*sql.DB, error) {
-	u, err := pgURL(dbURL, map[string]string{"application_name": "backupd", "default_transaction_read_only": "on"})
-	if err != nil {
-		return nil, err
-	}
-	conn, err := sql.Open(pgDriverName, u)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	conn.SetMaxOpenConns(1)
-	if err := conn.PingContext(ctx); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	return conn, nil
+// readOnlyStore is the store on e's one read-only pool, with nothing
+// prepared: it has no write path.
+func readOnlyStore(e *engine.DB) *Store {
+	return &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader, stmts: map[string]*sql.Stmt{}}
 }
 
 // PostgresEmpty reports whether the PostgreSQL database at dbURL holds no
 // backupd schema yet (no migration ever ran there), changing nothing.
 func PostgresEmpty(ctx context.Context, dbURL string) (bool, error) {
-	look, err := InspectPostgres(ctx, dbURL)
+	look, err := engine.InspectPostgres(ctx, dbURL)
 	if err != nil {
-		return false, fmt.Errorf("%w (database %s)", err, RedactURL(dbURL))
+		return false, fmt.Errorf("%w (database %s)", err, engine.RedactURL(dbURL))
 	}
 	defer look.Close()
 	var empty bool
 	if err := look.QueryRowContext(ctx, `SELECT to_regclass('goose_db_version') IS NULL`).Scan(&empty); err != nil {
-		return false, fmt.Errorf("look at %s: %w", RedactURL(dbURL), err)
+		return false, fmt.Errorf("look at %s: %w", engine.RedactURL(dbURL), err)
 	}
 	return empty, nil
 }
@@ -94,13 +64,13 @@ func PostgresEmpty(ctx context.Context, dbURL string) (bool, error) {
 // else closes it.
 func checkReadOnly(ctx context.Context, s *Store) (*Store, error) {
 	reader := s.reader
-	want, err := LatestSchemaVersion()
+	want, err := engine.LatestSchemaVersion()
 	if err == nil {
 		var have int64
 		if have, err = s.SchemaVersion(ctx); err != nil {
 			err = fmt.Errorf("read schema version: %w (is this backupd's database?)", err)
 		} else if have > want {
-			err = fmt.Errorf("%w: database is at version %d, this binary knows up to %d; use the backupd that runs the server", ErrSchemaFromFuture, have, want)
+			err = fmt.Errorf("%w: database is at version %d, this binary knows up to %d; use the backupd that runs the server", engine.ErrSchemaFromFuture, have, want)
 		} else if have < want {
 			err = fmt.Errorf("database schema is at version %d, this binary's is %d; run `backupd migrate` (or start the server) first", have, want)
 		}

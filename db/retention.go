@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -69,7 +70,7 @@ func (s *Store) ApplyRetention(ctx context.Context, r Retention, now time.Time) 
 func (s *Store) eachDeviceBatch(ctx context.Context, fn func([]int64) error) error {
 	var after int64
 	for {
-		devices, err := queryAll(ctx, s.reader, func(row scanner) (int64, error) {
+		devices, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (int64, error) {
 			var id int64
 			return id, row.Scan(&id)
 		}, `SELECT id FROM devices WHERE id > ? ORDER BY id LIMIT 500`, after)
@@ -127,7 +128,7 @@ func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, r
 				skip := max(list.keep-recent, 0)
 				for {
 					want := retentionBatch - len(pending)
-					ids, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
+					ids, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (string, error) {
 						var id string
 						return id, row.Scan(&id)
 					}, `SELECT id FROM backups WHERE device_id = ? AND `+list.cond+` AND started_at < ?
@@ -140,7 +141,7 @@ func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, r
 						break
 					}
 					// Deleting the batch moves the next candidates to the
-					// same offset.
+					// Same offset.
 					if err := flush(); err != nil {
 						return err
 					}
@@ -207,7 +208,7 @@ func (s *Store) deleteBackups(ctx context.Context, ids []string, res *RetentionR
 // names, and, when createdBefore is set, that were stored before it.
 // Deltas based on them are first rewritten on what stays
 // (rebaseDependents), so no delta is ever left without its base.
-func deleteUnreferencedSnapshots(ctx context.Context, q querier, hashes []any, createdBefore string) (int, error) {
+func deleteUnreferencedSnapshots(ctx context.Context, q engine.Querier, hashes []any, createdBefore string) (int, error) {
 	if len(hashes) == 0 {
 		return 0, nil
 	}
@@ -219,7 +220,7 @@ func deleteUnreferencedSnapshots(ctx context.Context, q querier, hashes []any, c
 		args = append(args, createdBefore)
 	}
 	doomed := map[int64]sql.NullInt64{}
-	err := eachRow(ctx, q, query, args, func(row scanner) error {
+	err := engine.EachRow(ctx, q, query, args, func(row engine.Scanner) error {
 		var id int64
 		var base sql.NullInt64
 		if err := row.Scan(&id, &base); err != nil {
@@ -257,7 +258,7 @@ func (s *Store) purgeOrphanSnapshots(ctx context.Context, createdBefore time.Tim
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hashes, err := queryAll(ctx, s.reader, func(row scanner) (any, error) {
+		hashes, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (any, error) {
 			var h string
 			return h, row.Scan(&h)
 		}, `SELECT s.hash FROM snapshots s WHERE s.hash > ?

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -106,13 +107,13 @@ type RoleSummary struct {
 // ListRoles returns every role (at most MaxRoles): built-in ones first,
 // in the order they were made, then custom ones by name; each with its permissions and number of holders.
 func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
-	roles, err := queryAll(ctx, s.reader, func(row scanner) (RoleSummary, error) {
+	roles, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (RoleSummary, error) {
 		var r RoleSummary
 		err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt, &r.Users)
 		return r, err
 	}, `SELECT r.id, r.name, r.description, r.builtin, r.all_permissions, r.created_at,
 		(SELECT COUNT(*) FROM user_roles ur WHERE ur.role_id = r.id)
-		FROM roles r ORDER BY r.builtin DESC, CASE WHEN r.builtin = 1 THEN r.id END, `+s.d.foldedOrder("r.name")+`, r.id LIMIT ?`, MaxRoles)
+		FROM roles r ORDER BY r.builtin DESC, CASE WHEN r.builtin = 1 THEN r.id END, `+s.d.FoldedOrder("r.name")+`, r.id LIMIT ?`, MaxRoles)
 	if err != nil {
 		return nil, fmt.Errorf("list roles: %w", err)
 	}
@@ -120,7 +121,7 @@ func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
 	for i := range roles {
 		byID[roles[i].ID] = &roles[i]
 	}
-	err = eachRow(ctx, s.reader, `SELECT role_id, permission FROM role_permissions`, nil, func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT role_id, permission FROM role_permissions`, nil, func(row engine.Scanner) error {
 		var id int64
 		var p string
 		if err := row.Scan(&id, &p); err != nil {
@@ -156,8 +157,8 @@ func (s *Store) RoleByID(ctx context.Context, id int64) (Role, error) {
 	if err != nil {
 		return r, fmt.Errorf("get role: %w", err)
 	}
-	err = eachRow(ctx, s.reader, `SELECT permission FROM role_permissions WHERE role_id = ? ORDER BY permission`, []any{id},
-		func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT permission FROM role_permissions WHERE role_id = ? ORDER BY permission`, []any{id},
+		func(row engine.Scanner) error {
 			var p string
 			if err := row.Scan(&p); err != nil {
 				return err
@@ -179,11 +180,11 @@ func (s *Store) RoleByID(ctx context.Context, id int64) (Role, error) {
 // RoleHolders returns up to limit usernames of the users holding role id,
 // by name.
 func (s *Store) RoleHolders(ctx context.Context, id int64, limit int) ([]string, error) {
-	names, err := queryAll(ctx, s.reader, func(row scanner) (string, error) {
+	names, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (string, error) {
 		var n string
 		return n, row.Scan(&n)
 	}, `SELECT u.username FROM user_roles ur JOIN users u ON u.id = ur.user_id WHERE ur.role_id = ?
-		ORDER BY `+s.d.foldedOrder("u.username")+` LIMIT ?`, id, limit)
+		ORDER BY `+s.d.FoldedOrder("u.username")+` LIMIT ?`, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("role holders: %w", err)
 	}
@@ -202,13 +203,13 @@ func (s *Store) CreateRole(ctx context.Context, name, description string, perms 
 		if n >= MaxRoles {
 			return ErrTooManyRoles
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ?`, name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ?`, name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		var err error
-		id, err = insertID(ctx, tx, `INSERT INTO roles (name, description, builtin, all_permissions, created_at)
+		id, err = engine.InsertID(ctx, tx, `INSERT INTO roles (name, description, builtin, all_permissions, created_at)
 			VALUES (?, ?, 0, 0, ?)`, name, description, Now())
 		if err != nil {
 			return fmt.Errorf("insert role: %w", err)
@@ -227,7 +228,7 @@ func (s *Store) UpdateRole(ctx context.Context, id int64, name, description stri
 		if err := customRole(ctx, tx, id); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ? AND id <> ?`, name, id); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM roles WHERE name = ? AND id <> ?`, name, id); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
@@ -242,9 +243,9 @@ func (s *Store) UpdateRole(ctx context.Context, id int64, name, description stri
 	})
 }
 
-func setRolePermissions(ctx context.Context, tx *sql.Tx, d dialect, id int64, perms []string) error {
+func setRolePermissions(ctx context.Context, tx *sql.Tx, d engine.Dialect, id int64, perms []string) error {
 	for _, p := range perms {
-		if _, err := tx.ExecContext(ctx, d.insertOrIgnore(`role_permissions (role_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
+		if _, err := tx.ExecContext(ctx, d.InsertOrIgnore(`role_permissions (role_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
 			return fmt.Errorf("grant %s: %w", p, err)
 		}
 	}
@@ -258,7 +259,7 @@ func (s *Store) DeleteRole(ctx context.Context, id int64) error {
 		if err := customRole(ctx, tx, id); err != nil {
 			return err
 		}
-		if held, err := exists(ctx, tx, `SELECT 1 FROM user_roles WHERE role_id = ? LIMIT 1`, id); err != nil {
+		if held, err := engine.Exists(ctx, tx, `SELECT 1 FROM user_roles WHERE role_id = ? LIMIT 1`, id); err != nil {
 			return err
 		} else if held {
 			return ErrRoleInUse

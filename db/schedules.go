@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -44,7 +45,7 @@ type Schedule struct {
 const scheduleColumns = `id, name, cron, timezone, target, target_ids, spread_seconds, enabled,
 	last_run_at, next_run_at, created_at, updated_at`
 
-func scanSchedule(row scanner) (Schedule, error) {
+func scanSchedule(row engine.Scanner) (Schedule, error) {
 	var sc Schedule
 	var ids string
 	var last, next sql.NullString
@@ -102,7 +103,7 @@ func normalizeTargetIDs(sc *Schedule) (string, error) {
 
 // checkScheduleTargets verifies that the groups or devices a schedule
 // names exist when it is saved (ones deleted later are simply skipped).
-func (s *Store) checkScheduleTargets(ctx context.Context, q querier, target, idsJSON string) error {
+func (s *Store) checkScheduleTargets(ctx context.Context, q engine.Querier, target, idsJSON string) error {
 	var table, noun string
 	switch target {
 	case ScheduleTargetAll:
@@ -115,7 +116,7 @@ func (s *Store) checkScheduleTargets(ctx context.Context, q querier, target, ids
 		return &ErrReference{"target", fmt.Sprintf("unknown target %q", target)}
 	}
 	var missing int64
-	err := q.QueryRowContext(ctx, `SELECT j.id FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.jsonEach()+`) j
+	err := q.QueryRowContext(ctx, `SELECT j.id FROM (SELECT CAST(value AS BIGINT) AS id FROM `+s.d.JSONEach()+`) j
 		WHERE j.id NOT IN (SELECT id FROM `+table+`) LIMIT 1`,
 		idsJSON).Scan(&missing)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -130,7 +131,7 @@ func (s *Store) checkScheduleTargets(ctx context.Context, q querier, target, ids
 // ListSchedules returns one page of schedules ordered by id, and the total
 // count.
 func (s *Store) ListSchedules(ctx context.Context, limit, offset int) ([]Schedule, int, error) {
-	items, total, err := page(ctx, s.reader, scanSchedule, `SELECT COUNT(*) FROM schedules`,
+	items, total, err := engine.Page(ctx, s.reader, scanSchedule, `SELECT COUNT(*) FROM schedules`,
 		`SELECT `+scheduleColumns+` FROM schedules ORDER BY id`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list schedules: %w", err)
@@ -143,7 +144,7 @@ func (s *Store) GetSchedule(ctx context.Context, id int64) (Schedule, error) {
 	return getSchedule(ctx, s.reader, id)
 }
 
-func getSchedule(ctx context.Context, q querier, id int64) (Schedule, error) {
+func getSchedule(ctx context.Context, q engine.Querier, id int64) (Schedule, error) {
 	sc, err := scanSchedule(q.QueryRowContext(ctx, `SELECT `+scheduleColumns+` FROM schedules WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return sc, ErrNotFound
@@ -182,13 +183,13 @@ func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, erro
 		if err := s.checkScheduleTargets(ctx, tx, sc.Target, ids); err != nil {
 			return err
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ?`, sc.Name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ?`, sc.Name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
-		id, err := insertID(ctx, tx, `INSERT INTO schedules (name, cron, timezone, target, target_ids, spread_seconds,
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO schedules (name, cron, timezone, target, target_ids, spread_seconds,
 			enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sc.Name, sc.Cron, sc.Timezone, sc.Target, ids, sc.SpreadSeconds, sc.Enabled, nullScheduleTime(sc.NextRunAt), now, now)
 		if err != nil {
@@ -227,7 +228,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, id int64, patch func(*Schedu
 				return err
 			}
 		}
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ? AND id <> ?`, sc.Name, id); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM schedules WHERE name = ? AND id <> ?`, sc.Name, id); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
@@ -271,7 +272,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, id int64) error {
 // work for at now: those whose next run is at or before now, and those
 // whose next run is not computed yet (NextRunAt nil).
 func (s *Store) DueSchedules(ctx context.Context, now time.Time) ([]Schedule, error) {
-	items, err := queryAll(ctx, s.reader, scanSchedule, `SELECT `+scheduleColumns+` FROM schedules
+	items, err := engine.QueryAll(ctx, s.reader, scanSchedule, `SELECT `+scheduleColumns+` FROM schedules
 		WHERE enabled = 1 AND (next_run_at IS NULL OR next_run_at <= ?) ORDER BY id`, scheduleTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("due schedules: %w", err)
@@ -391,11 +392,11 @@ func (s *Store) TargetDevices(ctx context.Context, target string, ids []int64) (
 		}
 		// One JSON argument instead of one placeholder per device: a
 		// target may list thousands of devices.
-		where, args = `d.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`)`, []any{string(raw)}
+		where, args = `d.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)`, []any{string(raw)}
 	default:
 		return nil, fmt.Errorf("target devices: unknown target %q", target)
 	}
-	out, err := queryAll(ctx, s.reader, func(r scanner) (int64, error) {
+	out, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (int64, error) {
 		var id int64
 		return id, r.Scan(&id)
 	}, `SELECT d.id FROM devices d WHERE d.enabled = 1 AND `+where+` ORDER BY d.id`, args...)
@@ -417,7 +418,7 @@ type DeviceAddress struct {
 // inventory page by page without holding every device in memory. Another
 // zone's addresses mean nothing from here.
 func (s *Store) EnabledDeviceAddresses(ctx context.Context, afterID int64, limit int) ([]DeviceAddress, error) {
-	out, err := queryAll(ctx, s.reader, func(r scanner) (DeviceAddress, error) {
+	out, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (DeviceAddress, error) {
 		var a DeviceAddress
 		return a, r.Scan(&a.ID, &a.Host, &a.Port)
 	}, `SELECT id, host, port FROM devices WHERE enabled = 1 AND zone_id = 1 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
@@ -436,7 +437,7 @@ func (s *Store) ScheduleGroups(ctx context.Context, scope Scope) ([]Group, error
 	if len(scope.GroupIDs) == 0 {
 		return []Group{}, nil
 	}
-	groups, err := queryAll(ctx, s.reader, scanGroup, `SELECT `+groupColumns+` FROM device_groups
+	groups, err := engine.QueryAll(ctx, s.reader, scanGroup, `SELECT `+groupColumns+` FROM device_groups
 		WHERE id IN (`+scopeGroupsQuery(len(scope.GroupIDs))+`) ORDER BY depth, sort_order, name, id`, scopeArgs(scope)...)
 	if err != nil {
 		return nil, fmt.Errorf("groups in scope: %w", err)
@@ -452,7 +453,7 @@ type DeviceRef struct {
 	GroupID *int64
 }
 
-func scanDeviceRef(row scanner) (DeviceRef, error) {
+func scanDeviceRef(row engine.Scanner) (DeviceRef, error) {
 	var d DeviceRef
 	var group sql.NullInt64
 	if err := row.Scan(&d.ID, &d.Name, &group); err != nil {
@@ -478,8 +479,8 @@ func (s *Store) ScheduleDevicesByName(ctx context.Context, scope Scope, names []
 	cond, args := scope.clause()
 	// One JSON argument rather than a placeholder per name: a target may
 	// list thousands of devices.
-	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
-		WHERE d.name IN (SELECT CAST(value AS citext) FROM `+s.d.jsonEach()+`) AND `+cond+` ORDER BY d.name`,
+	out, err := engine.QueryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
+		WHERE d.name IN (SELECT CAST(value AS citext) FROM `+s.d.JSONEach()+`) AND `+cond+` ORDER BY d.name`,
 		append([]any{string(raw)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("devices by name: %w", err)
@@ -497,8 +498,8 @@ func (s *Store) ScheduleDeviceNames(ctx context.Context, ids []int64) ([]DeviceR
 	if err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
-		WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.jsonEach()+`) ORDER BY d.name`, string(raw))
+	out, err := engine.QueryAll(ctx, s.reader, scanDeviceRef, `SELECT d.id, d.name, d.group_id FROM devices d
+		WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) ORDER BY d.name`, string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("device names: %w", err)
 	}
@@ -528,7 +529,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 	args := []any{string(raw)}
 	switch target {
 	case ScheduleTargetGroups:
-		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT CAST(value AS BIGINT) FROM ` + s.d.jsonEach() + `)`
+		query = `SELECT COUNT(*) FROM device_groups x WHERE x.id IN (SELECT CAST(value AS BIGINT) FROM ` + s.d.JSONEach() + `)`
 		if len(scope.GroupIDs) > 0 {
 			query += ` AND x.id NOT IN (` + scopeGroupsQuery(len(scope.GroupIDs)) + `)`
 			args = append(args, scopeArgs(scope)...)
@@ -537,7 +538,7 @@ func (s *Store) ScheduleTargetInScope(ctx context.Context, scope Scope, target s
 		cond, cargs := scope.clause()
 		// A device outside any group is in no scope but All; COALESCE
 		// turns its NULL comparison into "outside".
-		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM ` + s.d.jsonEach() + `)
+		query = `SELECT COUNT(*) FROM devices d WHERE d.id IN (SELECT CAST(value AS BIGINT) FROM ` + s.d.JSONEach() + `)
 			AND NOT COALESCE((` + cond + `), 0=1)`
 		args = append(args, cargs...)
 	default:

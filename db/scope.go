@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"strings"
 )
@@ -50,7 +51,7 @@ func (s *Store) GroupInScope(ctx context.Context, scope Scope, groupID int64) (b
 	for _, id := range scope.GroupIDs {
 		args = append(args, id)
 	}
-	return exists(ctx, s.reader, `SELECT 1 FROM device_groups g JOIN device_groups s
+	return engine.Exists(ctx, s.reader, `SELECT 1 FROM device_groups g JOIN device_groups s
 		ON substr(g.path, 1, length(s.path)) = s.path
 		WHERE g.id = ? AND s.id IN (`+placeholders(len(scope.GroupIDs))+`) LIMIT 1`, args...)
 }

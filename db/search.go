@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -84,7 +85,7 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 		cond, args := scope.clause()
 		query := searchLatestQuery
 		if allVersions {
-			query = s.d.pick(searchAllQuery, searchAllQueryPostgres)
+			query = s.d.Pick(searchAllQuery, searchAllQueryPostgres)
 		}
 		query = fmt.Sprintf(query, cond)
 		// emit yields v with its text readable during the step.
@@ -143,7 +144,7 @@ func searchVersionsPostgres(ctx context.Context, tx *sql.Tx, query string, args 
 	batch := make([]SearchVersion, 0, searchFetch)
 	for {
 		batch = batch[:0]
-		err := eachRow(ctx, tx, fetch, nil, func(row scanner) error {
+		err := engine.EachRow(ctx, tx, fetch, nil, func(row engine.Scanner) error {
 			v, err := scanSearchVersion(row)
 			batch = append(batch, v)
 			return err
@@ -164,7 +165,7 @@ func searchVersionsPostgres(ctx context.Context, tx *sql.Tx, query string, args 
 }
 
 // scanSearchVersion reads a row of searchLatestQuery or searchAllQuery.
-func scanSearchVersion(row scanner) (SearchVersion, error) {
+func scanSearchVersion(row engine.Scanner) (SearchVersion, error) {
 	var v SearchVersion
 	var started string
 	if err := row.Scan(&v.DeviceID, &v.DeviceName, &v.BackupID, &started, &v.SnapshotHash); err != nil {

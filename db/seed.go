@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -198,7 +199,7 @@ func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
 
 // seed writes the rows of Seed in tx. pg: on PostgreSQL.
 func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
-	if has, err := exists(ctx, tx, `SELECT 1 FROM devices LIMIT 1`); err != nil {
+	if has, err := engine.Exists(ctx, tx, `SELECT 1 FROM devices LIMIT 1`); err != nil {
 		return err
 	} else if has {
 		return ErrNotEmpty
@@ -214,7 +215,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	if err != nil {
 		return err
 	}
-	credentialID, err := insertID(ctx, tx, `INSERT INTO credentials (name, username, remarks, created_at, updated_at)
+	credentialID, err := engine.InsertID(ctx, tx, `INSERT INTO credentials (name, username, remarks, created_at, updated_at)
 		VALUES ('seed-credential', 'backup', 'Created by the seeding helper; no secrets set.', ?, ?)`, now, now)
 	if err != nil {
 		return fmt.Errorf("insert credential: %w", err)
@@ -223,7 +224,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	sizes := make([]int64, opt.Snapshots)
 	for i := range hashes {
 		text := seedConfigText(opt.RandomSeed, i)
-		if hashes[i], err = putSnapshot(ctx, tx, dialectOf(pg), text); err != nil {
+		if hashes[i], err = putSnapshot(ctx, tx, engine.DialectOf(pg), text); err != nil {
 			return err
 		}
 		sizes[i] = int64(len(text))
@@ -251,8 +252,8 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	// The devices are written with their ids. On PostgreSQL those come
 	// from the id sequence, which is moved past them at the end: ids are
 	// never handed out twice.
-	d := dialectOf(pg)
-	nextID := d.pick(`SELECT COALESCE(MAX(id), 0) + 1 FROM devices`, `SELECT nextval(pg_get_serial_sequence('devices', 'id'))`)
+	d := engine.DialectOf(pg)
+	nextID := d.Pick(`SELECT COALESCE(MAX(id), 0) + 1 FROM devices`, `SELECT nextval(pg_get_serial_sequence('devices', 'id'))`)
 	var firstID int64
 	if err := tx.QueryRowContext(ctx, nextID).Scan(&firstID); err != nil {
 		return fmt.Errorf("next device id: %w", err)
@@ -371,7 +372,7 @@ type seededGroups struct{ roots, children []int64 }
 func seedGroups(ctx context.Context, tx *sql.Tx, opt SeedOptions, now string) (seededGroups, error) {
 	var g seededGroups
 	insert := func(name string, parent *int64, parentPath string, depth, order int) (int64, error) {
-		id, err := insertID(ctx, tx, `INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at)
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at)
 			VALUES (?, ?, '', ?, ?, ?)`, name, parent, depth, order, now)
 		if err != nil {
 			return 0, fmt.Errorf("insert group: %w", err)
@@ -417,7 +418,7 @@ func seedNamePrefix(platform string) string {
 
 // seedConfigText is the i-th synthetic configuration: an IOS-style text of
 // 20 to 60 KB with interfaces, VLANs and access lists, the same for the
-// same (seed, i) and different for different i.
+// Same (seed, i) and different for different i.
 func seedConfigText(seed uint64, i int) string {
 	r := rand.New(rand.NewPCG(seed, uint64(i)))
 	target := 20_000 + r.IntN(40_001)

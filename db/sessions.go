@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -40,7 +41,7 @@ func (s *Store) CreateWebSession(ctx context.Context, ws WebSession) error {
 	return insertWebSession(ctx, s.writer, ws)
 }
 
-func insertWebSession(ctx context.Context, q querier, ws WebSession) error {
+func insertWebSession(ctx context.Context, q engine.Querier, ws WebSession) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO web_sessions (id, user_id, csrf_secret, created_at, last_seen_at,
 		expires_at, remote_addr, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		ws.ID, ws.UserID, ws.CSRFSecret, sessionTime(ws.CreatedAt), sessionTime(ws.LastSeenAt),

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -169,7 +170,7 @@ func (s *Store) PutSnapshot(ctx context.Context, text string) (string, error) {
 
 // putSnapshot stores text whole; packing turns it into a delta once a
 // newer version of its device exists.
-func putSnapshot(ctx context.Context, q querier, d dialect, text string) (string, error) {
+func putSnapshot(ctx context.Context, q engine.Querier, d engine.Dialect, text string) (string, error) {
 	hash, _, err := putSnapshotNew(ctx, q, d, text, "")
 	return hash, err
 }
@@ -178,16 +179,16 @@ func putSnapshot(ctx context.Context, q querier, d dialect, text string) (string
 // when the store opens (jobQueries).
 const snapshotExistsQuery = `SELECT 1 FROM snapshots WHERE hash = ?`
 
-func insertSnapshotQuery(d dialect) string {
-	return d.insertOrIgnore(`snapshots (hash, size, stored_size, data, created_at)`, `VALUES (?, ?, ?, ?, ?)`)
+func insertSnapshotQuery(d engine.Dialect) string {
+	return d.InsertOrIgnore(`snapshots (hash, size, stored_size, data, created_at)`, `VALUES (?, ?, ?, ?, ?)`)
 }
 
 // putSnapshotNew is putSnapshot, telling whether the text was new.
-func putSnapshotNew(ctx context.Context, q querier, d dialect, text, hash string) (string, bool, error) {
+func putSnapshotNew(ctx context.Context, q engine.Querier, d engine.Dialect, text, hash string) (string, bool, error) {
 	if hash == "" {
 		hash = SnapshotHash(text)
 	}
-	if ok, err := exists(ctx, q, snapshotExistsQuery, hash); err != nil {
+	if ok, err := engine.Exists(ctx, q, snapshotExistsQuery, hash); err != nil {
 		return "", false, err
 	} else if ok {
 		return hash, false, nil
@@ -209,17 +210,17 @@ func (s *Store) SnapshotText(ctx context.Context, hash string) (string, error) {
 }
 
 // snapshotText reads one snapshot through q (a transaction, or a pool).
-func snapshotText(ctx context.Context, q querier, hash string) (string, error) {
+func snapshotText(ctx context.Context, q engine.Querier, hash string) (string, error) {
 	text, err := snapshotBytes(ctx, q, hash)
 	return string(text), err
 }
 
 // snapshotBytes returns the text stored under hash. The slice may be
 // shared with the text cache: callers never modify it.
-func snapshotBytes(ctx context.Context, q querier, hash string) ([]byte, error) {
+func snapshotBytes(ctx context.Context, q engine.Querier, hash string) ([]byte, error) {
 	if text, ok := texts.get(hash); ok {
 		// The cache knows the text; the row must still exist.
-		if ok, err := exists(ctx, q, `SELECT 1 FROM snapshots WHERE hash = ?`, hash); err != nil {
+		if ok, err := engine.Exists(ctx, q, `SELECT 1 FROM snapshots WHERE hash = ?`, hash); err != nil {
 			return nil, fmt.Errorf("get snapshot: %w", err)
 		} else if !ok {
 			return nil, ErrNotFound
@@ -259,7 +260,7 @@ func snapshotBytes(ctx context.Context, q querier, hash string) ([]byte, error) 
 // walking base_id to the nearest whole frame (or cached text) and decoding
 // back along the chain. Every text decoded on the way is cached, so
 // reading a device's versions one after another decodes each frame once.
-func expand(ctx context.Context, q querier, hash string, base sql.NullInt64, data []byte) ([]byte, error) {
+func expand(ctx context.Context, q engine.Querier, hash string, base sql.NullInt64, data []byte) ([]byte, error) {
 	type frame struct {
 		hash string
 		data []byte
@@ -380,8 +381,8 @@ func PackCounts() PackStats { return PackStats{Packed: packed.Load(), Failed: pa
 // previous version whole, which is never wrong.
 func (s *Store) packDevice(ctx context.Context, deviceID int64, hash string, text []byte) error {
 	var hashes []string
-	err := eachRow(ctx, s.reader, `SELECT snapshot_hash FROM backups WHERE device_id = ? AND `+versionCond+`
-		ORDER BY started_at DESC, id DESC LIMIT 64`, []any{deviceID}, func(row scanner) error {
+	err := engine.EachRow(ctx, s.reader, `SELECT snapshot_hash FROM backups WHERE device_id = ? AND `+versionCond+`
+		ORDER BY started_at DESC, id DESC LIMIT 64`, []any{deviceID}, func(row engine.Scanner) error {
 		var h string
 		if err := row.Scan(&h); err != nil {
 			return err
@@ -508,7 +509,7 @@ func ignoreNoRows(err error) error {
 
 // chainBelow is the length of the longest chain of deltas that ends at
 // the snapshot id: 0 when none is based on it.
-func chainBelow(ctx context.Context, q querier, id int64) (int, error) {
+func chainBelow(ctx context.Context, q engine.Querier, id int64) (int, error) {
 	var h int
 	err := q.QueryRowContext(ctx, `WITH RECURSIVE below(id, depth) AS (
 			SELECT id, 1 FROM snapshots WHERE base_id = ?
@@ -575,9 +576,9 @@ func (s *Store) repackDevice(ctx context.Context, deviceID int64) (int, error) {
 		whole bool
 	}
 	var versions []version
-	err := eachRow(ctx, s.reader, `SELECT b.snapshot_hash, s.base_id IS NULL FROM backups b JOIN snapshots s ON s.hash = b.snapshot_hash
+	err := engine.EachRow(ctx, s.reader, `SELECT b.snapshot_hash, s.base_id IS NULL FROM backups b JOIN snapshots s ON s.hash = b.snapshot_hash
 		WHERE b.device_id = ? AND b.success = 1 AND b.snapshot_hash IS NOT NULL AND b.finished_at IS NOT NULL
-		ORDER BY b.started_at, b.id`, []any{deviceID}, func(row scanner) error {
+		ORDER BY b.started_at, b.id`, []any{deviceID}, func(row engine.Scanner) error {
 		var v version
 		if err := row.Scan(&v.hash, &v.whole); err != nil {
 			return err
@@ -615,7 +616,7 @@ func (s *Store) repackDevice(ctx context.Context, deviceID int64) (int, error) {
 // not itself doomed is rewritten against its nearest surviving ancestor,
 // or whole when it has none, so no delta is left without its base. It
 // returns how many were rewritten.
-func rebaseDependents(ctx context.Context, q querier, doomed map[int64]sql.NullInt64) (int, error) {
+func rebaseDependents(ctx context.Context, q engine.Querier, doomed map[int64]sql.NullInt64) (int, error) {
 	if len(doomed) == 0 {
 		return 0, nil
 	}
@@ -630,7 +631,7 @@ func rebaseDependents(ctx context.Context, q querier, doomed map[int64]sql.NullI
 		data []byte
 	}
 	list := placeholders(len(ids))
-	deps, err := queryAll(ctx, q, func(row scanner) (dependent, error) {
+	deps, err := engine.QueryAll(ctx, q, func(row engine.Scanner) (dependent, error) {
 		var d dependent
 		return d, row.Scan(&d.id, &d.hash, &d.base, &d.data)
 	}, `SELECT id, hash, base_id, data FROM snapshots WHERE base_id IN (`+list+`) AND id NOT IN (`+list+`)`, append(ids, ids...)...)
@@ -700,8 +701,8 @@ type storedFrame struct {
 
 // frameBatch reads the next 200 snapshot rows after id after, in id
 // order, that meet cond (an SQL "AND ..." or "").
-func frameBatch(ctx context.Context, q querier, after int64, cond string) ([]storedFrame, error) {
-	return queryAll(ctx, q, func(r scanner) (storedFrame, error) {
+func frameBatch(ctx context.Context, q engine.Querier, after int64, cond string) ([]storedFrame, error) {
+	return engine.QueryAll(ctx, q, func(r engine.Scanner) (storedFrame, error) {
 		var x storedFrame
 		return x, r.Scan(&x.id, &x.hash, &x.size, &x.base, &x.data)
 	}, `SELECT id, hash, size, base_id, data FROM snapshots WHERE id > ? `+cond+` ORDER BY id LIMIT 200`, after)
@@ -711,7 +712,7 @@ func frameBatch(ctx context.Context, q querier, after int64, cond string) ([]sto
 // its base's text) and reports those that do not give the text their hash
 // names, whose base is missing, or whose size is wrong. It reads in id
 // order, a batch at a time.
-func checkSnapshots(ctx context.Context, q querier, report func(string)) error {
+func checkSnapshots(ctx context.Context, q engine.Querier, report func(string)) error {
 	var after int64
 	for {
 		batch, err := frameBatch(ctx, q, after, "")
@@ -775,7 +776,7 @@ func mustHex(s string) []byte {
 
 // expandAll rewrites every delta whole, through q: what a rollback of the
 // delta migration needs before the column goes.
-func expandAll(ctx context.Context, q querier) (int, error) {
+func expandAll(ctx context.Context, q engine.Querier) (int, error) {
 	var n int
 	for {
 		// Expanded rows drop out of the condition: each batch starts over.
@@ -812,8 +813,8 @@ func (s *Store) SnapshotFigures(ctx context.Context) (SnapshotFigures, error) {
 	var f SnapshotFigures
 	dst := map[string]*int64{"snapshots": &f.Snapshots, "snapshot_deltas": &f.Deltas,
 		"snapshot_bytes": &f.RawBytes, "snapshot_stored_bytes": &f.StoredBytes}
-	err := eachRow(ctx, s.reader, `SELECT name, value FROM counters WHERE name IN ('snapshots', 'snapshot_deltas', 'snapshot_bytes', 'snapshot_stored_bytes')`,
-		nil, func(row scanner) error {
+	err := engine.EachRow(ctx, s.reader, `SELECT name, value FROM counters WHERE name IN ('snapshots', 'snapshot_deltas', 'snapshot_bytes', 'snapshot_stored_bytes')`,
+		nil, func(row engine.Scanner) error {
 			var name string
 			var v int64
 			if err := row.Scan(&name, &v); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 // configVersions returns n versions of a configuration of about size
@@ -532,7 +533,7 @@ func TestMigrateDownExpandsDeltas(t *testing.T) {
 	var log bytes.Buffer
 	// Down to before 00017, the deltas' migration, past any later one.
 	for range 10 {
-		if err := db.Migrate(ctx, path, db.MigrateDown, &log); err != nil {
+		if err := db.Migrate(ctx, path, engine.MigrateDown, &log); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(log.String(), "00017_") {

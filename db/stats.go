@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
@@ -119,7 +120,7 @@ func (s *Store) last24hQuery() string {
 // PostgreSQL's CASE sums are answered by its index on finished_at
 // (migration 00022) alone.
 func (s *Store) outcomeSums(b string) string {
-	return s.d.sumIf(b+"success = 1") + ", " + s.d.sumIf(b+"success = 0 AND "+b+"finished_at IS NOT NULL") + ", " + s.d.sumIf(b+"changed = 1")
+	return s.d.SumIf(b+"success = 1") + ", " + s.d.SumIf(b+"success = 0 AND "+b+"finished_at IS NOT NULL") + ", " + s.d.SumIf(b+"changed = 1")
 }
 
 // FleetHealth is what the metrics endpoint reads from the database at
@@ -280,7 +281,7 @@ func (s *Store) FailingDevices(ctx context.Context, scope Scope, limit int) ([]F
 	cond, args := scope.clause()
 	// The message comes from the device's newest finished failure, found
 	// through backups_device_success.
-	out, err := queryAll(ctx, s.reader, func(r scanner) (FailingDevice, error) {
+	out, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (FailingDevice, error) {
 		var f FailingDevice
 		var at, msg sql.NullString
 		if err := r.Scan(&f.ID, &f.Name, &at, &msg); err != nil {
@@ -326,7 +327,7 @@ func (s *Store) ChangedConfigsSince(ctx context.Context, scope Scope, since time
 		WHERE b.started_at >= ? AND b.changed = 1 AND `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count changed configs: %w", err)
 	}
-	items, err := queryAll(ctx, s.reader, func(r scanner) (ChangedConfig, error) {
+	items, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (ChangedConfig, error) {
 		var c ChangedConfig
 		var at string
 		if err := r.Scan(&c.BackupID, &c.DeviceID, &c.DeviceName, &at); err != nil {

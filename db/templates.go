@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -19,7 +20,7 @@ type Template struct {
 
 const templateColumns = `id, name, platform, commands, created_at, updated_at`
 
-func scanTemplate(row scanner) (Template, error) {
+func scanTemplate(row engine.Scanner) (Template, error) {
 	var t Template
 	err := row.Scan(&t.ID, &t.Name, &t.Platform, &t.Commands, &t.CreatedAt, &t.UpdatedAt)
 	return t, err
@@ -27,7 +28,7 @@ func scanTemplate(row scanner) (Template, error) {
 
 // ListTemplates returns one page ordered by id and the total count.
 func (s *Store) ListTemplates(ctx context.Context, limit, offset int) ([]Template, int, error) {
-	items, total, err := page(ctx, s.reader, scanTemplate, `SELECT COUNT(*) FROM templates`,
+	items, total, err := engine.Page(ctx, s.reader, scanTemplate, `SELECT COUNT(*) FROM templates`,
 		`SELECT `+templateColumns+` FROM templates ORDER BY id`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list templates: %w", err)
@@ -40,7 +41,7 @@ func (s *Store) GetTemplate(ctx context.Context, id int64) (Template, error) {
 	return getTemplate(ctx, s.reader, id)
 }
 
-func getTemplate(ctx context.Context, q querier, id int64) (Template, error) {
+func getTemplate(ctx context.Context, q engine.Querier, id int64) (Template, error) {
 	t, err := scanTemplate(q.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, ErrNotFound
@@ -54,7 +55,7 @@ func getTemplate(ctx context.Context, q querier, id int64) (Template, error) {
 // CreateTemplate inserts t.
 func (s *Store) CreateTemplate(ctx context.Context, t Template) (Template, error) {
 	now := Now()
-	id, err := insertID(ctx, s.writer,
+	id, err := engine.InsertID(ctx, s.writer,
 		`INSERT INTO templates (name, platform, commands, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
 		t.Name, t.Platform, t.Commands, now, now)
 	if err != nil {
@@ -113,7 +114,7 @@ func (s *Store) DevicesUsingTemplates(ctx context.Context, scope Scope, ids []in
 // TemplateInUse reports whether any device (in any group) backs up with
 // template id.
 func (s *Store) TemplateInUse(ctx context.Context, id int64) (bool, error) {
-	used, err := exists(ctx, s.reader, `SELECT 1 FROM devices WHERE template_id = ? LIMIT 1`, id)
+	used, err := engine.Exists(ctx, s.reader, `SELECT 1 FROM devices WHERE template_id = ? LIMIT 1`, id)
 	if err != nil {
 		return false, fmt.Errorf("template %d in use: %w", id, err)
 	}

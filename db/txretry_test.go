@@ -12,30 +12,9 @@ import (
 	"github.com/lib/pq"
 
 	"backupd/db"
+	"backupd/db/engine"
 	"backupd/internal/dbtest"
 )
-
-// PostgreSQL's deadlock and serialization failures are the ones worth a
-// second run, however wrapped; other errors are not.
-func TestRetryableErrors(t *testing.T) {
-	for _, c := range []struct {
-		err  error
-		want bool
-	}{
-		{&pq.Error{Code: "40P01"}, true},
-		{&pq.Error{Code: "40001"}, true},
-		{fmt.Errorf("finish job 7: %w", &pq.Error{Code: "40P01"}), true},
-		{&pq.Error{Code: "23505"}, false},
-		{&pq.Error{Code: "57014"}, false}, // query cancelled
-		{errors.New("40001"), false},
-		{context.DeadlineExceeded, false},
-		{nil, false},
-	} {
-		if got := db.Retryable(c.err); got != c.want {
-			t.Errorf("Retryable(%v) = %v, want %v", c.err, got, c.want)
-		}
-	}
-}
 
 // On PostgreSQL InTx runs a transaction the server aborted again, at most
 // three times in all, and then returns the error; on SQLite (one writer,
@@ -51,7 +30,7 @@ func TestInTxRetryIsBounded(t *testing.T) {
 		}
 		return fmt.Errorf("wrapped: %w", &pq.Error{Code: "40001", Message: "could not serialize access"})
 	})
-	if !db.Retryable(err) {
+	if !engine.Retryable(err) {
 		t.Fatalf("InTx returned %v, want the serialization failure", err)
 	}
 	want := 1
@@ -98,7 +77,7 @@ func TestInTxRetriesDeadlock(t *testing.T) {
 		}
 		ids[i] = d.ID
 	}
-	retriesBefore := db.TxRetries()
+	retriesBefore := engine.TxRetries()
 
 	// Each takes its first row, says so, and takes its second only once
 	// the other holds its first: a deadlock on the first run. A second
@@ -143,7 +122,7 @@ func TestInTxRetriesDeadlock(t *testing.T) {
 	if total := runs[0].Load() + runs[1].Load(); total != 3 {
 		t.Errorf("the two transactions ran %d times in all, want 3 (the deadlock's victim once more)", total)
 	}
-	if got := db.TxRetries() - retriesBefore; got < 1 {
+	if got := engine.TxRetries() - retriesBefore; got < 1 {
 		t.Errorf("InTx counted %d retries, want at least 1", got)
 	}
 	for _, id := range ids {
@@ -192,7 +171,7 @@ func TestRetriedTransactionCountsOnce(t *testing.T) {
 	ch := mkChannel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{ch}})
 	abortOnceOn(t, s, "notification_device_state")
-	before := db.TxRetries()
+	before := engine.TxRetries()
 	if n, err := s.RecordStaleEvents(ctx, time.Now().Add(49*time.Hour), 48*time.Hour); err != nil || n != 1 {
 		t.Errorf("stale events of one device, recorded on the second run: %d, %v; want 1", n, err)
 	}
@@ -213,7 +192,7 @@ func TestRetriedTransactionCountsOnce(t *testing.T) {
 	if found, err := s.GetSetting(ctx, "test_list", &stored); err != nil || !found || len(stored) != 1 {
 		t.Errorf("the setting after a run again: %v (found %v, %v), want one entry", stored, found, err)
 	}
-	if got := db.TxRetries() - before; got < 2 {
+	if got := engine.TxRetries() - before; got < 2 {
 		t.Errorf("%d transactions run again, want 2", got)
 	}
 }

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -45,21 +46,21 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 	var id int64
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM users WHERE username = ?`, u.Username); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM users WHERE username = ?`, u.Username); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
 		var err error
-		id, err = insertID(ctx, tx,
+		id, err = engine.InsertID(ctx, tx,
 			`INSERT INTO users (username, password_hash, all_groups, must_change_password, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			u.Username, u.PasswordHash, u.AllGroups, u.MustChangePassword, now, now)
 		if err != nil {
 			return fmt.Errorf("insert user: %w", err)
 		}
 		for _, r := range u.RoleIDs {
-			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_roles (user_id, role_id)`, `VALUES (?, ?)`), id, r); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.InsertOrIgnore(`user_roles (user_id, role_id)`, `VALUES (?, ?)`), id, r); err != nil {
 				return fmt.Errorf("grant role: %w", err)
 			}
 		}
@@ -67,7 +68,7 @@ func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 			if _, err := getGroup(ctx, tx, g); err != nil {
 				return fmt.Errorf("group %d: %w", g, err)
 			}
-			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_groups (user_id, group_id)`, `VALUES (?, ?)`), id, g); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.InsertOrIgnore(`user_groups (user_id, group_id)`, `VALUES (?, ?)`), id, g); err != nil {
 				return fmt.Errorf("scope user: %w", err)
 			}
 		}
@@ -222,8 +223,8 @@ func (s *Store) UserGrants(ctx context.Context, userID int64) (Grants, error) {
 	if err := rows.Err(); err != nil {
 		return g, err
 	}
-	err = eachRow(ctx, s.reader, `SELECT DISTINCT rc.credential_id FROM user_roles ur JOIN role_credentials rc ON rc.role_id = ur.role_id
-		WHERE ur.user_id = ?`, []any{userID}, func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT DISTINCT rc.credential_id FROM user_roles ur JOIN role_credentials rc ON rc.role_id = ur.role_id
+		WHERE ur.user_id = ?`, []any{userID}, func(row engine.Scanner) error {
 		var id int64
 		if err := row.Scan(&id); err != nil {
 			return err
@@ -266,15 +267,15 @@ type UserSummary struct {
 func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]UserSummary, int, error) {
 	where, args := "1=1", []any{}
 	if q != "" {
-		where, args = s.d.position(`lower(username)`, `lower(?)`)+` > 0`, []any{q}
+		where, args = s.d.Position(`lower(username)`, `lower(?)`)+` > 0`, []any{q}
 	}
-	items, total, err := page(ctx, s.reader, func(row scanner) (UserSummary, error) {
+	items, total, err := engine.Page(ctx, s.reader, func(row engine.Scanner) (UserSummary, error) {
 		var u UserSummary
 		err := row.Scan(&u.ID, &u.Username, &u.Active, &u.AllGroups, &u.MustChangePassword, &u.CreatedAt)
 		return u, err
 	}, `SELECT COUNT(*) FROM users WHERE `+where,
 		`SELECT id, username, active, all_groups, must_change_password, created_at FROM users WHERE `+where+
-			` ORDER BY `+s.d.foldedOrder("username")+`, id`, limit, offset, args...)
+			` ORDER BY `+s.d.FoldedOrder("username")+`, id`, limit, offset, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list users: %w", err)
 	}
@@ -288,8 +289,8 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 		byID[items[i].ID] = &items[i]
 	}
 	in := placeholders(len(ids))
-	err = eachRow(ctx, s.reader, `SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-		WHERE ur.user_id IN (`+in+`) ORDER BY r.id`, ids, func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+		WHERE ur.user_id IN (`+in+`) ORDER BY r.id`, ids, func(row engine.Scanner) error {
 		var id int64
 		var name string
 		if err := row.Scan(&id, &name); err != nil {
@@ -301,8 +302,8 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 	if err != nil {
 		return nil, 0, fmt.Errorf("user roles: %w", err)
 	}
-	err = eachRow(ctx, s.reader, `SELECT ug.user_id, g.id, g.name FROM user_groups ug JOIN device_groups g ON g.id = ug.group_id
-		WHERE ug.user_id IN (`+in+`) ORDER BY `+s.d.foldedOrder("g.name")+`, g.id`, ids, func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT ug.user_id, g.id, g.name FROM user_groups ug JOIN device_groups g ON g.id = ug.group_id
+		WHERE ug.user_id IN (`+in+`) ORDER BY `+s.d.FoldedOrder("g.name")+`, g.id`, ids, func(row engine.Scanner) error {
 		var id int64
 		var g GroupRef
 		if err := row.Scan(&id, &g.ID, &g.Name); err != nil {
@@ -315,8 +316,8 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 		return nil, 0, fmt.Errorf("user groups: %w", err)
 	}
 	// One look-up per user in audit_log_user_action serves the page.
-	err = eachRow(ctx, s.reader, `SELECT user_id, MAX(at) FROM audit_log
-		WHERE action = 'session.login' AND user_id IN (`+in+`) GROUP BY user_id`, ids, func(row scanner) error {
+	err = engine.EachRow(ctx, s.reader, `SELECT user_id, MAX(at) FROM audit_log
+		WHERE action = 'session.login' AND user_id IN (`+in+`) GROUP BY user_id`, ids, func(row engine.Scanner) error {
 		var id int64
 		var at string
 		if err := row.Scan(&id, &at); err != nil {
@@ -397,12 +398,12 @@ func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) er
 			return fmt.Errorf("reset user roles: %w", err)
 		}
 		for _, r := range a.RoleIDs {
-			if ok, err := exists(ctx, tx, `SELECT 1 FROM roles WHERE id = ?`, r); err != nil {
+			if ok, err := engine.Exists(ctx, tx, `SELECT 1 FROM roles WHERE id = ?`, r); err != nil {
 				return err
 			} else if !ok {
 				return fmt.Errorf("role %d: %w", r, ErrNotFound)
 			}
-			if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_roles (user_id, role_id)`, `VALUES (?, ?)`), id, r); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.InsertOrIgnore(`user_roles (user_id, role_id)`, `VALUES (?, ?)`), id, r); err != nil {
 				return fmt.Errorf("grant role: %w", err)
 			}
 		}
@@ -414,7 +415,7 @@ func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) er
 				if _, err := getGroup(ctx, tx, g); err != nil {
 					return fmt.Errorf("group %d: %w", g, err)
 				}
-				if _, err := tx.ExecContext(ctx, s.d.insertOrIgnore(`user_groups (user_id, group_id)`, `VALUES (?, ?)`), id, g); err != nil {
+				if _, err := tx.ExecContext(ctx, s.d.InsertOrIgnore(`user_groups (user_id, group_id)`, `VALUES (?, ?)`), id, g); err != nil {
 					return fmt.Errorf("scope user: %w", err)
 				}
 			}
@@ -450,7 +451,7 @@ func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 
 // activeAdmins counts the active users holding a role with every
 // permission.
-func activeAdmins(ctx context.Context, q querier) (int, error) {
+func activeAdmins(ctx context.Context, q engine.Querier) (int, error) {
 	var n int
 	err := q.QueryRowContext(ctx, `SELECT COUNT(DISTINCT u.id) FROM users u
 		JOIN user_roles ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id
@@ -464,7 +465,7 @@ func activeAdmins(ctx context.Context, q querier) (int, error) {
 // keepAnAdmin refuses a change that took the count of active
 // administrators from some to none. (A system that already had none, set
 // up that way from the command line, is not blocked by it.)
-func keepAnAdmin(ctx context.Context, q querier, before int) error {
+func keepAnAdmin(ctx context.Context, q engine.Querier, before int) error {
 	if before == 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -25,7 +26,7 @@ type Zone struct {
 
 // ListZones returns every zone by id, with what each holds.
 func (s *Store) ListZones(ctx context.Context) ([]Zone, error) {
-	zones, err := queryAll(ctx, s.reader, func(r scanner) (Zone, error) {
+	zones, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (Zone, error) {
 		var z Zone
 		return z, r.Scan(&z.ID, &z.Name, &z.CreatedAt, &z.Devices, &z.Collectors)
 	}, `SELECT z.id, z.name, z.created_at,
@@ -70,13 +71,13 @@ func (s *Store) ZoneByName(ctx context.Context, name string) (Zone, error) {
 func (s *Store) CreateZone(ctx context.Context, name string) (Zone, error) {
 	var z Zone
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if taken, err := exists(ctx, tx, `SELECT 1 FROM zones WHERE name = ?`, name); err != nil {
+		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM zones WHERE name = ?`, name); err != nil {
 			return err
 		} else if taken {
 			return ErrNameExists
 		}
 		now := Now()
-		id, err := insertID(ctx, tx, `INSERT INTO zones (name, created_at) VALUES (?, ?)`, name, now)
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO zones (name, created_at) VALUES (?, ?)`, name, now)
 		if err != nil {
 			return err
 		}
@@ -108,7 +109,7 @@ type Collector struct {
 const collectorColumns = `c.id, c.zone_id, z.name, c.name, c.public_key, c.enrolled_at, c.last_seen_at, c.last_address,
 	c.version, c.revoked_at`
 
-func scanCollector(r scanner, extra ...any) (Collector, error) {
+func scanCollector(r engine.Scanner, extra ...any) (Collector, error) {
 	var c Collector
 	var seen, revoked sql.NullString
 	err := r.Scan(append([]any{&c.ID, &c.ZoneID, &c.ZoneName, &c.Name, &c.PublicKey, &c.EnrolledAt, &seen,
@@ -133,13 +134,13 @@ var ErrEnrolment = errors.New("the enrolment token is unknown, already used, rev
 func (s *Store) CreateEnrolmentToken(ctx context.Context, zoneID int64, hash []byte, expires time.Time) (int64, error) {
 	var id int64
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if ok, err := exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, zoneID); err != nil {
+		if ok, err := engine.Exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, zoneID); err != nil {
 			return fmt.Errorf("enrolment token: %w", err)
 		} else if !ok {
 			return ErrNotFound
 		}
 		var err error
-		id, err = insertID(ctx, tx, `INSERT INTO collector_tokens (zone_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		id, err = engine.InsertID(ctx, tx, `INSERT INTO collector_tokens (zone_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
 			zoneID, hash, Now(), expires.UTC().Format(TimeFormat))
 		if err != nil {
 			return fmt.Errorf("enrolment token: %w", err)
@@ -173,7 +174,7 @@ func (t EnrolmentToken) Usable(now time.Time) bool {
 const enrolmentTokenColumns = `t.id, t.zone_id, z.name, t.created_at, t.expires_at, t.used_at, t.collector_id,
 	COALESCE(c.name, ''), t.revoked_at`
 
-func scanEnrolmentToken(r scanner) (EnrolmentToken, error) {
+func scanEnrolmentToken(r engine.Scanner) (EnrolmentToken, error) {
 	var t EnrolmentToken
 	var used, revoked sql.NullString
 	var collector sql.NullInt64
@@ -204,7 +205,7 @@ func (s *Store) ListEnrolmentTokens(ctx context.Context, usableAt *time.Time) ([
 		args = append(args, usableAt.UTC().Format(TimeFormat))
 	}
 	args = append(args, MaxListedEnrolmentTokens)
-	out, err := queryAll(ctx, s.reader, scanEnrolmentToken, `SELECT `+enrolmentTokenColumns+`
+	out, err := engine.QueryAll(ctx, s.reader, scanEnrolmentToken, `SELECT `+enrolmentTokenColumns+`
 		FROM collector_tokens t JOIN zones z ON z.id = t.zone_id LEFT JOIN collectors c ON c.id = t.collector_id
 		`+where+` ORDER BY t.id DESC LIMIT ?`, args...)
 	if err != nil {
@@ -273,7 +274,7 @@ func (s *Store) EnrolCollector(ctx context.Context, tokenHash []byte, c Collecto
 		if err != nil {
 			return err
 		}
-		id, err := insertID(ctx, tx, `INSERT INTO collectors (zone_id, name, public_key, token_hash, enrolled_at,
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO collectors (zone_id, name, public_key, token_hash, enrolled_at,
 			last_seen_at, last_address, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			zoneID, c.Name, c.PublicKey, bearerHash, now, now, c.LastAddress, c.Version)
 		if err != nil {
@@ -321,7 +322,7 @@ func (s *Store) GetCollector(ctx context.Context, id int64) (Collector, error) {
 
 // ListCollectors returns every collector by id, with the jobs each holds.
 func (s *Store) ListCollectors(ctx context.Context) ([]Collector, error) {
-	out, err := queryAll(ctx, s.reader, func(r scanner) (Collector, error) {
+	out, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (Collector, error) {
 		var leased int
 		c, err := scanCollector(r, &leased)
 		c.Leased = leased
@@ -368,9 +369,9 @@ func (s *Store) RevokeCollector(ctx context.Context, id int64, maxInterruptions 
 func (s *Store) CollectorCounts(ctx context.Context, fresh time.Duration) (online, offline, revoked int, err error) {
 	since := time.Now().Add(-fresh).UTC().Format(TimeFormat)
 	err = s.reader.QueryRowContext(ctx, `SELECT
-			COALESCE(`+s.d.sumIf(`revoked_at IS NULL AND last_seen_at >= ?`)+`, 0),
-			COALESCE(`+s.d.sumIf(`revoked_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)`)+`, 0),
-			COALESCE(`+s.d.sumIf(`revoked_at IS NOT NULL`)+`, 0)
+			COALESCE(`+s.d.SumIf(`revoked_at IS NULL AND last_seen_at >= ?`)+`, 0),
+			COALESCE(`+s.d.SumIf(`revoked_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)`)+`, 0),
+			COALESCE(`+s.d.SumIf(`revoked_at IS NOT NULL`)+`, 0)
 		FROM collectors`, since, since).Scan(&online, &offline, &revoked)
 	if err != nil {
 		err = fmt.Errorf("collector counts: %w", err)

@@ -16,6 +16,7 @@ import (
 	"backupd/app/config"
 	"backupd/app/datadir"
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 func newDB(cfg *config.Config) *cobra.Command {
@@ -138,7 +139,7 @@ func pgDump(cmd *cobra.Command, cfg *config.Config, out string) error {
 	c.Stderr = cmd.ErrOrStderr()
 	if err := c.Run(); err != nil {
 		_ = os.Remove(out)
-		return fmt.Errorf("pg_dump of %s failed (%v); nothing was written", db.RedactURL(cfg.DB), err)
+		return fmt.Errorf("pg_dump of %s failed (%v); nothing was written", engine.RedactURL(cfg.DB), err)
 	}
 	return nil
 }

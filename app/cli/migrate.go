@@ -9,6 +9,7 @@ import (
 
 	"backupd/app/config"
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 func newMigrate(cfg *config.Config) *cobra.Command {
@@ -18,13 +19,13 @@ func newMigrate(cfg *config.Config) *cobra.Command {
 		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: []string{"up", "status", "down"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := db.MigrateUp
+			dir := engine.MigrateUp
 			if len(args) == 1 {
-				dir = db.MigrateDirection(args[0])
+				dir = engine.MigrateDirection(args[0])
 			}
 			if cfg.Postgres() {
-				if err := db.MigratePostgres(cmd.Context(), cfg.DB, dir, cmd.OutOrStdout()); err != nil {
-					return fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
+				if err := engine.MigratePostgres(cmd.Context(), cfg.DB, dir, cmd.OutOrStdout()); err != nil {
+					return fmt.Errorf("%w (database %s)", err, engine.RedactURL(cfg.DB))
 				}
 				return nil
 			}

@@ -15,6 +15,7 @@ import (
 	"backupd/app/config"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 func newDBMigrateToPostgres(cfg *config.Config) *cobra.Command {
@@ -107,9 +108,9 @@ func migrateToPostgres(ctx context.Context, c db.PostgresCopy) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "copied %s to %s in %s: %d tables, %d rows this run, verified\n", c.From, db.RedactURL(c.To),
+	fmt.Fprintf(c.Out, "copied %s to %s in %s: %d tables, %d rows this run, verified\n", c.From, engine.RedactURL(c.To),
 		time.Since(start).Round(time.Millisecond), res.Tables, res.Rows)
 	fmt.Fprintf(c.Progress, "next: copy %s into the data directory of every node and start them with --db %s\n",
-		filepath.Join(c.From, secret.KeyFile), db.RedactURL(c.To))
+		filepath.Join(c.From, secret.KeyFile), engine.RedactURL(c.To))
 	return nil
 }

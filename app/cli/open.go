@@ -17,6 +17,7 @@ import (
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 // printList is a list command's work: it opens the store, reads the
@@ -100,7 +101,7 @@ func openStore(ctx context.Context, cfg *config.Config) (*db.Store, error) {
 	var err error
 	if cfg.Postgres() {
 		if s, err = db.OpenPostgres(ctx, cfg.DB); err != nil {
-			return nil, fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
+			return nil, fmt.Errorf("%w (database %s)", err, engine.RedactURL(cfg.DB))
 		}
 	} else if s, err = db.Open(ctx, cfg.DataDir); err != nil {
 		return nil, err
@@ -113,7 +114,7 @@ func openStore(ctx context.Context, cfg *config.Config) (*db.Store, error) {
 // the PostgreSQL URL without its password.
 func storeName(cfg *config.Config) string {
 	if cfg.Postgres() {
-		return db.RedactURL(cfg.DB)
+		return engine.RedactURL(cfg.DB)
 	}
 	return cfg.DataDir
 }

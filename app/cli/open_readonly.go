@@ -14,6 +14,7 @@ import (
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 // Commands that only look — a listing, a dry run — open the store with
@@ -41,10 +42,10 @@ func openReadOnly(ctx context.Context, cfg *config.Config, stderr io.Writer) (*d
 			return nil, err
 		}
 		if empty {
-			return nil, fmt.Errorf("%w (database %s has no backupd schema)", errNoStore, db.RedactURL(cfg.DB))
+			return nil, fmt.Errorf("%w (database %s has no backupd schema)", errNoStore, engine.RedactURL(cfg.DB))
 		}
 		if store, err = db.OpenPostgresReadOnly(ctx, cfg.DB); err != nil {
-			return nil, fmt.Errorf("%w (database %s)", err, db.RedactURL(cfg.DB))
+			return nil, fmt.Errorf("%w (database %s)", err, engine.RedactURL(cfg.DB))
 		}
 		if err := checkNoUnfinishedCopy(ctx, store); err != nil {
 			store.Close()

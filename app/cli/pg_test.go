@@ -16,6 +16,7 @@ import (
 	_ "github.com/lib/pq"
 
 	"backupd/db"
+	"backupd/db/engine"
 	"backupd/internal/dbtest"
 )
 
@@ -105,7 +106,7 @@ func TestPostgresStoreFromTheCommandLine(t *testing.T) {
 		t.Fatalf("serve exited %d:\n%s", code, srv.stderr)
 	}
 	logged := srv.stderr.String()
-	if !strings.Contains(logged, `database="`+db.RedactURL(loc)+`"`) {
+	if !strings.Contains(logged, `database="`+engine.RedactURL(loc)+`"`) {
 		t.Errorf("serve does not log the database it runs on:\n%s", logged)
 	}
 	if strings.Contains(logged, pgPassword) {

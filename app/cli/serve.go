@@ -28,6 +28,7 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/syslog"
 	"backupd/db"
+	dbengine "backupd/db/engine"
 	"backupd/web"
 	"backupd/web/agentapi"
 	"backupd/web/apiv1"
@@ -195,7 +196,7 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 
 	storeLog := []any{"data", cfg.DataDir, "version", Version}
 	if cfg.Postgres() {
-		storeLog = []any{"database", db.RedactURL(cfg.DB), "version", Version}
+		storeLog = []any{"database", dbengine.RedactURL(cfg.DB), "version", Version}
 	}
 	errc := make(chan error, 1)
 	go func() {

@@ -17,6 +17,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/engine"
 	"backupd/internal/dbtest"
 )
 
@@ -44,7 +45,7 @@ func TestWorkerCrashChild(t *testing.T) {
 	ctx := context.Background()
 	var s *db.Store
 	var err error
-	if db.IsPostgresURL(c.Location) {
+	if engine.IsPostgresURL(c.Location) {
 		s, err = db.OpenPostgres(ctx, c.Location)
 	} else {
 		s, err = db.Open(ctx, c.Location)

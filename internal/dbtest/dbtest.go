@@ -25,6 +25,7 @@ import (
 
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/engine"
 	"backupd/embed"
 )
 
@@ -122,7 +123,7 @@ func sqliteTemplate() (string, error) {
 		}
 		defer os.RemoveAll(work)
 		fresh := filepath.Join(work, db.FileName)
-		if err := db.Migrate(context.Background(), fresh, db.MigrateUp, nil); err != nil {
+		if err := db.Migrate(context.Background(), fresh, engine.MigrateUp, nil); err != nil {
 			sqliteTpl.err = err
 			return
 		}
@@ -147,7 +148,7 @@ func OpenAt(t testing.TB, loc string) (*db.Store, error) {
 	t.Helper()
 	var s *db.Store
 	var err error
-	if db.IsPostgresURL(loc) {
+	if engine.IsPostgresURL(loc) {
 		s, err = db.OpenPostgres(context.Background(), loc)
 	} else {
 		s, err = db.Open(context.Background(), loc)

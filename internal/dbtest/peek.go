@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"backupd/db"
+	"backupd/db/engine"
 )
 
 // Peek is a read-only connection pool of t's own on s's database (the
@@ -15,7 +16,7 @@ import (
 // SQL what the store wrote. It is not the store's: the store hands no
 // connection out, and a test looks at its rows the way another process
 // would. Queries take ? placeholders on both engines (on PostgreSQL the
-// pool is db.InspectPostgres's, which numbers them and changes nothing
+// pool is engine.InspectPostgres's, which numbers them and changes nothing
 // else), so they are written in SQL both engines read. Every
 // transaction is read-only. The pool is opened once per test and store,
 // and closed when t ends.
@@ -30,7 +31,7 @@ func Peek(t testing.TB, s *db.Store) *sql.DB {
 	var p *sql.DB
 	var err error
 	if s.Postgres() {
-		p, err = db.InspectPostgres(context.Background(), s.Location())
+		p, err = engine.InspectPostgres(context.Background(), s.Location())
 	} else {
 		p, err = sql.Open("sqlite", sqlitePeekDSN(s.Path()))
 		if err == nil {

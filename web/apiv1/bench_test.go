@@ -23,6 +23,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/engine"
 	"backupd/embed"
 	"backupd/internal/dbtest"
 	"backupd/web"
@@ -201,7 +202,7 @@ func benchStore(b *testing.B) (*db.Store, *secret.Sealer, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		b.Logf("seeded database: %s", db.RedactURL(url))
+		b.Logf("seeded database: %s", engine.RedactURL(url))
 		store, err := db.OpenPostgres(ctx, url)
 		if err != nil {
 			return nil, nil, err

@@ -1,4 +1,4 @@
-package db
+package engine
 
 import (
 	"context"
@@ -153,7 +153,7 @@ func (p *pgDialer) socket() (net.Conn, bool) {
 	return p.conn, p.cut
 }
 
-// pgConnector opens pgConns; sql.Open of pgDriverName uses it, so that
+// pgConnector opens pgConns; sql.Open of PostgresDriver uses it, so that
 // the pool's context reaches the dial. Its connections number the ?
 // placeholders of their queries when numbered is set, and run them as
 // they are otherwise (the migrations, which have none).
@@ -206,7 +206,7 @@ type pgConn struct {
 	cut atomic.Bool
 }
 
-// pgStatementHook, when set (by tests, before any store opens), sees
+// pgStatementHook, when set (SetStatementHook), sees
 // every statement a numbering connection sends, as sent.
 var pgStatementHook func(query string)
 
@@ -438,3 +438,8 @@ func (t *pgTx) Rollback() error {
 	t.once.Do(t.release)
 	return err
 }
+
+// SetStatementHook has fn see every statement a numbering connection
+// sends PostgreSQL, as sent. It is for tests, which set it before any
+// store opens.
+func SetStatementHook(fn func(query string)) { pgStatementHook = fn }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package db
+package engine
 
 import "syscall"
 

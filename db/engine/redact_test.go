@@ -1,10 +1,9 @@
-package db_test
+package engine_test
 
 import (
+	"backupd/db/engine"
 	"strings"
 	"testing"
-
-	"backupd/db"
 )
 
 // RedactURL hides the password wherever lib/pq would read it: before the
@@ -16,7 +15,7 @@ func TestRedactURLHidesPassword(t *testing.T) {
 		"postgresql://db.example/backupd?sslmode=disable&PASSWORD=x&password=s3cr3t-pw",
 		"postgres://backupd:other@db.example/backupd?password=s3cr3t-pw&sslmode=disable",
 	} {
-		got := db.RedactURL(raw)
+		got := engine.RedactURL(raw)
 		if strings.Contains(got, "s3cr3t-pw") {
 			t.Errorf("RedactURL(%q) = %q: the password shows", raw, got)
 		}

@@ -1,4 +1,4 @@
-package db
+package engine
 
 import (
 	"context"
@@ -22,11 +22,11 @@ import (
 // A ? inside a string literal, a quoted identifier, a comment or a
 // dollar-quoted body is text, and is left as it is.
 
-// pgDriverName is the database/sql name of the numbering PostgreSQL
+// PostgresDriver is the database/sql name of the numbering PostgreSQL
 // driver.
-const pgDriverName = "backupd-postgres"
+const PostgresDriver = "backupd-postgres"
 
-func init() { sql.Register(pgDriverName, pgDriver{}) }
+func init() { sql.Register(PostgresDriver, pgDriver{}) }
 
 type pgDriver struct{}
 
@@ -171,3 +171,12 @@ func pgRebind(query string) string {
 	}
 	return b.String()
 }
+
+// Numbered is query as PostgreSQL receives it from the store: its ?
+// placeholders numbered, nothing else changed.
+func Numbered(query string) string { return pgRebind(query) }
+
+// CodeSegments cuts query into the parts PostgreSQL reads as code and
+// those it reads as text (string literals, quoted names, comments,
+// dollar-quoted bodies): code[i] tells which segs[i] is.
+func CodeSegments(query string) (segs []string, code []bool) { return pgSegments(query) }
