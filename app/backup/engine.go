@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"backupd/app/cluster/lock"
 	"backupd/app/collect"
 	"backupd/app/inventory"
 	"backupd/app/metrics"
@@ -306,7 +307,7 @@ func (e *Engine) holdLiveness(ctx context.Context, owner string) (release func()
 		release, err = holdOwnerLock(e.lockDir(), owner)
 		return release, nil, err
 	}
-	sess, err := e.store.OpenLockSession(ctx)
+	sess, err := lock.Open(ctx, e.store)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/cluster/lock"
 	"backupd/app/collect"
 	"backupd/app/secret"
 	"backupd/db"
@@ -91,7 +92,7 @@ func TestEngineWaitsForItsLivenessLock(t *testing.T) {
 	store := dbtest.Open(t)
 	sealer, _ := secret.New(bytes.Repeat([]byte{1}, 32))
 	e := New(store, sealer, slog.New(slog.DiscardHandler), Options{})
-	other, err := store.OpenLockSession(ctx)
+	other, err := lock.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestEngineWaitsForItsLivenessLock(t *testing.T) {
 	}
 	defer release()
 	// The engine holds it now: another session cannot take it.
-	probe, err := store.OpenLockSession(ctx)
+	probe, err := lock.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}

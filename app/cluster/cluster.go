@@ -3,9 +3,9 @@
 // table. Each node runs its own web interface, API and backup engine; only
 // the leader runs the fleet-wide loops (schedules, reachability,
 // retention, the git mirror, notification delivery), so that they run
-// once. The leader is whoever holds the advisory lock db.LeaderLockName
+// once. The leader is whoever holds the advisory lock lock.Leader
 // on a connection of its own; the others try for it every Retry. A node
-// whose lock connection fails (db.LockSession.Lost) stops its leader loops
+// whose lock connection fails (lock.Session.Lost) stops its leader loops
 // at once. On SQLite the one process always leads.
 package cluster
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"backupd/app/cluster/lock"
 	"backupd/db"
 )
 
@@ -92,7 +93,7 @@ func (n *Node) Run(ctx context.Context, lead func(ctx context.Context)) {
 	// minute, not at every try.
 	var failingSince, lastLog time.Time
 	for ctx.Err() == nil {
-		sess, err := n.store.OpenLockSession(ctx)
+		sess, err := lock.Open(ctx, n.store)
 		if err != nil {
 			if ctx.Err() == nil {
 				switch {
@@ -120,9 +121,9 @@ func (n *Node) Run(ctx context.Context, lead func(ctx context.Context)) {
 
 // follow tries for the lead on sess every Retry, leads once it has it,
 // and returns when sess is lost (or ctx ends).
-func (n *Node) follow(ctx context.Context, sess *db.LockSession, lead func(context.Context)) {
+func (n *Node) follow(ctx context.Context, sess *lock.Session, lead func(context.Context)) {
 	for ctx.Err() == nil {
-		ok, err := sess.TryLock(ctx, db.LeaderLockName)
+		ok, err := sess.TryLock(ctx, lock.Leader)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.opts.Log.Error("leader election failed", "err", err)
@@ -156,19 +157,19 @@ func (n *Node) wait(ctx context.Context, lost <-chan struct{}) bool {
 // TakeoverDelay is how long a node that took the leader lock waits
 // before it starts leading, while other nodes run: long enough for a
 // leader whose session the server ended to have noticed at its next ping
-// (db.LockPing) and stopped. A leader cut off by the network stops after db.LockLease
+// (lock.Ping) and stopped. A leader cut off by the network stops after lock.Lease
 // without a successful ping, before the server frees its lock
-// (db.LockServerBound), so this delay is not needed for it.
-const TakeoverDelay = db.LockPing + time.Second
+// (lock.ServerBound), so this delay is not needed for it.
+const TakeoverDelay = lock.Ping + time.Second
 
-func (n *Node) lead(ctx context.Context, sess *db.LockSession, lead func(context.Context)) {
+func (n *Node) lead(ctx context.Context, sess *lock.Session, lead func(context.Context)) {
 	wait := TakeoverDelay
-	fctx, cancel := context.WithTimeout(ctx, db.LockLease)
+	fctx, cancel := context.WithTimeout(ctx, lock.Lease)
 	running, err := n.store.FreshNodes(fctx, time.Now())
 	cancel()
 	if err == nil && running <= 1 {
 		// No other node has shown itself for db.NodeFresh: any former
-		// leader lost the database longer ago than db.LockLease, and
+		// leader lost the database longer ago than lock.Lease, and
 		// has stopped.
 		wait = 0
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"backupd/app/cluster"
+	"backupd/app/cluster/lock"
 	"backupd/db"
 	"backupd/internal/dbtest"
 )
@@ -128,7 +129,7 @@ func TestOneLeaderAndHandover(t *testing.T) {
 		Scan(&killed); err != nil || killed != 1 {
 		t.Fatalf("terminated %d lock sessions, %v; want the leader's", killed, err)
 	}
-	waitFor(t, db.LockLease+10*time.Second, "leadership to move after the leader's connection ended", func() bool {
+	waitFor(t, lock.Lease+10*time.Second, "leadership to move after the leader's connection ended", func() bool {
 		l := leader()
 		return l >= 0 && (l != next || !nodes[next].node.Leader())
 	})

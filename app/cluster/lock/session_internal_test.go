@@ -1,4 +1,4 @@
-package db
+package lock
 
 import (
 	"backupd/db/engine"
@@ -15,7 +15,7 @@ func TestLockSessionServerKeepalives(t *testing.T) {
 	if server == "" {
 		t.Skip("needs PostgreSQL: set BACKUPD_TEST_POSTGRES")
 	}
-	u, err := engine.PGURL(server, lockSessionParams)
+	u, err := engine.PGURL(server, sessionParams)
 	if err != nil {
 		t.Fatal(err)
 	}
