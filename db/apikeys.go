@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // APIKey is a stored key: never the key itself, only its prefix and hash.

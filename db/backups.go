@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // BackupTimeFormat is how backup times are stored: UTC with milliseconds,

@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"backupd/db/engine"
 )
 
 // CredentialScope is the credentials a caller may use (attach to a device,

@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"backupd/db/engine"
 )
 
 // Credential is a login for devices. The secret fields hold sealed bytes

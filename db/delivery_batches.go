@@ -1,13 +1,14 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // A delivery batch is one message to one channel: the deliveries it holds,

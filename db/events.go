@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // Recording events: what the outbox keeps of an event, the matching of

@@ -4,12 +4,13 @@ package db
 // exported API: the store's pools, unexported queries and steps.
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
 
 	"github.com/pressly/goose/v3"
 )

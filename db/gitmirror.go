@@ -1,13 +1,14 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // SettingGitMirror holds a GitMirror.

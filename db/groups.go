@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
+
+	"backupd/db/engine"
 )
 
 // Group is a node of the device-group tree. Path holds the ids from the

@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
+
+	"backupd/db/engine"
 )
 
 // PlannedDevice is one device of an import from another tool's inventory

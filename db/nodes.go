@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // Node is one backupd serve process on this store, as it last reported.

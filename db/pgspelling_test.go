@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"backupd/db/engine"
 
 	"github.com/lib/pq"
 )

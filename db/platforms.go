@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"backupd/db/engine"
 )
 
 // CustomPlatform is a platform an administrator defined; Definition is

@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"backupd/db/engine"
 )
 
 // OpenReadOnly opens the existing database in dataDir for reading only,

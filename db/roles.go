@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"backupd/db/engine"
 )
 
 // Role is a named set of permissions.

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // Schedule targets: every enabled device, the devices of some groups (and

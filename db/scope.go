@@ -1,9 +1,10 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"strings"
+
+	"backupd/db/engine"
 )
 
 // Scope is the part of the device-group tree a caller may see: every group

@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // WebSession is a signed-in browser. ID is the SHA-256 (hex) of the token

@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // Stats are the dashboard figures. Every one comes from an index or a

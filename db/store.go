@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"backupd/db/engine"
@@ -133,3 +134,40 @@ func readQueries(d engine.Dialect) []string {
 
 // read is the read pool, with readQueries prepared.
 func (s *Store) read() engine.Querier { return engine.Prepared{DB: s.reader, Stmts: s.reads} }
+
+// preparedTx runs a transaction's statements, on the store's prepared
+// statement when the query is one of them.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// prepared wraps tx so that the event and job queries run prepared.
+func (s *Store) prepared(tx *sql.Tx) engine.Querier { return preparedTx{tx, s.stmts} }
+
+func (p preparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return p.tx.QueryContext(ctx, query, args...)
+}
+
+func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return p.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return p.tx.ExecContext(ctx, query, args...)
+}
+
+// writeQueries are the statements prepared on the writer: the event and
+// job queries.
+func writeQueries(d engine.Dialect) []string {
+	return slices.Concat(eventQueries(d), jobQueries(d))
+}

@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"backupd/db/engine"
 )
 
 // Template is a named list of backup commands for one platform.

@@ -1,12 +1,13 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // LocalZone is the server's own zone (migration 00020): the devices its

@@ -1,9 +1,10 @@
 package engine_test
 
 import (
-	"backupd/db/engine"
 	"strings"
 	"testing"
+
+	"backupd/db/engine"
 )
 
 // RedactURL hides the password wherever lib/pq would read it: before the

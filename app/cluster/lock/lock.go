@@ -5,14 +5,15 @@
 package lock
 
 import (
-	"backupd/db"
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"backupd/db"
+	"backupd/db/engine"
 )
 
 // Several backupd nodes may share one PostgreSQL database. What they need

@@ -1,10 +1,11 @@
 package lock
 
 import (
-	"backupd/db/engine"
 	"database/sql"
 	"os"
 	"testing"
+
+	"backupd/db/engine"
 )
 
 // The lock connection's keepalives are in force on the server's side:
