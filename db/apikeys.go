@@ -176,7 +176,7 @@ func (s *Store) APIKeyPage(ctx context.Context, userID int64, limit, offset int)
 		return keys, total, nil
 	}
 	err = engine.EachRow(ctx, s.reader, `SELECT key_id, permission FROM api_key_permissions WHERE key_id IN (`+
-		placeholders(len(narrowed))+`) ORDER BY permission`, narrowed, func(row engine.Scanner) error {
+		engine.Placeholders(len(narrowed))+`) ORDER BY permission`, narrowed, func(row engine.Scanner) error {
 		var id int64
 		var p string
 		if err := row.Scan(&id, &p); err != nil {

@@ -1,10 +1,11 @@
 package db_test
 
 import (
-	"backupd/db"
 	"errors"
 	"slices"
 	"testing"
+
+	"backupd/db"
 )
 
 func TestAPIKeyPage(t *testing.T) {

@@ -1,10 +1,11 @@
 package db_test
 
 import (
-	"backupd/db"
 	"strings"
 	"testing"
 	"time"
+
+	"backupd/db"
 )
 
 func TestSearchAudit(t *testing.T) {

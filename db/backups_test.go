@@ -1,12 +1,13 @@
 package db_test
 
 import (
-	"backupd/db"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"backupd/db"
 )
 
 // historyFixture inserts n attempts of a device one minute apart, ids

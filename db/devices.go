@@ -702,7 +702,7 @@ func (s *Store) devicesUsing(ctx context.Context, column string, scope Scope, id
 	}
 	args = append(args, sargs...)
 	rows, err := s.reader.QueryContext(ctx, `SELECT d.`+column+`, COUNT(*) FROM devices d
-		WHERE d.`+column+` IN (`+placeholders(len(ids))+`) AND `+cond+` GROUP BY d.`+column, args...)
+		WHERE d.`+column+` IN (`+engine.Placeholders(len(ids))+`) AND `+cond+` GROUP BY d.`+column, args...)
 	if err != nil {
 		return nil, err
 	}

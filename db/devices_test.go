@@ -1,13 +1,14 @@
 package db_test
 
 import (
-	"backupd/db"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"backupd/db"
 )
 
 func TestDeviceLabels(t *testing.T) {

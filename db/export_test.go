@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/snapstore"
 
 	"github.com/pressly/goose/v3"
 )
@@ -161,12 +162,7 @@ func SentToPostgres(fragment string) bool {
 
 // ResetTextCache empties the process's cache of decoded texts, so a test
 // reads what is stored rather than what it wrote.
-func ResetTextCache() {
-	texts.mu.Lock()
-	defer texts.mu.Unlock()
-	clear(texts.m)
-	texts.order, texts.bytes = nil, 0
-}
+func ResetTextCache() { snapstore.ResetCache() }
 
 // DeleteBackups deletes the backups ids as retention does, with the
 // snapshots only they named.

@@ -1,10 +1,11 @@
 package db_test
 
 import (
-	"backupd/db"
 	"context"
 	"errors"
 	"testing"
+
+	"backupd/db"
 )
 
 // siblingNames lists the children of parent (nil: the roots) in tree order.

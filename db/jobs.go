@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
+	"backupd/db/snapstore"
 
 	"github.com/google/uuid"
 )
@@ -348,7 +350,7 @@ type Outcome struct {
 	// it (once per distinct content) in the same transaction that names
 	// it, so a retention purge can never slip in between.
 	Text string
-	// Hash is db.SnapshotHash(Text) when the caller has computed it
+	// Hash is snapstore.Hash(Text) when the caller has computed it
 	// (the engine does, to compare); empty, FinishJob computes it.
 	Hash string
 	// Changed is whether Text differs from the device's previous version,
@@ -408,7 +410,7 @@ func finishDeviceQuery(reachable, pin, pending bool) string {
 // good part of a fleet-wide run's CPU.
 func jobQueries(d engine.Dialect) []string {
 	out := []string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertBackupQuery,
-		snapshotExistsQuery, insertSnapshotQuery(d),
+		snapstore.ExistsQuery, snapstore.InsertQuery(d),
 		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery}
 	for _, reachable := range []bool{false, true} {
 		for _, pin := range []bool{false, true} {
@@ -460,7 +462,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		}
 		var errMsg, hash, size any
 		if o.Success {
-			h, isNew, err := putSnapshotNew(ctx, q, s.d, o.Text, o.Hash)
+			h, isNew, err := snapstore.PutNew(ctx, q, s.d, o.Text, o.Hash)
 			if err != nil {
 				return err
 			}
@@ -632,7 +634,7 @@ func (s *Store) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, job
 // engine reads as each of its jobs finishes, is prepared when the store
 // opens (readQueries).
 func getJobsQuery(n int) string {
-	return `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (` + placeholders(n) + `)`
+	return `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (` + engine.Placeholders(n) + `)`
 }
 
 // GetJobs returns the jobs with the given IDs (missing ones are skipped).

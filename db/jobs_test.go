@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 )
 
@@ -219,7 +220,7 @@ func TestFinishJobRetryAndDeviceStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ = s.GetBackup(ctx, retry[0].BackupID)
-	if !b.Success || !b.Changed || b.Trigger != db.TriggerRetry || b.SnapshotHash == nil || *b.SnapshotHash != db.SnapshotHash("x\n") || *b.Bytes != 2 {
+	if !b.Success || !b.Changed || b.Trigger != db.TriggerRetry || b.SnapshotHash == nil || *b.SnapshotHash != snapstore.Hash("x\n") || *b.Bytes != 2 {
 		t.Fatalf("retry record: %+v", b)
 	}
 	dev, _ = s.GetDevice(ctx, d)

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"backupd/db/engine"
+	"backupd/db/snapstore"
 )
 
 // deltaMigration is the version that added snapshot deltas (base_id).
@@ -21,7 +22,7 @@ func Migrate(ctx context.Context, path string, dir engine.MigrateDirection, out 
 		}
 		// Deltas cannot outlive the column that says what they are based
 		// on: every one is written whole first.
-		n, err := expandAll(ctx, conn)
+		n, err := snapstore.ExpandAll(ctx, conn)
 		if err == nil && out != nil && n > 0 {
 			fmt.Fprintf(out, "expanded %d delta snapshots\n", n)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/snapstore"
 )
 
 // Operations on the database as a whole: readiness, online copies,
@@ -109,7 +110,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		if err := pgForeignKeyProblems(ctx, s.reader, func(p string) { problems = append(problems, p) }); err != nil {
 			return nil, err
 		}
-		err := checkSnapshots(ctx, s.reader, func(p string) { problems = append(problems, p) })
+		err := snapstore.Check(ctx, s.reader, func(p string) { problems = append(problems, p) })
 		return problems, err
 	}
 	rows, err := s.reader.QueryContext(ctx, `PRAGMA integrity_check`)
@@ -148,7 +149,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	fk.Close()
-	err = checkSnapshots(ctx, s.reader, func(p string) { problems = append(problems, p) })
+	err = snapstore.Check(ctx, s.reader, func(p string) { problems = append(problems, p) })
 	return problems, err
 }
 

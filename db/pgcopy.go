@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -13,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"backupd/db/engine"
 )
 
 // Moving an appliance's SQLite store to PostgreSQL (backupd db

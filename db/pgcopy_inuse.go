@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // copyListMax bounds the nodes and tables a refusal names.

@@ -1,11 +1,12 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+
+	"backupd/db/engine"
 )
 
 // copyOrder overrides the primary key as the copy order of a table that

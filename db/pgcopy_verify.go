@@ -1,13 +1,15 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
 	"text/tabwriter"
+
+	"backupd/db/engine"
+	"backupd/db/snapstore"
 )
 
 // finish sets what triggers counted as the source has it (the counters)
@@ -181,7 +183,7 @@ func (m *pgCopy) verifySnapshots(ctx context.Context) (checked, bad int64, err e
 		for _, s := range page {
 			text, err := m.dst.SnapshotText(ctx, s.hash)
 			checked++
-			if err != nil || SnapshotHash(text) != s.hash {
+			if err != nil || snapstore.Hash(text) != s.hash {
 				bad++
 				if bad <= 10 {
 					fmt.Fprintf(m.Out, "snapshot %s (id %d): %v\n", s.hash, s.id, cmpErr(err))

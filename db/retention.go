@@ -1,12 +1,14 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
+	"backupd/db/snapstore"
 )
 
 // RetentionResult counts what one retention run removed.
@@ -167,7 +169,7 @@ func (s *Store) deleteBackups(ctx context.Context, ids []string, res *RetentionR
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		deleted, purged = 0, 0
 		// finished_at is checked again: only finished backups were chosen.
-		rows, err := tx.QueryContext(ctx, `DELETE FROM backups WHERE id IN (`+placeholders(len(args))+`)
+		rows, err := tx.QueryContext(ctx, `DELETE FROM backups WHERE id IN (`+engine.Placeholders(len(args))+`)
 			AND finished_at IS NOT NULL RETURNING snapshot_hash`, args...)
 		if err != nil {
 			return err
@@ -212,7 +214,7 @@ func deleteUnreferencedSnapshots(ctx context.Context, q engine.Querier, hashes [
 	if len(hashes) == 0 {
 		return 0, nil
 	}
-	query := `SELECT id, base_id FROM snapshots WHERE hash IN (` + placeholders(len(hashes)) + `)
+	query := `SELECT id, base_id FROM snapshots WHERE hash IN (` + engine.Placeholders(len(hashes)) + `)
 		AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = snapshots.hash)`
 	args := hashes
 	if createdBefore != "" {
@@ -232,14 +234,14 @@ func deleteUnreferencedSnapshots(ctx context.Context, q engine.Querier, hashes [
 	if err != nil || len(doomed) == 0 {
 		return 0, err
 	}
-	if _, err := rebaseDependents(ctx, q, doomed); err != nil {
+	if _, err := snapstore.RebaseDependents(ctx, q, doomed); err != nil {
 		return 0, err
 	}
 	ids := make([]any, 0, len(doomed))
 	for id := range doomed {
 		ids = append(ids, id)
 	}
-	r, err := q.ExecContext(ctx, `DELETE FROM snapshots WHERE id IN (`+placeholders(len(ids))+`)`, ids...)
+	r, err := q.ExecContext(ctx, `DELETE FROM snapshots WHERE id IN (`+engine.Placeholders(len(ids))+`)`, ids...)
 	if err != nil {
 		return 0, err
 	}

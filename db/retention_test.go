@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/db/snapstore"
 )
 
 // retNow is "now" for the retention tests; backups are placed before it.
@@ -249,7 +250,7 @@ func TestApplyRetentionSnapshots(t *testing.T) {
 	for text, kept := range map[string]bool{
 		shared: true, "only a old\n": false, "a now\n": true, "being backed up\n": true, "of a deleted device\n": false,
 	} {
-		_, err := s.SnapshotText(ctx, db.SnapshotHash(text))
+		_, err := s.SnapshotText(ctx, snapstore.Hash(text))
 		if kept && err != nil {
 			t.Errorf("snapshot %q purged: %v", text, err)
 		}
@@ -273,7 +274,7 @@ func TestApplyRetentionSnapshots(t *testing.T) {
 	if later.SnapshotsPurged != 2 { // the shared text, and the in-flight one that never got a backup
 		t.Errorf("after the grace period: %+v", later)
 	}
-	if _, err := s.SnapshotText(ctx, db.SnapshotHash("a now\n")); err != nil {
+	if _, err := s.SnapshotText(ctx, snapstore.Hash("a now\n")); err != nil {
 		t.Errorf("a's snapshot: %v", err)
 	}
 }

@@ -1,11 +1,12 @@
 package db_test
 
 import (
-	"backupd/db"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+
+	"backupd/db"
 )
 
 func TestCustomRoles(t *testing.T) {

@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"strings"
 
 	"backupd/db/engine"
 )
@@ -30,14 +29,7 @@ func (s Scope) clause() (string, []any) {
 	}
 	return `d.group_id IN (SELECT g.id FROM device_groups g JOIN device_groups s
 		ON substr(g.path, 1, length(s.path)) = s.path
-		WHERE s.id IN (` + placeholders(len(args)) + `))`, args
-}
-
-func placeholders(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strings.Repeat("?,", n-1) + "?"
+		WHERE s.id IN (` + engine.Placeholders(len(args)) + `))`, args
 }
 
 // GroupInScope reports whether group id lies in the scope.
@@ -54,14 +46,14 @@ func (s *Store) GroupInScope(ctx context.Context, scope Scope, groupID int64) (b
 	}
 	return engine.Exists(ctx, s.reader, `SELECT 1 FROM device_groups g JOIN device_groups s
 		ON substr(g.path, 1, length(s.path)) = s.path
-		WHERE g.id = ? AND s.id IN (`+placeholders(len(scope.GroupIDs))+`) LIMIT 1`, args...)
+		WHERE g.id = ? AND s.id IN (`+engine.Placeholders(len(scope.GroupIDs))+`) LIMIT 1`, args...)
 }
 
 // scopeGroupsQuery selects the ids of the groups a scope of n listed
 // groups covers: those groups and all their descendants.
 func scopeGroupsQuery(n int) string {
 	return `SELECT g.id FROM device_groups g JOIN device_groups s
-		ON substr(g.path, 1, length(s.path)) = s.path WHERE s.id IN (` + placeholders(n) + `)`
+		ON substr(g.path, 1, length(s.path)) = s.path WHERE s.id IN (` + engine.Placeholders(n) + `)`
 }
 
 func scopeArgs(scope Scope) []any {

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +8,9 @@ import (
 	"iter"
 	"strconv"
 	"time"
+
+	"backupd/db/engine"
+	"backupd/db/snapstore"
 )
 
 // SearchVersion is one configuration version a search reads: a device in
@@ -96,7 +98,7 @@ func (s *Store) SearchVersions(ctx context.Context, scope Scope, allVersions boo
 				if !valid {
 					return "", errors.New("search version: text read outside its iteration step")
 				}
-				return snapshotText(ctx, tx, hash)
+				return snapstore.Text(ctx, tx, hash)
 			}
 			ok := yield(v, nil)
 			valid = false

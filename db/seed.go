@@ -1,7 +1,6 @@
 package db
 
 import (
-	"backupd/db/engine"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -11,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"backupd/db/engine"
+	"backupd/db/snapstore"
 
 	"github.com/google/uuid"
 )
@@ -224,7 +226,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	sizes := make([]int64, opt.Snapshots)
 	for i := range hashes {
 		text := seedConfigText(opt.RandomSeed, i)
-		if hashes[i], err = putSnapshot(ctx, tx, engine.DialectOf(pg), text); err != nil {
+		if hashes[i], err = snapstore.Put(ctx, tx, engine.DialectOf(pg), text); err != nil {
 			return err
 		}
 		sizes[i] = int64(len(text))
@@ -494,7 +496,7 @@ func (b *batchInsert) flush(ctx context.Context) error {
 	}
 	stmt, ok := b.stmts[rows]
 	if !ok {
-		row := "(" + placeholders(b.cols) + ")"
+		row := "(" + engine.Placeholders(b.cols) + ")"
 		var err error
 		stmt, err = b.tx.PrepareContext(ctx, b.head+strings.Repeat(row+",", rows-1)+row)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/snapstore"
 )
 
 func TestSeed(t *testing.T) {
@@ -133,7 +134,7 @@ func TestSeed(t *testing.T) {
 			if err != nil {
 				t.Fatalf("snapshot %s: %v", *b.SnapshotHash, err)
 			}
-			if db.SnapshotHash(text) != *b.SnapshotHash || b.Bytes == nil || int64(len(text)) != *b.Bytes {
+			if snapstore.Hash(text) != *b.SnapshotHash || b.Bytes == nil || int64(len(text)) != *b.Bytes {
 				t.Errorf("backup %s: snapshot text does not match its hash or size", b.ID)
 			}
 			if len(text) < 20_000 || len(text) > 61_000 {

@@ -1,10 +1,11 @@
 package db_test
 
 import (
-	"backupd/db"
 	"context"
 	"errors"
 	"testing"
+
+	"backupd/db"
 )
 
 func TestUpdateSettingIsReadModifyWrite(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"backupd/app/notify/policy"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/snapstore"
 )
 
 // configVersions returns n versions of a configuration of about size
@@ -201,7 +202,7 @@ func TestSnapshotDeltasRoundTrip(t *testing.T) {
 	// encoder sized to it.
 	var bigStored int
 	var bigBase sql.NullInt64
-	if err := s.Reader().QueryRow(`SELECT stored_size, base_id FROM snapshots WHERE hash = ?`, db.SnapshotHash(big)).Scan(&bigStored, &bigBase); err != nil {
+	if err := s.Reader().QueryRow(`SELECT stored_size, base_id FROM snapshots WHERE hash = ?`, snapstore.Hash(big)).Scan(&bigStored, &bigBase); err != nil {
 		t.Fatal(err)
 	}
 	if !bigBase.Valid || bigStored > 4096 {
@@ -213,8 +214,8 @@ func TestSnapshotDeltasRoundTrip(t *testing.T) {
 		t.Errorf("%d of %d versions stored as deltas; want most of them", deltas, len(texts))
 	}
 	for h, n := range chains(t, s) {
-		if n > db.MaxDeltaChain {
-			t.Errorf("snapshot %s is %d deltas from a whole frame; at most %d", h, n, db.MaxDeltaChain)
+		if n > snapstore.MaxDeltaChain {
+			t.Errorf("snapshot %s is %d deltas from a whole frame; at most %d", h, n, snapstore.MaxDeltaChain)
 		}
 	}
 	b, _ := s.GetBackup(ctx, newest)
@@ -246,7 +247,7 @@ func zstdWhole(t *testing.T, text string) []byte {
 
 func TestChainsStayBoundedOverAYear(t *testing.T) {
 	s := openStore(t)
-	_, _, want := history(t, s, 2, 3*db.MaxDeltaChain+5, 4<<10)
+	_, _, want := history(t, s, 2, 3*snapstore.MaxDeltaChain+5, 4<<10)
 	longest, whole := 0, 0
 	for _, n := range chains(t, s) {
 		longest = max(longest, n)
@@ -255,8 +256,8 @@ func TestChainsStayBoundedOverAYear(t *testing.T) {
 		}
 	}
 	// After every MaxDeltaChain deltas a key frame, and the newest.
-	if longest != db.MaxDeltaChain || whole != 4 {
-		t.Errorf("longest chain %d, %d whole frames; want %d and 4", longest, whole, db.MaxDeltaChain)
+	if longest != snapstore.MaxDeltaChain || whole != 4 {
+		t.Errorf("longest chain %d, %d whole frames; want %d and 4", longest, whole, snapstore.MaxDeltaChain)
 	}
 	checkVersions(t, s, want)
 	checkClean(t, s)
@@ -309,7 +310,7 @@ func TestCheckFindsADamagedSnapshot(t *testing.T) {
 			}
 			// A read fails rather than give a wrong text.
 			db.ResetTextCache()
-			if text, err := s.SnapshotText(ctx, c.hash); err == nil && db.SnapshotHash(text) != c.hash {
+			if text, err := s.SnapshotText(ctx, c.hash); err == nil && snapstore.Hash(text) != c.hash {
 				if c.name != "whole" {
 					t.Errorf("reading the damaged snapshot gave a wrong text without an error")
 				}
@@ -398,7 +399,7 @@ func TestCachedTextOfADeletedSnapshotIsNotFound(t *testing.T) {
 
 // deltasOf is how many of a device's n versions packing stores as
 // deltas: all but the newest and a key frame after every MaxDeltaChain.
-func deltasOf(n int) int { return n - 1 - (n-1)/(db.MaxDeltaChain+1) }
+func deltasOf(n int) int { return n - 1 - (n-1)/(snapstore.MaxDeltaChain+1) }
 
 // legacyHistory writes versions as a backupd before deltas did: each
 // snapshot whole, nothing packed.
@@ -559,7 +560,7 @@ func TestMigrateDownExpandsDeltas(t *testing.T) {
 		var data []byte
 		rows.Scan(&h, &data)
 		text, err := dec.DecodeAll(data, nil)
-		if err != nil || db.SnapshotHash(string(text)) != h {
+		if err != nil || snapstore.Hash(string(text)) != h {
 			t.Errorf("snapshot %s after migrate down: %v", h, err)
 		}
 		n++

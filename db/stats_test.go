@@ -1,13 +1,14 @@
 package db_test
 
 import (
-	"backupd/db"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"backupd/db"
 )
 
 func TestDashboardQueriesFollowScope(t *testing.T) {

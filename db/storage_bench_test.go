@@ -29,6 +29,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/snapstore"
 )
 
 const (
@@ -181,7 +182,7 @@ func readLatency(tb testing.TB, s *db.Store, hash string, n int, cold bool) (p50
 		start := time.Now()
 		text, err := s.SnapshotText(ctx, hash)
 		times[i] = time.Since(start)
-		if err != nil || db.SnapshotHash(text) != hash {
+		if err != nil || snapstore.Hash(text) != hash {
 			tb.Fatalf("SnapshotText(%s): %v (or the text does not match its hash)", hash, err)
 		}
 	}
@@ -366,7 +367,7 @@ func BenchmarkStorageYear(b *testing.B) {
 		// version records beside them (git's commits and trees).
 		configBytes := tableBytes(s, "snapshots")
 		versionBytes := tableBytes(s, "backups")
-		newest, oldest := db.SnapshotHash(texts[len(texts)-1]), db.SnapshotHash(texts[0])
+		newest, oldest := snapstore.Hash(texts[len(texts)-1]), snapstore.Hash(texts[0])
 		var cold, warm [3][2]time.Duration // newest, oldest, deepest chain; p50, p99
 		cold[0][0], cold[0][1] = readLatency(b, s, newest, 200, true)
 		cold[1][0], cold[1][1] = readLatency(b, s, oldest, 200, true)

@@ -23,7 +23,7 @@ import (
 const FileName = "backupd.db"
 
 // ErrNotFound is returned when a looked-up row does not exist.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = engine.ErrNotFound
 
 // Store is the handle every component shares.
 type Store struct {
@@ -113,7 +113,7 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result
 
 // TimeFormat is how every timestamp is stored and shown: UTC (or the zone
 // the caller converted to), seconds precision, no zone designator.
-const TimeFormat = "2006-01-02T15:04:05"
+const TimeFormat = engine.TimeFormat
 
 // Now is the current UTC time in TimeFormat.
 func Now() string { return time.Now().UTC().Format(TimeFormat) }

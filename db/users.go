@@ -289,7 +289,7 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 		ids[i] = items[i].ID
 		byID[items[i].ID] = &items[i]
 	}
-	in := placeholders(len(ids))
+	in := engine.Placeholders(len(ids))
 	err = engine.EachRow(ctx, s.reader, `SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id
 		WHERE ur.user_id IN (`+in+`) ORDER BY r.id`, ids, func(row engine.Scanner) error {
 		var id int64

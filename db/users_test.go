@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"backupd/db"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupd/db"
 )
 
 // adminFixture is a store with an all-permissions role, a small role and

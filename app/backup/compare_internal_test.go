@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 )
 
@@ -58,7 +59,7 @@ func (f *compareFixture) record(text string) {
 func (f *compareFixture) compare(platform, text string) bool {
 	f.t.Helper()
 	text = Normalise(text)
-	changed, first, err := f.e.changed(f.ctx, f.device, platform, db.SnapshotHash(text), text)
+	changed, first, err := f.e.changed(f.ctx, f.device, platform, snapstore.Hash(text), text)
 	if err != nil || first {
 		f.t.Fatalf("changed: %v (first %v)", err, first)
 	}

@@ -26,6 +26,7 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/snapstore"
 )
 
 // Options tune an Engine; zero values take the defaults.
@@ -936,7 +937,7 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 	defer release()
 	store, cancelStore := context.WithTimeout(dctx, 30*time.Second)
 	defer cancelStore()
-	hash := db.SnapshotHash(text)
+	hash := snapstore.Hash(text)
 	changed, first, err := e.changed(store, c.DeviceID, platform, hash, text)
 	if err != nil {
 		o.Error, o.Reason = "comparing with the previous version failed: "+err.Error(), reasonStore

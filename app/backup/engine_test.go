@@ -1,7 +1,6 @@
 package backup_test
 
 import (
-	"backupd/internal/testkit"
 	"bytes"
 	"context"
 	"fmt"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupd/db/snapstore"
+	"backupd/internal/testkit"
 
 	"backupd/app/backup"
 	"backupd/app/collect"
@@ -185,7 +187,7 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 		if text != backup.Normalise(want) {
 			t.Errorf("device %d (%s): stored text differs from the device's configuration", id, sim.Platform())
 		}
-		if *b.Bytes != int64(len(text)) || db.SnapshotHash(text) != *b.SnapshotHash {
+		if *b.Bytes != int64(len(text)) || snapstore.Hash(text) != *b.SnapshotHash {
 			t.Errorf("device %d: bytes %d / hash %s do not describe the stored text", id, *b.Bytes, *b.SnapshotHash)
 		}
 		d, _ := e.store.GetDevice(ctx, id)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -130,7 +131,7 @@ func factsOf(t *testing.T, s *db.Store) storeFacts {
 		if err != nil {
 			t.Fatalf("snapshot %s: %v", h, err)
 		}
-		f.snapshots[ids[i]] = db.SnapshotHash(text)
+		f.snapshots[ids[i]] = snapstore.Hash(text)
 	}
 	rows, err = dbtest.Peek(t, s).QueryContext(ctx, `SELECT id, name, COALESCE(last_good_backup_at, ''), COALESCE(last_changed_at, '') FROM devices ORDER BY id`)
 	if err != nil {
@@ -241,7 +242,7 @@ func fileDigest(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db.SnapshotHash(string(b))
+	return snapstore.Hash(string(b))
 }
 
 // TestMigrateToPostgresResumesAfterKill9 starts the copy as its own

@@ -26,6 +26,7 @@ import (
 	vm "github.com/VictoriaMetrics/metrics"
 
 	"backupd/db"
+	"backupd/db/snapstore"
 )
 
 // set holds this process's counters and histograms.
@@ -205,7 +206,7 @@ func Handler(o Options, state func(context.Context) (State, error)) http.Handler
 		if o.Syslog != nil {
 			writeSyslog(&raw, o.Syslog())
 		}
-		pk := db.PackCounts()
+		pk := snapstore.PackCounts()
 		fmt.Fprintf(&raw, "backupd_snapshot_pack_total{result=\"success\"} %d\n", pk.Packed)
 		fmt.Fprintf(&raw, "backupd_snapshot_pack_total{result=\"failure\"} %d\n", pk.Failed)
 		set.WritePrometheus(&raw)

@@ -183,3 +183,10 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	return nil
 }
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// TimeFormat is how every timestamp is stored: UTC, seconds precision, no
+// zone designator (see migration 00017 for why PostgreSQL keeps it too).
+const TimeFormat = "2006-01-02T15:04:05"

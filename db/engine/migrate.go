@@ -112,7 +112,7 @@ func runMigrations(ctx context.Context, p *goose.Provider, dir MigrateDirection,
 			for _, s := range st {
 				applied := "pending"
 				if s.State == goose.StateApplied {
-					applied = "applied " + s.AppliedAt.UTC().Format("2006-01-02T15:04:05")
+					applied = "applied " + s.AppliedAt.UTC().Format(TimeFormat)
 				}
 				fmt.Fprintf(out, "%05d  %-40s %s\n", s.Source.Version, s.Source.Path, applied)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 )
 
 // Scanner is a *sql.Row or *sql.Rows.
@@ -87,4 +88,12 @@ func NullString(s *string) any {
 		return nil
 	}
 	return *s
+}
+
+// Placeholders is n ? placeholders, comma-separated, for an IN list.
+func Placeholders(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
 }

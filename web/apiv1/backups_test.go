@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/db/snapstore"
 )
 
 // Contract "Backups" rules 1-6 and PRODUCT.md §3's time zone decision.
@@ -125,7 +126,7 @@ func TestBackupsContent(t *testing.T) {
 		t.Errorf("content: %s", r.Raw)
 	}
 	hist := e.do(http.MethodGet, fmt.Sprintf("/api/v1/devices/%d/backups", d), e.adminKey, nil).JSON["items"].([]any)
-	if hist[1].(map[string]any)["config_snapshot_hash"] != db.SnapshotHash(text) {
+	if hist[1].(map[string]any)["config_snapshot_hash"] != snapstore.Hash(text) {
 		t.Errorf("config_snapshot_hash is not the SHA-256 of the text: %v", hist[1])
 	}
 	if f := hist[0].(map[string]any); f["success"] != false || f["error_message"] != "login failed: authentication rejected" || f["config_snapshot_hash"] != nil {
