@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -158,4 +159,27 @@ func (s *Store) SettingUpdatedAt(ctx context.Context, key string) (time.Time, bo
 		return time.Time{}, false, fmt.Errorf("setting %s updated_at: %w", key, err)
 	}
 	return t, true, nil
+}
+
+// SettingKeyFingerprint is the settings key under which a PostgreSQL
+// store keeps the fingerprint of the secret key its first node used
+// (never the key): every node must use the same key.
+const SettingKeyFingerprint = "secret_key_fingerprint"
+
+// RecordKeyFingerprint records fp, the fingerprint of this node's secret
+// key, as the store's unless one is recorded already, and returns the
+// one recorded (the first node's): a node whose key differs must not use
+// the store.
+func (s *Store) RecordKeyFingerprint(ctx context.Context, fp string) (string, error) {
+	// The first node's (or the copy's, db/pgcopy) wins.
+	_, err := s.writer.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		SettingKeyFingerprint, strconv.Quote(fp), Now())
+	if err != nil {
+		return "", fmt.Errorf("record the secret key's fingerprint: %w", err)
+	}
+	var have string
+	if _, err := s.GetSetting(ctx, SettingKeyFingerprint, &have); err != nil {
+		return "", err
+	}
+	return have, nil
 }

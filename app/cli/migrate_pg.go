@@ -16,6 +16,7 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/pgcopy"
 )
 
 func newDBMigrateToPostgres(cfg *config.Config) *cobra.Command {
@@ -63,7 +64,7 @@ read. Keep DATA as it is until the new store has run well.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return migrateToPostgres(ctx, db.PostgresCopy{From: from, To: to, BatchRows: batchRows,
+			return migrateToPostgres(ctx, pgcopy.Copy{From: from, To: to, BatchRows: batchRows,
 				Out: cmd.OutOrStdout(), Progress: cmd.ErrOrStderr()})
 		},
 	}
@@ -71,7 +72,7 @@ read. Keep DATA as it is until the new store has run well.`,
 	f.StringVar(&from, "from", "", "data directory of the SQLite store to copy (default: --data)")
 	f.StringVar(&to, "to", "", "PostgreSQL database to copy into, postgres://user@host:port/database (default: --db, or BACKUPD_DB: "+
 		"keep the password there, in PGPASSWORD or in ~/.pgpass rather than on the command line, which ps shows)")
-	f.IntVar(&batchRows, "batch-rows", db.CopyBatchRows, "rows per copied batch")
+	f.IntVar(&batchRows, "batch-rows", pgcopy.BatchRows, "rows per copied batch")
 	_ = f.MarkHidden("batch-rows")
 	return cmd
 }
@@ -90,8 +91,8 @@ func migrateFrom(cmd *cobra.Command) string {
 
 // migrateToPostgres checks that c.From is a data directory no backupd
 // works on and reads its secret key, then copies its store (db's
-// CopyToPostgres) and says what to do next.
-func migrateToPostgres(ctx context.Context, c db.PostgresCopy) error {
+// pgcopy.Run) and says what to do next.
+func migrateToPostgres(ctx context.Context, c pgcopy.Copy) error {
 	start := time.Now()
 	if _, err := os.Stat(filepath.Join(c.From, db.FileName)); err != nil {
 		return fmt.Errorf("no database in %s (%v); point --from at the data directory of the backupd to copy", c.From, err)
@@ -104,7 +105,7 @@ func migrateToPostgres(ctx context.Context, c db.PostgresCopy) error {
 		return fmt.Errorf("the secret key of %s: %w; the copy needs it, and every node then needs the same key", c.From, err)
 	}
 	c.KeyFingerprint = sealer.Fingerprint()
-	res, err := db.CopyToPostgres(ctx, c)
+	res, err := pgcopy.Run(ctx, c)
 	if err != nil {
 		return err
 	}

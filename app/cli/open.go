@@ -18,6 +18,7 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/pgcopy"
 )
 
 // printList is a list command's work: it opens the store, reads the
@@ -152,7 +153,7 @@ func sameKey(have, fp, dataDir string) error {
 // migrate-to-postgres is still filling: half a store would be taken for
 // the whole.
 func checkNoUnfinishedCopy(ctx context.Context, store *db.Store) error {
-	from, started, unfinished, err := store.UnfinishedCopy(ctx)
+	from, started, unfinished, err := pgcopy.Unfinished(ctx, store)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package db
+package pgcopy
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sort"
 	"text/tabwriter"
 
+	"backupd/db"
 	"backupd/db/engine"
 	"backupd/db/snapstore"
 )
@@ -104,13 +105,13 @@ func (m *pgCopy) verify(ctx context.Context, tables []pgTable) (bool, error) {
 	for _, n := range names {
 		query := `SELECT COUNT(*) FROM ` + quoteIdent(n)
 		if n == "settings" {
-			query += ` WHERE key NOT IN ('` + copyMarkerSetting + `', '` + SettingKeyFingerprint + `')`
+			query += ` WHERE key NOT IN ('` + copyMarkerSetting + `', '` + db.SettingKeyFingerprint + `')`
 		}
 		var s, d int64
 		if err := m.read.QueryRowContext(ctx, query).Scan(&s); err != nil {
 			return false, fmt.Errorf("count %s on the source: %w", n, err)
 		}
-		if err := m.dst.reader.QueryRowContext(ctx, query).Scan(&d); err != nil {
+		if err := m.dst.Reader.QueryRowContext(ctx, query).Scan(&d); err != nil {
 			return false, fmt.Errorf("count %s on the target: %w", n, err)
 		}
 		mark := "ok"
@@ -127,7 +128,7 @@ func (m *pgCopy) verify(ctx context.Context, tables []pgTable) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	dstC, err := counterValues(ctx, m.dst.reader)
+	dstC, err := counterValues(ctx, m.dst.Reader)
 	if err != nil {
 		return false, err
 	}
@@ -156,7 +157,7 @@ func (m *pgCopy) verify(ctx context.Context, tables []pgTable) (bool, error) {
 func (m *pgCopy) verifySnapshots(ctx context.Context) (checked, bad int64, err error) {
 	var after int64
 	for range copyMaxBatches {
-		rows, err := m.dst.reader.QueryContext(ctx, `SELECT id, hash FROM snapshots WHERE id > ? ORDER BY id LIMIT 500`, after)
+		rows, err := m.dst.Reader.QueryContext(ctx, `SELECT id, hash FROM snapshots WHERE id > ? ORDER BY id LIMIT 500`, after)
 		if err != nil {
 			return checked, bad, err
 		}
@@ -181,7 +182,7 @@ func (m *pgCopy) verifySnapshots(ctx context.Context) (checked, bad int64, err e
 			return checked, bad, nil
 		}
 		for _, s := range page {
-			text, err := m.dst.SnapshotText(ctx, s.hash)
+			text, err := snapstore.Text(ctx, m.dst.Reader, s.hash)
 			checked++
 			if err != nil || snapstore.Hash(text) != s.hash {
 				bad++

@@ -1,4 +1,12 @@
-package db
+// Package pgcopy moves an appliance's SQLite store to PostgreSQL (backupd
+// db migrate-to-postgres): Run copies every table of the source,
+// read in one consistent snapshot, into a PostgreSQL database brought to
+// the current schema, in batches that each record how far the copy came
+// (so a killed copy carries on), then verifies the copy row by row and
+// snapshot by snapshot. tables.go lists what is copied,
+// batch.go copies it, verify.go checks it, and
+// inuse.go refuses a target that is a store in use.
+package pgcopy
 
 import (
 	"context"
@@ -13,29 +21,16 @@ import (
 	"strconv"
 	"strings"
 
+	"backupd/db"
 	"backupd/db/engine"
 )
-
-// Moving an appliance's SQLite store to PostgreSQL (backupd db
-// migrate-to-postgres): CopyToPostgres copies every table of the source,
-// read in one consistent snapshot, into a PostgreSQL database brought to
-// the current schema, in batches that each record how far the copy came
-// (so a killed copy carries on), then verifies the copy row by row and
-// snapshot by snapshot. pgcopy_tables.go lists what is copied,
-// pgcopy_batch.go copies it, pgcopy_verify.go checks it, and
-// pgcopy_inuse.go refuses a target that is a store in use.
-
-// SettingKeyFingerprint is the settings key under which a PostgreSQL
-// store keeps the fingerprint of the secret key its first node used
-// (never the key): every node must use the same key.
-const SettingKeyFingerprint = "secret_key_fingerprint"
 
 // copyMarkerSetting is the settings key of a copy's record in its target.
 const copyMarkerSetting = "migrate_to_postgres"
 
-// CopyBatchRows is how many rows a batch of the copy holds unless told
+// BatchRows is how many rows a batch of the copy holds unless told
 // otherwise.
-const CopyBatchRows = 500
+const BatchRows = 500
 
 // Bounds of one copied batch: rows, and bytes of text and blobs read
 // (snapshots can be megabytes each; a batch holds at least one row).
@@ -60,9 +55,9 @@ type copyMarker struct {
 	Copied  bool             `json:"copied,omitempty"`
 }
 
-// PostgresCopy is what CopyToPostgres copies, and where it says how it
+// Copy is what Run copies, and where it says how it
 // goes.
-type PostgresCopy struct {
+type Copy struct {
 	// From is the data directory of the SQLite store. No backupd may work
 	// on it meanwhile (the caller checks).
 	From string
@@ -71,90 +66,101 @@ type PostgresCopy struct {
 	// KeyFingerprint is the fingerprint of From's secret key: the copy
 	// records it in the target, and refuses a target set up with another.
 	KeyFingerprint string
-	// BatchRows is how many rows one batch copies (CopyBatchRows when 0).
+	// BatchRows is how many rows one batch copies (the package's BatchRows when 0).
 	BatchRows int
 	// Out gets the verification's summary; Progress what the copy is
 	// doing.
 	Out, Progress io.Writer
 }
 
-// CopyResult is what a finished, verified copy did.
-type CopyResult struct {
+// Result is what a finished, verified copy did.
+type Result struct {
 	Tables int   // tables copied
 	Rows   int64 // rows this run copied
 }
 
-// pgCopy is one run of CopyToPostgres.
+// pgCopy is one run of Run.
 type pgCopy struct {
-	PostgresCopy
-	src    *Store
-	dst    *Store
-	read   *sql.Conn // the source's one read transaction
+	Copy
+	src    *engine.DB // the source, read-only
+	dst    *engine.DB // the target
+	read   *sql.Conn  // the source's one read transaction
 	marker copyMarker
 }
 
-// CopyToPostgres copies the SQLite store in c.From into the PostgreSQL
+// Run copies the SQLite store in c.From into the PostgreSQL
 // database c.To and verifies the copy. The target must be empty, or hold
 // an interrupted copy of the same store, which is then carried on (rows
 // already there are skipped, not duplicated); a target holding another
 // store, or one backupd already uses, is refused before anything is
 // written to it. The error of a copy that stopped says to run it again.
-func CopyToPostgres(ctx context.Context, c PostgresCopy) (CopyResult, error) {
+func Run(ctx context.Context, c Copy) (Result, error) {
 	if c.BatchRows <= 0 {
-		c.BatchRows = CopyBatchRows
+		c.BatchRows = BatchRows
 	}
-	m := &pgCopy{PostgresCopy: c}
+	m := &pgCopy{Copy: c}
 	var err error
-	if m.src, err = OpenReadOnly(ctx, m.From); err != nil {
-		return CopyResult{}, err
+	// The source must be a store at this binary's schema: db's read-only
+	// opening checks that; the copy then reads its tables as they are.
+	check, err := db.OpenReadOnly(ctx, m.From)
+	if err != nil {
+		return Result{}, err
+	}
+	path := check.Path()
+	check.Close()
+	if m.src, err = engine.OpenSQLiteReadOnly(path); err != nil {
+		return Result{}, err
 	}
 	defer m.src.Close()
-	if m.read, err = m.src.reader.Conn(ctx); err != nil {
-		return CopyResult{}, err
+	if m.read, err = m.src.Reader.Conn(ctx); err != nil {
+		return Result{}, err
 	}
 	defer m.read.Close()
 	// One read transaction for the whole copy and its verification: one
 	// consistent state of the source, whatever happens to the file.
 	if _, err := m.read.ExecContext(ctx, `BEGIN`); err != nil {
-		return CopyResult{}, fmt.Errorf("read %s: %w", m.From, err)
+		return Result{}, fmt.Errorf("read %s: %w", m.From, err)
 	}
 	defer m.read.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
 	// Before anything is written there, the schema included: a store
 	// nodes have served since an earlier copy is left alone.
 	if err := m.refuseLiveTarget(ctx); err != nil {
-		return CopyResult{}, err
+		return Result{}, err
 	}
-	if m.dst, err = OpenPostgres(ctx, m.To); err != nil {
-		return CopyResult{}, fmt.Errorf("%w (database %s)", err, engine.RedactURL(m.To))
+	if err := engine.MigratePostgres(ctx, m.To, engine.MigrateUp, nil); err != nil {
+		return Result{}, fmt.Errorf("%w (database %s)", err, engine.RedactURL(m.To))
+	}
+	if m.dst, err = engine.OpenPostgres(ctx, m.To); err != nil {
+		return Result{}, fmt.Errorf("%w (database %s)", err, engine.RedactURL(m.To))
 	}
 	defer m.dst.Close()
 	// One copy at a time into a database: a session advisory lock, held on
 	// a connection of its own until the end (or the process's death).
-	lockConn, err := m.dst.reader.Conn(ctx)
+	lockConn, err := m.dst.Reader.Conn(ctx)
 	if err != nil {
-		return CopyResult{}, err
+		return Result{}, err
 	}
 	defer lockConn.Close()
 	var locked bool
 	if err := lockConn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, copyLockKey).Scan(&locked); err != nil {
-		return CopyResult{}, fmt.Errorf("lock %s: %w", engine.RedactURL(m.To), err)
+		return Result{}, fmt.Errorf("lock %s: %w", engine.RedactURL(m.To), err)
 	}
 	if !locked {
-		return CopyResult{}, fmt.Errorf("another migrate-to-postgres is copying into %s; let it finish (or stop it), then run this again", engine.RedactURL(m.To))
+		return Result{}, fmt.Errorf("another migrate-to-postgres is copying into %s; let it finish (or stop it), then run this again", engine.RedactURL(m.To))
 	}
 	fmt.Fprintf(m.Progress, "copying %s (read-only) to %s; backupd must not run on %s meanwhile\n", m.From, engine.RedactURL(m.To), m.From)
 
 	tables, err := m.tables(ctx)
 	if err != nil {
-		return CopyResult{}, err
+		return Result{}, err
 	}
 	if err := m.claim(ctx, tables); err != nil {
-		return CopyResult{}, err
+		return Result{}, err
 	}
 	if m.marker.Copied {
 		fmt.Fprintln(m.Progress, "the copy was finished before; verifying it again")
 	}
-	res := CopyResult{Tables: len(tables)}
+	res := Result{Tables: len(tables)}
 	for _, t := range tables {
 		n, err := m.copyTable(ctx, t)
 		res.Rows += n
@@ -199,14 +205,14 @@ func (m *pgCopy) claim(ctx context.Context, tables []pgTable) error {
 		return err
 	}
 	var haveFP string
-	if _, err := m.dst.GetSetting(ctx, SettingKeyFingerprint, &haveFP); err != nil {
+	if _, err := getSetting(ctx, m.dst.Reader, db.SettingKeyFingerprint, &haveFP); err != nil {
 		return err
 	}
 	if haveFP != "" && haveFP != fp {
 		return fmt.Errorf("%s was set up with another secret key than %s's: it holds another store, and is left alone; copy into an empty database",
 			engine.RedactURL(m.To), m.From)
 	}
-	found, err := m.dst.GetSetting(ctx, copyMarkerSetting, &m.marker)
+	found, err := getSetting(ctx, m.dst.Reader, copyMarkerSetting, &m.marker)
 	if err != nil {
 		return err
 	}
@@ -228,9 +234,9 @@ func (m *pgCopy) claim(ctx context.Context, tables []pgTable) error {
 		case "zones":
 			query += ` WHERE id <> 1` // the server's own zone, which the schema brings
 		case "settings":
-			query += ` WHERE key <> '` + SettingKeyFingerprint + `'`
+			query += ` WHERE key <> '` + db.SettingKeyFingerprint + `'`
 		}
-		if err := m.dst.reader.QueryRowContext(ctx, query).Scan(&n); err != nil {
+		if err := m.dst.Reader.QueryRowContext(ctx, query).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
@@ -242,9 +248,10 @@ func (m *pgCopy) claim(ctx context.Context, tables []pgTable) error {
 	if err != nil {
 		abs = m.From
 	}
-	m.marker = copyMarker{Source: src, From: abs, Started: Now(), After: map[string][]any{}, Done: map[string]bool{}}
+	m.marker = copyMarker{Source: src, From: abs, Started: db.Now(), After: map[string][]any{}, Done: map[string]bool{}}
 	return m.dst.InTx(ctx, func(tx *sql.Tx) error {
-		if err := recordKeyFingerprint(ctx, tx, fp); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+			db.SettingKeyFingerprint, strconv.Quote(fp), db.Now()); err != nil {
 			return err
 		}
 		return m.saveMarker(ctx, tx)
@@ -257,43 +264,37 @@ func (m *pgCopy) saveMarker(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, copyMarkerSetting, string(raw), Now())
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, copyMarkerSetting, string(raw), db.Now())
 	return err
 }
 
-// recordKeyFingerprint records fp as the store's key fingerprint unless
-// one is recorded already: the first node's (or the copy's) wins.
-func recordKeyFingerprint(ctx context.Context, q engine.Querier, fp string) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		SettingKeyFingerprint, strconv.Quote(fp), Now())
-	return err
-}
-
-// RecordKeyFingerprint records fp, the fingerprint of this node's secret
-// key, as the store's unless one is recorded already, and returns the
-// one recorded (the first node's): a node whose key differs must not use
-// the store.
-func (s *Store) RecordKeyFingerprint(ctx context.Context, fp string) (string, error) {
-	if err := recordKeyFingerprint(ctx, s.writer, fp); err != nil {
-		return "", fmt.Errorf("record the secret key's fingerprint: %w", err)
-	}
-	var have string
-	if _, err := s.GetSetting(ctx, SettingKeyFingerprint, &have); err != nil {
-		return "", err
-	}
-	return have, nil
-}
-
-// UnfinishedCopy reports a copy into s (CopyToPostgres) that has not
-// finished, with the data directory it copies and when it started: half
-// a store must not be taken for the whole.
-func (s *Store) UnfinishedCopy(ctx context.Context) (from, started string, unfinished bool, err error) {
+// Unfinished reports a copy into store that has not finished, with the
+// data directory it copies and when it started: half a store must not be
+// taken for the whole.
+func Unfinished(ctx context.Context, store *db.Store) (from, started string, unfinished bool, err error) {
 	var m copyMarker
-	found, err := s.GetSetting(ctx, copyMarkerSetting, &m)
+	found, err := store.GetSetting(ctx, copyMarkerSetting, &m)
 	if err != nil || !found || m.Copied {
 		return "", "", false, err
 	}
 	return m.From, m.Started, true, nil
+}
+
+// getSetting reads the setting key of the target into v, as
+// db.Store.GetSetting does, through q (a pool or the copy's transaction).
+func getSetting(ctx context.Context, q engine.Querier, key string, v any) (bool, error) {
+	var raw string
+	err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get setting %s: %w", key, err)
+	}
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		return false, fmt.Errorf("setting %s: %w", key, err)
+	}
+	return true, nil
 }
 
 // quoteIdent quotes a name of the schema for SQL (both engines).

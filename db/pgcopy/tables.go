@@ -1,4 +1,4 @@
-package db
+package pgcopy
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type pgTable struct {
 // tables lists the PostgreSQL schema's tables in foreign-key order
 // (referenced tables first), each checked against the source.
 func (m *pgCopy) tables(ctx context.Context) ([]pgTable, error) {
-	q := m.dst.reader
+	q := m.dst.Reader
 	names, err := queryStrings(ctx, q, `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'goose_db_version' ORDER BY table_name`)
 	if err != nil {

@@ -1,4 +1,4 @@
-package db
+package pgcopy
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"backupd/db"
 	"backupd/db/engine"
 )
 
@@ -18,7 +19,7 @@ const copyListMax = 5
 // targetUse is what shows that a database is a store in use: nodes that
 // served it, and rows the source never had.
 type targetUse struct {
-	nodes []Node
+	nodes []db.Node
 	// newer holds, per table, the rows whose id is past every id the
 	// source gave: written on PostgreSQL after the source was copied.
 	newer map[string]int64
@@ -63,16 +64,16 @@ func (m *pgCopy) targetUse(ctx context.Context, look *sql.DB) (targetUse, error)
 		return use, err
 	}
 	for rows.Next() {
-		var n Node
+		var n db.Node
 		var beat string
 		var stopped sql.NullString
 		if err := rows.Scan(&n.ID, &n.Hostname, &beat, &stopped); err != nil {
 			rows.Close()
 			return use, err
 		}
-		n.HeartbeatAt, _ = ParseTime(beat)
+		n.HeartbeatAt, _ = db.ParseTime(beat)
 		if stopped.Valid {
-			if t, err := ParseTime(stopped.String); err == nil {
+			if t, err := db.ParseTime(stopped.String); err == nil {
 				n.StoppedAt = &t
 			}
 		}

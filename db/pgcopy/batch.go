@@ -1,4 +1,4 @@
-package db
+package pgcopy
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"backupd/db"
 )
 
 // copyTable copies t's rows from where the last run stopped, one batch
@@ -107,7 +109,7 @@ func (m *pgCopy) copyTable(ctx context.Context, t pgTable) (int64, error) {
 // have triggers.
 func (m *pgCopy) canQuietTriggers(ctx context.Context, table string) bool {
 	var n int
-	if err := m.dst.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_trigger
+	if err := m.dst.Reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_trigger
 		WHERE tgrelid = CAST(? AS regclass) AND NOT tgisinternal`, quoteIdent(table)).Scan(&n); err != nil || n == 0 {
 		return false
 	}
@@ -241,7 +243,7 @@ func convertForPostgres(v any, typ string) (any, int, error) {
 		case bool:
 			return strconv.FormatBool(x), 8, nil
 		case time.Time:
-			return x.UTC().Format(TimeFormat), 8, nil
+			return x.UTC().Format(db.TimeFormat), 8, nil
 		}
 	}
 	return nil, 0, fmt.Errorf("cannot copy a %T into a %s column", v, typ)
