@@ -214,7 +214,7 @@ func TestBootstrapCreatesRolesAndAdminOnce(t *testing.T) {
 	}
 	// Bootstrap restores a built-in role somebody tampered with.
 	viewer, _ := s.RoleByName(ctx, auth.RoleViewer)
-	if _, err := s.Exec(ctx, `INSERT INTO role_permissions (role_id, permission) VALUES (?, 'users.delete')`, viewer.ID); err != nil {
+	if _, err := dbtest.Poke(t, s).ExecContext(ctx, `INSERT INTO role_permissions (role_id, permission) VALUES (?, 'users.delete')`, viewer.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := auth.Bootstrap(ctx, s); err != nil {
@@ -307,7 +307,7 @@ func TestDemotingOwnerDemotesKeyAtOnce(t *testing.T) {
 		}
 	}
 
-	if _, err := s.Exec(ctx, `UPDATE user_roles SET role_id = (SELECT id FROM roles WHERE name = ?) WHERE user_id = ?`,
+	if _, err := dbtest.Poke(t, s).ExecContext(ctx, `UPDATE user_roles SET role_id = (SELECT id FROM roles WHERE name = ?) WHERE user_id = ?`,
 		auth.RoleBackupReader, op); err != nil {
 		t.Fatalf("demote: %v", err)
 	}
@@ -323,7 +323,7 @@ func TestDemotingOwnerDemotesKeyAtOnce(t *testing.T) {
 	}
 
 	// With no role at all, the key authenticates but may do nothing.
-	if _, err := s.Exec(ctx, `DELETE FROM user_roles WHERE user_id = ?`, op); err != nil {
+	if _, err := dbtest.Poke(t, s).ExecContext(ctx, `DELETE FROM user_roles WHERE user_id = ?`, op); err != nil {
 		t.Fatal(err)
 	}
 	p, err := keys.Authenticate(ctx, full)

@@ -10,6 +10,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/platforms"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // A device on a platform an administrator defined is backed up by the
@@ -38,7 +39,7 @@ func TestEngineBacksUpACustomPlatform(t *testing.T) {
 		e.sim("acme-telnet", "cisco_ios", "telnet", devsim.Options{Seed: 12}),
 	}
 	for _, id := range ids {
-		if _, err := e.store.Exec(ctx, `UPDATE devices SET platform = ? WHERE id = ?`, def.ID, id); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE devices SET platform = ? WHERE id = ?`, def.ID, id); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // reachBlackhole returns a port on 127.0.0.1 where connects hang: a
@@ -73,7 +74,7 @@ func TestCheckAllBlackholedAddressTimesOut(t *testing.T) {
 	store := schedOpenStore(t)
 	port := reachBlackhole(t)
 	ids := schedAddDevices(t, store, "void", 4, nil, true)
-	if _, err := store.Exec(context.Background(), `UPDATE devices SET port = ?`, port); err != nil {
+	if _, err := dbtest.Poke(t, store).ExecContext(context.Background(), `UPDATE devices SET port = ?`, port); err != nil {
 		t.Fatal(err)
 	}
 	r := backup.NewReachability(store, nil, backup.ReachOptions{Timeout: 300 * time.Millisecond, Concurrency: 2})

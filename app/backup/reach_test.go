@@ -10,6 +10,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // reachListener accepts and drops TCP connections on 127.0.0.1 until the
@@ -113,7 +114,7 @@ func TestCheckAllWalksEveryPage(t *testing.T) {
 	store := schedOpenStore(t)
 	open := reachListener(t)
 	ids := schedAddDevices(t, store, "r", 1200, nil, true)
-	if _, err := store.Exec(context.Background(), `UPDATE devices SET port = ?`, open); err != nil {
+	if _, err := dbtest.Poke(t, store).ExecContext(context.Background(), `UPDATE devices SET port = ?`, open); err != nil {
 		t.Fatal(err)
 	}
 	r := backup.NewReachability(store, nil, backup.ReachOptions{Timeout: 5 * time.Second, Concurrency: 8, PageSize: 100})

@@ -36,7 +36,7 @@ func refuseFirstSuccess(t *testing.T, s *db.Store) {
 				FOR EACH ROW EXECUTE FUNCTION test_refuse_finish()`}
 	}
 	for _, q := range stmts {
-		if _, err := s.Exec(ctx, q); err != nil {
+		if _, err := dbtest.Poke(t, s).ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,7 +124,7 @@ func TestEngineRecordingRetriesSerializationFailure(t *testing.T) {
 			END $$`,
 		`CREATE TRIGGER test_refuse_finish BEFORE UPDATE OF finished_at ON backups
 			FOR EACH ROW EXECUTE FUNCTION test_refuse_finish()`} {
-		if _, err := e.store.Exec(ctx, q); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -35,12 +35,12 @@ func TestRunRetention(t *testing.T) {
 	for i, age := range []time.Duration{40 * 24 * time.Hour, 31 * 24 * time.Hour, time.Hour} {
 		created := now.Add(-age).UTC().Format(db.BackupTimeFormat)
 		if i == 0 {
-			if _, err := s.Exec(ctx, `UPDATE jobs SET state = 'succeeded', created_at = ?, finished_at = ? WHERE id = ?`, created, created, ids[0]); err != nil {
+			if _, err := dbtest.Poke(t, s).ExecContext(ctx, `UPDATE jobs SET state = 'succeeded', created_at = ?, finished_at = ? WHERE id = ?`, created, created, ids[0]); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		if _, err := s.Exec(ctx, `INSERT INTO jobs (device_id, trigger, state, not_before, created_at, finished_at)
+		if _, err := dbtest.Poke(t, s).ExecContext(ctx, `INSERT INTO jobs (device_id, trigger, state, not_before, created_at, finished_at)
 			VALUES (?, 'schedule', 'failed', ?, ?, ?)`, d.ID, created, created, created); err != nil {
 			t.Fatal(err)
 		}

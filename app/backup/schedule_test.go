@@ -27,7 +27,7 @@ func schedAddDevices(t *testing.T, s *db.Store, prefix string, n int, group *int
 	t.Helper()
 	ctx := context.Background()
 	var ids []int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := func(tx *sql.DB) error {
 		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 			INSERT INTO devices (name, host, port, platform, login_method, group_id, enabled, created_at, updated_at)
 			SELECT ? || '-' || i, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ? FROM n ORDER BY i
@@ -44,7 +44,7 @@ func schedAddDevices(t *testing.T, s *db.Store, prefix string, n int, group *int
 			ids = append(ids, id)
 		}
 		return rows.Err()
-	})
+	}(dbtest.Poke(t, s))
 	if err != nil || len(ids) != n {
 		t.Fatalf("insert devices: %d of %d, %v", len(ids), n, err)
 	}
@@ -351,7 +351,7 @@ func TestTickFiresDueScheduleOnce(t *testing.T) {
 	const rounds = 100
 	for round := range rounds {
 		if round > 0 {
-			if _, err := store.Exec(ctx, `DELETE FROM jobs`); err != nil {
+			if _, err := dbtest.Poke(t, store).ExecContext(ctx, `DELETE FROM jobs`); err != nil {
 				t.Fatal(err)
 			}
 			if ok, err := store.ReleaseScheduleRun(ctx, sc.ID, utc("2026-05-02T02:00:00Z"), tick, nil); err != nil || !ok {

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"backupd/internal/testkit"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"backupd/internal/testkit"
 
 	"backupd/app/auth"
 	"backupd/app/notify/policy"
@@ -874,7 +875,7 @@ func TestBackupReaderKeyCannotListGroups(t *testing.T) {
 
 	// Promoting rita's role takes effect on her existing key at once.
 	s := openStore(t, data)
-	if _, err := s.Exec(context.Background(),
+	if _, err := dbtest.Poke(t, s).ExecContext(context.Background(),
 		`UPDATE user_roles SET role_id = (SELECT id FROM roles WHERE name = 'Viewer') WHERE user_id = (SELECT id FROM users WHERE username = 'rita')`); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
 
@@ -301,15 +301,19 @@ func TestConfigWhileWriting(t *testing.T) {
 	f := newConfigFleet(t)
 	ctx := context.Background()
 	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	writer := dbtest.Poke(t, f.store)
 	go func() {
-		done <- f.store.InTx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `UPDATE devices SET remarks = 'writing' WHERE id = ?`, f.sw.ID); err != nil {
-				return err
-			}
-			close(locked)
-			<-release
-			return nil
-		})
+		tx, err := writer.BeginTx(ctx, nil)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `UPDATE devices SET remarks = 'writing' WHERE id = ?`, f.sw.ID)
+		}
+		close(locked)
+		if err != nil {
+			done <- err
+			return
+		}
+		<-release
+		done <- tx.Commit()
 	}()
 	<-locked
 	show := run(t, call{}, "config", "show", "--data", f.data, "--db", f.db, "r1")

@@ -113,7 +113,7 @@ func TestMigrateToPostgresRefusesALiveTarget(t *testing.T) {
 	expectSameDigest(t, before, targetDigest(t, dbtest.Peek(t, dst)))
 
 	// The nodes' rows gone, the rows written on PostgreSQL still show it.
-	if _, err := dst.Exec(context.Background(), `DELETE FROM nodes`); err != nil {
+	if _, err := dbtest.Poke(t, dst).ExecContext(context.Background(), `DELETE FROM nodes`); err != nil {
 		t.Fatal(err)
 	}
 	before = targetDigest(t, dbtest.Peek(t, dst))

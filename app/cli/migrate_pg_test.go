@@ -509,10 +509,10 @@ func TestMigrateToPostgresReportsADifference(t *testing.T) {
 	if err := dbtest.Peek(t, dst).QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dst.Exec(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {
+	if _, err := dbtest.Poke(t, dst).ExecContext(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dst.Exec(ctx, `DELETE FROM audit_log WHERE id = (SELECT MIN(id) FROM audit_log)`); err != nil {
+	if _, err := dbtest.Poke(t, dst).ExecContext(ctx, `DELETE FROM audit_log WHERE id = (SELECT MIN(id) FROM audit_log)`); err != nil {
 		t.Fatal(err)
 	}
 	r := mustFail(t, call{}, []string{"verification failed"}, "db", "migrate-to-postgres", "--from", src, "--to", loc)

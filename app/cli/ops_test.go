@@ -165,7 +165,7 @@ func TestRepackAndCheck(t *testing.T) {
 	if err := dbtest.Peek(t, store).QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Exec(ctx, `UPDATE snapshots SET data = substr(data, 1, 12) || x'5a5a' || substr(data, 15) WHERE hash = ?`, hash); err != nil {
+	if _, err := dbtest.Poke(t, store).ExecContext(ctx, `UPDATE snapshots SET data = substr(data, 1, 12) || x'5a5a' || substr(data, 15) WHERE hash = ?`, hash); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()

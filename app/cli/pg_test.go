@@ -312,7 +312,7 @@ func TestDBCheckOnPostgres(t *testing.T) {
 	if err := dbtest.Peek(t, s).QueryRow(`SELECT hash FROM snapshots WHERE base_id IS NOT NULL ORDER BY id LIMIT 1`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Exec(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {
+	if _, err := dbtest.Poke(t, s).ExecContext(ctx, `UPDATE snapshots SET data = substring(data from 1 for 12) || '\x5a5a'::bytea || substring(data from 15) WHERE hash = ?`, hash); err != nil {
 		t.Fatal(err)
 	}
 	r := mustFail(t, call{}, []string{"the database has 1 problems"}, "db", "check", "--db", loc, "--data", data)

@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/collect/driver"
 	"backupd/app/devsim"
+	"backupd/internal/dbtest"
 )
 
 const acmeDefinition = `{
@@ -34,7 +35,7 @@ const acmeDefinition = `{
 func TestPlatformImportUsedByBackupRunAndServe(t *testing.T) {
 	data := storeDir(t)
 	store, ids := simFleet(t, data, 1, devsim.Options{})
-	if _, err := store.Exec(context.Background(), `UPDATE devices SET platform = 'custom_acme_os' WHERE id = ?`, ids[0]); err != nil {
+	if _, err := dbtest.Poke(t, store).ExecContext(context.Background(), `UPDATE devices SET platform = 'custom_acme_os' WHERE id = ?`, ids[0]); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "acme.json")

@@ -178,7 +178,7 @@ func TestApplyAllOrNothing(t *testing.T) {
 			`CREATE TRIGGER refuse BEFORE INSERT ON devices FOR EACH ROW EXECUTE FUNCTION refuse()`}
 	}
 	for _, q := range refuse {
-		if _, err := store.Exec(ctx, q); err != nil {
+		if _, err := dbtest.Poke(t, store).ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}

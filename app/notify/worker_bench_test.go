@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/app/notify"
+	"backupd/internal/dbtest"
 )
 
 // benchDevices is the size of the fleet of BenchmarkDigest.
@@ -34,7 +35,7 @@ func BenchmarkWorkerDigest(b *testing.B) {
 	withRules.channel(b, emailChannel(mb, notify.SecuritySTARTTLS, "en"), true)
 	w := withRules.worker(notify.WorkerOptions{RootCAs: pool, Timeout: 2 * time.Minute})
 	// The first backups' events are not part of the runs.
-	if _, err := withRules.s.Exec(ctx, `DELETE FROM deliveries`); err != nil {
+	if _, err := dbtest.Poke(b, withRules.s).ExecContext(ctx, `DELETE FROM deliveries`); err != nil {
 		b.Fatal(err)
 	}
 	var runMS, noRulesMS, deliverMS []float64

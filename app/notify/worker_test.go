@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -41,10 +40,8 @@ func newFleetStore(t testing.TB, n int) *fleetStore {
 	f := &fleetStore{s: s, sealer: sealer}
 	for i := range n {
 		var id int64
-		err := s.InTx(ctx, func(tx *sql.Tx) error {
-			return tx.QueryRowContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
-				VALUES (?, ?, 22, 'cisco_ios', 'ssh', ?, ?) RETURNING id`, fmt.Sprintf("sw-%04d", i), fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), db.Now(), db.Now()).Scan(&id)
-		})
+		err := dbtest.Poke(t, s).QueryRowContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+			VALUES (?, ?, 22, 'cisco_ios', 'ssh', ?, ?) RETURNING id`, fmt.Sprintf("sw-%04d", i), fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), db.Now(), db.Now()).Scan(&id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +259,7 @@ func TestWorkerHoldsNewEventsForTheWindow(t *testing.T) {
 	recordedAgo := func(i int, d time.Duration) {
 		f.change(t, i, 1+int(d))
 		at := now.Add(-d).UTC().Format(db.BackupTimeFormat)
-		if _, err := f.s.Exec(ctx, `UPDATE deliveries SET next_attempt_at = ?, created_at = ? WHERE id = (SELECT MAX(id) FROM deliveries)`,
+		if _, err := dbtest.Poke(t, f.s).ExecContext(ctx, `UPDATE deliveries SET next_attempt_at = ?, created_at = ? WHERE id = (SELECT MAX(id) FROM deliveries)`,
 			at, at); err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +410,7 @@ func TestStaleCheckRecordsAndWorkerDelivers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	old := time.Now().Add(-72 * time.Hour).UTC().Format(db.TimeFormat)
-	if _, err := f.s.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
+	if _, err := dbtest.Poke(t, f.s).ExecContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, created_at, updated_at)
 		VALUES ('forgotten', '10.9.9.9', 22, 'cisco_ios', 'ssh', ?, ?)`, old, old); err != nil {
 		t.Fatal(err)
 	}

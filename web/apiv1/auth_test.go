@@ -8,6 +8,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // Authentication rules 1, 4, 5, 6, 7, 8 and the order of checks.
@@ -53,14 +54,14 @@ func TestAuthRevokedExpiredAndInactiveOwnerAre401(t *testing.T) {
 
 	expired := e.keyFor("admin")
 	p, _ := auth.APIKeyPrefix(expired)
-	if _, err := e.store.Exec(ctx, `UPDATE api_keys SET expires_at = '2001-01-01T00:00:00' WHERE prefix = ?`, p); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE api_keys SET expires_at = '2001-01-01T00:00:00' WHERE prefix = ?`, p); err != nil {
 		t.Fatal(err)
 	}
 	e.expect(e.do(http.MethodGet, "/api/v1/groups", expired, nil), 401, "UNAUTHORIZED")
 
 	deleted := e.keyFor("admin")
 	p, _ = auth.APIKeyPrefix(deleted)
-	if _, err := e.store.Exec(ctx, `DELETE FROM api_keys WHERE prefix = ?`, p); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `DELETE FROM api_keys WHERE prefix = ?`, p); err != nil {
 		t.Fatal(err)
 	}
 	e.expect(e.do(http.MethodGet, "/api/v1/groups", deleted, nil), 401, "UNAUTHORIZED")
@@ -119,7 +120,7 @@ func TestAuthEffectivePermissionsAreKeyAndOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Exec(ctx, `UPDATE user_roles SET role_id = ? WHERE user_id = (SELECT id FROM users WHERE username = 'dave')`, reader.ID); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE user_roles SET role_id = ? WHERE user_id = (SELECT id FROM users WHERE username = 'dave')`, reader.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.expect(e.do(http.MethodPost, "/api/v1/groups", dave, map[string]any{"name": "d2"}), 403, "PERMISSION_DENIED")

@@ -13,6 +13,7 @@ import (
 	"backupd/app/auth"
 	"backupd/db"
 	"backupd/db/snapstore"
+	"backupd/internal/dbtest"
 )
 
 // Contract "Backups" rules 1-6 and PRODUCT.md §3's time zone decision.
@@ -186,7 +187,7 @@ func TestStats(t *testing.T) {
 	e.backup(d2, time.Now().Add(-30*time.Minute), false, "", "timeout")
 	newest := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
 	e.backup(d1, newest, true, "config two", "")
-	if _, err := e.store.Exec(context.Background(), `UPDATE backups SET changed = 1 WHERE started_at >= ?`, newest.Format(db.BackupTimeFormat)); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE backups SET changed = 1 WHERE started_at >= ?`, newest.Format(db.BackupTimeFormat)); err != nil {
 		t.Fatal(err)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"backupd/app/auth"
+	"backupd/internal/dbtest"
 )
 
 // PRODUCT.md §4: the device resource, its defaults, filters and scope.
@@ -21,7 +22,7 @@ func (e *env) newDevice(body map[string]any) *response {
 
 func (e *env) setStatus(id int64, status string) {
 	e.t.Helper()
-	if _, err := e.store.Exec(context.Background(), `UPDATE devices SET status = ? WHERE id = ?`, status, id); err != nil {
+	if _, err := dbtest.Poke(e.t, e.store).ExecContext(context.Background(), `UPDATE devices SET status = ? WHERE id = ?`, status, id); err != nil {
 		e.t.Fatal(err)
 	}
 }

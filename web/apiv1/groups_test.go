@@ -1,13 +1,12 @@
 package apiv1_test
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // Contract "Groups" rules 1-4, pagination and PRODUCT.md §3 tree decisions.
@@ -24,10 +23,8 @@ func (e *env) group(name string, parent any) int64 {
 func (e *env) device(name string, groupID, credentialID, templateID any) int64 {
 	e.t.Helper()
 	var id int64
-	if err := e.store.InTx(context.Background(), func(tx *sql.Tx) error {
-		return tx.QueryRow(`INSERT INTO devices (name, host, port, platform, login_method, group_id, credential_id, template_id, created_at, updated_at)
-		 VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ?, ?) RETURNING id`, name, groupID, credentialID, templateID, db.Now(), db.Now()).Scan(&id)
-	}); err != nil {
+	if err := dbtest.Poke(e.t, e.store).QueryRow(`INSERT INTO devices (name, host, port, platform, login_method, group_id, credential_id, template_id, created_at, updated_at)
+		 VALUES (?, '127.0.0.1', 22, 'cisco_ios', 'ssh', ?, ?, ?, ?, ?) RETURNING id`, name, groupID, credentialID, templateID, db.Now(), db.Now()).Scan(&id); err != nil {
 		e.t.Fatal(err)
 	}
 	return id

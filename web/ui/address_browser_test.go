@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"backupd/app/auth"
+	"backupd/internal/dbtest"
 )
 
 // TestAddressConfirmInChromium shows a device whose address changed since
@@ -25,7 +26,7 @@ func TestAddressConfirmInChromium(t *testing.T) {
 	ctx := context.Background()
 	// core-r1 is SSH at 192.0.2.10:2222 with no pinned key; its
 	// credential last went to the telnet address.
-	if _, err := e.store.Exec(ctx, `UPDATE devices SET address_pin = 'telnet|192.0.2.10|23|1' WHERE id = ?`, f.coreDev.ID); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE devices SET address_pin = 'telnet|192.0.2.10|23|1' WHERE id = ?`, f.coreDev.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)

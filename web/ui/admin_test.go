@@ -615,7 +615,7 @@ func TestAdminAuditLogFilters(t *testing.T) {
 	ctx := context.Background()
 	day := time.Date(2026, 4, 10, 9, 0, 0, 0, time.UTC)
 	place := func(at time.Time) {
-		if _, err := e.store.Exec(ctx, `UPDATE audit_log SET at = ? WHERE id = (SELECT MAX(id) FROM audit_log)`, at.Format(db.TimeFormat)); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE audit_log SET at = ? WHERE id = (SELECT MAX(id) FROM audit_log)`, at.Format(db.TimeFormat)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // detailFleet is two groups with one device each, core-r1 (Core, a
@@ -488,7 +489,7 @@ func detailFPHTML(t *testing.T, key []byte) string {
 
 func detailSetHostKeys(t *testing.T, e *env, id int64, pinned, pending []byte) {
 	t.Helper()
-	if _, err := e.store.Exec(context.Background(), `UPDATE devices SET host_key = ?, pending_host_key = ? WHERE id = ?`, pinned, pending, id); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE devices SET host_key = ?, pending_host_key = ? WHERE id = ?`, pinned, pending, id); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // changedFleet is four devices: "old" changed 10 days ago, "recent" 1 day
@@ -68,7 +69,7 @@ func (f *changedFleet) version(t *testing.T, e *env, d db.Device, ago time.Durat
 	if err := e.store.InsertBackup(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Exec(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 1 WHERE id = ?`,
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = 1 WHERE id = ?`,
 		finished.Format(db.TimeFormat), d.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -692,7 +692,7 @@ func TestDevicesImport(t *testing.T) {
 		before := map[string]db.Device{}
 		for _, n := range []string{"existing", "sw-1", "sw-2"} {
 			before[n] = devicesByName(t, e, n)
-			if _, err := e.store.Exec(ctx, `DELETE FROM devices WHERE id = ?`, before[n].ID); err != nil {
+			if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `DELETE FROM devices WHERE id = ?`, before[n].ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -797,7 +797,7 @@ func TestDevicesZones(t *testing.T) {
 	before := map[string]db.Device{}
 	for _, n := range []string{"a-1", "b-1", "l-1"} {
 		before[n] = devicesByName(t, e, n)
-		if _, err := e.store.Exec(ctx, `DELETE FROM devices WHERE id = ?`, before[n].ID); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `DELETE FROM devices WHERE id = ?`, before[n].ID); err != nil {
 			t.Fatal(err)
 		}
 	}

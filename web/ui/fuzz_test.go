@@ -9,6 +9,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // Issue 11, defect 4: FuzzDevicesImport uploads fuzzed CSV files through
@@ -50,7 +51,7 @@ func FuzzDevicesImport(f *testing.F) {
 		f.Fatalf("import form: %d", p.status)
 	}
 	// The fixture device whose name an import may not take.
-	if _, err := e.store.Exec(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id, created_at, updated_at)
+	if _, err := dbtest.Poke(f, e.store).ExecContext(ctx, `INSERT INTO devices (name, host, port, platform, login_method, group_id, created_at, updated_at)
 		VALUES ('existing', '192.0.2.99', 22, 'cisco_ios', 'ssh', ?, ?, ?)`, lab.ID, db.Now(), db.Now()); err != nil {
 		f.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func FuzzDevicesImport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, csv string, zh bool) {
 		e.t = t
 		if execs++; execs%500 == 0 {
-			if _, err := e.store.Exec(ctx, `DELETE FROM audit_log`); err != nil {
+			if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `DELETE FROM audit_log`); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -109,7 +110,7 @@ func FuzzDevicesImport(f *testing.F) {
 			if err != nil || n < 1 || after != before+n {
 				t.Fatalf("imported: Location %q, devices %d → %d", loc, before, after)
 			}
-			if _, err := e.store.Exec(ctx, `DELETE FROM devices WHERE name <> 'existing'`); err != nil {
+			if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `DELETE FROM devices WHERE name <> 'existing'`); err != nil {
 				t.Fatal(err)
 			}
 		case http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge:

@@ -57,7 +57,7 @@ func jobsEnd(t *testing.T, e *env, id int64, state, msg, backupID string, ago ti
 	if backupID != "" {
 		bid = backupID
 	}
-	if _, err := e.store.Exec(context.Background(), `UPDATE jobs SET state = ?, attempt = 1, started_at = ?, finished_at = ?,
+	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE jobs SET state = ?, attempt = 1, started_at = ?, finished_at = ?,
 		error = ?, backup_id = ? WHERE id = ?`, state, end.Add(-75*time.Second).Format(db.BackupTimeFormat),
 		end.Format(db.BackupTimeFormat), errText, bid, id); err != nil {
 		t.Fatal(err)
@@ -522,7 +522,7 @@ func TestJobsShowInterruptions(t *testing.T) {
 	jobsEnd(t, e, givenUp, db.JobFailed, db.ErrorInterruptedTooOften, "", time.Minute)
 	jobsEnd(t, e, done, db.JobSucceeded, "", "b-branch2", time.Minute)
 	for id, counts := range map[int64][2]int{givenUp: {0, db.DefaultMaxInterruptions}, done: {1, 2}} {
-		if _, err := e.store.Exec(context.Background(), `UPDATE jobs SET attempt = ?, interruptions = ? WHERE id = ?`, counts[0], counts[1], id); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE jobs SET attempt = ?, interruptions = ? WHERE id = ?`, counts[0], counts[1], id); err != nil {
 			t.Fatal(err)
 		}
 	}

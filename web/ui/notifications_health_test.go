@@ -13,6 +13,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // healthFixture is a store with a failing webhook (a real receiver that
@@ -73,7 +74,7 @@ func newHealthFixture(t *testing.T, e *env) healthFixture {
 	}
 	// The e-mail channel's delivery waits (its server is never asked):
 	// only the webhooks are sent.
-	if _, err := e.store.Exec(ctx, `UPDATE deliveries SET next_attempt_at = ? WHERE channel_id = ?`,
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE deliveries SET next_attempt_at = ? WHERE channel_id = ?`,
 		time.Now().Add(time.Hour).UTC().Format(db.BackupTimeFormat), f.mail); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // fleet is a small inventory in two groups with a backup history.
@@ -46,7 +47,7 @@ func seedFleet(t *testing.T, e *env) fleet {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.Exec(ctx, `UPDATE devices SET status = ? WHERE id = ?`, status, d.ID); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE devices SET status = ? WHERE id = ?`, status, d.ID); err != nil {
 			t.Fatal(err)
 		}
 		return d.ID
@@ -64,7 +65,7 @@ func seedFleet(t *testing.T, e *env) fleet {
 		if err := e.store.InsertBackup(ctx, b); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.Exec(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = ? WHERE id = ?`,
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE devices SET last_backup_at = ?, last_backup_success = ? WHERE id = ?`,
 			finished.Format(db.TimeFormat), ok, dev); err != nil {
 			t.Fatal(err)
 		}

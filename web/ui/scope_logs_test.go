@@ -100,14 +100,14 @@ func TestDeliveryLogScope(t *testing.T) {
 		kind   string
 	}{{eastDev.ID, eastDev.Name, "config_changed"}, {westDev.ID, westDev.Name, "config_changed"}, {0, "git-remote-event", "git_push_failed"}} {
 		payload := `{"kind":"` + ev.kind + `","device_id":` + idStr(ev.device) + `,"device_name":"` + ev.name + `","at":"2026-01-01T00:00:00Z","trigger":"manual"}`
-		if _, err := e.store.Exec(ctx, `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`, ev.kind, ev.device, stamp, payload); err != nil {
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`, ev.kind, ev.device, stamp, payload); err != nil {
 			t.Fatal(err)
 		}
 		var id int64
 		if err := dbtest.Peek(t, e.store).QueryRowContext(ctx, `SELECT MAX(id) FROM outbox`).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.Exec(ctx, `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
+		if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
 			VALUES (?, ?, 0, 'sent', ?, ?, ?)`, id, chans[0].ID, stamp, stamp, stamp); err != nil {
 			t.Fatal(err)
 		}

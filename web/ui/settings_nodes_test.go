@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // The settings page lists the nodes serving the store with their role:
@@ -35,7 +36,7 @@ func TestSettingsShowsNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Minute).UTC().Format(db.TimeFormat)
-	if _, err := e.store.Exec(ctx, `UPDATE nodes SET heartbeat_at = ? WHERE id = 'dddddddd-silent'`, old); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(ctx, `UPDATE nodes SET heartbeat_at = ? WHERE id = 'dddddddd-silent'`, old); err != nil {
 		t.Fatal(err)
 	}
 	p = b.get("/settings")

@@ -15,6 +15,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/internal/dbtest"
 	"backupd/web/ui"
 )
 
@@ -166,7 +167,7 @@ func TestSyslogTriggerShown(t *testing.T) {
 	e := newEnv(t)
 	f := newDetailFleet(t, e)
 	bk := f.version(t, e, f.coreDev, time.Hour, "hostname core-r1\n", false, "")
-	if _, err := e.store.Exec(context.Background(), `UPDATE backups SET trigger = ? WHERE id = ?`, db.TriggerSyslog, bk.ID); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE backups SET trigger = ? WHERE id = ?`, db.TriggerSyslog, bk.ID); err != nil {
 		t.Fatal(err)
 	}
 	jobs, err := e.store.EnqueueJobs(context.Background(), []db.JobRequest{{DeviceID: f.coreDev.ID, Trigger: db.TriggerSyslog,
