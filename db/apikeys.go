@@ -33,7 +33,7 @@ type APIKey struct {
 // CreateAPIKey stores a key's prefix and hash, and its narrowed permissions.
 func (s *Store) CreateAPIKey(ctx context.Context, k APIKey) (int64, error) {
 	var id int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		id, err = engine.InsertID(ctx, tx,
 			`INSERT INTO api_keys (user_id, name, prefix, hash, narrowed, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -140,7 +140,7 @@ func (s *Store) TouchAPIKeys(ctx context.Context, used map[int64]time.Time) erro
 	if len(used) == 0 {
 		return nil
 	}
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		for id, t := range used {
 			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, t.UTC().Format(TimeFormat), id); err != nil {
 				return fmt.Errorf("touch api key: %w", err)

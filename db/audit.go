@@ -81,7 +81,7 @@ func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
 		details = string(b)
 	}
 	devices := entryDevices(e)
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		id, err := engine.InsertID(ctx, tx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
 		action, target_type, target_id, request_id, remote_addr, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			Now(), e.UserID, e.Username, e.KeyID, e.SessionID, e.Interface, e.Action, e.TargetType,

@@ -50,7 +50,7 @@ func (s *Store) PinAddress(ctx context.Context, id int64, addr string) error {
 // provided it is still seen, the address the operator checked (as
 // AcceptSeenHostKey does for keys). It returns the address pinned before.
 func (s *Store) ConfirmAddress(ctx context.Context, id int64, seen string) (previous string, err error) {
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		d, err := getDevice(ctx, tx, id)
 		if err != nil {
 			return err
@@ -89,7 +89,7 @@ func pinCurrentAddress(ctx context.Context, tx *sql.Tx, id int64) error {
 // by one (beside credentials.use, which is all of them). Built-in roles
 // are ErrBuiltinRole; a credential that does not exist is left out.
 func (s *Store) SetRoleCredentials(ctx context.Context, roleID int64, ids []int64) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := customRole(ctx, tx, roleID); err != nil {
 			return err
 		}

@@ -80,7 +80,7 @@ func (s *Store) CredentialByName(ctx context.Context, name string) (Credential, 
 // CreateCredential inserts c (its ID and timestamps are set by the store).
 func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential, error) {
 	var out Credential
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM credentials WHERE name = ?`, c.Name); err != nil {
 			return err
 		} else if taken {
@@ -102,10 +102,10 @@ func (s *Store) CreateCredential(ctx context.Context, c Credential) (Credential,
 
 // UpdateCredential reads the credential, lets patch change it, and writes it
 // back, all in one transaction.
-// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
+// patch runs again when the transaction does (inTx): it must set, not add to, what it records.
 func (s *Store) UpdateCredential(ctx context.Context, id int64, patch func(*Credential) error) (Credential, error) {
 	var out Credential
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		c, err := getCredential(ctx, tx, id)
 		if err != nil {
 			return err
@@ -131,7 +131,7 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, patch func(*Cred
 
 // DeleteCredential removes a credential no device uses.
 func (s *Store) DeleteCredential(ctx context.Context, id int64) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := getCredential(ctx, tx, id); err != nil {
 			return err
 		}

@@ -104,7 +104,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, o
 	}
 	stamp := backupTime(now)
 	var out []Delivery
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil // a run again must not hand out an earlier run's claims
 		// Expired leases first, then the due deliveries oldest first: each
 		// read off its partial index, never a walk over the sent history.
@@ -211,7 +211,7 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, status string, a
 		return err
 	}
 	stamp := backupTime(at)
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ?, last_status = ?, last_error = NULL,
 				owner = NULL, lease_until = NULL, updated_at = ?
 			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`) AND state <> 'sent'`, stamp, shortText(status, 200), stamp, string(raw)); err != nil {
@@ -251,7 +251,7 @@ func (s *Store) MarkFailed(ctx context.Context, owner string, ids []int64, f Del
 	}
 	stamp, retry := backupTime(f.At), backupTime(f.RetryAt)
 	var gaveUp []int64
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		gaveUp = nil
 		type settled struct {
 			id    int64
@@ -334,7 +334,7 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []int64) ([]Delivery, err
 func (s *Store) PruneNotifications(ctx context.Context, cutoff time.Time) (int, error) {
 	stamp := backupTime(cutoff)
 	var n int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE state IN ('sent', 'gave_up') AND updated_at < ?`, stamp)
 		if err != nil {
 			return err

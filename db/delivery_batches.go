@@ -54,7 +54,7 @@ func (s *Store) CreateDeliveryBatch(ctx context.Context, owner string, channelID
 		return 0, err
 	}
 	var id int64
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `INSERT INTO delivery_batches (channel_id, delivery_key, events, created_at)
 			VALUES (?, ?, ?, ?) RETURNING id`, channelID, key, string(events), backupTime(at)).Scan(&id); err != nil {
 			return err

@@ -337,7 +337,7 @@ func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 	if d.ZoneID == 0 {
 		d.ZoneID = LocalZone
 	}
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := checkDeviceReferences(ctx, tx, d); err != nil {
 			return err
 		}
@@ -363,10 +363,10 @@ func (s *Store) CreateDevice(ctx context.Context, d Device) (Device, error) {
 
 // UpdateDevice reads the device, lets patch change it (patch may refuse
 // with its own error) and writes it back, in one transaction.
-// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
+// patch runs again when the transaction does (inTx): it must set, not add to, what it records.
 func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) error) (Device, error) {
 	var out Device
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		d, err := getDevice(ctx, tx, id)
 		if err != nil {
 			return err
@@ -609,7 +609,7 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // names and references are checked again here, since another writer may
 // have come between, each distinct reference once.
 func (s *Store) ImportDevices(ctx context.Context, devices []Device) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := checkImportReferences(ctx, tx, devices); err != nil {
 			return err
 		}

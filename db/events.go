@@ -291,7 +291,7 @@ func (s *Store) recordAttemptEvents(ctx context.Context, q engine.Querier, c Cla
 // device.unreachable / device.reachable events it causes, in one
 // transaction.
 func (s *Store) RecordReachability(ctx context.Context, deviceID int64, reachable bool, at time.Time) error {
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		q := s.prepared(tx)
 		f, err := loadDeviceFacts(ctx, q, s.d, deviceID)
 		if errors.Is(err, ErrNotFound) {
@@ -345,8 +345,8 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 	// the device count.
 	for {
 		var ids []int64
-		var batch int // this pass's events, counted once it commits (InTx may run it again)
-		err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var batch int // this pass's events, counted once it commits (inTx may run it again)
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
 			batch = 0
 			var err error
 			ids, err = engine.QueryAll(ctx, tx, scanID, `SELECT d.id FROM devices d

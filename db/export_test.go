@@ -177,3 +177,12 @@ func (s *Store) Last24hQuery() string { return s.last24hQuery() }
 
 // OutcomeSums is the outcome counts' spelling on this store's engine.
 func (s *Store) OutcomeSums(b string) string { return s.outcomeSums(b) }
+
+// InTx and Exec let the tests of package db write through the store's
+// own writer: the transaction retry and the name-conflict mapping are
+// tested through them. Other packages' tests write through dbtest.Poke.
+func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error { return s.inTx(ctx, fn) }
+
+func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return s.writer.ExecContext(ctx, query, args...)
+}

@@ -88,7 +88,7 @@ type GitForeignCommit struct {
 // Only rules of scope "all" match these events. It returns the stored
 // status.
 func (s *Store) RecordGitPush(ctx context.Context, st GitPushStatus, remote string, attempts int) (GitPushStatus, error) {
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		q := s.prepared(tx)
 		var prev GitPushStatus
 		var raw string

@@ -126,7 +126,7 @@ func parentPlacement(ctx context.Context, q engine.Querier, parentID *int64) (pr
 // CreateGroup adds a group under parentID (nil for a root group).
 func (s *Store) CreateGroup(ctx context.Context, name string, parentID *int64) (Group, error) {
 	var g Group
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		g, err = s.createGroupTx(ctx, tx, name, parentID)
 		return err
@@ -181,7 +181,7 @@ func (s *Store) createGroupTx(ctx context.Context, tx *sql.Tx, name string, pare
 // in the same transaction.
 func (s *Store) UpdateGroup(ctx context.Context, id int64, name *string, parentID *int64) (Group, error) {
 	var g Group
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := s.lockGroupTree(ctx, tx); err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func sameParent(a, b *int64) bool {
 
 // DeleteGroup removes a leaf group that no device uses.
 func (s *Store) DeleteGroup(ctx context.Context, id int64) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := s.lockGroupTree(ctx, tx); err != nil {
 			return err
 		}
@@ -308,7 +308,7 @@ func (s *Store) ReorderGroup(ctx context.Context, id int64, step int) (moved boo
 	if step != -1 && step != 1 {
 		return false, fmt.Errorf("reorder group %d: step %d, want -1 or 1", id, step)
 	}
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		moved = false
 		if err := s.lockGroupTree(ctx, tx); err != nil {
 			return err

@@ -34,7 +34,7 @@ func (s *Store) HostKeys(ctx context.Context, deviceID int64) (pinned, pending [
 // key was presented there). It returns the accepted key.
 func (s *Store) AcceptHostKey(ctx context.Context, deviceID int64) ([]byte, error) {
 	var key []byte
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var pending []byte
 		err := tx.QueryRowContext(ctx, `SELECT pending_host_key FROM devices WHERE id = ?`, deviceID).Scan(&pending)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -87,7 +87,7 @@ var ErrPendingHostKeyChanged = errors.New("the device presented another host key
 // first and accepts later: in between the device, or someone between it
 // and us, may present yet another key, which must not be pinned unseen.
 func (s *Store) AcceptSeenHostKey(ctx context.Context, deviceID int64, seen []byte) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var pending []byte
 		err := tx.QueryRowContext(ctx, `SELECT pending_host_key FROM devices WHERE id = ?`, deviceID).Scan(&pending)
 		switch {

@@ -29,7 +29,7 @@ type PlannedDevice struct {
 // checked again here, since another writer may have come between the
 // plan and now; a clash is an *ImportError naming the device's index.
 func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Credential, devices []PlannedDevice) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		groupIDs := make(map[string]int64, len(groups))
 		for _, name := range groups {
 			g, err := s.createGroupTx(ctx, tx, name, nil)

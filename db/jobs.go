@@ -139,7 +139,7 @@ type Enqueued struct {
 // new or one the device already had.
 func (s *Store) EnqueueJobsFound(ctx context.Context, reqs []JobRequest) ([]Enqueued, error) {
 	var out []Enqueued
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = enqueueJobs(ctx, tx, s.d, reqs)
 		return err
@@ -260,7 +260,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, n int, only []int64
 	now := time.Now().UTC()
 	stamp := backupTime(now)
 	var claims []Claim
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
 		q := s.prepared(tx)
 		query, amongQuery := claimQuery(s.d), claimAmongQuery(s.d)
@@ -430,7 +430,7 @@ func (s *Store) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	dur := finished.Sub(c.StartedAt).Milliseconds()
 	var stored bool // a new text was stored: its predecessor can become a delta
 	var storedHash string
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		stored = false
 		q := s.prepared(tx)
 		// The job is still this attempt's, or nothing is recorded: an
@@ -545,7 +545,7 @@ type Interrupted struct {
 // (its device's last backup then counts as failed).
 func (s *Store) InterruptJobs(ctx context.Context, owner string, maxInterruptions int) (Interrupted, error) {
 	var out Interrupted
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
 		return s.interruptJobs(ctx, tx, owner, 0, maxInterruptions, &out)
 	})
@@ -565,7 +565,7 @@ func (s *Store) InterruptJob(ctx context.Context, c Claim, maxInterruptions int)
 		return Interrupted{}, fmt.Errorf("interrupt job %d: the claim has no owner", c.ID)
 	}
 	var out Interrupted
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
 		return s.interruptJobs(ctx, tx, *c.Owner, c.ID, maxInterruptions, &out)
 	})
@@ -697,7 +697,7 @@ const ErrorCancelled = "cancelled by an operator"
 // seconds. It reports false for a job that already finished.
 func (s *Store) CancelJob(ctx context.Context, id int64) (bool, error) {
 	var n int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?
 			WHERE id = ? AND state = 'queued'`, backupTime(time.Now()), ErrorCancelled, id)
 		if err != nil {

@@ -41,7 +41,7 @@ func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Ti
 	stamp := backupTime(now)
 	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + s.d.SkipLocked()
 	var claims []Claim
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
 		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var id int64
@@ -149,7 +149,7 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 	if err != nil {
 		return rep, err
 	}
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		rep = LeaseReport{}
 		rows, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) ([2]int64, error) {
 			var v [2]int64
@@ -251,7 +251,7 @@ func (s *Store) expiredLeaseOwners(ctx context.Context, now time.Time) ([]string
 // the job no longer running and drops it.
 func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, maxInterruptions int) (Interrupted, error) {
 	var out Interrupted
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
 		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var id int64

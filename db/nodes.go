@@ -40,7 +40,7 @@ const nodePrune = 24 * time.Hour
 // with its leadership now, and removes the rows of nodes silent for a day.
 func (s *Store) Heartbeat(ctx context.Context, n Node) error {
 	now := time.Now()
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var since any
 		if n.Leader && n.LeaderSince != nil {
 			since = n.LeaderSince.UTC().Format(TimeFormat)

@@ -117,7 +117,7 @@ func (s *Store) CreateNotificationChannel(ctx context.Context, c NotificationCha
 		return NotificationChannel{}, err
 	}
 	var out NotificationChannel
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM notification_channels WHERE name = ?`, c.Name); err != nil {
 			return err
 		} else if taken {
@@ -138,10 +138,10 @@ func (s *Store) CreateNotificationChannel(ctx context.Context, c NotificationCha
 // UpdateNotificationChannel reads the channel, lets patch change it (a
 // patch that leaves Secret alone keeps the sealed secret), checks and
 // writes it back, in one transaction.
-// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
+// patch runs again when the transaction does (inTx): it must set, not add to, what it records.
 func (s *Store) UpdateNotificationChannel(ctx context.Context, id int64, patch func(*NotificationChannel) error) (NotificationChannel, error) {
 	var out NotificationChannel
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		c, err := getChannel(ctx, tx, id)
 		if err != nil {
 			return err
@@ -171,7 +171,7 @@ func (s *Store) UpdateNotificationChannel(ctx context.Context, id int64, patch f
 // DeleteNotificationChannel removes a channel no rule uses, with its
 // deliveries (and so its delivery log).
 func (s *Store) DeleteNotificationChannel(ctx context.Context, id int64) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := getChannel(ctx, tx, id); err != nil {
 			return err
 		}

@@ -272,7 +272,7 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 		return NotificationRule{}, err
 	}
 	var out NotificationRule
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := s.checkRuleReferences(ctx, tx, r); err != nil {
 			return err
 		}
@@ -299,10 +299,10 @@ func (s *Store) CreateNotificationRule(ctx context.Context, r NotificationRule) 
 
 // UpdateNotificationRule reads the rule, lets patch change it, checks and
 // writes it back, in one transaction.
-// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
+// patch runs again when the transaction does (inTx): it must set, not add to, what it records.
 func (s *Store) UpdateNotificationRule(ctx context.Context, id int64, patch func(*NotificationRule) error) (NotificationRule, error) {
 	var out NotificationRule
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := getRule(ctx, tx, id)
 		if err != nil {
 			return err

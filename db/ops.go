@@ -45,7 +45,7 @@ func (s *Store) Ready(ctx context.Context) error {
 		return fmt.Errorf("schema is at version %d, this binary expects %d; restart backupd to apply migrations", have, want)
 	}
 	errProbe := errors.New("probe")
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO settings (key, value, updated_at) VALUES ('readiness_probe', '""', ?)
 			 ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`, Now()); err != nil {

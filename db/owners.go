@@ -19,7 +19,7 @@ func OwnerLockName(owner string) string { return "backupd-owner:" + owner }
 // the same owner at once requeue its jobs once. On SQLite the caller
 // decides (the engine's lock file) and this is InterruptJobs.
 func (s *Store) InterruptDeadOwner(ctx context.Context, owner string, maxInterruptions int) (out Interrupted, dead bool, err error) {
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		out, dead = Interrupted{}, true
 		if s.pg {
 			if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`,

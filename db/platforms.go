@@ -78,7 +78,7 @@ func getCustomPlatform(ctx context.Context, q engine.Querier, platformID string)
 // platform ID is taken, ErrTooManyPlatforms beyond the bound.
 func (s *Store) CreateCustomPlatform(ctx context.Context, platformID, definition string) (CustomPlatform, error) {
 	var out CustomPlatform
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM custom_platforms WHERE platform_id = ?`, platformID); err != nil {
 			return err
 		} else if taken {
@@ -107,7 +107,7 @@ func (s *Store) CreateCustomPlatform(ctx context.Context, platformID, definition
 // stays: devices and templates store it).
 func (s *Store) UpdateCustomPlatform(ctx context.Context, platformID, definition string) (CustomPlatform, error) {
 	var out CustomPlatform
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE custom_platforms SET definition = ?, updated_at = ? WHERE platform_id = ?`,
 			definition, Now(), platformID)
 		if err != nil {
@@ -140,7 +140,7 @@ func platformUse(ctx context.Context, q engine.Querier, platformID string) (devi
 // DeleteCustomPlatform removes a platform no device or template uses;
 // otherwise it returns a *PlatformInUseError (errors.Is ErrInUse).
 func (s *Store) DeleteCustomPlatform(ctx context.Context, platformID string) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		devices, templates, err := platformUse(ctx, tx, platformID)
 		if err != nil {
 			return err

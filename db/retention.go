@@ -166,7 +166,7 @@ func (s *Store) deleteBackups(ctx context.Context, ids []string, res *RetentionR
 		args[i] = id
 	}
 	var deleted, purged int
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		deleted, purged = 0, 0
 		// finished_at is checked again: only finished backups were chosen.
 		rows, err := tx.QueryContext(ctx, `DELETE FROM backups WHERE id IN (`+engine.Placeholders(len(args))+`)
@@ -274,7 +274,7 @@ func (s *Store) purgeOrphanSnapshots(ctx context.Context, createdBefore time.Tim
 		}
 		after = hashes[len(hashes)-1].(string)
 		var n int
-		err = s.InTx(ctx, func(tx *sql.Tx) error {
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			n, err = deleteUnreferencedSnapshots(ctx, tx, hashes, before)
 			return err

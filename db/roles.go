@@ -26,7 +26,7 @@ type Role struct {
 // EnsureRole creates the role by name, or brings an existing one in step
 // with r (description, flags and exact permission set).
 func (s *Store) EnsureRole(ctx context.Context, r Role) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		// Insert-if-missing in one statement, then update: nodes starting
 		// together on an empty database all run this at once. The UPDATE
 		// locks the role's row on PostgreSQL, so one node at a time resets
@@ -196,7 +196,7 @@ func (s *Store) RoleHolders(ctx context.Context, id int64, limit int) ([]string,
 // ErrNameExists; a role beyond MaxRoles is ErrTooManyRoles.
 func (s *Store) CreateRole(ctx context.Context, name, description string, perms []string) (int64, error) {
 	var id int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM roles`).Scan(&n); err != nil {
 			return fmt.Errorf("count roles: %w", err)
@@ -225,7 +225,7 @@ func (s *Store) CreateRole(ctx context.Context, name, description string, perms 
 // next request (permissions are read per request). Built-in roles are
 // ErrBuiltinRole.
 func (s *Store) UpdateRole(ctx context.Context, id int64, name, description string, perms []string) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := customRole(ctx, tx, id); err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func setRolePermissions(ctx context.Context, tx *sql.Tx, d engine.Dialect, id in
 // DeleteRole deletes a custom role nobody holds: ErrBuiltinRole for a
 // built-in one, ErrRoleInUse while a user holds it.
 func (s *Store) DeleteRole(ctx context.Context, id int64) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := customRole(ctx, tx, id); err != nil {
 			return err
 		}

@@ -176,7 +176,7 @@ func (s *Store) ScheduleByName(ctx context.Context, name string) (Schedule, erro
 // caller) or left nil for the scheduler to compute; LastRunAt is ignored.
 func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, error) {
 	var out Schedule
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		ids, err := normalizeTargetIDs(&sc)
 		if err != nil {
 			return err
@@ -207,10 +207,10 @@ func (s *Store) CreateSchedule(ctx context.Context, sc Schedule) (Schedule, erro
 // cron expression, time zone or enabled flag changes, the next run is
 // cleared (so a re-enabled schedule never fires a tick it missed while
 // disabled) unless patch set NextRunAt itself; LastRunAt is kept.
-// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
+// patch runs again when the transaction does (inTx): it must set, not add to, what it records.
 func (s *Store) UpdateSchedule(ctx context.Context, id int64, patch func(*Schedule) error) (Schedule, error) {
 	var out Schedule
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		cur, err := getSchedule(ctx, tx, id)
 		if err != nil {
 			return err
@@ -320,7 +320,7 @@ func (s *Store) ClaimScheduleRun(ctx context.Context, id int64, expectedNext, ne
 // tick, or the schedule changed).
 func (s *Store) FireScheduleRun(ctx context.Context, id int64, expectedNext, newNext time.Time, reqs []JobRequest) (bool, error) {
 	var fired bool
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		fired = false
 		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_run_at = ?, last_run_at = ?
 			WHERE id = ? AND next_run_at = ?`, scheduleTime(newNext), scheduleTime(expectedNext), id, scheduleTime(expectedNext))

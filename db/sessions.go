@@ -57,7 +57,7 @@ func insertWebSession(ctx context.Context, q engine.Querier, ws WebSession) erro
 // transaction: the session id changes (after a password change, say)
 // without a moment where the browser has none or two.
 func (s *Store) ReplaceWebSession(ctx context.Context, oldID string, next WebSession) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE id = ?`, oldID); err != nil {
 			return fmt.Errorf("delete web session: %w", err)
 		}
@@ -131,7 +131,7 @@ func (s *Store) PruneWebSessions(ctx context.Context, now, idleCutoff time.Time)
 // their place (the user changing its own password stays signed in, under
 // a new session id).
 func (s *Store) ResetPassword(ctx context.Context, userID int64, hash string, mustChange bool, next *WebSession) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, must_change_password = ?, updated_at = ? WHERE id = ?`,
 			hash, mustChange, Now(), userID)
 		if err != nil {

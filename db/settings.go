@@ -97,16 +97,16 @@ func (s *Store) RetentionPolicy(ctx context.Context) (Retention, error) {
 // and stores v back, all in one write transaction: two people editing a
 // list setting at once cannot lose each other's change. An error from
 // change stores nothing and is returned as is. change runs again, on v as
-// the caller gave it, when the transaction does (InTx).
+// the caller gave it, when the transaction does (inTx).
 func (s *Store) UpdateSetting(ctx context.Context, key string, v any, change func(found bool) error) error {
-	// InTx may run the transaction again: each run starts from v as the
+	// inTx may run the transaction again: each run starts from v as the
 	// caller gave it, not as the run before left it.
 	initial, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("setting %s: %w", key, err)
 	}
 	runs := 0
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if runs++; runs > 1 {
 			if p := reflect.ValueOf(v); p.Kind() == reflect.Pointer && !p.IsNil() {
 				p.Elem().SetZero()

@@ -98,17 +98,12 @@ func (s *Store) Location() string {
 // Postgres reports whether the store is a PostgreSQL database.
 func (s *Store) Postgres() bool { return s.pg }
 
-// InTx runs fn in a write transaction (engine.DB.InTx: on PostgreSQL fn
+// inTx runs fn in a write transaction (engine.DB.InTx: on PostgreSQL fn
 // may run more than once). fn's error rolls the transaction back and is
 // returned as is, but for a duplicate name refused by its UNIQUE
 // constraint, which is ErrNameExists.
-func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nameConflict(s.e.InTx(ctx, fn))
-}
-
-// Exec runs one writing statement outside an explicit transaction.
-func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return s.writer.ExecContext(ctx, query, args...)
 }
 
 // TimeFormat is how every timestamp is stored and shown: UTC (or the zone

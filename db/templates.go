@@ -67,10 +67,10 @@ func (s *Store) CreateTemplate(ctx context.Context, t Template) (Template, error
 
 // UpdateTemplate reads the template, lets patch change it and writes it back
 // in one transaction.
-// patch runs again when the transaction does (InTx): it must set, not add to, what it records.
+// patch runs again when the transaction does (inTx): it must set, not add to, what it records.
 func (s *Store) UpdateTemplate(ctx context.Context, id int64, patch func(*Template) error) (Template, error) {
 	var out Template
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		t, err := getTemplate(ctx, tx, id)
 		if err != nil {
 			return err

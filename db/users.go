@@ -46,7 +46,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 // does not exist is ErrNotFound (wrapped, naming it).
 func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 	var id int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM users WHERE username = ?`, u.Username); err != nil {
 			return err
 		} else if taken {
@@ -382,7 +382,7 @@ type UserAccess struct {
 // naming it; a change that leaves no active administrator is
 // ErrLastAdmin and changes nothing.
 func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		before, err := activeAdmins(ctx, tx)
 		if err != nil {
 			return err
@@ -434,7 +434,7 @@ func (s *Store) UpdateUserAccess(ctx context.Context, id int64, a UserAccess) er
 // sessions go with it (the audit log keeps its name). Deleting the last
 // active administrator is ErrLastAdmin.
 func (s *Store) DeleteUser(ctx context.Context, id int64) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		before, err := activeAdmins(ctx, tx)
 		if err != nil {
 			return err

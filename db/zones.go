@@ -71,7 +71,7 @@ func (s *Store) ZoneByName(ctx context.Context, name string) (Zone, error) {
 // ErrNameExists.
 func (s *Store) CreateZone(ctx context.Context, name string) (Zone, error) {
 	var z Zone
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if taken, err := engine.Exists(ctx, tx, `SELECT 1 FROM zones WHERE name = ?`, name); err != nil {
 			return err
 		} else if taken {
@@ -134,7 +134,7 @@ var ErrEnrolment = errors.New("the enrolment token is unknown, already used, rev
 // stored).
 func (s *Store) CreateEnrolmentToken(ctx context.Context, zoneID int64, hash []byte, expires time.Time) (int64, error) {
 	var id int64
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if ok, err := engine.Exists(ctx, tx, `SELECT 1 FROM zones WHERE id = ?`, zoneID); err != nil {
 			return fmt.Errorf("enrolment token: %w", err)
 		} else if !ok {
@@ -259,7 +259,7 @@ func (s *Store) RevokeEnrolmentToken(ctx context.Context, id int64) (EnrolmentTo
 // bearer token of bearerHash. ErrEnrolment when the token cannot be used.
 func (s *Store) EnrolCollector(ctx context.Context, tokenHash []byte, c Collector, bearerHash []byte) (Collector, error) {
 	var out Collector
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		// Spend the token first, in one statement that only a single
 		// enrolment can win: a second node enrolling with the same token
 		// at the same moment finds it used (PostgreSQL re-checks the row

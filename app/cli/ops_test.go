@@ -98,7 +98,7 @@ func TestOperationsWhileServing(t *testing.T) {
 
 	// A database from a newer release is refused with what to do.
 	s := openStore(t, restored)
-	if _, err := s.Exec(t.Context(), `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, 1)`); err != nil {
+	if _, err := dbtest.Poke(t, s).ExecContext(t.Context(), `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, 1)`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
