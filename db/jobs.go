@@ -408,9 +408,9 @@ func finishDeviceQuery(reachable, pin, pending bool) string {
 // store opens: parsing them again for each of thousands of devices is a
 // good part of a fleet-wide run's CPU.
 func jobQueries(d engine.Dialect) []string {
-	out := []string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertBackupQuery,
-		snapstore.ExistsQuery, snapstore.InsertQuery(d),
-		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery}
+	out := append([]string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertBackupQuery,
+		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery},
+		snapstore.PutQueries(d)...)
 	for _, reachable := range []bool{false, true} {
 		for _, pin := range []bool{false, true} {
 			for _, pending := range []bool{false, true} {

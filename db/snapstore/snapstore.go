@@ -254,3 +254,7 @@ func ResetCache() {
 	clear(texts.m)
 	texts.order, texts.bytes = nil, 0
 }
+
+// PutQueries are the statements PutNew runs, for a caller that prepares
+// them (the store prepares every backup's statements when it opens).
+func PutQueries(d engine.Dialect) []string { return []string{ExistsQuery, InsertQuery(d)} }
