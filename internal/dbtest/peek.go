@@ -22,51 +22,83 @@ import (
 // and closed when t ends.
 func Peek(t testing.TB, s *db.Store) *sql.DB {
 	t.Helper()
-	key := peekKey{t, s}
-	peeks.Lock()
-	defer peeks.Unlock()
-	if p := peeks.m[key]; p != nil {
+	return pool(t, s, false, func() (*sql.DB, error) {
+		if s.Postgres() {
+			return engine.InspectPostgres(context.Background(), s.Location())
+		}
+		return sql.Open("sqlite", sqlitePeekDSN(s.Path()))
+	})
+}
+
+// Poke is a writable connection pool of t's own on s's database, for a
+// test that sets rows up, or damages them, with SQL the store would
+// never send (an old timestamp, a corrupted frame, a row another release
+// left). Like Peek it is not the store's: the store hands no connection
+// out. On SQLite it connects to the same file with the store writer's
+// pragmas, so it waits for the store's writer rather than fails; on
+// PostgreSQL its ? placeholders are numbered as the store's are. Its
+// writes commit at once, and the store sees them as another process's.
+// It has one connection, so a test's writes happen in the order it makes
+// them. The pool is opened once per test and store, and closed when t
+// ends.
+func Poke(t testing.TB, s *db.Store) *sql.DB {
+	t.Helper()
+	return pool(t, s, true, func() (*sql.DB, error) {
+		if s.Postgres() {
+			return engine.OpenPostgresSession(s.Location(), map[string]string{"application_name": "backupd-test"})
+		}
+		return sql.Open("sqlite", engine.DSN(s.Path(), false))
+	})
+}
+
+// pool is t's Peek (write unset) or Poke pool on s, opened by open the
+// first time: a writing pool gets one connection, a reading one a few,
+// as the store's own reader has (a test may hold a transaction open on
+// one while it polls on another).
+func pool(t testing.TB, s *db.Store, write bool, open func() (*sql.DB, error)) *sql.DB {
+	t.Helper()
+	key := poolKey{t, s, write}
+	pools.Lock()
+	defer pools.Unlock()
+	if p := pools.m[key]; p != nil {
 		return p
 	}
-	var p *sql.DB
-	var err error
-	if s.Postgres() {
-		p, err = engine.InspectPostgres(context.Background(), s.Location())
-	} else {
-		p, err = sql.Open("sqlite", sqlitePeekDSN(s.Path()))
-		if err == nil {
-			err = p.Ping()
-		}
+	p, err := open()
+	if err == nil {
+		err = p.PingContext(context.Background())
 	}
 	if err != nil {
-		t.Fatalf("peek at the test's database: %v", err)
+		t.Fatalf("connect to the test's database: %v", err)
 	}
-	// A few connections, as the store's own reader has: a test may hold
-	// a transaction open on one while it polls on another.
-	p.SetMaxOpenConns(4)
-	p.SetMaxIdleConns(4)
-	if peeks.m == nil {
-		peeks.m = map[peekKey]*sql.DB{}
+	n := 4
+	if write {
+		n = 1
 	}
-	peeks.m[key] = p
+	p.SetMaxOpenConns(n)
+	p.SetMaxIdleConns(n)
+	if pools.m == nil {
+		pools.m = map[poolKey]*sql.DB{}
+	}
+	pools.m[key] = p
 	t.Cleanup(func() {
-		peeks.Lock()
-		delete(peeks.m, key)
-		peeks.Unlock()
+		pools.Lock()
+		delete(pools.m, key)
+		pools.Unlock()
 		p.Close()
 	})
 	return p
 }
 
-type peekKey struct {
-	t testing.TB
-	s *db.Store
+type poolKey struct {
+	t     testing.TB
+	s     *db.Store
+	write bool
 }
 
-// peeks are the open Peek pools, by test and store.
-var peeks struct {
+// pools are the open Peek and Poke pools, by test, store and kind.
+var pools struct {
 	sync.Mutex
-	m map[peekKey]*sql.DB
+	m map[poolKey]*sql.DB
 }
 
 // sqlitePeekDSN opens the database file at path for queries only: a
