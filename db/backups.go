@@ -14,18 +14,7 @@ import (
 
 // BackupTimeFormat is how backup times are stored: UTC with milliseconds,
 // so that attempts in the same second still sort.
-const BackupTimeFormat = "2006-01-02T15:04:05.000"
-
-// Backup triggers.
-const (
-	TriggerManual   = "manual"
-	TriggerSchedule = "schedule"
-	TriggerRetry    = "retry"
-	TriggerCLI      = "cli"
-	// TriggerSyslog: the device logged a configuration change (serve
-	// --syslog-listen).
-	TriggerSyslog = "syslog"
-)
+const BackupTimeFormat = engine.BackupTimeFormat
 
 // Backup is one backup attempt of one device.
 type Backup struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // historyFixture inserts n attempts of a device one minute apart, ids
@@ -19,7 +20,7 @@ func historyFixture(t *testing.T, s *db.Store, dev int64, prefix string, n int, 
 	for i := range n {
 		at := start.Add(time.Duration(i) * time.Minute)
 		fin := at.Add(time.Second)
-		b := db.Backup{ID: fmt.Sprintf("%s%03d", prefix, i), DeviceID: dev, StartedAt: at, FinishedAt: &fin, Success: i%7 != 3, Trigger: db.TriggerSchedule}
+		b := db.Backup{ID: fmt.Sprintf("%s%03d", prefix, i), DeviceID: dev, StartedAt: at, FinishedAt: &fin, Success: i%7 != 3, Trigger: queue.TriggerSchedule}
 		if b.Success {
 			hash, err := s.PutSnapshot(ctx, fmt.Sprintf("hostname r\n! version %d\n", i))
 			if err != nil {
@@ -130,7 +131,7 @@ func TestDeviceHistoryOrdersTiesByID(t *testing.T) {
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, id := range []string{"c", "a", "d", "b"} {
-		if err := s.InsertBackup(ctx, db.Backup{ID: id, DeviceID: dev, StartedAt: at, Trigger: db.TriggerManual}); err != nil {
+		if err := s.InsertBackup(ctx, db.Backup{ID: id, DeviceID: dev, StartedAt: at, Trigger: queue.TriggerManual}); err != nil {
 			t.Fatal(err)
 		}
 	}

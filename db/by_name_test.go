@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // The CLI's config commands and the demo find what they name through
@@ -68,7 +69,7 @@ func TestVersionBeforeChange(t *testing.T) {
 		t.Helper()
 		at := start.Add(time.Duration(minute) * time.Minute)
 		fin := at.Add(time.Second)
-		b := db.Backup{ID: id, DeviceID: device, StartedAt: at, FinishedAt: &fin, Success: config != "", Trigger: db.TriggerSchedule}
+		b := db.Backup{ID: id, DeviceID: device, StartedAt: at, FinishedAt: &fin, Success: config != "", Trigger: queue.TriggerSchedule}
 		if config == "" {
 			msg := "timeout"
 			b.ErrorMessage = &msg

@@ -12,6 +12,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/embed"
 )
 
@@ -59,7 +60,7 @@ func TestFirstBackupIsNotAChange(t *testing.T) {
 	s := openStore(t)
 	dev := retDevice(t, s, "r1")
 
-	attempt(t, s, dev, db.Outcome{Success: true, Text: "hostname r1\n", First: true})
+	attempt(t, s, dev, queue.Outcome{Success: true, Text: "hostname r1\n", First: true})
 	if b := newestBackup(t, s, dev); !b.First || b.Changed {
 		t.Errorf("first backup: first=%v changed=%v, want first and not changed", b.First, b.Changed)
 	}
@@ -70,20 +71,20 @@ func TestFirstBackupIsNotAChange(t *testing.T) {
 	// Even told "changed" (there was nothing to compare with), a first
 	// backup is stored as the first, not as a change.
 	other := retDevice(t, s, "r2")
-	attempt(t, s, other, db.Outcome{Success: true, Text: "hostname r2\n", First: true, Changed: true})
+	attempt(t, s, other, queue.Outcome{Success: true, Text: "hostname r2\n", First: true, Changed: true})
 	if b := newestBackup(t, s, other); !b.First || b.Changed {
 		t.Errorf("first backup said changed: first=%v changed=%v", b.First, b.Changed)
 	}
 
 	// Noise only (the engine found no change): nothing counted.
-	attempt(t, s, dev, db.Outcome{Success: true, Text: "! Last configuration change at 10:00\nhostname r1\n"})
+	attempt(t, s, dev, queue.Outcome{Success: true, Text: "! Last configuration change at 10:00\nhostname r1\n"})
 	if f := changesOf(t, s, dev); f.Stats24h != 0 || f.Dashboard24h != 0 || f.Counter != 0 || f.LastChangedAt != nil {
 		t.Errorf("after a noise-only difference: %+v; want no change anywhere", f)
 	}
 
 	// A real change counts once everywhere, and dates the device's last
 	// change.
-	attempt(t, s, dev, db.Outcome{Success: true, Text: "hostname r1-new\n", Changed: true})
+	attempt(t, s, dev, queue.Outcome{Success: true, Text: "hostname r1-new\n", Changed: true})
 	b := newestBackup(t, s, dev)
 	if b.First || !b.Changed {
 		t.Errorf("second version: first=%v changed=%v", b.First, b.Changed)
@@ -102,7 +103,7 @@ func TestFirstBackupIsNotAChange(t *testing.T) {
 	}
 
 	// A failure afterwards does not move the last change.
-	attempt(t, s, dev, db.Outcome{Error: "connect: timeout"})
+	attempt(t, s, dev, queue.Outcome{Error: "connect: timeout"})
 	if g := changesOf(t, s, dev); g.LastChangedAt == nil || *g.LastChangedAt != *f.LastChangedAt {
 		t.Errorf("a failed attempt moved the last change: %v, was %v", g.LastChangedAt, *f.LastChangedAt)
 	}
@@ -125,7 +126,7 @@ func TestDevicesByLastChange(t *testing.T) {
 		started := retNow.AddDate(0, 0, -daysAgo)
 		finished := started.Add(time.Second)
 		if err := s.InsertBackup(ctx, db.Backup{ID: text, DeviceID: device, StartedAt: started, FinishedAt: &finished,
-			Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule, Changed: true}); err != nil {
+			Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule, Changed: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -51,7 +52,7 @@ func TestClusterClaimsNeverOverlap(t *testing.T) {
 	b := dbtest.Reopen(t, a)
 	ctx := context.Background()
 	devices := clusterDevices(t, a, 400)
-	enqueueNow(t, a, db.TriggerSchedule, devices...)
+	enqueueNow(t, a, queue.TriggerSchedule, devices...)
 
 	var mu sync.Mutex
 	taken := map[int64]string{}
@@ -115,15 +116,15 @@ func TestClusterDeadOwnerRequeuedOnce(t *testing.T) {
 	c := dbtest.Reopen(t, a)
 	ctx := context.Background()
 	devices := clusterDevices(t, a, 5)
-	enqueueNow(t, a, db.TriggerSchedule, devices...)
+	enqueueNow(t, a, queue.TriggerSchedule, devices...)
 
 	const owner = "engine-a"
-	sess := holdLock(t, a, db.OwnerLockName(owner))
+	sess := holdLock(t, a, queue.OwnerLockName(owner))
 	claims, err := a.ClaimJobs(ctx, owner, 10, nil)
 	if err != nil || len(claims) != 5 {
 		t.Fatalf("ClaimJobs = %d, %v", len(claims), err)
 	}
-	if res, dead, err := b.InterruptDeadOwner(ctx, owner, db.DefaultMaxInterruptions); err != nil || dead || res.Attempts != 0 {
+	if res, dead, err := b.InterruptDeadOwner(ctx, owner, queue.DefaultMaxInterruptions); err != nil || dead || res.Attempts != 0 {
 		t.Fatalf("InterruptDeadOwner of a live engine = %+v, dead %v, %v; want left alone", res, dead, err)
 	}
 	sess() // the engine's process is gone
@@ -144,13 +145,13 @@ func TestClusterDeadOwnerRequeuedOnce(t *testing.T) {
 	}
 
 	var wg sync.WaitGroup
-	results := make([]db.Interrupted, 2)
+	results := make([]queue.Interrupted, 2)
 	errs := make([]error, 2)
 	for i, s := range []*db.Store{b, c} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], _, errs[i] = s.InterruptDeadOwner(ctx, owner, db.DefaultMaxInterruptions)
+			results[i], _, errs[i] = s.InterruptDeadOwner(ctx, owner, queue.DefaultMaxInterruptions)
 		}()
 	}
 	wg.Wait()
@@ -170,8 +171,8 @@ func TestClusterDeadOwnerRequeuedOnce(t *testing.T) {
 	}
 
 	// The dead engine's attempt finishing late records nothing.
-	err = a.FinishJob(ctx, claims[0], db.Outcome{Success: true, Text: "hostname late\n", FinishedAt: time.Now()})
-	if !errors.Is(err, db.ErrJobNotOwned) {
+	err = a.FinishJob(ctx, claims[0], queue.Outcome{Success: true, Text: "hostname late\n", FinishedAt: time.Now()})
+	if !errors.Is(err, queue.ErrJobNotOwned) {
 		t.Fatalf("FinishJob of a requeued job = %v, want ErrJobNotOwned", err)
 	}
 	var good int
@@ -184,7 +185,7 @@ func TestClusterDeadOwnerRequeuedOnce(t *testing.T) {
 		t.Fatalf("ClaimJobs after recovery = %d, %v", len(again), err)
 	}
 	for _, cl := range again {
-		if err := b.FinishJob(ctx, cl, db.Outcome{Success: true, Text: "hostname b\n", FinishedAt: time.Now()}); err != nil {
+		if err := b.FinishJob(ctx, cl, queue.Outcome{Success: true, Text: "hostname b\n", FinishedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -207,9 +208,9 @@ func TestClusterFireScheduleRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := make([]db.JobRequest, len(devices))
+	reqs := make([]queue.JobRequest, len(devices))
 	for i, id := range devices {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerSchedule, NotBefore: tick}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerSchedule, NotBefore: tick}
 	}
 	var wg sync.WaitGroup
 	fired := make([]bool, 2)
@@ -305,7 +306,7 @@ func TestClusterClaimTakesAtMostN(t *testing.T) {
 	s := dbtest.Open(t)
 	ctx := context.Background()
 	devices := clusterDevices(t, s, 3)
-	enqueueNow(t, s, db.TriggerManual, devices...)
+	enqueueNow(t, s, queue.TriggerManual, devices...)
 	for i, want := range []int{2, 1, 0} {
 		claims, err := s.ClaimJobs(ctx, fmt.Sprint("owner-", i), 2, nil)
 		if err != nil || len(claims) != want {

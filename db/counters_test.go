@@ -13,6 +13,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -106,11 +107,11 @@ func TestCountersFinishAndRetentionDoNotDeadlock(t *testing.T) {
 		started := time.Now().Add(-age)
 		finished := started.Add(time.Second)
 		return db.Backup{ID: uuid.NewString(), DeviceID: d, StartedAt: started, FinishedAt: &finished,
-			Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule}
+			Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule}
 	}
 	oldHash := "old-text-hash"
 	old := version(oldHash, 48*time.Hour)
-	running := db.Backup{ID: uuid.NewString(), DeviceID: d, StartedAt: time.Now().Add(-time.Minute), Trigger: db.TriggerSchedule}
+	running := db.Backup{ID: uuid.NewString(), DeviceID: d, StartedAt: time.Now().Add(-time.Minute), Trigger: queue.TriggerSchedule}
 	for _, b := range []db.Backup{old, version("kept-text-hash", 24*time.Hour), running} {
 		if err := node.InsertBackup(ctx, b); err != nil {
 			t.Fatal(err)
@@ -256,9 +257,9 @@ func TestCountersExactUnderConcurrentFinishRetentionAndFold(t *testing.T) {
 	}()
 
 	for round := range rounds {
-		reqs := make([]db.JobRequest, len(ids))
+		reqs := make([]queue.JobRequest, len(ids))
 		for i, id := range ids {
-			reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now().Add(-time.Second)}
+			reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now().Add(-time.Second)}
 		}
 		if _, err := leader.EnqueueJobs(ctx, reqs); err != nil {
 			t.Fatal(err)
@@ -280,10 +281,10 @@ func TestCountersExactUnderConcurrentFinishRetentionAndFold(t *testing.T) {
 						return
 					}
 					for _, c := range claims {
-						o := db.Outcome{Success: true, Text: fmt.Sprintf("hostname d%d\n! round %d\n", c.DeviceID, round),
+						o := queue.Outcome{Success: true, Text: fmt.Sprintf("hostname d%d\n! round %d\n", c.DeviceID, round),
 							Changed: true, FinishedAt: time.Now()}
 						if (c.DeviceID+int64(round))%4 == 0 {
-							o = db.Outcome{Error: "connect: timeout", FinishedAt: time.Now()}
+							o = queue.Outcome{Error: "connect: timeout", FinishedAt: time.Now()}
 						}
 						if err := s.FinishJob(ctx, c, o); err != nil {
 							errs[n] = fmt.Errorf("finish job %d: %w", c.ID, err)
@@ -544,9 +545,9 @@ func BenchmarkFinishJobsNodes(b *testing.B) {
 				b.ResetTimer()
 				for round := range b.N {
 					b.StopTimer()
-					reqs := make([]db.JobRequest, len(ids))
+					reqs := make([]queue.JobRequest, len(ids))
 					for i, id := range ids {
-						reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now().Add(-time.Second)}
+						reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now().Add(-time.Second)}
 					}
 					if _, err := stores[0].EnqueueJobs(ctx, reqs); err != nil {
 						b.Fatal(err)
@@ -566,7 +567,7 @@ func BenchmarkFinishJobsNodes(b *testing.B) {
 									return
 								}
 								for _, c := range claims {
-									if err := s.FinishJob(ctx, c, db.Outcome{Success: true, Changed: true, FinishedAt: time.Now(),
+									if err := s.FinishJob(ctx, c, queue.Outcome{Success: true, Changed: true, FinishedAt: time.Now(),
 										Text: fmt.Sprintf("hostname d%d\n! round %d\n", c.DeviceID, round)}); err != nil {
 										errs[n] = err
 										return

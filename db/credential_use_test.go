@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 func mkCredential(t *testing.T, s *db.Store, name string) int64 {
@@ -130,7 +131,7 @@ func TestAddressPin(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	runAttempt(t, s, d.ID, db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("new-key")})
+	runAttempt(t, s, d.ID, queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("new-key")})
 	if err := s.AcceptSeenHostKey(ctx, d.ID, []byte("new-key")); err != nil {
 		t.Fatal(err)
 	}

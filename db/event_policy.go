@@ -3,6 +3,8 @@ package db
 import (
 	"errors"
 	"time"
+
+	"backupd/db/queue"
 )
 
 // Which events a backup's end, a reachability check, the stale check or
@@ -87,7 +89,7 @@ type EventState struct {
 // the captured configuration: a policy never puts it in an event.
 type AttemptEnd struct {
 	BackupID string
-	Outcome  Outcome
+	Outcome  queue.Outcome
 }
 
 // ReachabilityCheck is the result of the periodic check of whether a

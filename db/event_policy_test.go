@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // Without an event policy the store refuses to record what would cause
@@ -19,12 +20,12 @@ func TestNoEventPolicyFailsLoudly(t *testing.T) {
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	s.SetEventPolicy(nil)
 
-	jobs := enqueueNow(t, s, db.TriggerSchedule, dev)
+	jobs := enqueueNow(t, s, queue.TriggerSchedule, dev)
 	claims, err := s.ClaimJobs(ctx, "w", 1, jobs)
 	if err != nil || len(claims) != 1 {
 		t.Fatal(claims, err)
 	}
-	o := db.Outcome{Success: true, First: true, Text: "hostname r1\n", FinishedAt: time.Now()}
+	o := queue.Outcome{Success: true, First: true, Text: "hostname r1\n", FinishedAt: time.Now()}
 	if err := s.FinishJob(ctx, claims[0], o); !errors.Is(err, db.ErrNoEventPolicy) {
 		t.Fatalf("FinishJob without a policy: %v, want ErrNoEventPolicy", err)
 	}
@@ -68,8 +69,8 @@ func TestStoreRecordsWhatThePolicyDecides(t *testing.T) {
 			Next:   db.EventState{ConsecutiveFailures: in.Prev.ConsecutiveFailures + 40, Unreachable: 1},
 		}, nil
 	})
-	first := runAttempt(t, s, dev, db.Outcome{Success: true, First: true, Text: "v1\n"})
-	second := runAttempt(t, s, dev, db.Outcome{Success: true, Text: "v1\n"})
+	first := runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "v1\n"})
+	second := runAttempt(t, s, dev, queue.Outcome{Success: true, Text: "v1\n"})
 	if len(seen) != 2 || seen[0] != (db.EventState{}) || seen[1] != (db.EventState{ConsecutiveFailures: 40, Unreachable: 1}) {
 		t.Fatalf("states handed to the policy: %+v", seen)
 	}

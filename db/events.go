@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/queue"
 )
 
 // Recording events: what the outbox keeps of an event, the matching of
@@ -274,7 +275,7 @@ func (s *Store) recordDecision(ctx context.Context, q engine.Querier, f *deviceF
 // after too many interruptions), before the device row is updated (the
 // policy compares a changed host key with the one recorded before).
 // trigger is the attempt's.
-func (s *Store) recordAttemptEvents(ctx context.Context, q engine.Querier, c Claim, o Outcome, at time.Time, trigger string) error {
+func (s *Store) recordAttemptEvents(ctx context.Context, q engine.Querier, c queue.Claim, o queue.Outcome, at time.Time, trigger string) error {
 	f, err := loadDeviceFacts(ctx, q, s.d, c.DeviceID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the device is gone; the update after this touches nothing either

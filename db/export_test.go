@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"time"
 
 	"backupd/db/engine"
 	"backupd/db/snapstore"
@@ -85,21 +84,11 @@ func SeedFile(ctx context.Context, path string, opt SeedOptions) error {
 	return tx.Commit()
 }
 
-// ExpiredLeaseOwners and ExpireLease are ExpireLeases's two steps, for a
-// test that renews a lease between them.
-func (s *Store) ExpiredLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
-	return s.expiredLeaseOwners(ctx, now)
-}
-
-func (s *Store) ExpireLease(ctx context.Context, owner string, now time.Time, maxInterruptions int) (Interrupted, error) {
-	return s.expireLease(ctx, owner, now, maxInterruptions)
-}
-
 // ClaimPicks lets the tests check the plans of ClaimDeliveries.
 var ClaimPicks = claimPicks
 
-// PreparedEventQueries is how many of the event and job queries the store
-// prepared, of how many.
+// PreparedEventQueries is how many of the queries of an attempt's end
+// the store prepared, of how many.
 func PreparedEventQueries(s *Store) (int, int) {
 	return len(s.stmts), len(writeQueries(s.d))
 }
@@ -108,7 +97,7 @@ func PreparedEventQueries(s *Store) (int, int) {
 // prepared, of how many.
 func PreparedReadQueries(s *Store) (int, int) { return len(s.reads), len(readQueries(s.d)) }
 
-// UnpreparedQueries are the event, job and read queries the store did not
+// UnpreparedQueries are the write and read queries the store did not
 // prepare, each with the error preparing it now gives.
 func UnpreparedQueries(s *Store) map[string]error {
 	out := map[string]error{}

@@ -8,6 +8,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/queue"
 )
 
 func fleetHealth(t *testing.T, s *db.Store) db.FleetHealth {
@@ -28,10 +29,10 @@ func wantTime(t *testing.T, what string, got *time.Time, want time.Time) {
 
 // attempt runs one attempt of a queued job for device through the queue,
 // as the engine does, ending as o says.
-func attempt(t *testing.T, s *db.Store, device int64, o db.Outcome) {
+func attempt(t *testing.T, s *db.Store, device int64, o queue.Outcome) {
 	t.Helper()
 	ctx := context.Background()
-	jobs := enqueueNow(t, s, db.TriggerManual, device)
+	jobs := enqueueNow(t, s, queue.TriggerManual, device)
 	claims, err := s.ClaimJobs(ctx, "test", 1, jobs)
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("claim: %v %v", claims, err)
@@ -93,9 +94,9 @@ func TestFleetHealth(t *testing.T) {
 	}
 
 	// Attempts through the queue: a fails now, c succeeds with a change.
-	attempt(t, s, a, db.Outcome{Error: "connect: timeout"})
-	attempt(t, s, c, db.Outcome{Success: true, Text: "c2", Changed: true})
-	attempt(t, s, off, db.Outcome{Error: "connect: timeout"})
+	attempt(t, s, a, queue.Outcome{Error: "connect: timeout"})
+	attempt(t, s, c, queue.Outcome{Success: true, Text: "c2", Changed: true})
+	attempt(t, s, off, queue.Outcome{Error: "connect: timeout"})
 	h = fleetHealth(t, s)
 	if h.DevicesLastFailed != 1 || h.BackupsFailed != 3 || h.BackupsSucceeded != 8 || h.ConfigChanges != 1 {
 		t.Errorf("after attempts: %+v; want 1 enabled device failed, 3 failures, 8 successes, 1 change", h)
@@ -105,8 +106,8 @@ func TestFleetHealth(t *testing.T) {
 	}
 
 	due := time.Date(2026, 3, 4, 5, 6, 7, 890e6, time.UTC)
-	if _, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: b, Trigger: db.TriggerManual, NotBefore: due.Add(time.Hour)},
-		{DeviceID: c, Trigger: db.TriggerManual, NotBefore: due}}); err != nil {
+	if _, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: b, Trigger: queue.TriggerManual, NotBefore: due.Add(time.Hour)},
+		{DeviceID: c, Trigger: queue.TriggerManual, NotBefore: due}}); err != nil {
 		t.Fatal(err)
 	}
 	wantTime(t, "oldest queued", fleetHealth(t, s).OldestQueued, due)

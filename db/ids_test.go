@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // idTables are the tables whose ids leave the database (API, UI, audit
@@ -397,7 +398,7 @@ func TestIDsMigrationKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := db.Backup{ID: uuid.NewString(), DeviceID: seeded, StartedAt: started, FinishedAt: &finished,
-		Success: true, Changed: true, SnapshotHash: &hash, Trigger: db.TriggerManual}
+		Success: true, Changed: true, SnapshotHash: &hash, Trigger: queue.TriggerManual}
 	if err := s.InsertBackup(ctx, b); err != nil {
 		t.Fatal(err)
 	}

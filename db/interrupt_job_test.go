@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"backupd/db"
+	"backupd/db/queue"
 )
 
 // InterruptJob gives back one attempt while it is still its claim's: the
@@ -17,12 +17,12 @@ func TestInterruptJobGivesBackOneOwnedAttempt(t *testing.T) {
 	ctx := context.Background()
 	d1 := insertDevice(t, s, "r1", nil, nil, nil)
 	d2 := insertDevice(t, s, "r2", nil, nil, nil)
-	enqueueNow(t, s, db.TriggerManual, d1, d2)
+	enqueueNow(t, s, queue.TriggerManual, d1, d2)
 	claims, err := s.ClaimJobs(ctx, "engine-a", 2, nil)
 	if err != nil || len(claims) != 2 {
 		t.Fatalf("ClaimJobs = %d claims, %v; want 2", len(claims), err)
 	}
-	slices.SortFunc(claims, func(a, b db.Claim) int { return int(a.DeviceID - b.DeviceID) })
+	slices.SortFunc(claims, func(a, b queue.Claim) int { return int(a.DeviceID - b.DeviceID) })
 	first, second := claims[0], claims[1]
 
 	res, err := s.InterruptJob(ctx, first, 10)
@@ -33,19 +33,19 @@ func TestInterruptJobGivesBackOneOwnedAttempt(t *testing.T) {
 	if err != nil || len(jobs) != 2 {
 		t.Fatal(jobs, err)
 	}
-	slices.SortFunc(jobs, func(a, b db.Job) int { return int(a.DeviceID - b.DeviceID) })
-	if j := jobs[0]; j.State != db.JobQueued || j.Attempt != 0 || j.Interruptions != 1 || j.Owner != nil ||
-		j.Error == nil || *j.Error != db.ErrorInterrupted {
+	slices.SortFunc(jobs, func(a, b queue.Job) int { return int(a.DeviceID - b.DeviceID) })
+	if j := jobs[0]; j.State != queue.JobQueued || j.Attempt != 0 || j.Interruptions != 1 || j.Owner != nil ||
+		j.Error == nil || *j.Error != queue.ErrorInterrupted {
 		t.Errorf("given back job: %s attempt %d interruptions %d owner %v error %v", j.State, j.Attempt, j.Interruptions, j.Owner, j.Error)
 	}
-	if j := jobs[1]; j.State != db.JobRunning || j.Owner == nil || *j.Owner != "engine-a" || j.Interruptions != 0 {
+	if j := jobs[1]; j.State != queue.JobRunning || j.Owner == nil || *j.Owner != "engine-a" || j.Interruptions != 0 {
 		t.Errorf("the owner's other job: %s owner %v interruptions %d, want still running", j.State, j.Owner, j.Interruptions)
 	}
 	b1, err := s.GetBackup(ctx, first.BackupID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b1.FinishedAt == nil || b1.ErrorMessage == nil || *b1.ErrorMessage != db.ErrorInterrupted {
+	if b1.FinishedAt == nil || b1.ErrorMessage == nil || *b1.ErrorMessage != queue.ErrorInterrupted {
 		t.Errorf("given back attempt's backup: %+v, want finished as interrupted", b1)
 	}
 	if b2, err := s.GetBackup(ctx, second.BackupID); err != nil || b2.FinishedAt != nil {
@@ -68,7 +68,7 @@ func TestInterruptJobGivesBackOneOwnedAttempt(t *testing.T) {
 	if err != nil || res.Attempts != 1 || !slices.Equal(res.GaveUp, []int64{d2}) {
 		t.Fatalf("InterruptJob at the limit = %+v, %v; want device %d given up", res, err, d2)
 	}
-	if jobs, err := s.GetJobs(ctx, []int64{second.ID}); err != nil || jobs[0].State != db.JobFailed {
+	if jobs, err := s.GetJobs(ctx, []int64{second.ID}); err != nil || jobs[0].State != queue.JobFailed {
 		t.Errorf("job at the limit: %+v, %v; want failed", jobs, err)
 	}
 }

@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 )
 
 func enqueueNow(t *testing.T, s *db.Store, trigger string, ids ...int64) []int64 {
 	t.Helper()
-	reqs := make([]db.JobRequest, len(ids))
+	reqs := make([]queue.JobRequest, len(ids))
 	for i, id := range ids {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: time.Now().Add(-time.Second)}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: time.Now().Add(-time.Second)}
 	}
 	jobs, err := s.EnqueueJobs(context.Background(), reqs)
 	if err != nil {
@@ -33,11 +34,11 @@ func TestEnqueueJoinsActiveJobOfSameDevice(t *testing.T) {
 	ctx := context.Background()
 	d1 := insertDevice(t, s, "r1", nil, nil, nil)
 	d2 := insertDevice(t, s, "r2", nil, nil, nil)
-	first := enqueueNow(t, s, db.TriggerManual, d1, d2, 9999)
+	first := enqueueNow(t, s, queue.TriggerManual, d1, d2, 9999)
 	if first[0] == 0 || first[1] == 0 || first[0] == first[1] || first[2] != 0 {
 		t.Fatalf("job ids = %v, want two distinct jobs and 0 for the missing device", first)
 	}
-	again := enqueueNow(t, s, db.TriggerSchedule, d1)
+	again := enqueueNow(t, s, queue.TriggerSchedule, d1)
 	if again[0] != first[0] {
 		t.Fatalf("second request for a queued device made job %d, want it to join job %d", again[0], first[0])
 	}
@@ -46,16 +47,16 @@ func TestEnqueueJoinsActiveJobOfSameDevice(t *testing.T) {
 		t.Fatalf("ClaimJobs = %d claims, %v; want 2", len(claims), err)
 	}
 	// Running counts as active too.
-	if again := enqueueNow(t, s, db.TriggerManual, d1); again[0] != first[0] {
+	if again := enqueueNow(t, s, queue.TriggerManual, d1); again[0] != first[0] {
 		t.Fatalf("request for a running device made job %d, want %d", again[0], first[0])
 	}
 	for _, c := range claims {
-		if err := s.FinishJob(ctx, c, db.Outcome{Success: true, Text: "hostname r\n", FinishedAt: time.Now()}); err != nil {
+		if err := s.FinishJob(ctx, c, queue.Outcome{Success: true, Text: "hostname r\n", FinishedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Finished: a new request is a new job.
-	if next := enqueueNow(t, s, db.TriggerManual, d1); next[0] == first[0] || next[0] == 0 {
+	if next := enqueueNow(t, s, queue.TriggerManual, d1); next[0] == first[0] || next[0] == 0 {
 		t.Fatalf("request after the job finished returned job %d, want a new one", next[0])
 	}
 }
@@ -69,7 +70,7 @@ func TestClaimJobsNeverHandsOutAJobTwice(t *testing.T) {
 	for i := range 200 {
 		ids = append(ids, insertDevice(t, s, fmt.Sprintf("d%d", i), nil, nil, nil))
 	}
-	enqueueNow(t, s, db.TriggerManual, ids...)
+	enqueueNow(t, s, queue.TriggerManual, ids...)
 	other := dbtest.Reopen(t, s)
 	var mu sync.Mutex
 	seen := map[int64]string{}
@@ -123,9 +124,9 @@ func TestClaimAmongListFollowsQueueOrder(t *testing.T) {
 	}
 	// Jobs 0..9 are ready oldest first (job i ready 20-i s ago); 10 and
 	// 11 are ready the latest.
-	reqs := make([]db.JobRequest, len(devices))
+	reqs := make([]queue.JobRequest, len(devices))
 	for i, d := range devices {
-		reqs[i] = db.JobRequest{DeviceID: d, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(time.Duration(i-20) * time.Second)}
+		reqs[i] = queue.JobRequest{DeviceID: d, Trigger: queue.TriggerSchedule, NotBefore: time.Now().Add(time.Duration(i-20) * time.Second)}
 	}
 	jobs, err := s.EnqueueJobs(ctx, reqs)
 	if err != nil {
@@ -173,11 +174,11 @@ func TestClaimRespectsNotBeforeAndOnly(t *testing.T) {
 	d1 := insertDevice(t, s, "r1", nil, nil, nil)
 	d2 := insertDevice(t, s, "r2", nil, nil, nil)
 	d3 := insertDevice(t, s, "r3", nil, nil, nil)
-	later, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d1, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(time.Hour)}})
+	later, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: d1, Trigger: queue.TriggerSchedule, NotBefore: time.Now().Add(time.Hour)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := enqueueNow(t, s, db.TriggerManual, d2, d3)
+	now := enqueueNow(t, s, queue.TriggerManual, d2, d3)
 	claims, err := s.ClaimJobs(ctx, "w", 10, []int64{later[0], now[1]})
 	if err != nil {
 		t.Fatal(err)
@@ -195,11 +196,11 @@ func TestFinishJobRetryAndDeviceStatus(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	d := insertDevice(t, s, "r1", nil, nil, nil)
-	enqueueNow(t, s, db.TriggerManual, d)
+	enqueueNow(t, s, queue.TriggerManual, d)
 	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
 	no := false
 	retryAt := time.Now().Add(-time.Millisecond)
-	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect 127.0.0.1:1: connection refused", Reachable: &no, RetryAt: &retryAt, FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, claims[0], queue.Outcome{Error: "connect 127.0.0.1:1: connection refused", Reachable: &no, RetryAt: &retryAt, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	dev, _ := s.GetDevice(ctx, d)
@@ -207,7 +208,7 @@ func TestFinishJobRetryAndDeviceStatus(t *testing.T) {
 		t.Fatalf("device after a refused connection: status %s, last success %v", dev.Status, dev.LastBackupSuccess)
 	}
 	b, _ := s.GetBackup(ctx, claims[0].BackupID)
-	if b.FinishedAt == nil || b.Success || b.ErrorMessage == nil || b.Trigger != db.TriggerManual {
+	if b.FinishedAt == nil || b.Success || b.ErrorMessage == nil || b.Trigger != queue.TriggerManual {
 		t.Fatalf("first attempt's record: %+v", b)
 	}
 	retry, err := s.ClaimJobs(ctx, "w", 1, nil)
@@ -216,11 +217,11 @@ func TestFinishJobRetryAndDeviceStatus(t *testing.T) {
 	}
 	yes := true
 	key := []byte("ssh-ed25519 key bytes")
-	if err := s.FinishJob(ctx, retry[0], db.Outcome{Success: true, Text: "x\n", Changed: true, Reachable: &yes, PinHostKey: key, FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, retry[0], queue.Outcome{Success: true, Text: "x\n", Changed: true, Reachable: &yes, PinHostKey: key, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = s.GetBackup(ctx, retry[0].BackupID)
-	if !b.Success || !b.Changed || b.Trigger != db.TriggerRetry || b.SnapshotHash == nil || *b.SnapshotHash != snapstore.Hash("x\n") || *b.Bytes != 2 {
+	if !b.Success || !b.Changed || b.Trigger != queue.TriggerRetry || b.SnapshotHash == nil || *b.SnapshotHash != snapstore.Hash("x\n") || *b.Bytes != 2 {
 		t.Fatalf("retry record: %+v", b)
 	}
 	dev, _ = s.GetDevice(ctx, d)
@@ -229,7 +230,7 @@ func TestFinishJobRetryAndDeviceStatus(t *testing.T) {
 		t.Fatalf("device after success: status %s, pinned %q, pending %q", dev.Status, pinned, pending)
 	}
 	jobs, _ := s.GetJobs(ctx, []int64{retry[0].ID})
-	if jobs[0].State != db.JobSucceeded || jobs[0].Owner != nil {
+	if jobs[0].State != queue.JobSucceeded || jobs[0].Owner != nil {
 		t.Fatalf("job after success: %+v", jobs[0])
 	}
 }
@@ -241,7 +242,7 @@ func TestInterruptJobsRequeuesAndLeavesNothingRunning(t *testing.T) {
 	for i := range 3 {
 		ids = append(ids, insertDevice(t, s, fmt.Sprint("r", i), nil, nil, nil))
 	}
-	enqueueNow(t, s, db.TriggerManual, ids...)
+	enqueueNow(t, s, queue.TriggerManual, ids...)
 	if _, err := s.ClaimJobs(ctx, "dead", 2, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestInterruptJobsRequeuesAndLeavesNothingRunning(t *testing.T) {
 	var running, queued, interrupted int
 	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'running'`).Scan(&running)
 	s.Reader().QueryRow(`SELECT COUNT(*) FROM jobs WHERE state = 'queued'`).Scan(&queued)
-	s.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NOT NULL AND success = 0 AND error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	s.Reader().QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NOT NULL AND success = 0 AND error_message = ?`, queue.ErrorInterrupted).Scan(&interrupted)
 	if running != 1 || queued != 2 || interrupted != 2 {
 		t.Fatalf("running %d queued %d interrupted records %d; want 1, 2, 2", running, queued, interrupted)
 	}
@@ -271,7 +272,7 @@ func TestInterruptJobsRequeuesAndLeavesNothingRunning(t *testing.T) {
 		t.Fatalf("InterruptJobs at the limit = %+v, %v; want both given up", res, err)
 	}
 	jobs, _ := s.GetJobs(ctx, []int64{claims[0].ID})
-	if jobs[0].State != db.JobFailed || jobs[0].Error == nil || *jobs[0].Error != db.ErrorInterruptedTooOften || jobs[0].Attempt != 0 {
+	if jobs[0].State != queue.JobFailed || jobs[0].Error == nil || *jobs[0].Error != queue.ErrorInterruptedTooOften || jobs[0].Attempt != 0 {
 		t.Fatalf("job at its interruption limit: %+v", jobs[0])
 	}
 	dev, _ := s.GetDevice(ctx, jobs[0].DeviceID)
@@ -287,7 +288,7 @@ func TestInterruptionsDoNotUseUpAttempts(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	d := insertDevice(t, s, "r1", nil, nil, nil)
-	job := enqueueNow(t, s, db.TriggerSchedule, d)[0]
+	job := enqueueNow(t, s, queue.TriggerSchedule, d)[0]
 	const maxAttempts, maxInterruptions = 3, 5
 	for i := 1; i < maxInterruptions; i++ {
 		claims, err := s.ClaimJobs(ctx, fmt.Sprint("dead-", i), 1, nil)
@@ -299,7 +300,7 @@ func TestInterruptionsDoNotUseUpAttempts(t *testing.T) {
 			t.Fatalf("interruption %d = %+v, %v", i, res, err)
 		}
 		got, _ := s.GetJobs(ctx, []int64{job})
-		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].Interruptions != i || got[0].NotBefore.After(time.Now()) {
+		if got[0].State != queue.JobQueued || got[0].Attempt != 0 || got[0].Interruptions != i || got[0].NotBefore.After(time.Now()) {
 			t.Fatalf("after interruption %d: %+v; want queued, ready, attempt 0, %d interruptions", i, got[0], i)
 		}
 	}
@@ -309,7 +310,7 @@ func TestInterruptionsDoNotUseUpAttempts(t *testing.T) {
 	// A failure that is the device's own still counts.
 	claims, _ := s.ClaimJobs(ctx, "alive", 1, nil)
 	retryAt := time.Now().Add(-time.Millisecond)
-	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &retryAt, FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, claims[0], queue.Outcome{Error: "connect: refused", RetryAt: &retryAt, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	claims, _ = s.ClaimJobs(ctx, "dead-last", 1, nil)
@@ -321,7 +322,7 @@ func TestInterruptionsDoNotUseUpAttempts(t *testing.T) {
 		t.Fatalf("interruption %d = %+v, %v; want the job given up", maxInterruptions, res, err)
 	}
 	got, _ := s.GetJobs(ctx, []int64{job})
-	if got[0].State != db.JobFailed || *got[0].Error != db.ErrorInterruptedTooOften || got[0].Attempt != 1 || got[0].Interruptions != maxInterruptions {
+	if got[0].State != queue.JobFailed || *got[0].Error != queue.ErrorInterruptedTooOften || got[0].Attempt != 1 || got[0].Interruptions != maxInterruptions {
 		t.Fatalf("after %d interruptions: %+v", maxInterruptions, got[0])
 	}
 }
@@ -334,42 +335,42 @@ func TestExplicitRequestRunsAWaitingJobNow(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	d := insertDevice(t, s, "r1", nil, nil, nil)
-	job := enqueueNow(t, s, db.TriggerSchedule, d)[0]
+	job := enqueueNow(t, s, queue.TriggerSchedule, d)[0]
 	s.ClaimJobs(ctx, "dead", 1, nil)
-	if _, err := s.InterruptJobs(ctx, "dead", db.DefaultMaxInterruptions); err != nil {
+	if _, err := s.InterruptJobs(ctx, "dead", queue.DefaultMaxInterruptions); err != nil {
 		t.Fatal(err)
 	}
 	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
 	later := time.Now().Add(time.Hour)
-	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, claims[0], queue.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d, Trigger: db.TriggerSchedule, NotBefore: time.Now()}}); err != nil || ids[0] != job {
+	if ids, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: d, Trigger: queue.TriggerSchedule, NotBefore: time.Now()}}); err != nil || ids[0] != job {
 		t.Fatalf("schedule request = %v, %v; want it to join job %d", ids, err, job)
 	}
 	got, _ := s.GetJobs(ctx, []int64{job})
 	if got[0].Attempt != 1 || got[0].NotBefore.Before(later.Add(-time.Second)) {
 		t.Fatalf("a schedule's request changed the waiting job: %+v", got[0])
 	}
-	for _, trigger := range []string{db.TriggerCLI, db.TriggerManual, db.TriggerSyslog} {
-		if trigger != db.TriggerCLI { // wait to retry again
+	for _, trigger := range []string{queue.TriggerCLI, queue.TriggerManual, queue.TriggerSyslog} {
+		if trigger != queue.TriggerCLI { // wait to retry again
 			claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
 			if len(claims) != 1 || claims[0].ID != job {
 				t.Fatalf("claim = %+v; want job %d", claims, job)
 			}
-			if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
+			if err := s.FinishJob(ctx, claims[0], queue.Outcome{Error: "connect: refused", RetryAt: &later, FinishedAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		ids, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d, Trigger: trigger, NotBefore: time.Now()}})
+		ids, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: d, Trigger: trigger, NotBefore: time.Now()}})
 		if err != nil || ids[0] != job {
 			t.Fatalf("%s request = %v, %v; want it to join job %d", trigger, ids, err, job)
 		}
 		got, _ = s.GetJobs(ctx, []int64{job})
-		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].NotBefore.After(time.Now()) || got[0].Interruptions != 1 {
+		if got[0].State != queue.JobQueued || got[0].Attempt != 0 || got[0].NotBefore.After(time.Now()) || got[0].Interruptions != 1 {
 			t.Fatalf("after a %s request the waiting job is %+v; want it ready now with no attempt used, its interruption still counted", trigger, got[0])
 		}
-		if want := map[bool]string{true: db.TriggerSyslog, false: db.TriggerSchedule}[trigger == db.TriggerSyslog]; got[0].Trigger != want {
+		if want := map[bool]string{true: queue.TriggerSyslog, false: queue.TriggerSchedule}[trigger == queue.TriggerSyslog]; got[0].Trigger != want {
 			t.Fatalf("after a %s request the waiting job's trigger is %s, want %s", trigger, got[0].Trigger, want)
 		}
 	}
@@ -385,9 +386,9 @@ func TestAcceptHostKey(t *testing.T) {
 	if _, err := s.AcceptHostKey(ctx, 424242); err != db.ErrNotFound {
 		t.Fatalf("accept on a missing device: %v", err)
 	}
-	enqueueNow(t, s, db.TriggerManual, d)
+	enqueueNow(t, s, queue.TriggerManual, d)
 	claims, _ := s.ClaimJobs(ctx, "w", 1, nil)
-	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: "host key changed", PendingHostKey: []byte("new"), FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, claims[0], queue.Outcome{Error: "host key changed", PendingHostKey: []byte("new"), FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	key, err := s.AcceptHostKey(ctx, d)
@@ -432,7 +433,7 @@ func TestCancelAndListJobs(t *testing.T) {
 	d1 := insertDevice(t, s, "r1", &g.ID, nil, nil)
 	d2 := insertDevice(t, s, "r2", &other.ID, nil, nil)
 	d3 := insertDevice(t, s, "r3", &g.ID, nil, nil)
-	jobs := enqueueNow(t, s, db.TriggerManual, d1, d2, d3)
+	jobs := enqueueNow(t, s, queue.TriggerManual, d1, d2, d3)
 	claims, _ := s.ClaimJobs(ctx, "w", 1, []int64{jobs[0]})
 
 	if ok, err := s.CancelJob(ctx, jobs[1]); !ok || err != nil {
@@ -444,7 +445,7 @@ func TestCancelAndListJobs(t *testing.T) {
 	if ids, _ := s.CancelRequested(ctx, "w"); len(ids) != 1 || ids[0] != jobs[0] {
 		t.Fatalf("cancel requests of w = %v, want [%d]", ids, jobs[0])
 	}
-	if err := s.FinishJob(ctx, claims[0], db.Outcome{Error: db.ErrorCancelled, Cancelled: true, FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, claims[0], queue.Outcome{Error: queue.ErrorCancelled, Cancelled: true, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := s.CancelJob(ctx, jobs[0]); ok {
@@ -455,7 +456,7 @@ func TestCancelAndListJobs(t *testing.T) {
 	if err != nil || total != 3 || len(all) != 3 || all[0].ID != jobs[2] || all[2].DeviceName != "r1" {
 		t.Fatalf("ListJobs all = %+v total %d err %v", all, total, err)
 	}
-	if all[2].State != db.JobCancelled || all[1].State != db.JobCancelled || all[0].State != db.JobQueued {
+	if all[2].State != queue.JobCancelled || all[1].State != queue.JobCancelled || all[0].State != queue.JobQueued {
 		t.Fatalf("states: %s %s %s", all[0].State, all[1].State, all[2].State)
 	}
 	active, total, _ := s.ListJobs(ctx, db.Scope{All: true}, db.JobFilter{State: "active"}, 10, 0)
@@ -490,14 +491,14 @@ func TestJobViewsFollowScope(t *testing.T) {
 
 	// b1 fails and loose succeeds (real claims and finishes), then r1,
 	// a1 and b1 are queued again and r1 is taken by a worker.
-	finished := enqueueNow(t, s, db.TriggerSchedule, b1, loose)
+	finished := enqueueNow(t, s, queue.TriggerSchedule, b1, loose)
 	claims, err := s.ClaimJobs(ctx, "w", 10, finished)
 	if err != nil || len(claims) != 2 {
 		t.Fatalf("claim: %v, %d claims", err, len(claims))
 	}
 	now := time.Now()
 	for _, c := range claims {
-		o := db.Outcome{Success: c.DeviceID == loose, Text: "hostname loose\n", FinishedAt: now}
+		o := queue.Outcome{Success: c.DeviceID == loose, Text: "hostname loose\n", FinishedAt: now}
 		if !o.Success {
 			o.Error = "timeout"
 		}
@@ -505,7 +506,7 @@ func TestJobViewsFollowScope(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	active := enqueueNow(t, s, db.TriggerManual, a1, r1, b1)
+	active := enqueueNow(t, s, queue.TriggerManual, a1, r1, b1)
 	if _, err := s.ClaimJobs(ctx, "w", 1, active[1:2]); err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +560,7 @@ func TestJobViewsFollowScope(t *testing.T) {
 	// The running job carries its device's name; one device's jobs;
 	// paging.
 	rows, _, err := s.JobsInView(ctx, coreOnly, db.JobViewActive, r1, 50, 0)
-	if err != nil || jobIDs(rows) != fmt.Sprint(active[1]) || rows[0].DeviceName != "r1" || rows[0].State != db.JobRunning || rows[0].StartedAt == nil {
+	if err != nil || jobIDs(rows) != fmt.Sprint(active[1]) || rows[0].DeviceName != "r1" || rows[0].State != queue.JobRunning || rows[0].StartedAt == nil {
 		t.Errorf("r1's active jobs: %+v %v", rows, err)
 	}
 	rows, total, err := s.JobsInView(ctx, all, db.JobViewActive, 0, 1, 1)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/queue"
 )
 
 // What the pages and the API read of the job queue: lists, counts, the
@@ -24,7 +25,7 @@ type JobFilter struct {
 
 // JobRow is a job with its device's name, for listing.
 type JobRow struct {
-	Job
+	queue.Job
 	DeviceName string
 }
 
@@ -49,11 +50,11 @@ func (s *Store) ListJobs(ctx context.Context, scope Scope, f JobFilter, limit, o
 	scan := func(r engine.Scanner) (JobRow, error) {
 		var row JobRow
 		var name string
-		j, err := scanJob(prefixScanner{r, &name})
+		j, err := queue.ScanJob(prefixScanner{r, &name})
 		row.Job, row.DeviceName = j, name
 		return row, err
 	}
-	cols := strings.ReplaceAll("j."+jobColumns, ", ", ", j.")
+	cols := strings.ReplaceAll("j."+queue.Columns, ", ", ", j.")
 	items, total, err := engine.Page(ctx, s.reader, scan,
 		`SELECT COUNT(*) FROM jobs j JOIN devices d ON d.id = j.device_id WHERE `+w,
 		`SELECT d.name, `+cols+` FROM jobs j JOIN devices d ON d.id = j.device_id WHERE `+w+` ORDER BY j.id DESC`,
@@ -228,7 +229,7 @@ func (s *Store) JobsInView(ctx context.Context, scope Scope, view string, device
 		return nil, 0, fmt.Errorf("count %s jobs: %w", view, err)
 	}
 
-	cols := "d.name, " + strings.ReplaceAll("j."+jobColumns, ", ", ", j.")
+	cols := "d.name, " + strings.ReplaceAll("j."+queue.Columns, ", ", ", j.")
 	var query string
 	if scope.All {
 		// Order and cut the jobs first, then name the page's devices: the
@@ -250,7 +251,7 @@ func (s *Store) JobsInView(ctx context.Context, scope Scope, view string, device
 
 func scanJobRow(r engine.Scanner) (JobRow, error) {
 	var row JobRow
-	j, err := scanJob(prefixScanner{r, &row.DeviceName})
+	j, err := queue.ScanJob(prefixScanner{r, &row.DeviceName})
 	row.Job = j
 	return row, err
 }

@@ -13,6 +13,7 @@ import (
 
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -43,10 +44,10 @@ func mkRule(t testing.TB, s *db.Store, r db.NotificationRule) db.NotificationRul
 
 // runAttempt runs one backup attempt of a device through the store's job
 // API as the engine does: queue, claim, finish with o.
-func runAttempt(t testing.TB, s *db.Store, deviceID int64, o db.Outcome) db.Claim {
+func runAttempt(t testing.TB, s *db.Store, deviceID int64, o queue.Outcome) queue.Claim {
 	t.Helper()
 	ctx := context.Background()
-	jobs, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: deviceID, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
+	jobs, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: deviceID, Trigger: queue.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestEventsOfBackupResults(t *testing.T) {
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	yes, no := true, false
 	var last int64
-	step := func(what string, o db.Outcome, want ...db.EventKind) []sentEvent {
+	step := func(what string, o queue.Outcome, want ...db.EventKind) []sentEvent {
 		t.Helper()
 		runAttempt(t, s, dev, o)
 		var evs []sentEvent
@@ -232,12 +233,12 @@ func TestEventsOfBackupResults(t *testing.T) {
 		}
 		return evs
 	}
-	first := step("first backup", db.Outcome{Success: true, First: true, Changed: true, Text: "v1\n", Reachable: &yes}, db.EventFirstBackup)
-	if p := first[0].payload; p.DeviceName != "r1" || p.DeviceID != dev || p.Trigger != db.TriggerSchedule || p.BackupID == "" || !first[0].diff {
+	first := step("first backup", queue.Outcome{Success: true, First: true, Changed: true, Text: "v1\n", Reachable: &yes}, db.EventFirstBackup)
+	if p := first[0].payload; p.DeviceName != "r1" || p.DeviceID != dev || p.Trigger != queue.TriggerSchedule || p.BackupID == "" || !first[0].diff {
 		t.Fatalf("first backup event = %+v", first[0])
 	}
-	step("noise only", db.Outcome{Success: true, Text: "v1 noise\n", Reachable: &yes})
-	changed := step("changed", db.Outcome{Success: true, Changed: true, Text: "v2\n", Reachable: &yes}, db.EventConfigChanged)
+	step("noise only", queue.Outcome{Success: true, Text: "v1 noise\n", Reachable: &yes})
+	changed := step("changed", queue.Outcome{Success: true, Changed: true, Text: "v2\n", Reachable: &yes}, db.EventConfigChanged)
 	if p := changed[0].payload; p.PreviousBackupID == "" || p.PreviousBackupID == p.BackupID {
 		t.Fatalf("change event names versions %q and %q", p.PreviousBackupID, p.BackupID)
 	}
@@ -246,29 +247,29 @@ func TestEventsOfBackupResults(t *testing.T) {
 	}
 	// Due at once, so that the next step's queue request joins it.
 	retry := time.Now().Add(-time.Second)
-	step("failed attempt with a retry ahead", db.Outcome{Error: "connection refused", Reason: "connect", RetryAt: &retry, Reachable: &yes})
-	failed := step("failed", db.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes}, db.EventBackupFailed)
+	step("failed attempt with a retry ahead", queue.Outcome{Error: "connection refused", Reason: "connect", RetryAt: &retry, Reachable: &yes})
+	failed := step("failed", queue.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes}, db.EventBackupFailed)
 	if f := failed[0].payload.Failure; f == nil || f.Stage != "auth" || f.Reason != "authentication failed" || f.Consecutive != 1 {
 		t.Fatalf("failure event = %+v", failed[0].payload.Failure)
 	}
-	step("failed again: quiet", db.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes})
-	step("cancelled: no event", db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true})
-	rec := step("recovered", db.Outcome{Success: true, Text: "v2\n", Reachable: &yes}, db.EventBackupRecovered)
+	step("failed again: quiet", queue.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes})
+	step("cancelled: no event", queue.Outcome{Error: queue.ErrorCancelled, Reason: "cancelled", Cancelled: true})
+	rec := step("recovered", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes}, db.EventBackupRecovered)
 	if rec[0].payload.Failure.Consecutive != 2 {
 		t.Fatalf("recovered after %d failures, want 2", rec[0].payload.Failure.Consecutive)
 	}
-	step("recovered only once", db.Outcome{Success: true, Text: "v2\n", Reachable: &yes})
+	step("recovered only once", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes})
 
-	step("unreachable", db.Outcome{Error: "dial tcp: connection refused", Reason: "connect", Reachable: &no},
+	step("unreachable", queue.Outcome{Error: "dial tcp: connection refused", Reason: "connect", Reachable: &no},
 		db.EventBackupFailed, db.EventDeviceUnreachable)
-	step("unreachable again: quiet", db.Outcome{Error: "dial tcp: connection refused", Reason: "connect", Reachable: &no})
-	step("reachable and recovered", db.Outcome{Success: true, Text: "v2\n", Reachable: &yes},
+	step("unreachable again: quiet", queue.Outcome{Error: "dial tcp: connection refused", Reason: "connect", Reachable: &no})
+	step("reachable and recovered", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes},
 		db.EventBackupRecovered, db.EventDeviceReachable)
 
-	step("host key changed", db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2"), Reachable: &yes},
+	step("host key changed", queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2"), Reachable: &yes},
 		db.EventBackupFailed, db.EventHostKeyChanged)
-	step("same changed key again: quiet", db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2"), Reachable: &yes})
-	step("yet another key", db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3"), Reachable: &yes},
+	step("same changed key again: quiet", queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2"), Reachable: &yes})
+	step("yet another key", queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3"), Reachable: &yes},
 		db.EventHostKeyChanged)
 
 	// The checker's reachability results follow the same hysteresis.
@@ -307,10 +308,10 @@ func TestFailureThresholdPerRule(t *testing.T) {
 	mkRule(t, s, db.NotificationRule{Name: "at once", Events: ev, ChannelIDs: []int64{c1}})
 	mkRule(t, s, db.NotificationRule{Name: "after three", Events: ev, ChannelIDs: []int64{c3}, FailureThreshold: 3})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
-	fail := db.Outcome{Error: "timeout", Reason: "timeout"}
-	ok := db.Outcome{Success: true, Text: "x\n", First: true}
+	fail := queue.Outcome{Error: "timeout", Reason: "timeout"}
+	ok := queue.Outcome{Success: true, Text: "x\n", First: true}
 	var last int64
-	run := func(o db.Outcome) []sentEvent {
+	run := func(o queue.Outcome) []sentEvent {
 		runAttempt(t, s, dev, o)
 		var evs []sentEvent
 		evs, last = eventsAfter(t, s, last)
@@ -383,7 +384,7 @@ func TestRuleScopes(t *testing.T) {
 		{inOther, "[]"},
 		{loose, fmt.Sprintf("[%d+diff %d+diff]", cg, cd)},
 	} {
-		runAttempt(t, s, tc.dev, db.Outcome{Success: true, First: true, Text: "x\n"})
+		runAttempt(t, s, tc.dev, queue.Outcome{Success: true, First: true, Text: "x\n"})
 		var evs []sentEvent
 		evs, last = eventsAfter(t, s, last)
 		got := []string{}
@@ -416,7 +417,7 @@ func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
 	ch := mkChannel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "failures", Events: []db.EventKind{db.EventBackupFailed}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
-	enqueueNow(t, s, db.TriggerSchedule, dev)
+	enqueueNow(t, s, queue.TriggerSchedule, dev)
 	for i := range 2 {
 		claims, err := s.ClaimJobs(ctx, "dead", 1, nil)
 		if err != nil || len(claims) != 1 {
@@ -432,7 +433,7 @@ func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
 		}
 		if i == 1 {
 			f := evs[0].payload.Failure
-			if evs[0].kind != db.EventBackupFailed || f == nil || f.Stage != "interrupted" || f.Reason != db.ErrorInterruptedTooOften ||
+			if evs[0].kind != db.EventBackupFailed || f == nil || f.Stage != "interrupted" || f.Reason != queue.ErrorInterruptedTooOften ||
 				f.Consecutive != 1 || evs[0].payload.BackupID != claims[0].BackupID {
 				t.Fatalf("given-up event = %+v %+v", evs[0], f)
 			}
@@ -448,10 +449,10 @@ func TestNoMatchingRuleRecordsNothing(t *testing.T) {
 	mkRule(t, s, db.NotificationRule{Name: "other group", Events: db.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	no := false
-	runAttempt(t, s, dev, db.Outcome{Success: true, First: true, Text: "a\n"})
-	runAttempt(t, s, dev, db.Outcome{Success: true, Changed: true, Text: "b\n"})
-	runAttempt(t, s, dev, db.Outcome{Error: "x", Reason: "connect", Reachable: &no, PendingHostKey: []byte("k")})
-	runAttempt(t, s, dev, db.Outcome{Success: true, Text: "b\n"})
+	runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "a\n"})
+	runAttempt(t, s, dev, queue.Outcome{Success: true, Changed: true, Text: "b\n"})
+	runAttempt(t, s, dev, queue.Outcome{Error: "x", Reason: "connect", Reachable: &no, PendingHostKey: []byte("k")})
+	runAttempt(t, s, dev, queue.Outcome{Success: true, Text: "b\n"})
 	if n, m := countRows(t, s, "outbox"), countRows(t, s, "deliveries"); n != 0 || m != 0 {
 		t.Fatalf("outbox %d, deliveries %d; want none", n, m)
 	}
@@ -474,7 +475,7 @@ func TestEventCommitsWithTheBackupResult(t *testing.T) {
 	if _, err := s.Exec(ctx, failing); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	jobs, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +483,7 @@ func TestEventCommitsWithTheBackupResult(t *testing.T) {
 	if err != nil || len(claims) != 1 {
 		t.Fatal(claims, err)
 	}
-	o := db.Outcome{Success: true, First: true, Text: "hostname r1\n", FinishedAt: time.Now()}
+	o := queue.Outcome{Success: true, First: true, Text: "hostname r1\n", FinishedAt: time.Now()}
 	if err := s.FinishJob(ctx, claims[0], o); err == nil {
 		t.Fatal("FinishJob succeeded although its event could not be recorded")
 	}
@@ -517,9 +518,9 @@ func deliveryIDs(ds []db.Delivery) []int64 {
 // recordEvents gives a device n changes' worth of config.changed events.
 func recordEvents(t testing.TB, s *db.Store, dev int64, n int) {
 	t.Helper()
-	runAttempt(t, s, dev, db.Outcome{Success: true, First: true, Text: "v0\n"})
+	runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "v0\n"})
 	for i := range n {
-		runAttempt(t, s, dev, db.Outcome{Success: true, Changed: true, Text: fmt.Sprintf("v%d\n", i+1)})
+		runAttempt(t, s, dev, queue.Outcome{Success: true, Changed: true, Text: fmt.Sprintf("v%d\n", i+1)})
 	}
 }
 
@@ -598,15 +599,15 @@ func TestClaimDeliveries(t *testing.T) {
 	}
 }
 
-// The event, job and read queries run prepared: none failed to compile
-// at open.
+// The event and read queries run prepared: none failed to compile at
+// open (the job queue's are checked in package queue).
 func TestEventQueriesArePrepared(t *testing.T) {
 	s := openStore(t)
 	for q, err := range db.UnpreparedQueries(s) {
 		t.Errorf("not prepared: %v\n%s", err, q)
 	}
 	if got, want := db.PreparedEventQueries(s); got != want {
-		t.Fatalf("%d of %d event and job queries prepared", got, want)
+		t.Fatalf("%d of %d event queries prepared", got, want)
 	}
 	if got, want := db.PreparedReadQueries(s); got != want {
 		t.Fatalf("%d of %d read queries prepared", got, want)
@@ -712,7 +713,7 @@ func TestStaleEventsOncePerPeriod(t *testing.T) {
 	}
 	ch := mkChannel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{ch}})
-	runAttempt(t, s, dev, db.Outcome{Success: true, First: true, Text: "x\n"})
+	runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "x\n"})
 	if n, err := s.RecordStaleEvents(ctx, now.Add(47*time.Hour), 48*time.Hour); err != nil || n != 0 {
 		t.Fatalf("before the threshold: %d events, %v", n, err)
 	}
@@ -730,7 +731,7 @@ func TestStaleEventsOncePerPeriod(t *testing.T) {
 		t.Fatalf("the same stale period again: %d events, %v", n, err)
 	}
 	// A new good backup starts a new period.
-	runAttempt(t, s, dev, db.Outcome{Success: true, Text: "x\n"})
+	runAttempt(t, s, dev, queue.Outcome{Success: true, Text: "x\n"})
 	if n, err := s.RecordStaleEvents(ctx, now.Add(60*time.Hour), 48*time.Hour); err != nil || n != 1 {
 		t.Fatalf("a new stale period: %d events, %v", n, err)
 	}
@@ -791,7 +792,7 @@ func TestNotificationsMigrationUpAndDown(t *testing.T) {
 	s.SetEventPolicy(policy.Decide)
 	ch := mkChannel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
-	runAttempt(t, s, 1, db.Outcome{Success: true, Changed: true, Text: "new\n"})
+	runAttempt(t, s, 1, queue.Outcome{Success: true, Changed: true, Text: "new\n"})
 	if n := countRows(t, s, "deliveries"); n != 1 {
 		t.Fatalf("deliveries after a change on the upgraded database = %d", n)
 	}
@@ -832,7 +833,7 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				runAttempt(b, s, devs[i], db.Outcome{Success: true, First: true, Text: fmt.Sprintf("hostname d%d\n", i)})
+				runAttempt(b, s, devs[i], queue.Outcome{Success: true, First: true, Text: fmt.Sprintf("hostname d%d\n", i)})
 			}
 			switch mode {
 			case "other_scope":
@@ -846,7 +847,7 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 			for i := range b.N {
 				b.StopTimer()
 				dev := devs[i%len(devs)]
-				jobs, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
+				jobs, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -856,7 +857,7 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 				}
 				text := fmt.Sprintf("hostname d%d\ninterface x\n description change %d\n", dev, i)
 				b.StartTimer()
-				if err := s.FinishJob(ctx, claims[0], db.Outcome{Success: true, Changed: true, Text: text, FinishedAt: time.Now()}); err != nil {
+				if err := s.FinishJob(ctx, claims[0], queue.Outcome{Success: true, Changed: true, Text: text, FinishedAt: time.Now()}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -28,7 +28,7 @@ func TestPostgresCallsEndWithTheirContextWhenTheServerIsSilent(t *testing.T) {
 	}
 	ctx := context.Background()
 	dev := clusterDevices(t, s, 1)[0]
-	jobs, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	jobs, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"backupd/db/engine"
+	"backupd/db/queue"
 )
 
 // OpenReadOnly opens the existing database in dataDir for reading only,
@@ -40,10 +41,13 @@ func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
 	return checkReadOnly(ctx, readOnlyStore(e))
 }
 
-// readOnlyStore is the store on e's one read-only pool, with nothing
-// prepared: it has no write path.
+// readOnlyStore is the store on e's one read-only pool, with none of its
+// own statements prepared: it has no write path. Its job queue reads
+// (a write fails as any other).
 func readOnlyStore(e *engine.DB) *Store {
-	return &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader, stmts: map[string]*sql.Stmt{}}
+	s := &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader, stmts: map[string]*sql.Stmt{}}
+	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored})
+	return s
 }
 
 // PostgresEmpty reports whether the PostgreSQL database at dbURL holds no

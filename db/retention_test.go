@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 )
 
@@ -39,7 +40,7 @@ func retVersion(t *testing.T, s *db.Store, device int64, daysAgo float64, text s
 	started := retNow.Add(-time.Duration(daysAgo * float64(24*time.Hour)))
 	finished := started.Add(time.Second)
 	b := db.Backup{ID: uuid.NewString(), DeviceID: device, StartedAt: started, FinishedAt: &finished,
-		Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule}
+		Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule}
 	if err := s.InsertBackup(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func retVersion(t *testing.T, s *db.Store, device int64, daysAgo float64, text s
 func retFailure(t *testing.T, s *db.Store, device int64, daysAgo float64, running bool) string {
 	t.Helper()
 	started := retNow.Add(-time.Duration(daysAgo * float64(24*time.Hour)))
-	b := db.Backup{ID: uuid.NewString(), DeviceID: device, StartedAt: started, Trigger: db.TriggerSchedule}
+	b := db.Backup{ID: uuid.NewString(), DeviceID: device, StartedAt: started, Trigger: queue.TriggerSchedule}
 	if !running {
 		finished := started.Add(time.Second)
 		msg := "connect: timeout"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/queue"
 )
 
 // Schedule targets: every enabled device, the devices of some groups (and
@@ -318,7 +319,7 @@ func (s *Store) ClaimScheduleRun(ctx context.Context, id int64, expectedNext, ne
 // fires it again nor skips it. It reports false, queueing nothing, when
 // the next run is no longer expectedNext (another scheduler fired the
 // tick, or the schedule changed).
-func (s *Store) FireScheduleRun(ctx context.Context, id int64, expectedNext, newNext time.Time, reqs []JobRequest) (bool, error) {
+func (s *Store) FireScheduleRun(ctx context.Context, id int64, expectedNext, newNext time.Time, reqs []queue.JobRequest) (bool, error) {
 	var fired bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		fired = false
@@ -330,7 +331,7 @@ func (s *Store) FireScheduleRun(ctx context.Context, id int64, expectedNext, new
 		if n, _ := res.RowsAffected(); n != 1 {
 			return nil
 		}
-		if _, err := enqueueJobs(ctx, tx, s.d, reqs); err != nil {
+		if _, err := queue.EnqueueTx(ctx, tx, s.d, reqs); err != nil {
 			return err
 		}
 		fired = true

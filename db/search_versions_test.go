@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // A configuration search walks every device's latest version in name
@@ -36,7 +37,7 @@ func TestSearchVersionsReadsEveryTextWhileWalking(t *testing.T) {
 		}
 		finished := t0.Add(time.Second)
 		b := db.Backup{ID: uuid.NewString(), DeviceID: d.ID, StartedAt: t0, FinishedAt: &finished, Success: true,
-			SnapshotHash: &hash, Trigger: db.TriggerSchedule}
+			SnapshotHash: &hash, Trigger: queue.TriggerSchedule}
 		if err := s.InsertBackup(ctx, b); err != nil {
 			t.Fatal(err)
 		}

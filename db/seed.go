@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 
 	"github.com/google/uuid"
@@ -328,7 +329,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 				duration = finished.Sub(started)
 			}
 			pending = append(pending, backupID.String(), id, backupTime(started), backupTime(finished), success, errMsg,
-				hash, TriggerSchedule)
+				hash, queue.TriggerSchedule)
 			if firstColumn {
 				pending = append(pending, changed, first)
 			} else {

@@ -20,6 +20,7 @@ import (
 	"backupd/app/notify/policy"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 )
 
@@ -72,12 +73,12 @@ func configVersions(seed uint64, n, size int) []string {
 func storeVersion(t *testing.T, s *db.Store, device int64, text string) string {
 	t.Helper()
 	ctx := context.Background()
-	enqueueNow(t, s, db.TriggerSchedule, device)
+	enqueueNow(t, s, queue.TriggerSchedule, device)
 	claims, err := s.ClaimJobs(ctx, "w", 1, nil)
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("claim: %v, %d claims", err, len(claims))
 	}
-	if err := s.FinishJob(ctx, claims[0], db.Outcome{Success: true, Text: text, Changed: true, FinishedAt: time.Now()}); err != nil {
+	if err := s.FinishJob(ctx, claims[0], queue.Outcome{Success: true, Text: text, Changed: true, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	// Versions are ordered by start time, kept to the millisecond.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 func TestDashboardQueriesFollowScope(t *testing.T) {
@@ -24,7 +25,7 @@ func TestDashboardQueriesFollowScope(t *testing.T) {
 		t.Helper()
 		n++
 		fin := at.Add(time.Second)
-		b := db.Backup{ID: fmt.Sprint("b", n), DeviceID: dev, StartedAt: at, FinishedAt: &fin, Success: ok, Changed: changed, Trigger: db.TriggerSchedule}
+		b := db.Backup{ID: fmt.Sprint("b", n), DeviceID: dev, StartedAt: at, FinishedAt: &fin, Success: ok, Changed: changed, Trigger: queue.TriggerSchedule}
 		if msg != "" {
 			b.ErrorMessage = &msg
 		}
@@ -50,7 +51,7 @@ func TestDashboardQueriesFollowScope(t *testing.T) {
 	attempt(b1, now.Add(-4*time.Hour), false, false, "refused")
 	attempt(loose, now.Add(-5*time.Hour), true, true, "")
 	// A running attempt counts nowhere.
-	if err := s.InsertBackup(ctx, db.Backup{ID: "running", DeviceID: b1, StartedAt: now.Add(-time.Minute), Trigger: db.TriggerManual}); err != nil {
+	if err := s.InsertBackup(ctx, db.Backup{ID: "running", DeviceID: b1, StartedAt: now.Add(-time.Minute), Trigger: queue.TriggerManual}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -29,6 +29,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 )
 
@@ -71,11 +72,11 @@ type nightWriter struct {
 // night queues, claims and finishes one job per device, each with
 // text(i) for devices[i]; it returns the backup ids in device order.
 func (w *nightWriter) night(ctx context.Context, devices []int64, first bool, text func(i int) string) ([]string, error) {
-	reqs := make([]db.JobRequest, len(devices))
+	reqs := make([]queue.JobRequest, len(devices))
 	at := time.Now().Add(-time.Second)
 	index := make(map[int64]int, len(devices))
 	for i, d := range devices {
-		reqs[i] = db.JobRequest{DeviceID: d, Trigger: db.TriggerSchedule, NotBefore: at}
+		reqs[i] = queue.JobRequest{DeviceID: d, Trigger: queue.TriggerSchedule, NotBefore: at}
 		index[d] = i
 	}
 	jobs, err := w.s.EnqueueJobs(ctx, reqs)
@@ -99,7 +100,7 @@ func (w *nightWriter) night(ctx context.Context, devices []int64, first bool, te
 	for _, c := range claims {
 		i := index[c.DeviceID]
 		ids[i] = c.BackupID
-		o := db.Outcome{Success: true, Text: text(i), First: first, Changed: !first, FinishedAt: time.Now()}
+		o := queue.Outcome{Success: true, Text: text(i), First: first, Changed: !first, FinishedAt: time.Now()}
 		if err := w.s.FinishJob(ctx, c, o); err != nil {
 			return nil, err
 		}

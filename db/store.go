@@ -1,9 +1,11 @@
 // Package db is backupd's store: what it keeps (devices, groups,
-// credentials, schedules, backups, jobs, notifications, users …) and the
-// SQL that keeps it, one file per aggregate. The SQL is written once for
+// credentials, schedules, backups, notifications, users …) and the SQL
+// that keeps it, one file per aggregate. The SQL is written once for
 // both engines, with the store's dialect spelling what they spell
 // differently where the query is; the engines themselves, their
-// connections, dialects and migrations are package engine's.
+// connections, dialects and migrations are package engine's, the job
+// queue package queue's (the Store embeds it), configuration texts
+// package snapstore's.
 package db
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/queue"
 )
 
 // FileName is the database file inside the data directory.
@@ -27,6 +30,9 @@ var ErrNotFound = engine.ErrNotFound
 
 // Store is the handle every component shares.
 type Store struct {
+	// Queue is the job queue (package queue) on the store's database:
+	// its methods are the store's.
+	*queue.Queue
 	e *engine.DB
 	// pg, d, writer and reader are e's, at hand: whether the store is on
 	// PostgreSQL, its engine.Dialect, and its writing and reading pools.
@@ -34,8 +40,8 @@ type Store struct {
 	d      engine.Dialect
 	writer *sql.DB
 	reader *sql.DB
-	// stmts are statements prepared on writer (notifications.go, jobs.go),
-	// reads on reader (prepared.go).
+	// stmts are statements prepared on writer (writeQueries), reads on
+	// reader (readQueries).
 	stmts map[string]*sql.Stmt
 	reads map[string]*sql.Stmt
 	// policy decides the events the store records (event_policy.go).
@@ -44,9 +50,11 @@ type Store struct {
 
 // newStore is the store on e's pools, its frequent statements prepared.
 func newStore(e *engine.DB) *Store {
-	return &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader,
+	s := &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader,
 		stmts: engine.PrepareAll(e.Writer, writeQueries(e.Dialect)),
 		reads: engine.PrepareAll(e.Reader, readQueries(e.Dialect))}
+	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored})
+	return s
 }
 
 // Open opens (creating when missing) the database in dataDir, brings its
@@ -79,7 +87,7 @@ func (s *Store) Close() error {
 	for _, st := range s.reads {
 		errs = append(errs, st.Close())
 	}
-	return errors.Join(append(errs, s.e.Close())...)
+	return errors.Join(append(errs, s.Queue.Close(), s.e.Close())...)
 }
 
 // Path is the database file's path ("" on PostgreSQL).
@@ -119,50 +127,22 @@ func ParseTime(s string) (time.Time, error) {
 }
 
 // readQueries are the reads every backup makes (its device, credential,
-// host key and previous version, and the job it reports), prepared on
+// host key and previous version; the job queue prepares those of its
+// jobs), prepared on
 // the read pool when the store opens: parsing them again for each of
 // thousands of devices costs as much as running them.
 func readQueries(d engine.Dialect) []string {
-	return []string{getDeviceQuery, getCredentialQuery, hostKeysQuery, latestGoodSnapshotQuery, getJobsQuery(1),
-		jobStatesQuery(d)}
+	return []string{getDeviceQuery, getCredentialQuery, hostKeysQuery, latestGoodSnapshotQuery}
 }
 
 // read is the read pool, with readQueries prepared.
 func (s *Store) read() engine.Querier { return engine.Prepared{DB: s.reader, Stmts: s.reads} }
 
-// preparedTx runs a transaction's statements, on the store's prepared
-// statement when the query is one of them.
-type preparedTx struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
-}
+// prepared wraps tx so that the event queries run prepared.
+func (s *Store) prepared(tx *sql.Tx) engine.Querier { return engine.PreparedTx{Tx: tx, Stmts: s.stmts} }
 
-// prepared wraps tx so that the event and job queries run prepared.
-func (s *Store) prepared(tx *sql.Tx) engine.Querier { return preparedTx{tx, s.stmts} }
-
-func (p preparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := p.stmts[query]; st != nil {
-		return p.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	}
-	return p.tx.QueryContext(ctx, query, args...)
-}
-
-func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := p.stmts[query]; st != nil {
-		return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	}
-	return p.tx.QueryRowContext(ctx, query, args...)
-}
-
-func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := p.stmts[query]; st != nil {
-		return p.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	}
-	return p.tx.ExecContext(ctx, query, args...)
-}
-
-// writeQueries are the statements prepared on the writer: the event and
-// job queries.
+// writeQueries are the statements prepared on the writer: those of
+// recording an attempt's end (the job queue prepares its own).
 func writeQueries(d engine.Dialect) []string {
-	return slices.Concat(eventQueries(d), jobQueries(d))
+	return slices.Concat(eventQueries(d), finishDeviceQueries())
 }

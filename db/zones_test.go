@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -124,7 +125,7 @@ func TestCollectorEnrolment(t *testing.T) {
 	if err != nil || online != 1 || offline != 0 || revoked != 0 {
 		t.Fatalf("counts = %d %d %d, %v", online, offline, revoked, err)
 	}
-	if err := s.RevokeCollector(ctx, c.ID, db.DefaultMaxInterruptions); err != nil {
+	if err := s.RevokeCollector(ctx, c.ID, queue.DefaultMaxInterruptions); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CollectorByToken(ctx, hashOf("bearer-c1")); !errors.Is(err, db.ErrNotFound) {
@@ -151,7 +152,7 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 	local := zoneDevice(t, s, "local-1", "10.0.0.1", db.LocalZone)
 	inA := zoneDevice(t, s, "a-1", "10.0.0.1", siteA.ID)
 	inB := zoneDevice(t, s, "b-1", "10.0.0.1", siteB.ID)
-	jobs := enqueueNow(t, s, db.TriggerManual, local, inA, inB)
+	jobs := enqueueNow(t, s, queue.TriggerManual, local, inA, inB)
 
 	claims, err := s.ClaimJobs(ctx, "engine", 10, nil)
 	if err != nil || len(claims) != 1 || claims[0].DeviceID != local {
@@ -166,14 +167,14 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 
 	ca := enrol(t, s, siteA.ID, "ca")
 	lease := time.Now().Add(time.Minute)
-	got, err := s.LeaseJobs(ctx, ca, 10, lease)
+	got, err := s.LeaseJobs(ctx, ca.ID, ca.ZoneID, 10, lease)
 	if err != nil || len(got) != 1 || got[0].DeviceID != inA || got[0].Owner == nil {
 		t.Fatalf("collector of zone a leased %+v, %v; want only a-1's job", got, err)
 	}
 	if owners, _ := s.RunningOwners(ctx); !slices.Equal(owners, []string{"engine"}) {
 		t.Fatalf("a lease shows among the engines' owners: %v", owners)
 	}
-	if again, _ := s.LeaseJobs(ctx, ca, 10, lease); len(again) != 0 {
+	if again, _ := s.LeaseJobs(ctx, ca.ID, ca.ZoneID, 10, lease); len(again) != 0 {
 		t.Fatalf("leased twice: %+v", again)
 	}
 	cl, err := s.LeasedClaim(ctx, ca.ID, got[0].ID, got[0].BackupID)
@@ -181,10 +182,10 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 		t.Fatalf("LeasedClaim = %+v, %v", cl, err)
 	}
 	cb := enrol(t, s, siteB.ID, "cb")
-	if _, err := s.LeasedClaim(ctx, cb.ID, got[0].ID, got[0].BackupID); !errors.Is(err, db.ErrLeaseLost) {
+	if _, err := s.LeasedClaim(ctx, cb.ID, got[0].ID, got[0].BackupID); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Fatalf("another collector's claim: %v", err)
 	}
-	if _, err := s.LeasedClaim(ctx, ca.ID, got[0].ID, "another-attempt"); !errors.Is(err, db.ErrLeaseLost) {
+	if _, err := s.LeasedClaim(ctx, ca.ID, got[0].ID, "another-attempt"); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Fatalf("another attempt's claim: %v", err)
 	}
 
@@ -196,30 +197,30 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 	if err != nil || !slices.Equal(rep.Cancel, []int64{got[0].ID}) || !slices.Equal(rep.Lost, []int64{4242}) {
 		t.Fatalf("ExtendLeases = %+v, %v", rep, err)
 	}
-	if n, err := s.ReleaseLeases(ctx, ca.ID, []int64{got[0].ID}, db.DefaultMaxInterruptions); err != nil || n != 0 {
+	if n, err := s.ReleaseLeases(ctx, ca.ID, []int64{got[0].ID}, queue.DefaultMaxInterruptions); err != nil || n != 0 {
 		t.Fatalf("released a lease reported in hand: %d, %v", n, err)
 	}
 	// Not reported (the collector restarted): queued again at once.
-	if n, err := s.ReleaseLeases(ctx, ca.ID, nil, db.DefaultMaxInterruptions); err != nil || n != 1 {
+	if n, err := s.ReleaseLeases(ctx, ca.ID, nil, queue.DefaultMaxInterruptions); err != nil || n != 1 {
 		t.Fatalf("ReleaseLeases = %d, %v", n, err)
 	}
 	checkRequeued := func(what string, jobID int64, backupID string, interruptions int) {
 		t.Helper()
 		js, err := s.GetJobs(ctx, []int64{jobID})
-		if err != nil || len(js) != 1 || js[0].State != db.JobQueued || js[0].Attempt != 0 || js[0].Interruptions != interruptions {
+		if err != nil || len(js) != 1 || js[0].State != queue.JobQueued || js[0].Attempt != 0 || js[0].Interruptions != interruptions {
 			t.Fatalf("%s: job = %+v, %v; want queued again, attempt given back, %d interruptions", what, js, err, interruptions)
 		}
 		b, err := s.GetBackup(ctx, backupID)
-		if err != nil || b.Success || b.FinishedAt == nil || b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorInterrupted {
+		if err != nil || b.Success || b.FinishedAt == nil || b.ErrorMessage == nil || *b.ErrorMessage != queue.ErrorInterrupted {
 			t.Fatalf("%s: the attempt = %+v, %v; want failed as interrupted", what, b, err)
 		}
-		if _, err := s.LeasedClaim(ctx, ca.ID, jobID, backupID); !errors.Is(err, db.ErrLeaseLost) {
+		if _, err := s.LeasedClaim(ctx, ca.ID, jobID, backupID); !errors.Is(err, queue.ErrLeaseLost) {
 			t.Fatalf("%s: a result for the ended lease: %v", what, err)
 		}
 	}
 	checkRequeued("released", got[0].ID, got[0].BackupID, 1)
 	// A result already on its way when the lease ended records nothing.
-	if err := s.FinishJob(ctx, cl, db.Outcome{Success: true, Text: "hostname late\n", FinishedAt: time.Now()}); !errors.Is(err, db.ErrJobNotOwned) {
+	if err := s.FinishJob(ctx, cl, queue.Outcome{Success: true, Text: "hostname late\n", FinishedAt: time.Now()}); !errors.Is(err, queue.ErrJobNotOwned) {
 		t.Fatalf("a late result: %v, want ErrJobNotOwned", err)
 	}
 
@@ -227,21 +228,21 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 	if _, err := s.Exec(ctx, `UPDATE jobs SET cancel_requested = 0`); err != nil {
 		t.Fatal(err)
 	}
-	second, err := s.LeaseJobs(ctx, ca, 10, time.Now().Add(-time.Second))
+	second, err := s.LeaseJobs(ctx, ca.ID, ca.ZoneID, 10, time.Now().Add(-time.Second))
 	if err != nil || len(second) != 1 {
 		t.Fatalf("lease again: %+v, %v", second, err)
 	}
-	if n, err := s.ExpireLeases(ctx, time.Now(), db.DefaultMaxInterruptions); err != nil || n != 1 {
+	if n, err := s.ExpireLeases(ctx, time.Now(), queue.DefaultMaxInterruptions); err != nil || n != 1 {
 		t.Fatalf("ExpireLeases = %d, %v", n, err)
 	}
 	checkRequeued("expired", second[0].ID, second[0].BackupID, 2)
 
 	// A revoked collector's leases go back at once.
-	third, err := s.LeaseJobs(ctx, ca, 10, time.Now().Add(time.Hour))
+	third, err := s.LeaseJobs(ctx, ca.ID, ca.ZoneID, 10, time.Now().Add(time.Hour))
 	if err != nil || len(third) != 1 {
 		t.Fatalf("lease again: %+v, %v", third, err)
 	}
-	if err := s.RevokeCollector(ctx, ca.ID, db.DefaultMaxInterruptions); err != nil {
+	if err := s.RevokeCollector(ctx, ca.ID, queue.DefaultMaxInterruptions); err != nil {
 		t.Fatal(err)
 	}
 	checkRequeued("revoked", third[0].ID, third[0].BackupID, 3)
@@ -307,58 +308,6 @@ func TestEnrolmentTokenSpentOnce(t *testing.T) {
 	}
 }
 
-// A collector that renews its lease after ExpireLeases listed it as run
-// out, but before the lease is ended, keeps its job: the statement that
-// ends the lease checks again that it ran out. The two steps of
-// ExpireLeases are called apart so that the renewal falls between them.
-func TestExpireLeaseSparesARenewedLease(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	site, err := s.CreateZone(ctx, "site")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := zoneDevice(t, s, "renewed-1", "10.0.0.1", site.ID)
-	enqueueNow(t, s, db.TriggerManual, dev)
-	c := enrol(t, s, site.ID, "renewer")
-	leased, err := s.LeaseJobs(ctx, c, 1, time.Now().Add(-time.Second))
-	if err != nil || len(leased) != 1 || leased[0].Owner == nil {
-		t.Fatalf("LeaseJobs = %+v, %v", leased, err)
-	}
-	now := time.Now()
-	owners, err := s.ExpiredLeaseOwners(ctx, now)
-	if err != nil || !slices.Equal(owners, []string{*leased[0].Owner}) {
-		t.Fatalf("expired lease owners = %v, %v; want the lease that ran out", owners, err)
-	}
-	// The collector's poll renews the lease now.
-	if rep, err := s.ExtendLeases(ctx, c.ID, []int64{leased[0].ID}, time.Now().Add(time.Minute)); err != nil || len(rep.Lost) != 0 {
-		t.Fatalf("ExtendLeases = %+v, %v", rep, err)
-	}
-	res, err := s.ExpireLease(ctx, owners[0], now, db.DefaultMaxInterruptions)
-	if err != nil || res.Attempts != 0 {
-		t.Fatalf("ExpireLease of a renewed lease = %+v, %v; want nothing ended", res, err)
-	}
-	js, err := s.GetJobs(ctx, []int64{leased[0].ID})
-	if err != nil || len(js) != 1 || js[0].State != db.JobRunning || js[0].Interruptions != 0 {
-		t.Fatalf("job = %+v, %v; want still running, not interrupted", js, err)
-	}
-	if _, err := s.LeasedClaim(ctx, c.ID, leased[0].ID, leased[0].BackupID); err != nil {
-		t.Fatalf("the collector lost its renewed lease: %v", err)
-	}
-	if b, err := s.GetBackup(ctx, leased[0].BackupID); err != nil || b.FinishedAt != nil {
-		t.Fatalf("the attempt = %+v, %v; want still running", b, err)
-	}
-
-	// Once the renewed lease runs out in turn, it is ended.
-	later := time.Now().Add(2 * time.Minute)
-	if res, err := s.ExpireLease(ctx, owners[0], later, db.DefaultMaxInterruptions); err != nil || res.Attempts != 1 {
-		t.Fatalf("ExpireLease after the renewal ran out = %+v, %v; want the attempt ended", res, err)
-	}
-	if rep, err := s.ExtendLeases(ctx, c.ID, []int64{leased[0].ID}, time.Now().Add(time.Minute)); err != nil || !slices.Equal(rep.Lost, []int64{leased[0].ID}) {
-		t.Fatalf("a renewal after the lease ended = %+v, %v; want the job lost", rep, err)
-	}
-}
-
 // ZoneJobsDue sees a zone's queued job once it is due, and nothing else:
 // not another zone's, not a retry that waits, not a running one.
 func TestZoneJobsDue(t *testing.T) {
@@ -381,21 +330,21 @@ func TestZoneJobsDue(t *testing.T) {
 	now := time.Now()
 	check("an empty queue", site.ID, now, false)
 	waiting := zoneDevice(t, s, "waiting", "10.0.0.1", site.ID)
-	if _, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: waiting, Trigger: db.TriggerRetry, NotBefore: now.Add(time.Minute)}}); err != nil {
+	if _, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: waiting, Trigger: queue.TriggerRetry, NotBefore: now.Add(time.Minute)}}); err != nil {
 		t.Fatal(err)
 	}
 	check("a retry not yet due", site.ID, now, false)
 	check("the retry once due", site.ID, now.Add(2*time.Minute), true)
 	elsewhere := zoneDevice(t, s, "elsewhere", "10.0.0.2", other.ID)
 	local := zoneDevice(t, s, "local", "10.0.0.3", db.LocalZone)
-	enqueueNow(t, s, db.TriggerManual, elsewhere, local)
+	enqueueNow(t, s, queue.TriggerManual, elsewhere, local)
 	check("another zone's and the local zone's due jobs", site.ID, now, false)
 	check("the other zone", other.ID, now, true)
 	ready := zoneDevice(t, s, "ready", "10.0.0.4", site.ID)
-	enqueueNow(t, s, db.TriggerManual, ready)
+	enqueueNow(t, s, queue.TriggerManual, ready)
 	check("a due job", site.ID, now, true)
 	c := enrol(t, s, site.ID, "taker")
-	if got, err := s.LeaseJobs(ctx, c, 10, now.Add(time.Minute)); err != nil || len(got) != 1 {
+	if got, err := s.LeaseJobs(ctx, c.ID, c.ZoneID, 10, now.Add(time.Minute)); err != nil || len(got) != 1 {
 		t.Fatalf("LeaseJobs = %+v, %v", got, err)
 	}
 	check("its job leased (running)", site.ID, now, false)

@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -81,16 +82,16 @@ var captureTimeouts = collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time
 
 // local backs the device up with the engine, as the server does for its
 // own zone.
-func (s *captureSide) local(t *testing.T) db.Job {
+func (s *captureSide) local(t *testing.T) queue.Job {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ids, err := s.eng.Enqueue(ctx, []int64{s.dev}, db.TriggerManual)
+	ids, err := s.eng.Enqueue(ctx, []int64{s.dev}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var job db.Job
-	if err := s.eng.RunJobs(ctx, ids, func(j db.Job) { job = j }); err != nil {
+	var job queue.Job
+	if err := s.eng.RunJobs(ctx, ids, func(j queue.Job) { job = j }); err != nil {
 		t.Fatal(err)
 	}
 	return job
@@ -98,11 +99,11 @@ func (s *captureSide) local(t *testing.T) db.Job {
 
 // remote claims the job as a collector's lease would, collects from the
 // device outside the engine and hands the capture to RecordCapture.
-func (s *captureSide) remote(t *testing.T) db.Job {
+func (s *captureSide) remote(t *testing.T) queue.Job {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ids, err := s.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: s.dev, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	ids, err := s.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: s.dev, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ type captureFacts struct {
 	Events             []string
 }
 
-func (s *captureSide) facts(t *testing.T, j db.Job, since int64) captureFacts {
+func (s *captureSide) facts(t *testing.T, j queue.Job, since int64) captureFacts {
 	t.Helper()
 	ctx := context.Background()
 	unport := func(v string) string { return strings.ReplaceAll(v, s.addr, "ADDR") }
@@ -235,7 +236,7 @@ func TestRecordCaptureMatchesLocalBackup(t *testing.T) {
 			return ""
 		}},
 		{"wrong password", func(s *captureSide) { s.setPassword(t, "not-the-password") }, func(f captureFacts) string {
-			if f.Success || f.JobState != db.JobFailed || !strings.Contains(f.Error, "authentication failed") {
+			if f.Success || f.JobState != queue.JobFailed || !strings.Contains(f.Error, "authentication failed") {
 				return "want a failed backup for authentication"
 			}
 			return ""
@@ -254,7 +255,7 @@ func TestRecordCaptureMatchesLocalBackup(t *testing.T) {
 				step.before(side)
 			}
 			since := lastOutboxID(t, side.store)
-			var j db.Job
+			var j queue.Job
 			if i == 0 {
 				j = side.local(t)
 			} else {

@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -42,7 +43,7 @@ func histVersion(t testing.TB, s *db.Store, deviceID int64, started time.Time, t
 	finished := started.Add(2 * time.Second)
 	size := int64(len(text))
 	b := db.Backup{ID: uuid.NewString(), DeviceID: deviceID, StartedAt: started, FinishedAt: &finished,
-		Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule, Bytes: &size}
+		Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule, Bytes: &size}
 	if err := s.InsertBackup(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func histFailure(t testing.TB, s *db.Store, deviceID int64, started time.Time, m
 	t.Helper()
 	finished := started.Add(time.Second)
 	b := db.Backup{ID: uuid.NewString(), DeviceID: deviceID, StartedAt: started, FinishedAt: &finished,
-		ErrorMessage: &msg, Trigger: db.TriggerSchedule}
+		ErrorMessage: &msg, Trigger: queue.TriggerSchedule}
 	if err := s.InsertBackup(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 )
@@ -49,7 +50,7 @@ func (f *compareFixture) record(text string) {
 	}
 	f.at = f.at.Add(time.Minute)
 	if err := f.store.InsertBackup(f.ctx, db.Backup{ID: fmt.Sprint("b-", f.at.UnixNano()), DeviceID: f.device, StartedAt: f.at,
-		FinishedAt: &f.at, Success: true, SnapshotHash: &hash, Trigger: db.TriggerManual}); err != nil {
+		FinishedAt: &f.at, Success: true, SnapshotHash: &hash, Trigger: queue.TriggerManual}); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/testkit"
 )
 
@@ -25,7 +26,7 @@ func (e *engEnv) repoint(id int64, port int) {
 	}
 }
 
-func jobError(j db.Job) string {
+func jobError(j queue.Job) string {
 	if j.Error == nil {
 		return ""
 	}
@@ -55,7 +56,7 @@ func TestTelnetDeviceRepointedIsNotLoggedIntoUntilConfirmed(t *testing.T) {
 	ctx := context.Background()
 	id := e.sim("edge-sw", "cisco_ios", "telnet", devsim.Options{Seed: 71})
 	eng := e.engine(backup.Options{Workers: 1})
-	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded {
+	if j := e.run(eng, id)[id]; j.State != queue.JobSucceeded {
 		t.Fatalf("first backup: %s %v", j.State, *j.Error)
 	}
 	d, _ := e.store.GetDevice(ctx, id)
@@ -66,7 +67,7 @@ func TestTelnetDeviceRepointedIsNotLoggedIntoUntilConfirmed(t *testing.T) {
 	trap := testkit.NewLoginTrap(t)
 	e.repoint(id, trap.Port())
 	j := e.run(eng, id)[id]
-	if j.State != db.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "address changed") || !strings.Contains(*j.Error, "accept-address") {
+	if j.State != queue.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "address changed") || !strings.Contains(*j.Error, "accept-address") {
 		t.Fatalf("backup after the re-point: %s %q; the listener got %q", j.State, jobError(j), trap.Received())
 	}
 	if j.Attempt != 1 {
@@ -105,7 +106,7 @@ func TestSSHDeviceRepointedToAnotherKeyIsNotLoggedInto(t *testing.T) {
 	ctx := context.Background()
 	id := e.sim("core-r1", "cisco_ios", "ssh", devsim.Options{Seed: 72})
 	eng := e.engine(backup.Options{Workers: 1})
-	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded {
+	if j := e.run(eng, id)[id]; j.State != queue.JobSucceeded {
 		t.Fatalf("first backup: %s %v", j.State, *j.Error)
 	}
 	rogue, err := devsim.NewDevice(devsim.Options{Platform: "cisco_ios", Hostname: "rogue", Seed: 99, Username: engUser,
@@ -117,7 +118,7 @@ func TestSSHDeviceRepointedToAnotherKeyIsNotLoggedInto(t *testing.T) {
 	e.repoint(id, portOf(t, rogue.SSHAddr()))
 
 	j := e.run(eng, id)[id]
-	if j.State != db.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "host key changed") {
+	if j.State != queue.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "host key changed") {
 		t.Fatalf("backup against the other server: %s %q", j.State, jobError(j))
 	}
 	if st := rogue.Stats(); st.Logins != 0 || st.FailedLogins != 0 {
@@ -131,7 +132,7 @@ func TestSSHDeviceRepointedToAnotherKeyIsNotLoggedInto(t *testing.T) {
 	if d.AddressPin == nil || *d.AddressPin != d.Address() {
 		t.Fatalf("accepting the key did not confirm the address: %v", d.AddressPin)
 	}
-	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded || rogue.Stats().Logins != 1 {
+	if j := e.run(eng, id)[id]; j.State != queue.JobSucceeded || rogue.Stats().Logins != 1 {
 		t.Fatalf("after accepting: %s %q, logins %d", j.State, jobError(j), rogue.Stats().Logins)
 	}
 }
@@ -144,7 +145,7 @@ func TestSSHDeviceWithoutKeyRepointedWaits(t *testing.T) {
 	ctx := context.Background()
 	id := e.device("dark", "cisco_ios", "ssh", engClosedPort(t))
 	eng := e.engine(backup.Options{Workers: 1, MaxAttempts: 1})
-	if j := e.run(eng, id)[id]; j.State != db.JobFailed {
+	if j := e.run(eng, id)[id]; j.State != queue.JobFailed {
 		t.Fatalf("backup of a closed port: %s", j.State)
 	}
 	d, _ := e.store.GetDevice(ctx, id)
@@ -159,7 +160,7 @@ func TestSSHDeviceWithoutKeyRepointedWaits(t *testing.T) {
 	t.Cleanup(func() { sim.Close() })
 	e.repoint(id, portOf(t, sim.SSHAddr()))
 	j := e.run(eng, id)[id]
-	if j.State != db.JobFailed || !strings.Contains(jobError(j), "address changed") {
+	if j.State != queue.JobFailed || !strings.Contains(jobError(j), "address changed") {
 		t.Fatalf("backup at the new address: %s %q", j.State, jobError(j))
 	}
 	if st := sim.Stats(); st.Connections != 0 {

@@ -9,7 +9,7 @@ import (
 	"backupd/app/collect/driver"
 	"backupd/app/devsim"
 	"backupd/app/platforms"
-	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -47,7 +47,7 @@ func TestEngineBacksUpACustomPlatform(t *testing.T) {
 	jobs := e.run(eng, ids...)
 	for _, id := range ids {
 		j := jobs[id]
-		if j.State != db.JobSucceeded {
+		if j.State != queue.JobSucceeded {
 			t.Fatalf("device %d: %s %v", id, j.State, *j.Error)
 		}
 		text, err := e.store.SnapshotText(ctx, *e.backup(j).SnapshotHash)
@@ -65,7 +65,7 @@ func TestEngineBacksUpACustomPlatform(t *testing.T) {
 	}
 	again := e.run(eng, ids...)
 	for _, id := range ids {
-		if j := again[id]; j.State != db.JobSucceeded || e.backup(j).Changed {
+		if j := again[id]; j.State != queue.JobSucceeded || e.backup(j).Changed {
 			t.Errorf("device %d second backup: %s, changed %v", id, j.State, e.backup(j).Changed)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 )
 
@@ -39,7 +40,7 @@ type Options struct {
 	MaxAttempts int
 	// MaxInterruptions bounds how often the process running a job may
 	// stop mid-attempt (crash, kill, power cut, shutdown) before the job
-	// fails (default db.DefaultMaxInterruptions).
+	// fails (default queue.DefaultMaxInterruptions).
 	MaxInterruptions int
 	// RetryBackoff is the wait before the first retry of a connection
 	// failure; it doubles per attempt, up to 10 minutes (default 30 s).
@@ -78,7 +79,7 @@ func (o *Options) defaults() {
 		o.MaxAttempts = DefaultMaxAttempts
 	}
 	if o.MaxInterruptions <= 0 {
-		o.MaxInterruptions = db.DefaultMaxInterruptions
+		o.MaxInterruptions = queue.DefaultMaxInterruptions
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 30 * time.Second
@@ -126,7 +127,7 @@ type Engine struct {
 }
 
 // errCancelled is the cause of a job an operator stopped.
-var errCancelled = errors.New(db.ErrorCancelled)
+var errCancelled = errors.New(queue.ErrorCancelled)
 
 // Cancel stops a job: a queued one never runs; a running one (here or in
 // another process sharing the store) is cut off within seconds and
@@ -205,20 +206,20 @@ func (e *Engine) MaxAttempts() int { return e.opts.MaxAttempts }
 // of the web UI's "Back up now".
 func (e *Engine) Enqueue(ctx context.Context, deviceIDs []int64, trigger string) ([]int64, error) {
 	now := time.Now()
-	reqs := make([]db.JobRequest, len(deviceIDs))
+	reqs := make([]queue.JobRequest, len(deviceIDs))
 	for i, id := range deviceIDs {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
 	}
 	return e.EnqueueRequests(ctx, reqs)
 }
 
 // EnqueueFound is Enqueue saying, per device, whether its job is new or
 // one it already had (queued: it now runs at once; running).
-func (e *Engine) EnqueueFound(ctx context.Context, deviceIDs []int64, trigger string) ([]db.Enqueued, error) {
+func (e *Engine) EnqueueFound(ctx context.Context, deviceIDs []int64, trigger string) ([]queue.Enqueued, error) {
 	now := time.Now()
-	reqs := make([]db.JobRequest, len(deviceIDs))
+	reqs := make([]queue.JobRequest, len(deviceIDs))
 	for i, id := range deviceIDs {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: trigger, NotBefore: now}
 	}
 	out, err := e.store.EnqueueJobsFound(ctx, reqs)
 	if err == nil {
@@ -229,7 +230,7 @@ func (e *Engine) EnqueueFound(ctx context.Context, deviceIDs []int64, trigger st
 
 // EnqueueRequests queues jobs with their own start times (schedules spread
 // them over a window).
-func (e *Engine) EnqueueRequests(ctx context.Context, reqs []db.JobRequest) ([]int64, error) {
+func (e *Engine) EnqueueRequests(ctx context.Context, reqs []queue.JobRequest) ([]int64, error) {
 	ids, err := e.store.EnqueueJobs(ctx, reqs)
 	if err == nil {
 		e.poke()
@@ -266,7 +267,7 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 		if owner == self {
 			continue
 		}
-		var res db.Interrupted
+		var res queue.Interrupted
 		if e.store.Postgres() {
 			// Dead when its liveness lock can be taken, checked in the
 			// transaction that queues its jobs again.
@@ -320,7 +321,7 @@ func (e *Engine) holdLiveness(ctx context.Context, owner string) (release func()
 	deadline := time.Now().Add(livenessWait)
 	delay := 10 * time.Millisecond
 	for {
-		ok, err := sess.TryLock(ctx, db.OwnerLockName(owner))
+		ok, err := sess.TryLock(ctx, queue.OwnerLockName(owner))
 		if err == nil && !ok && time.Now().After(deadline) {
 			err = fmt.Errorf("engine lock %s is taken", owner)
 		}
@@ -391,7 +392,7 @@ func (e *Engine) watchDeadOwners(ctx context.Context) {
 // RunJobs works only the given jobs, in this process, and returns when
 // each is finished (wherever it ran) or ctx ends. report is called once
 // per job as it finishes.
-func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job)) error {
+func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(queue.Job)) error {
 	pending := map[int64]bool{}
 	for _, id := range jobIDs {
 		if id != 0 {
@@ -433,7 +434,7 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 		found := map[int64]bool{}
 		for _, j := range jobs {
 			found[j.ID] = true
-			if !pending[j.ID] || j.State == db.JobQueued || j.State == db.JobRunning {
+			if !pending[j.ID] || j.State == queue.JobQueued || j.State == queue.JobRunning {
 				continue
 			}
 			delete(pending, j.ID)
@@ -467,7 +468,7 @@ func (e *Engine) RunJobs(ctx context.Context, jobIDs []int64, report func(db.Job
 			switch state, ok := states[id]; {
 			case !ok:
 				delete(pending, id) // its device was deleted meanwhile
-			case state != db.JobQueued && state != db.JobRunning:
+			case state != queue.JobQueued && state != queue.JobRunning:
 				ended = append(ended, id)
 			}
 		}
@@ -568,7 +569,7 @@ func (e *Engine) run(parent context.Context, only []int64, report func(running b
 	var runErr error
 	for ctx.Err() == nil {
 		n := len(free)
-		var claims []db.Claim
+		var claims []queue.Claim
 		if n > 0 {
 			began := time.Now()
 			claims, err = e.store.ClaimJobs(ctx, owner, min(n, 64), only)
@@ -678,7 +679,7 @@ const claimFailLimit = 10 * time.Second
 
 // logGaveUp names the devices whose jobs failed for having been
 // interrupted too often.
-func (e *Engine) logGaveUp(res db.Interrupted) {
+func (e *Engine) logGaveUp(res queue.Interrupted) {
 	for _, id := range res.GaveUp {
 		e.log.Error("backup given up: the backup process stopped before it finished too many times",
 			"device_id", id, "max_interruptions", e.opts.MaxInterruptions)
@@ -687,7 +688,7 @@ func (e *Engine) logGaveUp(res db.Interrupted) {
 
 // work runs one attempt and records how it ended. Whatever the device
 // does, and even if our code panics on it, only this job fails.
-func (e *Engine) work(parent context.Context, c db.Claim) {
+func (e *Engine) work(parent context.Context, c queue.Claim) {
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	e.runningMu.Lock()
@@ -698,7 +699,7 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 		delete(e.running, c.ID)
 		e.runningMu.Unlock()
 	}()
-	var o db.Outcome
+	var o queue.Outcome
 	began := time.Now()
 	func() {
 		defer func() {
@@ -707,13 +708,13 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 				// where it happened only.
 				e.log.Error("backup panicked", "device_id", c.DeviceID, "job_id", c.ID,
 					"panic_type", fmt.Sprintf("%T", r), "stack", string(debug.Stack()))
-				o = db.Outcome{Error: "internal error while backing up this device; the server log has details"}
+				o = queue.Outcome{Error: "internal error while backing up this device; the server log has details"}
 			}
 		}()
 		o = e.attempt(ctx, c)
 	}()
 	if errors.Is(context.Cause(ctx), errCancelled) && !o.Success {
-		o = db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true}
+		o = queue.Outcome{Error: queue.ErrorCancelled, Reason: "cancelled", Cancelled: true}
 	} else if parent.Err() != nil && !o.Success {
 		// Shut down mid-backup: the shutdown marks it interrupted and
 		// queues it again.
@@ -729,7 +730,7 @@ func (e *Engine) work(parent context.Context, c db.Claim) {
 	o.FinishedAt = time.Now()
 	rctx, cancel := detach(ctx)
 	defer cancel()
-	if err := e.record(rctx, c, o, o.FinishedAt.Sub(began)); errors.Is(err, db.ErrJobNotOwned) {
+	if err := e.record(rctx, c, o, o.FinishedAt.Sub(began)); errors.Is(err, queue.ErrJobNotOwned) {
 		// Taken for dead meanwhile (a lost database connection): the job
 		// was queued again and its result is another attempt's to record.
 		// (Or the device was deleted while it was backed up.)
@@ -770,7 +771,7 @@ const giveBackTries = 5
 // claimed attempt whose result could not be recorded, while it is still
 // this engine's. It tries again a few times while the database refuses;
 // a shutdown ends the tries, as it interrupts every job of the engine.
-func (e *Engine) giveBack(parent context.Context, c db.Claim) {
+func (e *Engine) giveBack(parent context.Context, c queue.Claim) {
 	delay := time.Second
 	for try := 1; ; try++ {
 		dctx, release := detach(parent)
@@ -808,7 +809,7 @@ func (e *Engine) giveBack(parent context.Context, c db.Claim) {
 // record stores how an attempt ended (FinishJob), counts it in the
 // metrics, tells a waiting RunJobs and logs it. took is how long the
 // collection ran.
-func (e *Engine) record(ctx context.Context, c db.Claim, o db.Outcome, took time.Duration) error {
+func (e *Engine) record(ctx context.Context, c queue.Claim, o queue.Outcome, took time.Duration) error {
 	finish, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := e.store.FinishJob(finish, c, o); err != nil {
@@ -842,13 +843,13 @@ func (e *Engine) record(ctx context.Context, c db.Claim, o db.Outcome, took time
 }
 
 // attempt backs the claimed device up once.
-func (e *Engine) attempt(ctx context.Context, c db.Claim) db.Outcome {
+func (e *Engine) attempt(ctx context.Context, c queue.Claim) queue.Outcome {
 	t, err := e.target(ctx, c.DeviceID)
 	if _, ok := errors.AsType[*storeError](err); ok {
-		return db.Outcome{Error: err.Error(), Reason: reasonStore}
+		return queue.Outcome{Error: err.Error(), Reason: reasonStore}
 	}
 	if err != nil {
-		return db.Outcome{Error: err.Error(), Reason: TargetFailureReason(err)}
+		return queue.Outcome{Error: err.Error(), Reason: TargetFailureReason(err)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeouts.Job)
 	defer cancel()
@@ -902,7 +903,7 @@ func CaptureOf(res collect.Result, err error) Capture {
 // key to accept) or a success normalised and compared with the previous
 // version, noise ignored. platform is the device's, pinned whether it has
 // a host key pinned.
-func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinned bool, cp Capture) db.Outcome {
+func (e *Engine) outcome(ctx context.Context, c queue.Claim, platform string, pinned bool, cp Capture) queue.Outcome {
 	if cp.Failed() {
 		reason := cp.Reason
 		if reason == "" {
@@ -913,7 +914,7 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 			msg = "the collection failed"
 		}
 		reachable := reason != collect.ReasonConnect && reason != collect.ReasonRefused
-		o := db.Outcome{Error: msg, Reason: reason, Reachable: &reachable}
+		o := queue.Outcome{Error: msg, Reason: reason, Reachable: &reachable}
 		if reason == collect.ReasonHostKeyChanged && cp.HostKey != nil {
 			o.PendingHostKey = cp.HostKey
 		}
@@ -924,7 +925,7 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 		return o
 	}
 	reachable := true
-	o := db.Outcome{Reachable: &reachable}
+	o := queue.Outcome{Reachable: &reachable}
 	if !pinned && cp.HostKey != nil {
 		o.PinHostKey = cp.HostKey
 	}
@@ -950,8 +951,8 @@ func (e *Engine) outcome(ctx context.Context, c db.Claim, platform string, pinne
 // RecordFailure ends a claimed attempt that failed before any collection
 // (the device's target could not be gathered), as the engine's own
 // attempt does.
-func (e *Engine) RecordFailure(ctx context.Context, c db.Claim, msg, reason string) (db.Outcome, error) {
-	o := db.Outcome{Error: msg, Reason: reason, FinishedAt: time.Now()}
+func (e *Engine) RecordFailure(ctx context.Context, c queue.Claim, msg, reason string) (queue.Outcome, error) {
+	o := queue.Outcome{Error: msg, Reason: reason, FinishedAt: time.Now()}
 	return o, e.record(ctx, c, o, 0)
 }
 
@@ -960,20 +961,20 @@ func (e *Engine) RecordFailure(ctx context.Context, c db.Claim, msg, reason stri
 // as a collection in this process does, and is recorded as the engine
 // records its own (FinishJob, metrics, log). took is how long the
 // collection ran, for the metrics.
-func (e *Engine) RecordCapture(ctx context.Context, c db.Claim, cp Capture, took time.Duration) (db.Outcome, error) {
+func (e *Engine) RecordCapture(ctx context.Context, c queue.Claim, cp Capture, took time.Duration) (queue.Outcome, error) {
 	d, err := e.store.GetDevice(ctx, c.DeviceID)
 	if err != nil {
-		return db.Outcome{}, fmt.Errorf("loading the device: %w", err)
+		return queue.Outcome{}, fmt.Errorf("loading the device: %w", err)
 	}
 	pinned, _, err := e.store.HostKeys(ctx, c.DeviceID)
 	if err != nil {
-		return db.Outcome{}, fmt.Errorf("loading the device's host key: %w", err)
+		return queue.Outcome{}, fmt.Errorf("loading the device's host key: %w", err)
 	}
-	var o db.Outcome
+	var o queue.Outcome
 	if cp.Reason == CaptureCancelled {
 		o, err = e.cancelledCapture(ctx, c)
 		if err != nil {
-			return db.Outcome{}, err
+			return queue.Outcome{}, err
 		}
 	} else {
 		o = e.outcome(ctx, c, d.Platform, pinned != nil, cp)
@@ -993,21 +994,21 @@ const ErrorUnaskedCancel = "the collector reported this backup cancelled, but no
 // that did not happen shows in the history and counts towards the
 // device's failure alerts, instead of ending quietly as if an operator
 // had chosen to skip it.
-func (e *Engine) cancelledCapture(ctx context.Context, c db.Claim) (db.Outcome, error) {
+func (e *Engine) cancelledCapture(ctx context.Context, c queue.Claim) (queue.Outcome, error) {
 	owner := ""
 	if c.Owner != nil {
 		owner = *c.Owner
 	}
 	asked, err := e.store.CancelRequested(ctx, owner)
 	if err != nil {
-		return db.Outcome{}, fmt.Errorf("checking the job's cancellation: %w", err)
+		return queue.Outcome{}, fmt.Errorf("checking the job's cancellation: %w", err)
 	}
 	if slices.Contains(asked, c.ID) {
-		return db.Outcome{Error: db.ErrorCancelled, Reason: "cancelled", Cancelled: true}, nil
+		return queue.Outcome{Error: queue.ErrorCancelled, Reason: "cancelled", Cancelled: true}, nil
 	}
 	e.log.Warn("a collector reported a backup cancelled that no one cancelled; recorded as failed",
 		"job_id", c.ID, "device_id", c.DeviceID)
-	return db.Outcome{Error: ErrorUnaskedCancel, Reason: collect.ReasonProtocol}, nil
+	return queue.Outcome{Error: ErrorUnaskedCancel, Reason: collect.ReasonProtocol}, nil
 }
 
 // backoff is the wait before retry number attempt.

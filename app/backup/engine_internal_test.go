@@ -12,6 +12,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -33,19 +34,19 @@ func TestPanicFailsOnlyItsOwnJob(t *testing.T) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	jobs, err := e.Enqueue(runCtx, ids, db.TriggerManual)
+	jobs, err := e.Enqueue(runCtx, ids, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[int64]db.Job{}
-	if err := e.RunJobs(runCtx, jobs, func(j db.Job) { got[j.DeviceID] = j }); err != nil {
+	got := map[int64]queue.Job{}
+	if err := e.RunJobs(runCtx, jobs, func(j queue.Job) { got[j.DeviceID] = j }); err != nil {
 		t.Fatal(err)
 	}
-	if j := got[boomID]; j.State != db.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "internal error") {
+	if j := got[boomID]; j.State != queue.JobFailed || j.Error == nil || !strings.Contains(*j.Error, "internal error") {
 		t.Fatalf("panicking device: %+v", j)
 	}
 	for _, id := range []int64{ids[0], ids[2]} {
-		if got[id].State != db.JobSucceeded {
+		if got[id].State != queue.JobSucceeded {
 			t.Fatalf("device %d next to the panic: %s", id, got[id].State)
 		}
 	}
@@ -96,7 +97,7 @@ func TestEngineWaitsForItsLivenessLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := other.TryLock(ctx, db.OwnerLockName(e.owner())); err != nil || !ok {
+	if ok, err := other.TryLock(ctx, queue.OwnerLockName(e.owner())); err != nil || !ok {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
 	let := time.AfterFunc(300*time.Millisecond, other.Close)
@@ -112,7 +113,7 @@ func TestEngineWaitsForItsLivenessLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer probe.Close()
-	if ok, err := probe.TryLock(ctx, db.OwnerLockName(e.owner())); err != nil || ok {
+	if ok, err := probe.TryLock(ctx, queue.OwnerLockName(e.owner())); err != nil || ok {
 		t.Fatalf("probe TryLock = %v, %v; want refused while the engine holds its lock", ok, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -79,23 +80,23 @@ func TestEngineRequeuesDeadEnginesJobsWhileEveryWorkerIsBusy(t *testing.T) {
 	// Queued behind the engine's back (as another node queues them): it
 	// finds them at its next look, fills every worker and then waits for
 	// one to come free.
-	var reqs []db.JobRequest
+	var reqs []queue.JobRequest
 	for _, id := range slow {
-		reqs = append(reqs, db.JobRequest{DeviceID: id, Trigger: db.TriggerSchedule, NotBefore: time.Now()})
+		reqs = append(reqs, queue.JobRequest{DeviceID: id, Trigger: queue.TriggerSchedule, NotBefore: time.Now()})
 	}
 	slowJobs, err := e.store.EnqueueJobs(ctx, reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 30*time.Second, "every worker busy with a slow device", func() bool {
-		return jobStates(t, e.store, slowJobs)[db.JobRunning] == len(slow)
+		return jobStates(t, e.store, slowJobs)[queue.JobRunning] == len(slow)
 	})
 
 	// A process that claimed two jobs and was killed: their owner holds
 	// no liveness lock.
-	ghostJobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{
-		{DeviceID: other[0], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
-		{DeviceID: other[1], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
+	ghostJobs, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{
+		{DeviceID: other[0], Trigger: queue.TriggerSchedule, NotBefore: time.Now()},
+		{DeviceID: other[1], Trigger: queue.TriggerSchedule, NotBefore: time.Now()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,13 +118,13 @@ func TestEngineRequeuesDeadEnginesJobsWhileEveryWorkerIsBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range js {
-		if j.State != db.JobQueued || j.Interruptions != 1 || j.Attempt != 0 {
+		if j.State != queue.JobQueued || j.Interruptions != 1 || j.Attempt != 0 {
 			t.Errorf("dead node's job %d: %s, %d interruptions, attempt %d; want queued again, interrupted once, no attempt used",
 				j.ID, j.State, j.Interruptions, j.Attempt)
 		}
 	}
 	// The workers were busy all along: taken over while they were.
-	if n := jobStates(t, e.store, slowJobs)[db.JobRunning]; n != len(slow) {
+	if n := jobStates(t, e.store, slowJobs)[queue.JobRunning]; n != len(slow) {
 		t.Fatalf("%d slow jobs still running; want %d (every worker busy while the dead node's jobs were requeued)", n, len(slow))
 	}
 }
@@ -179,12 +180,12 @@ func TestEngineRunsAgainAfterTheSQLiteStoreRefusedWrites(t *testing.T) {
 	if st := eng.Status(); st.Restarts < 1 {
 		t.Errorf("status after the store came back: %+v; want a restart counted", st)
 	}
-	jobs, err := eng.Enqueue(ctx, devs, db.TriggerManual)
+	jobs, err := eng.Enqueue(ctx, devs, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 60*time.Second, "the backups after the store came back", func() bool {
-		return jobStates(t, e.store, jobs)[db.JobSucceeded] == len(devs)
+		return jobStates(t, e.store, jobs)[queue.JobSucceeded] == len(devs)
 	})
 	log := e.log.String()
 	for _, want := range []string{"taking jobs from the queue failed", "backup engine stopped; it starts again once the database answers", "backup engine running again"} {
@@ -217,11 +218,11 @@ func pgOutage(t *testing.T, store, check *db.Store, outage, heal func()) {
 		RecoverEvery: 500 * time.Millisecond})
 	runEngine(t, eng)
 	waitUntil(t, 30*time.Second, "the engine ready", func() bool { return engineReady(eng) == nil })
-	jobs, err := eng.Enqueue(ctx, devs, db.TriggerManual)
+	jobs, err := eng.Enqueue(ctx, devs, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 30*time.Second, "backups running", func() bool { return jobStates(t, check, jobs)[db.JobRunning] > 0 })
+	waitUntil(t, 30*time.Second, "backups running", func() bool { return jobStates(t, check, jobs)[queue.JobRunning] > 0 })
 
 	began := time.Now()
 	outage()
@@ -235,18 +236,18 @@ func pgOutage(t *testing.T, store, check *db.Store, outage, heal func()) {
 	t.Logf("the engine ran again %s after the database came back", time.Since(healed).Round(100*time.Millisecond))
 	waitUntil(t, 60*time.Second, "every backup of the round cut off by the outage", func() bool {
 		st := jobStates(t, check, jobs)
-		return st[db.JobQueued]+st[db.JobRunning] == 0
+		return st[queue.JobQueued]+st[queue.JobRunning] == 0
 	})
 	t.Logf("the round finished %s after the database came back", time.Since(healed).Round(100*time.Millisecond))
-	if st := jobStates(t, check, jobs); st[db.JobSucceeded] != len(devs) {
+	if st := jobStates(t, check, jobs); st[queue.JobSucceeded] != len(devs) {
 		t.Fatalf("jobs of the round the outage cut: %v; want all %d succeeded\n%s", st, len(devs), e.log.String())
 	}
-	again, err := eng.Enqueue(ctx, devs, db.TriggerManual)
+	again, err := eng.Enqueue(ctx, devs, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 60*time.Second, "a round queued after the outage", func() bool {
-		return jobStates(t, check, again)[db.JobSucceeded] == len(devs)
+		return jobStates(t, check, again)[queue.JobSucceeded] == len(devs)
 	})
 	if st := eng.Status(); st.Restarts < 1 || !st.Running {
 		t.Errorf("status after the outage: %+v; want running, restarted", st)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 	"backupd/internal/testkit"
 
@@ -112,16 +113,16 @@ func (e *engEnv) device(name, platform, method, addr string) int64 {
 }
 
 // run backs the devices up with a fresh engine and returns each job.
-func (e *engEnv) run(eng *backup.Engine, ids ...int64) map[int64]db.Job {
+func (e *engEnv) run(eng *backup.Engine, ids ...int64) map[int64]queue.Job {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	jobs, err := eng.Enqueue(ctx, ids, db.TriggerManual)
+	jobs, err := eng.Enqueue(ctx, ids, queue.TriggerManual)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	out := map[int64]db.Job{}
-	if err := eng.RunJobs(ctx, jobs, func(j db.Job) { out[j.DeviceID] = j }); err != nil {
+	out := map[int64]queue.Job{}
+	if err := eng.RunJobs(ctx, jobs, func(j queue.Job) { out[j.DeviceID] = j }); err != nil {
 		e.t.Fatal(err, e.log.String())
 	}
 	if len(out) != len(ids) {
@@ -130,7 +131,7 @@ func (e *engEnv) run(eng *backup.Engine, ids ...int64) map[int64]db.Job {
 	return out
 }
 
-func (e *engEnv) backup(j db.Job) db.Backup {
+func (e *engEnv) backup(j queue.Job) db.Backup {
 	e.t.Helper()
 	b, err := e.store.GetBackup(context.Background(), *j.BackupID)
 	if err != nil {
@@ -169,12 +170,12 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 	jobs := e.run(eng, append(append([]int64{}, healthy...), wrongPw, off)...)
 	for _, id := range healthy {
 		j := jobs[id]
-		if j.State != db.JobSucceeded {
+		if j.State != queue.JobSucceeded {
 			t.Fatalf("device %d: %s %v", id, j.State, *j.Error)
 		}
 		b := e.backup(j)
 		// The first version is the first backup, not a change.
-		if !b.First || b.Changed || b.SnapshotHash == nil || b.Trigger != db.TriggerManual {
+		if !b.First || b.Changed || b.SnapshotHash == nil || b.Trigger != queue.TriggerManual {
 			t.Errorf("device %d first backup: %+v", id, b)
 		}
 		text, err := e.store.SnapshotText(ctx, *b.SnapshotHash)
@@ -198,13 +199,13 @@ func TestEngineBacksUpAndDetectsChanges(t *testing.T) {
 			t.Errorf("device %d: last changed at %s after its first backup only", id, *d.LastChangedAt)
 		}
 	}
-	if j := jobs[wrongPw]; j.State != db.JobFailed || j.Attempt != 1 || !strings.Contains(strings.ToLower(*j.Error), "auth") {
+	if j := jobs[wrongPw]; j.State != queue.JobFailed || j.Attempt != 1 || !strings.Contains(strings.ToLower(*j.Error), "auth") {
 		t.Errorf("wrong password: state %s attempt %d error %v; want failed at once (no retry) with an authentication error", j.State, j.Attempt, *j.Error)
 	}
 	if d, _ := e.store.GetDevice(ctx, wrongPw); d.Status != db.StatusReachable {
 		t.Errorf("a device that rejects the password still answered: status %s", d.Status)
 	}
-	if j := jobs[off]; j.State != db.JobFailed || j.Attempt != 2 {
+	if j := jobs[off]; j.State != queue.JobFailed || j.Attempt != 2 {
 		t.Errorf("device that is off: state %s attempt %d; want failed after 2 attempts (connection failures are retried)", j.State, j.Attempt)
 	}
 	if d, _ := e.store.GetDevice(ctx, off); d.Status != db.StatusUnreachable {
@@ -264,7 +265,7 @@ func TestEngineHostKeyChange(t *testing.T) {
 	ctx := context.Background()
 	id := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 9})
 	eng := e.engine(backup.Options{Workers: 1})
-	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded {
+	if j := e.run(eng, id)[id]; j.State != queue.JobSucceeded {
 		t.Fatalf("first backup: %v", *j.Error)
 	}
 	pinned, _, _ := e.store.HostKeys(ctx, id)
@@ -275,7 +276,7 @@ func TestEngineHostKeyChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := e.run(eng, id)[id]
-	if j.State != db.JobFailed || j.Attempt != 1 || !strings.Contains(*j.Error, "host key changed") {
+	if j.State != queue.JobFailed || j.Attempt != 1 || !strings.Contains(*j.Error, "host key changed") {
 		t.Fatalf("after the key changed: %s attempt %d %v", j.State, j.Attempt, *j.Error)
 	}
 	_, pending, _ := e.store.HostKeys(ctx, id)
@@ -285,7 +286,7 @@ func TestEngineHostKeyChange(t *testing.T) {
 	if _, err := e.store.AcceptHostKey(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if j := e.run(eng, id)[id]; j.State != db.JobSucceeded {
+	if j := e.run(eng, id)[id]; j.State != queue.JobSucceeded {
 		t.Fatalf("after accepting the new key: %v", *j.Error)
 	}
 }
@@ -302,7 +303,7 @@ func TestEngineShutdownInterruptsAndNextStartResumes(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(runCtx) }()
-	jobs, err := eng.Enqueue(ctx, []int64{hang}, db.TriggerManual)
+	jobs, err := eng.Enqueue(ctx, []int64{hang}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,11 +326,11 @@ func TestEngineShutdownInterruptsAndNextStartResumes(t *testing.T) {
 		t.Fatalf("%d backup records left running after shutdown", running)
 	}
 	got, _ := e.store.GetJobs(ctx, jobs)
-	if got[0].State != db.JobQueued || got[0].Error == nil || *got[0].Error != db.ErrorInterrupted {
+	if got[0].State != queue.JobQueued || got[0].Error == nil || *got[0].Error != queue.ErrorInterrupted {
 		t.Fatalf("job after shutdown: %+v", got[0])
 	}
 	b, _ := e.store.GetBackup(ctx, *got[0].BackupID)
-	if b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorInterrupted {
+	if b.ErrorMessage == nil || *b.ErrorMessage != queue.ErrorInterrupted {
 		t.Fatalf("record after shutdown: %+v", b)
 	}
 
@@ -347,12 +348,12 @@ func TestEngineShutdownInterruptsAndNextStartResumes(t *testing.T) {
 	eng2 := e.engine(backup.Options{Workers: 1})
 	runCtx2, cancel2 := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel2()
-	var final db.Job
-	if err := eng2.RunJobs(runCtx2, jobs, func(j db.Job) { final = j }); err != nil {
+	var final queue.Job
+	if err := eng2.RunJobs(runCtx2, jobs, func(j queue.Job) { final = j }); err != nil {
 		t.Fatal(err)
 	}
 	// The shutdown was no fault of the device: it cost no attempt.
-	if final.State != db.JobSucceeded || final.Attempt != 1 || final.Interruptions != 1 {
+	if final.State != queue.JobSucceeded || final.Attempt != 1 || final.Interruptions != 1 {
 		t.Fatalf("resumed job: %s attempt %d interruptions %d %v", final.State, final.Attempt, final.Interruptions, final.Error)
 	}
 }
@@ -365,7 +366,7 @@ func TestEngineRepeatedCrashesDoNotUseUpAttempts(t *testing.T) {
 	e := newEngEnv(t)
 	ctx := context.Background()
 	dev := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 41})
-	jobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now()}})
+	jobs, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerSchedule, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,22 +382,22 @@ func TestEngineRepeatedCrashesDoNotUseUpAttempts(t *testing.T) {
 			t.Fatalf("recovery after crash %d = %d, %v; want 1", i, n, err)
 		}
 		got, _ := e.store.GetJobs(ctx, jobs)
-		if got[0].State != db.JobQueued || got[0].Attempt != 0 || got[0].Interruptions != i {
+		if got[0].State != queue.JobQueued || got[0].Attempt != 0 || got[0].Interruptions != i {
 			t.Fatalf("after crash %d: %s attempt %d interruptions %d; want queued, attempt 0, %d", i, got[0].State, got[0].Attempt, got[0].Interruptions, i)
 		}
 	}
 	eng := e.engine(backup.Options{Workers: 1})
 	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var final db.Job
-	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { final = j }); err != nil {
+	var final queue.Job
+	if err := eng.RunJobs(runCtx, jobs, func(j queue.Job) { final = j }); err != nil {
 		t.Fatal(err)
 	}
-	if final.State != db.JobSucceeded || final.Attempt != 1 || final.Interruptions != crashes {
+	if final.State != queue.JobSucceeded || final.Attempt != 1 || final.Interruptions != crashes {
 		t.Fatalf("after %d crashes: %s attempt %d interruptions %d %v", crashes, final.State, final.Attempt, final.Interruptions, final.Error)
 	}
 	var interrupted int
-	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, queue.ErrorInterrupted).Scan(&interrupted)
 	if interrupted != crashes {
 		t.Fatalf("interrupted records %d, want %d: each cut-off attempt stays in the history", interrupted, crashes)
 	}
@@ -409,7 +410,7 @@ func TestEngineGivesUpAfterTooManyInterruptions(t *testing.T) {
 	e := newEngEnv(t)
 	ctx := context.Background()
 	dev := e.sim("r1", "cisco_ios", "ssh", devsim.Options{Seed: 42})
-	jobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now()}})
+	jobs, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerSchedule, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +424,7 @@ func TestEngineGivesUpAfterTooManyInterruptions(t *testing.T) {
 		}
 	}
 	got, _ := e.store.GetJobs(ctx, jobs)
-	if got[0].State != db.JobFailed || got[0].Error == nil || *got[0].Error != db.ErrorInterruptedTooOften || got[0].Interruptions != limit {
+	if got[0].State != queue.JobFailed || got[0].Error == nil || *got[0].Error != queue.ErrorInterruptedTooOften || got[0].Interruptions != limit {
 		t.Fatalf("after %d interruptions: %+v", limit, got[0])
 	}
 	if d, _ := e.store.GetDevice(ctx, dev); d.LastBackupSuccess == nil || *d.LastBackupSuccess {
@@ -432,7 +433,7 @@ func TestEngineGivesUpAfterTooManyInterruptions(t *testing.T) {
 	if log := e.log.String(); !strings.Contains(log, "backup given up") || !strings.Contains(log, "device_id="+strconv.FormatInt(dev, 10)) {
 		t.Fatalf("the log does not name the device given up:\n%s", log)
 	}
-	if j := e.run(e.engine(backup.Options{Workers: 1}), dev)[dev]; j.State != db.JobSucceeded || j.ID == jobs[0] {
+	if j := e.run(e.engine(backup.Options{Workers: 1}), dev)[dev]; j.State != queue.JobSucceeded || j.ID == jobs[0] {
 		t.Fatalf("an operator's request after the job was given up: %+v", j)
 	}
 }
@@ -446,10 +447,10 @@ func TestEngineRecoversJobsOfADeadProcess(t *testing.T) {
 	for i := range 3 {
 		ids = append(ids, e.sim(fmt.Sprintf("r%d", i), "arista_eos", "ssh", devsim.Options{Seed: int64(20 + i)}))
 	}
-	jobs, err := e.store.EnqueueJobs(ctx, []db.JobRequest{
-		{DeviceID: ids[0], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
-		{DeviceID: ids[1], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
-		{DeviceID: ids[2], Trigger: db.TriggerSchedule, NotBefore: time.Now()},
+	jobs, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{
+		{DeviceID: ids[0], Trigger: queue.TriggerSchedule, NotBefore: time.Now()},
+		{DeviceID: ids[1], Trigger: queue.TriggerSchedule, NotBefore: time.Now()},
+		{DeviceID: ids[2], Trigger: queue.TriggerSchedule, NotBefore: time.Now()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -461,17 +462,17 @@ func TestEngineRecoversJobsOfADeadProcess(t *testing.T) {
 	eng := e.engine(backup.Options{Workers: 3})
 	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	done := map[int64]db.Job{}
-	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { done[j.ID] = j }); err != nil {
+	done := map[int64]queue.Job{}
+	if err := eng.RunJobs(runCtx, jobs, func(j queue.Job) { done[j.ID] = j }); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range jobs {
-		if done[id].State != db.JobSucceeded {
+		if done[id].State != queue.JobSucceeded {
 			t.Errorf("job %d: %s", id, done[id].State)
 		}
 	}
 	var interrupted, running int
-	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, queue.ErrorInterrupted).Scan(&interrupted)
 	dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&running)
 	if interrupted != 2 || running != 0 {
 		t.Fatalf("interrupted records %d (want 2), running %d (want 0)", interrupted, running)
@@ -489,7 +490,7 @@ func TestEngineRecoverLeavesLiveEngineAlone(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- slow.Run(runCtx) }()
 	defer func() { stop(); <-done }()
-	if _, err := slow.Enqueue(ctx, []int64{hang}, db.TriggerManual); err != nil {
+	if _, err := slow.Enqueue(ctx, []int64{hang}, queue.TriggerManual); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -560,7 +561,7 @@ func TestEngineFailureMatrix(t *testing.T) {
 	jobTimeout := 8 * time.Second
 	eng := e.engine(backup.Options{Workers: 50, MaxAttempts: 1,
 		Timeouts: collect.Timeouts{Connect: 2 * time.Second, Login: 3 * time.Second, Command: 3 * time.Second, Job: jobTimeout}})
-	if j := e.run(eng, rekeyed)[rekeyed]; j.State != db.JobSucceeded {
+	if j := e.run(eng, rekeyed)[rekeyed]; j.State != queue.JobSucceeded {
 		t.Fatalf("pinning the key: %v", *j.Error)
 	}
 	if err := e.sims[rekeyed].RotateHostKey(); err != nil {
@@ -574,7 +575,7 @@ func TestEngineFailureMatrix(t *testing.T) {
 	}
 	jobs := e.run(eng, all...)
 	for _, id := range healthy {
-		if j := jobs[id]; j.State != db.JobSucceeded {
+		if j := jobs[id]; j.State != queue.JobSucceeded {
 			t.Errorf("healthy device %d (%s): %s %v", id, e.sims[id].Platform(), j.State, *j.Error)
 		}
 	}
@@ -589,18 +590,18 @@ func TestEngineFailureMatrix(t *testing.T) {
 			// Either outcome is honest for these (garbage may land in
 			// between lines; a pager that never ends either times out
 			// or hits the size cap), but never silently wrong text.
-			if j.State != db.JobSucceeded && (j.Error == nil || *j.Error == "") {
+			if j.State != queue.JobSucceeded && (j.Error == nil || *j.Error == "") {
 				t.Errorf("%s failed without a message", c.name)
 			}
-			if j.State == db.JobSucceeded && c.name == "endless-pager" {
+			if j.State == queue.JobSucceeded && c.name == "endless-pager" {
 				t.Errorf("%s succeeded; a pager that never ends cannot yield a complete configuration", c.name)
 			}
 		case c.want == "":
-			if j.State != db.JobSucceeded {
+			if j.State != queue.JobSucceeded {
 				t.Errorf("%s: want success, got %v", c.name, *j.Error)
 			}
 		default:
-			if j.State != db.JobFailed || !strings.Contains(*j.Error, c.want) {
+			if j.State != queue.JobFailed || !strings.Contains(*j.Error, c.want) {
 				t.Errorf("%s: state %s, error %q; want failed with %q", c.name, j.State, deref(j.Error), c.want)
 			}
 		}
@@ -633,7 +634,7 @@ func TestEngineCancelRunningJob(t *testing.T) {
 	eng := e.engine(backup.Options{Workers: 2, Timeouts: long})
 	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	jobs, err := eng.Enqueue(runCtx, []int64{a, b}, db.TriggerManual)
+	jobs, err := eng.Enqueue(runCtx, []int64{a, b}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -651,16 +652,16 @@ func TestEngineCancelRunningJob(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	got := map[int64]db.Job{}
-	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { got[j.ID] = j }); err != nil {
+	got := map[int64]queue.Job{}
+	if err := eng.RunJobs(runCtx, jobs, func(j queue.Job) { got[j.ID] = j }); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range jobs {
 		j := got[id]
-		if j.State != db.JobCancelled || deref(j.Error) != db.ErrorCancelled {
+		if j.State != queue.JobCancelled || deref(j.Error) != queue.ErrorCancelled {
 			t.Errorf("job %d: %s %q; want cancelled", id, j.State, deref(j.Error))
 		}
-		if b := e.backup(j); b.FinishedAt == nil || b.Success || deref(b.ErrorMessage) != db.ErrorCancelled {
+		if b := e.backup(j); b.FinishedAt == nil || b.Success || deref(b.ErrorMessage) != queue.ErrorCancelled {
 			t.Errorf("job %d record: %+v", id, b)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -59,23 +60,23 @@ func TestEngineRestartAfterLivenessLossWatchesItsNewName(t *testing.T) {
 		waitUntil(t, 30*time.Second, "the engine to start again", func() bool { return restarts() == i+1 })
 	}
 	waitUntil(t, 30*time.Second, "the engine's liveness lock", func() bool { return lockSessions(t, e.store, false) == 1 })
-	jobs, err := eng.Enqueue(ctx, []int64{dev}, db.TriggerManual)
+	jobs, err := eng.Enqueue(ctx, []int64{dev}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 30*time.Second, "the restarted engine to run the slow device's job", func() bool {
 		js, err := e.store.GetJobs(ctx, jobs)
-		return err == nil && len(js) == 1 && js[0].State == db.JobRunning
+		return err == nil && len(js) == 1 && js[0].State == queue.JobRunning
 	})
 	if ok, err := e.store.CancelJob(ctx, jobs[0]); err != nil || !ok {
 		t.Fatalf("cancel: %v %v", ok, err)
 	}
 	waitUntil(t, 30*time.Second, "the cancelled job to end", func() bool {
 		js, err := e.store.GetJobs(ctx, jobs)
-		return err == nil && len(js) == 1 && js[0].State != db.JobRunning && js[0].State != db.JobQueued
+		return err == nil && len(js) == 1 && js[0].State != queue.JobRunning && js[0].State != queue.JobQueued
 	})
 	js, _ := e.store.GetJobs(ctx, jobs)
-	if js[0].State != db.JobCancelled || js[0].Error == nil || *js[0].Error != db.ErrorCancelled {
+	if js[0].State != queue.JobCancelled || js[0].Error == nil || *js[0].Error != queue.ErrorCancelled {
 		t.Fatalf("job = %s %v; want cancelled by the restarted engine's watcher", js[0].State, js[0].Error)
 	}
 	if n := restarts(); n != losses {

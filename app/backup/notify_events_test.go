@@ -10,6 +10,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -77,13 +78,13 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 	since := lastOutboxID(t, e.store)
 	first := e.run(eng, r1, off)
 	p := check("first run", r1, since, string(db.EventFirstBackup))
-	if p[0].BackupID != *first[r1].BackupID || p[0].DeviceName != "r1" || p[0].Trigger != db.TriggerManual {
+	if p[0].BackupID != *first[r1].BackupID || p[0].DeviceName != "r1" || p[0].Trigger != queue.TriggerManual {
 		t.Fatalf("first backup event = %+v", p[0])
 	}
 	// The device that is off: unreachable at its first attempt, failed
 	// when its last attempt failed, each once.
 	p = check("first run", off, since, string(db.EventDeviceUnreachable), string(db.EventBackupFailed))
-	if f := p[1].Failure; f == nil || f.Stage != "connect" || f.Consecutive != 1 || p[1].Trigger != db.TriggerRetry {
+	if f := p[1].Failure; f == nil || f.Stage != "connect" || f.Consecutive != 1 || p[1].Trigger != queue.TriggerRetry {
 		t.Fatalf("failure event = %+v", p[1])
 	}
 

@@ -9,6 +9,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/netguard"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // A device on a link-local address is not connected to (the dial hook
@@ -31,7 +32,7 @@ func TestLinkLocalDeviceIsNotDialled(t *testing.T) {
 	jobs := e.run(e.engine(backup.Options{MaxAttempts: 3}), ids...)
 	for _, id := range ids {
 		j := jobs[id]
-		if j.State != db.JobFailed || j.Attempt != 1 {
+		if j.State != queue.JobFailed || j.Attempt != 1 {
 			t.Fatalf("device %d: job %s after %d attempts (%s), want one failed attempt, not retried", id, j.State, j.Attempt, deref(j.Error))
 		}
 		if msg := deref(j.Error); !strings.Contains(msg, "link-local") || !strings.Contains(msg, "allow list") {

@@ -9,6 +9,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -21,7 +22,7 @@ func refuseFirstSuccess(t *testing.T, s *db.Store) {
 	t.Helper()
 	ctx := context.Background()
 	cond := `NEW.success = 1 AND NOT EXISTS (SELECT 1 FROM backups b
-		WHERE b.device_id = NEW.device_id AND b.error_message = '` + db.ErrorInterrupted + `')`
+		WHERE b.device_id = NEW.device_id AND b.error_message = '` + queue.ErrorInterrupted + `')`
 	stmts := []string{`CREATE TRIGGER test_refuse_finish BEFORE UPDATE OF finished_at ON backups
 		WHEN ` + cond + ` BEGIN SELECT RAISE(ABORT, 'test: recording refused'); END`}
 	if s.Postgres() {
@@ -54,17 +55,17 @@ func TestEngineRequeuesJobWhoseResultIsNotRecorded(t *testing.T) {
 	eng := e.engine(backup.Options{Workers: 1})
 	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	jobs, err := eng.Enqueue(runCtx, []int64{dev}, db.TriggerManual)
+	jobs, err := eng.Enqueue(runCtx, []int64{dev}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var final db.Job
-	if err := eng.RunJobs(runCtx, jobs, func(j db.Job) { final = j }); err != nil {
+	var final queue.Job
+	if err := eng.RunJobs(runCtx, jobs, func(j queue.Job) { final = j }); err != nil {
 		var state string
 		_ = dbtest.Peek(t, e.store).QueryRow(`SELECT state FROM jobs WHERE id = ?`, jobs[0]).Scan(&state)
 		t.Fatalf("the job did not finish (it is %s after the engine stopped): %v\n%s", state, err, e.log.String())
 	}
-	if final.State != db.JobSucceeded || final.Attempt != 1 || final.Interruptions != 1 {
+	if final.State != queue.JobSucceeded || final.Attempt != 1 || final.Interruptions != 1 {
 		t.Fatalf("job: %s attempt %d interruptions %d, want succeeded at attempt 1 after 1 interruption", final.State, final.Attempt, final.Interruptions)
 	}
 	var running, unfinished int
@@ -81,7 +82,7 @@ func TestEngineRequeuesJobWhoseResultIsNotRecorded(t *testing.T) {
 	// the configuration.
 	var interrupted, good int
 	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ? AND error_message = ?`,
-		dev, db.ErrorInterrupted).Scan(&interrupted); err != nil {
+		dev, queue.ErrorInterrupted).Scan(&interrupted); err != nil {
 		t.Fatal(err)
 	}
 	if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM backups WHERE device_id = ? AND success = 1`, dev).Scan(&good); err != nil {
@@ -129,7 +130,7 @@ func TestEngineRecordingRetriesSerializationFailure(t *testing.T) {
 		}
 	}
 	j := e.run(e.engine(backup.Options{Workers: 1}), dev)[dev]
-	if j.State != db.JobSucceeded || j.Attempt != 1 || j.Interruptions != 0 {
+	if j.State != queue.JobSucceeded || j.Attempt != 1 || j.Interruptions != 0 {
 		t.Fatalf("job: %s attempt %d interruptions %d, want succeeded at attempt 1 with no interruption\n%s",
 			j.State, j.Attempt, j.Interruptions, e.log.String())
 	}

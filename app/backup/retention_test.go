@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -28,7 +29,7 @@ func TestRunRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three finished jobs, two of them older than the job history.
-	ids, err := s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: d.ID, Trigger: db.TriggerSchedule, NotBefore: now}})
+	ids, err := s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: d.ID, Trigger: queue.TriggerSchedule, NotBefore: now}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"backupd/app/collect"
-	"backupd/db"
+	"backupd/db/queue"
 )
 
 // RunJobs waits for every job it was given: those it runs, one another
@@ -22,7 +22,7 @@ func TestRunJobsReportsJobsEndedElsewhereAndDropsDeletedOnes(t *testing.T) {
 	e.collect = func(_ context.Context, tg collect.Target) (collect.Result, error) {
 		return collect.Result{Text: "hostname " + tg.Host + "\n"}, nil
 	}
-	jobs, err := e.Enqueue(ctx, ids, db.TriggerManual)
+	jobs, err := e.Enqueue(ctx, ids, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestRunJobsReportsJobsEndedElsewhereAndDropsDeletedOnes(t *testing.T) {
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("claim: %v, %d claims", err, len(claims))
 	}
-	if err := store.FinishJob(ctx, claims[0], db.Outcome{Success: true, Text: "hostname elsewhere\n", FinishedAt: time.Now()}); err != nil {
+	if err := store.FinishJob(ctx, claims[0], queue.Outcome{Success: true, Text: "hostname elsewhere\n", FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	// The third device is deleted, and its job with it.
@@ -40,11 +40,11 @@ func TestRunJobsReportsJobsEndedElsewhereAndDropsDeletedOnes(t *testing.T) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	got := map[int64]db.Job{}
-	if err := e.RunJobs(runCtx, jobs, func(j db.Job) { got[j.ID] = j }); err != nil {
+	got := map[int64]queue.Job{}
+	if err := e.RunJobs(runCtx, jobs, func(j queue.Job) { got[j.ID] = j }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[jobs[0]].State != db.JobSucceeded || got[jobs[1]].State != db.JobSucceeded {
+	if len(got) != 2 || got[jobs[0]].State != queue.JobSucceeded || got[jobs[1]].State != queue.JobSucceeded {
 		t.Fatalf("reported %+v; want the jobs of the first two devices, succeeded", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/adhocore/gronx"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // Schedule limits.
@@ -270,7 +271,7 @@ func nextFire(expr string, loc *time.Location, fixed bool, after time.Time) (tim
 // many processes share the database.
 type Scheduler struct {
 	store *db.Store
-	enq   func(ctx context.Context, reqs []db.JobRequest) ([]int64, error)
+	enq   func(ctx context.Context, reqs []queue.JobRequest) ([]int64, error)
 	log   *slog.Logger
 	wake  chan struct{}
 	// queued, when set, makes each tick queue its backups in the
@@ -296,7 +297,7 @@ func NewStoreScheduler(store *db.Store, queued func(), log *slog.Logger) *Schedu
 
 // NewScheduler returns a scheduler that queues backups through enq
 // (the engine's EnqueueRequests, or the store's EnqueueJobs).
-func NewScheduler(store *db.Store, enq func(ctx context.Context, reqs []db.JobRequest) ([]int64, error), log *slog.Logger) *Scheduler {
+func NewScheduler(store *db.Store, enq func(ctx context.Context, reqs []queue.JobRequest) ([]int64, error), log *slog.Logger) *Scheduler {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -449,7 +450,7 @@ func (s *Scheduler) fireAtomic(ctx context.Context, sc db.Schedule, tick, next, 
 
 // requests are the backups a tick of sc queues: its target devices, each
 // at its slot in the spread window.
-func (s *Scheduler) requests(ctx context.Context, sc db.Schedule, tick, now time.Time) ([]db.JobRequest, error) {
+func (s *Scheduler) requests(ctx context.Context, sc db.Schedule, tick, now time.Time) ([]queue.JobRequest, error) {
 	ids, err := s.store.TargetDevices(ctx, sc.Target, sc.TargetIDs)
 	if err != nil {
 		return nil, err
@@ -458,9 +459,9 @@ func (s *Scheduler) requests(ctx context.Context, sc db.Schedule, tick, now time
 	if now.Sub(tick) > scheduleLateGrace {
 		base = now
 	}
-	reqs := make([]db.JobRequest, len(ids))
+	reqs := make([]queue.JobRequest, len(ids))
 	for i, id := range ids {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerSchedule, NotBefore: base.Add(scheduleSlot(sc.ID, id, sc.SpreadSeconds))}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerSchedule, NotBefore: base.Add(scheduleSlot(sc.ID, id, sc.SpreadSeconds))}
 	}
 	return reqs, nil
 }

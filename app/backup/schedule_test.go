@@ -13,6 +13,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -72,7 +73,7 @@ func schedCreate(t *testing.T, s *db.Store, sc db.Schedule) db.Schedule {
 type schedRecorder struct {
 	store *db.Store
 	mu    sync.Mutex
-	calls [][]db.JobRequest
+	calls [][]queue.JobRequest
 	fired chan struct{}
 }
 
@@ -80,7 +81,7 @@ func newSchedRecorder(s *db.Store) *schedRecorder {
 	return &schedRecorder{store: s, fired: make(chan struct{}, 16)}
 }
 
-func (r *schedRecorder) enqueue(ctx context.Context, reqs []db.JobRequest) ([]int64, error) {
+func (r *schedRecorder) enqueue(ctx context.Context, reqs []queue.JobRequest) ([]int64, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, slices.Clone(reqs))
 	r.mu.Unlock()
@@ -91,13 +92,13 @@ func (r *schedRecorder) enqueue(ctx context.Context, reqs []db.JobRequest) ([]in
 	return r.store.EnqueueJobs(ctx, reqs)
 }
 
-func (r *schedRecorder) all() [][]db.JobRequest {
+func (r *schedRecorder) all() [][]queue.JobRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.calls)
 }
 
-func schedDeviceIDs(reqs []db.JobRequest) []int64 {
+func schedDeviceIDs(reqs []queue.JobRequest) []int64 {
 	ids := make([]int64, len(reqs))
 	for i, r := range reqs {
 		ids[i] = r.DeviceID
@@ -385,8 +386,8 @@ func TestTickFiresDueScheduleOnce(t *testing.T) {
 		t.Errorf("queued devices %v, want %v", got, devices)
 	}
 	for _, r := range calls[0] {
-		if r.Trigger != db.TriggerSchedule {
-			t.Errorf("trigger %q, want %q", r.Trigger, db.TriggerSchedule)
+		if r.Trigger != queue.TriggerSchedule {
+			t.Errorf("trigger %q, want %q", r.Trigger, queue.TriggerSchedule)
 		}
 	}
 	queued, _, err := store.JobCounts(ctx)
@@ -530,8 +531,8 @@ func TestTickJobsCarrySpreadSlot(t *testing.T) {
 	tick := utc("2026-05-01T02:00:00Z")
 	schedCreate(t, store, db.Schedule{Name: "n", Cron: "0 2 * * *", SpreadSeconds: 900, Enabled: true, NextRunAt: &tick})
 	var ids []int64
-	var reqs []db.JobRequest
-	s := backup.NewScheduler(store, func(ctx context.Context, r []db.JobRequest) ([]int64, error) {
+	var reqs []queue.JobRequest
+	s := backup.NewScheduler(store, func(ctx context.Context, r []queue.JobRequest) ([]int64, error) {
 		reqs = r
 		var err error
 		ids, err = store.EnqueueJobs(ctx, r)
@@ -549,7 +550,7 @@ func TestTickJobsCarrySpreadSlot(t *testing.T) {
 		want[r.DeviceID] = r.NotBefore
 	}
 	for _, j := range jobs {
-		if j.Trigger != db.TriggerSchedule || j.State != db.JobQueued || !j.NotBefore.Equal(want[j.DeviceID].Truncate(time.Millisecond)) {
+		if j.Trigger != queue.TriggerSchedule || j.State != queue.JobQueued || !j.NotBefore.Equal(want[j.DeviceID].Truncate(time.Millisecond)) {
 			t.Errorf("job %+v, want trigger schedule, queued, not before %v", j, want[j.DeviceID])
 		}
 	}
@@ -629,7 +630,7 @@ func TestTickRetriesWhenQueueingFails(t *testing.T) {
 	sc := schedCreate(t, store, db.Schedule{Name: "n", Cron: "0 2 * * *", Enabled: true, NextRunAt: &tick})
 	fail := true
 	calls := 0
-	s := backup.NewScheduler(store, func(ctx context.Context, reqs []db.JobRequest) ([]int64, error) {
+	s := backup.NewScheduler(store, func(ctx context.Context, reqs []queue.JobRequest) ([]int64, error) {
 		calls++
 		if fail {
 			return nil, errors.New("disk full")

@@ -15,6 +15,7 @@ import (
 
 	"backupd/app/syslog"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // SyslogOptions configure StartSyslog.
@@ -54,7 +55,7 @@ var SyslogSkipReasons = []string{SyslogSkipDisabled, SyslogSkipDeleted, SyslogSk
 // already had, when its trigger created none (the state label of
 // backupd_syslog_existing_job_total): queued (the job now runs at once,
 // as the syslog's) or running.
-var SyslogExistingStates = []string{db.JobQueued, db.JobRunning}
+var SyslogExistingStates = []string{queue.JobQueued, queue.JobRunning}
 
 // SyslogTrigger is the running syslog listener of `serve`: configuration
 // change messages from known devices queue a backup with trigger
@@ -138,7 +139,7 @@ func (t *SyslogTrigger) Stats() SyslogStats {
 		Stats:  t.l.Stats(),
 		Queued: t.queued.Load(),
 		Existing: map[string]uint64{
-			db.JobQueued: t.existingQueued.Load(), db.JobRunning: t.existingRunning.Load(),
+			queue.JobQueued: t.existingQueued.Load(), queue.JobRunning: t.existingRunning.Load(),
 		},
 		Skipped: map[string]uint64{
 			SyslogSkipDisabled: t.disabled.Load(), SyslogSkipDeleted: t.deleted.Load(), SyslogSkipError: t.erred.Load(),
@@ -177,7 +178,7 @@ func (t *SyslogTrigger) trigger(ctx context.Context, id int64) {
 		t.log.Info("syslog: a disabled device logged a configuration change; not backed up", "device", d.Name, "device_id", id)
 		return
 	}
-	out, err := t.engine.EnqueueFound(ctx, []int64{id}, db.TriggerSyslog)
+	out, err := t.engine.EnqueueFound(ctx, []int64{id}, queue.TriggerSyslog)
 	if err == nil && (len(out) != 1 || out[0].JobID == 0) {
 		// Deleted between the read above and the queueing.
 		t.deleted.Add(1)
@@ -193,7 +194,7 @@ func (t *SyslogTrigger) trigger(ctx context.Context, id int64) {
 	case "":
 		t.queued.Add(1)
 		t.log.Info("syslog: the device logged a configuration change; backup queued", attrs...)
-	case db.JobQueued:
+	case queue.JobQueued:
 		t.existingQueued.Add(1)
 		t.log.Info("syslog: the device logged a configuration change; its backup was already queued and now runs at once (no new job)", attrs...)
 	default:

@@ -11,6 +11,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/syslog"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -95,7 +96,7 @@ func (r *floodRig) wait(what string, ok func(backup.SyslogStats) bool) backup.Sy
 func (r *floodRig) queued() map[int64]int {
 	r.t.Helper()
 	rows, err := dbtest.Peek(r.t, r.store).QueryContext(context.Background(),
-		`SELECT device_id, COUNT(*) FROM jobs WHERE trigger = ? AND state = 'queued' GROUP BY device_id`, db.TriggerSyslog)
+		`SELECT device_id, COUNT(*) FROM jobs WHERE trigger = ? AND state = 'queued' GROUP BY device_id`, queue.TriggerSyslog)
 	if err != nil {
 		r.t.Fatal(err)
 	}

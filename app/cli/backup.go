@@ -15,6 +15,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/config"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 func newBackup(cfg *config.Config) *cobra.Command {
@@ -181,18 +182,18 @@ func runBackups(ctx context.Context, store *db.Store, engine *backup.Engine, ids
 	if _, err := engine.Recover(ctx); err != nil {
 		return err
 	}
-	jobs, err := engine.Enqueue(ctx, ids, db.TriggerCLI)
+	jobs, err := engine.Enqueue(ctx, ids, queue.TriggerCLI)
 	if err != nil {
 		return err
 	}
 	var ok, failed, changed int
-	err = engine.RunJobs(ctx, jobs, func(j db.Job) {
+	err = engine.RunJobs(ctx, jobs, func(j queue.Job) {
 		took := "-"
 		if j.StartedAt != nil && j.FinishedAt != nil {
 			took = j.FinishedAt.Sub(*j.StartedAt).Round(100 * time.Millisecond).String()
 		}
 		switch j.State {
-		case db.JobSucceeded:
+		case queue.JobSucceeded:
 			ok++
 			what := "unchanged"
 			if b, err := store.GetBackup(ctx, deref(j.BackupID)); err == nil {

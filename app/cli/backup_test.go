@@ -16,6 +16,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -182,7 +183,7 @@ func TestBackupRunSurvivesKill9(t *testing.T) {
 	}
 	var stillRunning, interrupted, jobsRunning, withoutSuccess int
 	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE finished_at IS NULL`).Scan(&stillRunning)
-	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).Scan(&interrupted)
+	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE error_message = ?`, queue.ErrorInterrupted).Scan(&interrupted)
 	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&jobsRunning)
 	dbtest.Peek(t, store).QueryRowContext(ctx, `SELECT COUNT(*) FROM devices WHERE id NOT IN (SELECT device_id FROM backups WHERE success = 1)`).Scan(&withoutSuccess)
 	if integrity != "ok" || stillRunning != 0 || interrupted != running || jobsRunning != 0 || withoutSuccess != 0 {
@@ -294,19 +295,19 @@ func TestBackupRunAfterJobGivenUpForInterruptions(t *testing.T) {
 	data := storeDir(t)
 	store, ids := simFleet(t, data, 1, devsim.Options{})
 	ctx := context.Background()
-	job, err := store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: ids[0], Trigger: db.TriggerSchedule, NotBefore: time.Now()}})
+	job, err := store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: ids[0], Trigger: queue.TriggerSchedule, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Processes that took the job and died, one after another; the last
 	// one's attempt is still marked running.
-	for i := 1; i <= db.DefaultMaxInterruptions; i++ {
+	for i := 1; i <= queue.DefaultMaxInterruptions; i++ {
 		owner := fmt.Sprintf("crashed-%d", i)
 		if claims, err := store.ClaimJobs(ctx, owner, 1, nil); err != nil || len(claims) != 1 {
 			t.Fatalf("claim %d: %v, %v", i, claims, err)
 		}
-		if i < db.DefaultMaxInterruptions {
-			if _, err := store.InterruptJobs(ctx, owner, db.DefaultMaxInterruptions); err != nil {
+		if i < queue.DefaultMaxInterruptions {
+			if _, err := store.InterruptJobs(ctx, owner, queue.DefaultMaxInterruptions); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -316,7 +317,7 @@ func TestBackupRunAfterJobGivenUpForInterruptions(t *testing.T) {
 		t.Fatalf("the operator's run must back the device up:\n%s", r)
 	}
 	got, _ := store.GetJobs(ctx, job)
-	if got[0].State != db.JobFailed || got[0].Error == nil || *got[0].Error != db.ErrorInterruptedTooOften {
+	if got[0].State != queue.JobFailed || got[0].Error == nil || *got[0].Error != queue.ErrorInterruptedTooOften {
 		t.Fatalf("the dead processes' job: %+v; want it given up", got[0])
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -85,9 +86,9 @@ func TestClusterFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := make([]db.JobRequest, len(fleet))
+	reqs := make([]queue.JobRequest, len(fleet))
 	for i, id := range fleet {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now()}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now()}
 	}
 	if _, err := store.EnqueueJobs(ctx, reqs); err != nil {
 		t.Fatal(err)
@@ -203,7 +204,7 @@ func TestClusterFailover(t *testing.T) {
 	if jobs != fleetSize || succeeded != fleetSize || active != 0 {
 		t.Errorf("jobs: %d, %d succeeded, %d queued or running; want %d, all succeeded", jobs, succeeded, active, fleetSize)
 	}
-	if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, db.ErrorInterrupted).
+	if err := dbtest.Peek(t, store).QueryRow(`SELECT COUNT(*) FROM backups WHERE error_message = ?`, queue.ErrorInterrupted).
 		Scan(&interrupted); err != nil {
 		t.Fatal(err)
 	}

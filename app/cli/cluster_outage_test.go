@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -128,9 +129,9 @@ func clusterOutage(t *testing.T, loc, nodeLoc string, outage, heal func()) {
 		}
 		for _, j := range js {
 			switch j.State {
-			case db.JobQueued, db.JobRunning:
+			case queue.JobQueued, queue.JobRunning:
 				active++
-			case db.JobSucceeded:
+			case queue.JobSucceeded:
 				succeeded++
 			default:
 				failed++
@@ -150,9 +151,9 @@ func clusterOutage(t *testing.T, loc, nodeLoc string, outage, heal func()) {
 		return ready(n) && engineRunning(1)(n)
 	}))
 
-	reqs := make([]db.JobRequest, len(fleet))
+	reqs := make([]queue.JobRequest, len(fleet))
 	for i, id := range fleet {
-		reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now()}
+		reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now()}
 	}
 	jobs, err := store.EnqueueJobs(ctx, reqs)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"backupd/app/gitmirror"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // startCollection starts everything of `serve` that backs devices up on
@@ -76,7 +77,7 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 			return engine, syslogTrigger, lead, stop, err
 		}
 		stop = func() { fleet.Close(); hook.Close() }
-		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), db.TriggerManual); err != nil {
+		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), queue.TriggerManual); err != nil {
 			return engine, syslogTrigger, lead, stop, err
 		}
 		if syslogTrigger != nil {

@@ -16,6 +16,7 @@ import (
 	"backupd/app/agent"
 	"backupd/app/config"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/agentapi"
 )
 
@@ -229,7 +230,7 @@ func newCollectorRevoke(cfg *config.Config) *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			if err := store.RevokeCollector(ctx, id, db.DefaultMaxInterruptions); errors.Is(err, db.ErrNotFound) {
+			if err := store.RevokeCollector(ctx, id, queue.DefaultMaxInterruptions); errors.Is(err, db.ErrNotFound) {
 				return fmt.Errorf("no collector %d (see `backupd collector list`)", id)
 			} else if err != nil {
 				return err

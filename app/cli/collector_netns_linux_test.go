@@ -26,6 +26,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -364,7 +365,7 @@ func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
 	for _, id := range ids {
 		var good, interrupted int
 		if err := dbtest.Peek(t, store).QueryRow(`SELECT COALESCE(SUM(success = 1), 0), COALESCE(SUM(error_message = ?), 0)
-			FROM backups WHERE device_id = ?`, db.ErrorInterrupted, id).Scan(&good, &interrupted); err != nil {
+			FROM backups WHERE device_id = ?`, queue.ErrorInterrupted, id).Scan(&good, &interrupted); err != nil {
 			t.Fatal(err)
 		}
 		if good != 1 {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -100,7 +101,7 @@ func addBackup(t *testing.T, store *db.Store, device int64, at time.Time, text, 
 	t.Helper()
 	ctx := context.Background()
 	done := at.Add(5 * time.Second)
-	b := db.Backup{ID: uuid.NewString(), DeviceID: device, StartedAt: at, FinishedAt: &done, Trigger: db.TriggerSchedule}
+	b := db.Backup{ID: uuid.NewString(), DeviceID: device, StartedAt: at, FinishedAt: &done, Trigger: queue.TriggerSchedule}
 	if fail != "" {
 		b.ErrorMessage = &fail
 	} else {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -139,7 +140,7 @@ func TestRepackAndCheck(t *testing.T) {
 		}
 		at := start.Add(time.Duration(i) * time.Minute)
 		if err := store.InsertBackup(ctx, db.Backup{ID: fmt.Sprintf("b%d", i), DeviceID: dev.ID, StartedAt: at, FinishedAt: &at,
-			Success: true, SnapshotHash: &hash, Trigger: db.TriggerCLI}); err != nil {
+			Success: true, SnapshotHash: &hash, Trigger: queue.TriggerCLI}); err != nil {
 			t.Fatal(err)
 		}
 	}

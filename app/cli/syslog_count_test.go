@@ -11,6 +11,7 @@ import (
 
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -50,10 +51,10 @@ func TestSyslogCountsWhatItsTriggerDid(t *testing.T) {
 	if err := store.PutSetting(ctx, db.SettingDefaultScheduleCreated, true); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := store.EnqueueJobs(ctx, []db.JobRequest{
-		{DeviceID: slow, Trigger: db.TriggerManual, NotBefore: time.Now()},
+	jobs, err := store.EnqueueJobs(ctx, []queue.JobRequest{
+		{DeviceID: slow, Trigger: queue.TriggerManual, NotBefore: time.Now()},
 		// Waiting for its turn in a schedule's window an hour away.
-		{DeviceID: waiting, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(time.Hour)},
+		{DeviceID: waiting, Trigger: queue.TriggerSchedule, NotBefore: time.Now().Add(time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestSyslogCountsWhatItsTriggerDid(t *testing.T) {
 	}
 	waitFor(t, srv, "the slow device's backup running", func() bool {
 		js, err := store.GetJobs(ctx, jobs[:1])
-		return err == nil && len(js) == 1 && js[0].State == db.JobRunning
+		return err == nil && len(js) == 1 && js[0].State == queue.JobRunning
 	})
 
 	const change = "%SYS-5-CONFIG_I: Configured from console by admin on vty0 (192.0.2.50)"
@@ -86,8 +87,8 @@ func TestSyslogCountsWhatItsTriggerDid(t *testing.T) {
 		sendFrom(t, "udp", from, addr, "<189>82: *Nov 25 14:00:02: "+change)
 	}
 	waitFor(t, srv, "the three triggers counted", func() bool {
-		return counter("backupd_syslog_queued_total", "") == 1 && counter("backupd_syslog_existing_job_total", db.JobQueued) == 1 &&
-			counter("backupd_syslog_existing_job_total", db.JobRunning) == 1
+		return counter("backupd_syslog_queued_total", "") == 1 && counter("backupd_syslog_existing_job_total", queue.JobQueued) == 1 &&
+			counter("backupd_syslog_existing_job_total", queue.JobRunning) == 1
 	})
 	if n := counter("backupd_syslog_triggered_total", ""); n != 3 {
 		t.Errorf("backupd_syslog_triggered_total = %d; want 3 (= queued 1 + existing_job 2)", n)

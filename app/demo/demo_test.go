@@ -9,7 +9,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/app/demo"
-	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 )
@@ -67,7 +67,7 @@ func TestChangedDevicesLogToSyslog(t *testing.T) {
 		got = backedUp()
 		all := len(got) == len(changed)
 		for _, name := range changed {
-			all = all && got[name] == db.TriggerSyslog
+			all = all && got[name] == queue.TriggerSyslog
 		}
 		if all {
 			break

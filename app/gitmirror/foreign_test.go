@@ -16,6 +16,7 @@ import (
 	"backupd/app/metrics"
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 const handText = "notes kept by hand\n"
@@ -88,7 +89,7 @@ func TestForeignCommitOnRemoteIsRefused(t *testing.T) {
 	t.Cleanup(srv.Close)
 	e.hookRule("all", srv.URL+"/all", db.RuleScopeAll, nil)
 
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	first := e.sync()
 	if err := e.mirror.Push(e.ctx); err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestForeignCommitOnRemoteIsRefused(t *testing.T) {
 	hand := handCommit(t, bare, "main", map[string]string{"README.hand": handText}, "add README.hand\n\nKept by hand.")
 
 	e.sims[r1].Mutate(21)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	if res := e.sync(); res.Commit == "" {
 		t.Fatal("no local commit of the change")
 	}
@@ -182,7 +183,7 @@ func TestAnotherNodesCommitIsAcceptedACopiedMessageIsNot(t *testing.T) {
 	step := func(m *gitmirror.Mirror, seed int64) error {
 		t.Helper()
 		e.sims[r1].Mutate(seed)
-		e.run(db.TriggerSchedule)
+		e.run(queue.TriggerSchedule)
 		if _, err := m.Sync(e.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +231,7 @@ func TestHistoryBelowTheLastPushIsTheMirrors(t *testing.T) {
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	if err := e.mirror.Push(e.ctx); err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestHistoryBelowTheLastPushIsTheMirrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sims[r1].Mutate(5)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	e.sync()
 	if err := e.mirror.Push(e.ctx); err != nil {
 		t.Fatalf("history below the recorded push was refused: %v", err)
@@ -266,7 +267,7 @@ func TestForeignCommitInCloneIsRefused(t *testing.T) {
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	first := e.sync()
 	if err := e.mirror.Push(e.ctx); err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func TestForeignCommitInCloneIsRefused(t *testing.T) {
 	hand := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
 
 	e.sims[r1].Mutate(9)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	_, err := e.mirror.Sync(e.ctx)
 	var fe *gitmirror.ForeignCommitError
 	if !errors.As(err, &fe) || fe.Where != "clone" || fe.Commit != hand ||
@@ -322,7 +323,7 @@ func TestFilesTheMirrorDidNotWriteSurvive(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("r1", "cisco_ios", 1, nil)
 	r2 := e.sim("r2", "cisco_ios", 2, nil)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	dir := e.mirror.Dir()
 	extra := map[string]string{"README.hand": handText, "notes/plan.txt": "plan\n"}
@@ -335,7 +336,7 @@ func TestFilesTheMirrorDidNotWriteSurvive(t *testing.T) {
 		}
 	}
 	e.sims[r1].Mutate(3)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	if err := e.store.DeleteDevice(e.ctx, r2); err != nil {
 		t.Fatal(err)
 	}
@@ -370,9 +371,9 @@ func TestBackfilledCommitsAreTheMirrors(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("r1", "cisco_ios", 1, nil)
 	e.sim("r2", "cisco_ios", 2, nil)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sims[r1].Mutate(4)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	bare := bareRepo(t)
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
@@ -388,7 +389,7 @@ func TestBackfilledCommitsAreTheMirrors(t *testing.T) {
 	}
 	nodeB := gitmirror.New(e.store, e.sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), t.TempDir())
 	e.sims[r1].Mutate(5)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	if _, err := nodeB.Sync(e.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +427,7 @@ func TestRunReportsAForeignCommitInTheClone(t *testing.T) {
 		t.Fatalf("push status: %+v", st)
 		return st
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	pushed := waitStatus(func(st db.GitPushStatus) bool { return st.OK && st.Commit != "" }).Commit
 
 	dir := e.mirror.Dir()
@@ -436,7 +437,7 @@ func TestRunReportsAForeignCommitInTheClone(t *testing.T) {
 	git(t, dir, "add", "README.hand")
 	git(t, dir, "-c", "user.name=Alice Admin", "-c", "user.email=alice@example.com", "commit", "-q", "-m", "notes")
 	e.sims[r1].Mutate(6)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	st := waitStatus(func(st db.GitPushStatus) bool { return st.Foreign != nil })
 	if st.OK || st.Foreign.Where != "clone" || st.Foreign.Subject != "notes" {
 		t.Fatalf("push status: %+v", st)

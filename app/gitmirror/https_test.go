@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // A push over HTTP(S) with a token: the real git http-backend behind
@@ -50,7 +51,7 @@ func TestPushWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sims[r1].Mutate(2)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	e.sync()
 	err = e.mirror.Push(e.ctx)
 	if err == nil {

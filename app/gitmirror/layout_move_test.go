@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // Turning folders per group on for a flat mirror (and off again) is one
@@ -31,13 +32,13 @@ func TestLayoutChangeMovesFiles(t *testing.T) {
 		}
 	}
 	setGroups(false)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	repo := e.mirror.Dir()
 
 	setGroups(true)
 	e.sims[r1].Mutate(7)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	res := e.sync()
 	if res.LayoutCommit == "" || len(res.Moved) != 2 || res.Commit == res.LayoutCommit ||
 		len(res.Changes) != 1 || res.Changes[0].Path != "core/dc1/r1" || res.Changes[0].New || res.Changes[0].Added {
@@ -107,7 +108,7 @@ func TestLayoutChangeInAnOlderClone(t *testing.T) {
 	}
 	e.sim("r1", "cisco_ios", 1, &core.ID)
 	r2 := e.sim("r2", "cisco_ios", 2, nil)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	repo := e.mirror.Dir()
 	forget := func() { git(t, repo, "config", "--local", "--unset", "backupd.layout") }

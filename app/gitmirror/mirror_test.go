@@ -18,6 +18,7 @@ import (
 	"backupd/app/gitmirror"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -113,9 +114,9 @@ func (e *env) run(trigger string) {
 		e.t.Fatal(err)
 	}
 	n := 0
-	if err := e.eng.RunJobs(ctx, jobs, func(j db.Job) {
+	if err := e.eng.RunJobs(ctx, jobs, func(j queue.Job) {
 		n++
-		if j.State != db.JobSucceeded {
+		if j.State != queue.JobSucceeded {
 			e.t.Errorf("backup of device %d: %s", j.DeviceID, j.State)
 		}
 	}); err != nil {
@@ -183,7 +184,7 @@ func TestOneCommitPerRunNothingWhenNothingChanged(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("core-r1", "cisco_ios", 1, nil)
 	sw2 := e.sim("edge/sw2", "huawei_vrp", 2, nil)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	res := e.sync()
 	if res.Commit == "" || len(res.Changes) != 2 {
 		t.Fatalf("first run: %+v", res)
@@ -209,7 +210,7 @@ func TestOneCommitPerRunNothingWhenNothingChanged(t *testing.T) {
 
 	// A second run: the devices' shows differ only by noise (timestamps),
 	// so nothing is committed.
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	if res := e.sync(); res.Commit != "" {
 		t.Fatalf("unchanged run committed: %+v", res)
 	}
@@ -219,7 +220,7 @@ func TestOneCommitPerRunNothingWhenNothingChanged(t *testing.T) {
 
 	// One device changes: one commit naming it and its trigger only.
 	e.sims[r1].Mutate(42)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	res = e.sync()
 	if res.Commit == "" || len(res.Changes) != 1 || res.Changes[0].Device != "core-r1" {
 		t.Fatalf("changed run: %+v", res)
@@ -285,7 +286,7 @@ func TestLayoutGroupsAndCollisions(t *testing.T) {
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, Groups: true}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	repo := e.mirror.Dir()
 	files := strings.Fields(git(t, repo, "ls-files"))
@@ -322,12 +323,12 @@ func TestBackfillHistoryInTimeOrder(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.sim("r1", "cisco_ios", 1, nil)
 	r2 := e.sim("r2", "cisco_ios", 2, nil)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sims[r1].Mutate(7)
-	e.run(db.TriggerSchedule) // r1 changes, r2 only noise
+	e.run(queue.TriggerSchedule) // r1 changes, r2 only noise
 	e.sims[r1].Mutate(8)
 	e.sims[r2].Mutate(9)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	n, err := e.mirror.Backfill(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -424,11 +425,11 @@ func TestRunCommitsAfterTheQueueDrains(t *testing.T) {
 		}
 		t.Fatalf("the remote never got %d commits", want)
 	}
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	waitPushed(1)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	e.sims[1].Mutate(11)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	waitPushed(2)
 	if got := commits(t, bare); len(got) != 2 || got[0] != "backupd: r1" {
 		t.Fatalf("remote commits: %q", got)
@@ -472,7 +473,7 @@ func (e *env) pushRun(gm db.GitMirror, bare string, device int64, file, over str
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, gm); err != nil {
 		t.Fatal(err)
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	res := e.sync()
 	if err := e.mirror.Push(e.ctx); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"backupd/app/netguard"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/testkit"
 )
 
@@ -130,7 +131,7 @@ func TestPushGoesToTheCheckedAddress(t *testing.T) {
 		}
 		seed++
 		e.sims[r1].Mutate(seed)
-		e.run(db.TriggerSchedule)
+		e.run(queue.TriggerSchedule)
 		e.sync()
 		err := e.mirror.Push(e.ctx)
 		if !errors.Is(err, want) && (err == nil || !strings.Contains(err.Error(), want.Error())) {

@@ -15,6 +15,7 @@ import (
 	"backupd/app/gitmirror"
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // pushHooks receives webhook deliveries per path and keeps their events.
@@ -77,7 +78,7 @@ func TestPushFailureNotifiesOncePerStreak(t *testing.T) {
 	e.hookRule("all", srv.URL+"/all", db.RuleScopeAll, nil)
 	e.hookRule("device", srv.URL+"/device", db.RuleScopeDevices, []int64{r1})
 
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	for range 2 { // one streak of two failed pushes
 		if err := e.mirror.Push(e.ctx); err == nil {

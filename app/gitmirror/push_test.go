@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/gitmirror"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 func bareRepo(t *testing.T) string {
@@ -51,7 +52,7 @@ func TestPushRefusedIsReportedAndBackupsGoOn(t *testing.T) {
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true, RemoteURL: "file://" + bare, AllowLocalRemote: true}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	first := e.sync()
 	err := e.mirror.Push(e.ctx)
 	if err == nil || !strings.Contains(err.Error(), "refused by policy") {
@@ -69,7 +70,7 @@ func TestPushRefusedIsReportedAndBackupsGoOn(t *testing.T) {
 		d.Mutate(5)
 		_ = id
 	}
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	if res := e.sync(); res.Commit == "" || res.Commit == first.Commit {
 		t.Fatalf("no local commit while the remote refuses: %+v", res)
 	}
@@ -124,7 +125,7 @@ func TestPushesFollowTheRemoteAcrossLeaderChanges(t *testing.T) {
 		if turn > 0 {
 			e.sims[r1].Mutate(int64(10 + turn))
 		}
-		e.run(db.TriggerSchedule)
+		e.run(queue.TriggerSchedule)
 		res, err := m.Sync(e.ctx)
 		if err != nil || res.Commit == "" {
 			t.Fatalf("turn %d: sync: %+v %v", turn, res, err)
@@ -157,7 +158,7 @@ func TestNoRemoteNoFetch(t *testing.T) {
 	if err := e.store.PutSetting(e.ctx, db.SettingGitMirror, db.GitMirror{Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	res := e.sync()
 	if err := e.mirror.Push(e.ctx); err != nil {
 		t.Fatal(err)

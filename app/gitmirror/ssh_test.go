@@ -19,6 +19,7 @@ import (
 	"backupd/app/gitmirror"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // gitSSHServer is an SSH server on 127.0.0.1 that serves git pushes and
@@ -164,7 +165,7 @@ func TestPushOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sims[r1].Mutate(3)
-	e.run(db.TriggerSchedule)
+	e.run(queue.TriggerSchedule)
 	second := e.sync() // backups and commits go on
 	if second.Commit == "" {
 		t.Fatal("no commit for the change")
@@ -221,7 +222,7 @@ func TestPushTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.mirror.PushTimeout, e.mirror.PushAttempts = 500*time.Millisecond, 1
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	err = e.mirror.Push(e.ctx)
 	if err == nil || !strings.Contains(err.Error(), "timed out") {
@@ -270,7 +271,7 @@ func TestPushSaysWhenNoPinNamesTheRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sims[r1].Mutate(1)
-	e.run(db.TriggerManual)
+	e.run(queue.TriggerManual)
 	e.sync()
 	err := e.mirror.Push(e.ctx)
 	if err == nil || !strings.Contains(err.Error(), "no pinned host key names this remote's host and port") {

@@ -11,6 +11,7 @@ import (
 	"backupd/app/importer"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -282,7 +283,7 @@ func TestZones(t *testing.T) {
 
 	// An empty cell keeps the zone; a named one moves the device, and its
 	// queued job with it.
-	if _, err := store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: all["a1"].ID, Trigger: db.TriggerManual, NotBefore: time.Now()}}); err != nil {
+	if _, err := store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: all["a1"].ID, Trigger: queue.TriggerManual, NotBefore: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	p, err = build("name,host,platform,zone\na1,10.0.0.1,ios,\nb1,10.0.0.1,ios,local\n", "")

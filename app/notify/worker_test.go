@@ -17,6 +17,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -46,7 +47,7 @@ func newFleetStore(t testing.TB, n int) *fleetStore {
 			t.Fatal(err)
 		}
 		f.devs = append(f.devs, id)
-		f.attempt(t, id, db.Outcome{Success: true, First: true, Text: deviceConfig(i, 0)})
+		f.attempt(t, id, queue.Outcome{Success: true, First: true, Text: deviceConfig(i, 0)})
 	}
 	return f
 }
@@ -57,10 +58,10 @@ func deviceConfig(i, version int) string {
 
 // attempt runs one backup attempt through the store's job API, as the
 // engine does.
-func (f *fleetStore) attempt(t testing.TB, dev int64, o db.Outcome) {
+func (f *fleetStore) attempt(t testing.TB, dev int64, o queue.Outcome) {
 	t.Helper()
 	ctx := context.Background()
-	jobs, err := f.s.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
+	jobs, err := f.s.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerSchedule, NotBefore: time.Now().Add(-time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func (f *fleetStore) attempt(t testing.TB, dev int64, o db.Outcome) {
 
 // change gives the i-th device a new version.
 func (f *fleetStore) change(t testing.TB, i, version int) {
-	f.attempt(t, f.devs[i], db.Outcome{Success: true, Changed: true, Text: deviceConfig(i, version)})
+	f.attempt(t, f.devs[i], queue.Outcome{Success: true, Changed: true, Text: deviceConfig(i, version)})
 }
 
 func (f *fleetStore) channel(t testing.TB, ch notify.Channel, includeDiff bool) int64 {
@@ -513,6 +514,6 @@ func httpRecorder(body *[]byte) http.Handler {
 	})
 }
 
-func failedOutcome() db.Outcome {
-	return db.Outcome{Error: "login refused: authentication failed", Reason: "auth"}
+func failedOutcome() queue.Outcome {
+	return queue.Outcome{Error: "login refused: authentication failed", Reason: "auth"}
 }

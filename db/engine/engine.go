@@ -190,3 +190,7 @@ var ErrNotFound = errors.New("not found")
 // TimeFormat is how every timestamp is stored: UTC, seconds precision, no
 // zone designator (see migration 00017 for why PostgreSQL keeps it too).
 const TimeFormat = "2006-01-02T15:04:05"
+
+// BackupTimeFormat is TimeFormat to the millisecond: the times of backups
+// and jobs, which order attempts that start within the same second.
+const BackupTimeFormat = "2006-01-02T15:04:05.000"

@@ -44,3 +44,31 @@ func (p Prepared) ExecContext(ctx context.Context, query string, args ...any) (s
 	}
 	return p.DB.ExecContext(ctx, query, args...)
 }
+
+// PreparedTx runs a transaction's queries, on the pool's prepared
+// statement (bound to the transaction) when the query is one of Stmts.
+type PreparedTx struct {
+	Tx    *sql.Tx
+	Stmts map[string]*sql.Stmt
+}
+
+func (p PreparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.Stmts[query]; st != nil {
+		return p.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return p.Tx.QueryContext(ctx, query, args...)
+}
+
+func (p PreparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.Stmts[query]; st != nil {
+		return p.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return p.Tx.QueryRowContext(ctx, query, args...)
+}
+
+func (p PreparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.Stmts[query]; st != nil {
+		return p.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return p.Tx.ExecContext(ctx, query, args...)
+}

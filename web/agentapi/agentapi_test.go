@@ -23,6 +23,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
 	"backupd/web/agentapi"
@@ -100,7 +101,7 @@ func (e *env) device(t testing.TB, name string, zone int64, failures ...devsim.F
 }
 
 // waitJobs waits (bounded) until every job has ended and returns them.
-func (e *env) waitJobs(t testing.TB, ids []int64, within time.Duration) []db.Job {
+func (e *env) waitJobs(t testing.TB, ids []int64, within time.Duration) []queue.Job {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -110,7 +111,7 @@ func (e *env) waitJobs(t testing.TB, ids []int64, within time.Duration) []db.Job
 		}
 		done := 0
 		for _, j := range jobs {
-			if j.State != db.JobQueued && j.State != db.JobRunning {
+			if j.State != queue.JobQueued && j.State != queue.JobRunning {
 				done++
 			}
 		}
@@ -152,9 +153,9 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 			Log: slog.New(slog.NewTextHandler(clog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	}()
 
-	reqs := []db.JobRequest{}
+	reqs := []queue.JobRequest{}
 	for _, id := range append(remote, local) {
-		reqs = append(reqs, db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now()})
+		reqs = append(reqs, queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now()})
 	}
 	ids, err := e.store.EnqueueJobs(ctx, reqs)
 	if err != nil {
@@ -162,7 +163,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 	}
 	jobs := e.waitJobs(t, ids[:len(remote)], 60*time.Second)
 	for _, j := range jobs {
-		if j.State != db.JobSucceeded {
+		if j.State != queue.JobSucceeded {
 			t.Fatalf("job of device %d: %s %v", j.DeviceID, j.State, j.Error)
 		}
 		b, err := e.store.GetBackup(ctx, *j.BackupID)
@@ -178,7 +179,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 			t.Fatalf("device %d: the stored text is not what the device printed", j.DeviceID)
 		}
 	}
-	if lj, _ := e.store.GetJobs(ctx, ids[len(remote):]); len(lj) != 1 || lj[0].State != db.JobQueued {
+	if lj, _ := e.store.GetJobs(ctx, ids[len(remote):]); len(lj) != 1 || lj[0].State != queue.JobQueued {
 		t.Fatalf("the local zone's job was taken by the collector: %+v", lj)
 	}
 	cs, err := e.store.ListCollectors(ctx)
@@ -208,7 +209,7 @@ func TestCollectorBacksUpItsZone(t *testing.T) {
 	}
 
 	// Revoked: refused at its next poll, and it stops.
-	if err := e.store.RevokeCollector(ctx, cs[0].ID, db.DefaultMaxInterruptions); err != nil {
+	if err := e.store.RevokeCollector(ctx, cs[0].ID, queue.DefaultMaxInterruptions); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -303,7 +304,7 @@ func TestCollectorJobCancelled(t *testing.T) {
 			Workers: 2, Version: "test-1", ShutdownGrace: time.Second})
 	}()
 	defer func() { stop(); <-done }()
-	ids, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: slow, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	ids, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: slow, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,11 +320,11 @@ func TestCollectorJobCancelled(t *testing.T) {
 		t.Fatalf("cancel: %v %v", ok, err)
 	}
 	jobs := e.waitJobs(t, ids, 60*time.Second)
-	if jobs[0].State != db.JobCancelled {
+	if jobs[0].State != queue.JobCancelled {
 		t.Fatalf("job = %s %v, want cancelled", jobs[0].State, jobs[0].Error)
 	}
 	b, err := e.store.GetBackup(ctx, *jobs[0].BackupID)
-	if err != nil || b.Success || b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorCancelled {
+	if err != nil || b.Success || b.ErrorMessage == nil || *b.ErrorMessage != queue.ErrorCancelled {
 		t.Fatalf("backup = %+v, %v; want failed as cancelled", b, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collect"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/agentapi"
 )
 
@@ -54,16 +55,16 @@ func BenchmarkZoneBackup(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for range b.N {
-				reqs := make([]db.JobRequest, len(ids))
+				reqs := make([]queue.JobRequest, len(ids))
 				for i, id := range ids {
-					reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now()}
+					reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now()}
 				}
 				jobs, err := e.store.EnqueueJobs(ctx, reqs)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for _, j := range e.waitJobs(b, jobs, 2*time.Minute) {
-					if j.State != db.JobSucceeded {
+					if j.State != queue.JobSucceeded {
 						b.Fatalf("job of device %d: %s", j.DeviceID, j.State)
 					}
 				}

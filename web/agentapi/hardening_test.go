@@ -14,6 +14,7 @@ import (
 	"backupd/app/agent"
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/web/agentapi"
 )
@@ -88,7 +89,7 @@ func TestCollectorCannotCancelOnItsOwn(t *testing.T) {
 	ctx := context.Background()
 	dev := e.device(t, "site-unasked", e.zone.ID)
 	bearer := rawCollector(t, e, "rogue")
-	ids, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	ids, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestCollectorCannotCancelOnItsOwn(t *testing.T) {
 		t.Fatalf("result: %d", status)
 	}
 	jobs := e.waitJobs(t, ids, 10*time.Second)
-	if jobs[0].State != db.JobFailed || jobs[0].Error == nil || *jobs[0].Error != backup.ErrorUnaskedCancel {
+	if jobs[0].State != queue.JobFailed || jobs[0].Error == nil || *jobs[0].Error != backup.ErrorUnaskedCancel {
 		t.Fatalf("job = %s %v; want failed: %q", jobs[0].State, jobs[0].Error, backup.ErrorUnaskedCancel)
 	}
 	b, err := e.store.GetBackup(ctx, *jobs[0].BackupID)
@@ -116,7 +117,7 @@ func TestCollectorCannotCancelOnItsOwn(t *testing.T) {
 	}
 
 	// Asked by an operator: cancelled.
-	ids, err = e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	ids, err = e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestCollectorCannotCancelOnItsOwn(t *testing.T) {
 		t.Fatalf("result: %d", status)
 	}
 	jobs = e.waitJobs(t, ids, 10*time.Second)
-	if jobs[0].State != db.JobCancelled || jobs[0].Error == nil || *jobs[0].Error != db.ErrorCancelled {
+	if jobs[0].State != queue.JobCancelled || jobs[0].Error == nil || *jobs[0].Error != queue.ErrorCancelled {
 		t.Fatalf("job = %s %v; want cancelled", jobs[0].State, jobs[0].Error)
 	}
 }
@@ -169,7 +170,7 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 	ctx := context.Background()
 	one := e.device(t, "site-one-command", e.zone.ID)
 	bearer := rawCollector(t, e, "big")
-	ids, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: one, Trigger: db.TriggerManual, NotBefore: time.Now()}})
+	ids, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: one, Trigger: queue.TriggerManual, NotBefore: time.Now()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 		}
 	}
 	js, err := e.store.GetJobs(ctx, ids)
-	if err != nil || len(js) != 1 || js[0].State != db.JobRunning {
+	if err != nil || len(js) != 1 || js[0].State != queue.JobRunning {
 		t.Fatalf("after the refusal the job = %+v, %v; want still running", js, err)
 	}
 	if b, err := e.store.GetBackup(ctx, job.Attempt); err != nil || b.FinishedAt != nil {
@@ -202,7 +203,7 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 	if status := call(t, e, "poll", bearer, string(body), nil); status != http.StatusOK {
 		t.Fatalf("poll: %d", status)
 	}
-	if js, err = e.store.GetJobs(ctx, ids); err != nil || js[0].State != db.JobQueued || js[0].Attempt != 0 || js[0].Interruptions != 1 {
+	if js, err = e.store.GetJobs(ctx, ids); err != nil || js[0].State != queue.JobQueued || js[0].Attempt != 0 || js[0].Interruptions != 1 {
 		t.Fatalf("after the collector dropped it the job = %+v, %v; want queued again", js, err)
 	}
 
@@ -219,7 +220,7 @@ func TestCollectorResultSizeFollowsTheCommands(t *testing.T) {
 	if status, er := uploadResult(t, e, bearer, job, over, true); status != http.StatusNoContent {
 		t.Fatalf("a result within the bound of three commands: %d %+v; want 204", status, er)
 	}
-	if js := e.waitJobs(t, ids, 10*time.Second); js[0].State != db.JobFailed || js[0].Error == nil || *js[0].Error != "the device printed too much" {
+	if js := e.waitJobs(t, ids, 10*time.Second); js[0].State != queue.JobFailed || js[0].Error == nil || *js[0].Error != "the device printed too much" {
 		t.Fatalf("job = %s %v; want the failure reported", js[0].State, js[0].Error)
 	}
 }
@@ -235,7 +236,7 @@ func TestIdleCollectorPollTakesNoWriteLock(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	dev := e.device(t, "site-retry-later", e.zone.ID)
-	if _, err := e.store.EnqueueJobs(ctx, []db.JobRequest{{DeviceID: dev, Trigger: db.TriggerRetry, NotBefore: time.Now().Add(time.Hour)}}); err != nil {
+	if _, err := e.store.EnqueueJobs(ctx, []queue.JobRequest{{DeviceID: dev, Trigger: queue.TriggerRetry, NotBefore: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	bearer := rawCollector(t, e, "idle")

@@ -30,6 +30,7 @@ import (
 	"backupd/app/platforms"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // Options tune a Server; zero values take the defaults.
@@ -64,7 +65,7 @@ func New(store *db.Store, sealer *secret.Sealer, engine *backup.Engine, log *slo
 		opts.PollEvery = time.Second
 	}
 	if opts.MaxInterruptions <= 0 {
-		opts.MaxInterruptions = db.DefaultMaxInterruptions
+		opts.MaxInterruptions = queue.DefaultMaxInterruptions
 	}
 	if opts.JobTimeout <= 0 {
 		opts.JobTimeout = 5 * time.Minute
@@ -285,9 +286,9 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, c db.Collector) {
 			s.internal(w, "looking for a collector's jobs", err)
 			return
 		}
-		var claims []db.Claim
+		var claims []queue.Claim
 		if due {
-			if claims, err = s.store.LeaseJobs(ctx, c, free, time.Now().Add(s.opts.Lease)); err != nil {
+			if claims, err = s.store.LeaseJobs(ctx, c.ID, c.ZoneID, free, time.Now().Add(s.opts.Lease)); err != nil {
 				s.internal(w, "leasing jobs to a collector", err)
 				return
 			}
@@ -338,7 +339,7 @@ func orEmpty(v []int64) []int64 {
 
 // job is a claim as the collector receives it: the device's target with
 // its secrets sealed to the collector for this attempt.
-func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (agent.Job, error) {
+func (s *Server) job(ctx context.Context, c db.Collector, cl queue.Claim) (agent.Job, error) {
 	pub, err := agent.DecodeKey(c.PublicKey)
 	if err != nil {
 		return agent.Job{}, fmt.Errorf("the collector's public key: %w", err)
@@ -375,7 +376,7 @@ func (s *Server) job(ctx context.Context, c db.Collector, cl db.Claim) (agent.Jo
 }
 
 // fail ends a leased attempt that cannot be handed out.
-func (s *Server) fail(ctx context.Context, cl db.Claim, cause error) {
+func (s *Server) fail(ctx context.Context, cl queue.Claim, cause error) {
 	if _, err := s.engine.RecordFailure(ctx, cl, cause.Error(), backup.TargetFailureReason(cause)); err != nil {
 		s.log.Error("recording a backup", "device_id", cl.DeviceID, "job_id", cl.ID, "err", err)
 	}
@@ -408,7 +409,7 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 		return
 	}
 	cl, err := s.store.LeasedClaim(ctx, c.ID, jobID, req.Attempt)
-	if errors.Is(err, db.ErrLeaseLost) {
+	if errors.Is(err, queue.ErrLeaseLost) {
 		// The same upload again (its answer was lost) is done already.
 		if done, derr := s.recorded(ctx, jobID, req.Attempt); derr == nil && done {
 			w.WriteHeader(http.StatusNoContent)
@@ -423,9 +424,9 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request, c db.Collector) 
 	}
 	cp := backup.Capture{Text: req.Text, HostKey: req.HostKey, Reason: req.Reason, Error: req.Error}
 	_, err = s.engine.RecordCapture(context.WithoutCancel(ctx), cl, cp, time.Duration(req.DurationMS)*time.Millisecond)
-	if errors.Is(err, db.ErrJobNotOwned) {
+	if errors.Is(err, queue.ErrJobNotOwned) {
 		// The lease ended while the result was on its way.
-		writeError(w, http.StatusConflict, agent.CodeLeaseLost, db.ErrLeaseLost.Error())
+		writeError(w, http.StatusConflict, agent.CodeLeaseLost, queue.ErrLeaseLost.Error())
 		return
 	}
 	if err != nil {
@@ -513,5 +514,5 @@ func (s *Server) recorded(ctx context.Context, jobID int64, attempt string) (boo
 	if err != nil || len(jobs) != 1 || jobs[0].DeviceID != b.DeviceID {
 		return false, err
 	}
-	return b.FinishedAt != nil && (b.ErrorMessage == nil || *b.ErrorMessage != db.ErrorInterrupted), nil
+	return b.FinishedAt != nil && (b.ErrorMessage == nil || *b.ErrorMessage != queue.ErrorInterrupted), nil
 }

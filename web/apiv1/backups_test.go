@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 )
@@ -22,7 +23,7 @@ import (
 func (e *env) backup(deviceID int64, started time.Time, success bool, text, errMsg string) string {
 	e.t.Helper()
 	ctx := context.Background()
-	b := db.Backup{ID: uuid.NewString(), DeviceID: deviceID, StartedAt: started, Success: success, Trigger: db.TriggerSchedule}
+	b := db.Backup{ID: uuid.NewString(), DeviceID: deviceID, StartedAt: started, Success: success, Trigger: queue.TriggerSchedule}
 	finished := started.Add(3 * time.Second)
 	b.FinishedAt = &finished
 	if text != "" {

@@ -15,6 +15,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -564,7 +565,7 @@ func seedVersions(t *testing.T, e *env, name string, days int) int64 {
 		started := now.Add(-time.Duration(i)*24*time.Hour - time.Hour)
 		finished := started.Add(time.Second)
 		if err := e.store.InsertBackup(ctx, db.Backup{ID: fmt.Sprintf("%s-%d", name, i), DeviceID: d.ID, StartedAt: started,
-			FinishedAt: &finished, Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule, Changed: true}); err != nil {
+			FinishedAt: &finished, Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule, Changed: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -682,7 +683,7 @@ func TestSettingsShowDeltaStorage(t *testing.T) {
 		started := now.Add(time.Duration(i-6) * time.Hour)
 		finished := started.Add(time.Second)
 		if err := e.store.InsertBackup(ctx, db.Backup{ID: fmt.Sprintf("r-delta-%d", i), DeviceID: d.ID, StartedAt: started,
-			FinishedAt: &finished, Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule}); err != nil {
+			FinishedAt: &finished, Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule}); err != nil {
 			t.Fatal(err)
 		}
 	}

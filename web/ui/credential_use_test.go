@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/testkit"
 )
 
@@ -64,10 +65,10 @@ func newCredFleet(t *testing.T, e *env) *credFleet {
 		LoginMethod: "telnet", GroupID: &f.group.ID, CredentialID: &f.core.ID, Encoding: "utf-8", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.engine.Enqueue(ctx, []int64{f.dev.ID}, db.TriggerManual); err != nil {
+	if _, err := e.engine.Enqueue(ctx, []int64{f.dev.ID}, queue.TriggerManual); err != nil {
 		t.Fatal(err)
 	}
-	if jobs := credWaitJobs(t, e, f.dev.ID, 1); jobs[0].State != db.JobSucceeded {
+	if jobs := credWaitJobs(t, e, f.dev.ID, 1); jobs[0].State != queue.JobSucceeded {
 		t.Fatalf("first backup: %s %v", jobs[0].State, jobs[0].Error)
 	}
 	if err := e.store.EnsureRole(ctx, db.Role{Name: "Device editor", Permissions: []string{
@@ -163,7 +164,7 @@ func TestCredentialTheftByRepointIsRefused(t *testing.T) {
 	// The backup mallory may queue goes where it always went.
 	b.get("/devices")
 	expect(t, "back up", b.post("/devices/backup", url.Values{"id": {strconv.FormatInt(f.dev.ID, 10)}}), http.StatusSeeOther, "")
-	if jobs := credWaitJobs(t, e, f.dev.ID, 2); jobs[0].State != db.JobSucceeded {
+	if jobs := credWaitJobs(t, e, f.dev.ID, 2); jobs[0].State != queue.JobSucceeded {
 		t.Fatalf("backup after the refused edits: %s %v", jobs[0].State, jobs[0].Error)
 	}
 
@@ -221,7 +222,7 @@ func TestChangedAddressWaitsForConfirmation(t *testing.T) {
 	m.get("/devices")
 	expect(t, "back up", m.post("/devices/backup", url.Values{"id": {strconv.FormatInt(f.dev.ID, 10)}}), http.StatusSeeOther, "")
 	jobs := credWaitJobs(t, e, f.dev.ID, 2)
-	if jobs[0].State != db.JobFailed || jobs[0].Error == nil || !strings.Contains(*jobs[0].Error, "address changed") {
+	if jobs[0].State != queue.JobFailed || jobs[0].Error == nil || !strings.Contains(*jobs[0].Error, "address changed") {
 		t.Fatalf("backup at the new address: %s %v", jobs[0].State, jobs[0].Error)
 	}
 	if trap.Connections() != 0 {
@@ -262,7 +263,7 @@ func TestChangedAddressWaitsForConfirmation(t *testing.T) {
 	}
 	// From now on the credential goes there: the listener shows it would
 	// have caught it.
-	if _, err := e.engine.Enqueue(ctx, []int64{f.dev.ID}, db.TriggerManual); err != nil {
+	if _, err := e.engine.Enqueue(ctx, []int64{f.dev.ID}, queue.TriggerManual); err != nil {
 		t.Fatal(err)
 	}
 	credWaitJobs(t, e, f.dev.ID, 3)

@@ -17,6 +17,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -70,7 +71,7 @@ func (f *detailFleet) version(t *testing.T, e *env, d db.Device, ago time.Durati
 	finished := started.Add(1500 * time.Millisecond)
 	dur := int64(1500)
 	b := db.Backup{ID: fmt.Sprintf("bk%04d", f.n), DeviceID: d.ID, StartedAt: started, FinishedAt: &finished,
-		Trigger: db.TriggerSchedule, DurationMS: &dur}
+		Trigger: queue.TriggerSchedule, DurationMS: &dur}
 	if msg == "" {
 		hash, err := e.store.PutSnapshot(ctx, text)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -65,7 +66,7 @@ func (f *changedFleet) version(t *testing.T, e *env, d db.Device, ago time.Durat
 	finished := started.Add(time.Second)
 	size := int64(len(text))
 	b := db.Backup{ID: fmt.Sprintf("ch%04d", f.n), DeviceID: d.ID, StartedAt: started, FinishedAt: &finished, Success: true,
-		SnapshotHash: &hash, Bytes: &size, Trigger: db.TriggerSchedule, First: kind == "first", Changed: kind == "changed"}
+		SnapshotHash: &hash, Bytes: &size, Trigger: queue.TriggerSchedule, First: kind == "first", Changed: kind == "changed"}
 	if err := e.store.InsertBackup(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestFirstBackupsAreNotChangesEndToEnd(t *testing.T) {
 				jobs := devicesJobs(t, e, id)
 				if len(jobs) == round && jobs[0].FinishedAt != nil && jobs[len(jobs)-1].FinishedAt != nil {
 					for _, j := range jobs {
-						if j.State != db.JobSucceeded {
+						if j.State != queue.JobSucceeded {
 							t.Fatalf("device %d: job %s: %v", id, j.State, j.Error)
 						}
 					}

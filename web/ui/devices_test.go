@@ -23,6 +23,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/web"
 	"backupd/web/ui"
@@ -419,7 +420,7 @@ func TestDevicesBackupNow(t *testing.T) {
 	one := strconv.FormatInt(s.coreDev, 10)
 	p = b.post("/devices/backup", url.Values{"id": {one}, "next": {"/devices/" + one}})
 	expect(t, "one device", p, http.StatusSeeOther, "/devices/"+one+"?queued=1")
-	if j := devicesJobs(t, e, s.coreDev); len(j) != 1 || j[0].Trigger != db.TriggerManual {
+	if j := devicesJobs(t, e, s.coreDev); len(j) != 1 || j[0].Trigger != queue.TriggerManual {
 		t.Errorf("jobs of the device: %+v", j)
 	}
 	// A selection (a disabled device too: it was asked for), to the jobs.
@@ -521,7 +522,7 @@ func TestDevicesBackupNowWithSimulator(t *testing.T) {
 	for {
 		jobs := devicesJobs(t, e, d.ID)
 		if len(jobs) == 1 && jobs[0].FinishedAt != nil {
-			if jobs[0].State != db.JobSucceeded || jobs[0].BackupID == nil {
+			if jobs[0].State != queue.JobSucceeded || jobs[0].BackupID == nil {
 				t.Fatalf("job %+v: %v", jobs[0].Job, jobs[0].Error)
 			}
 			bk, err := e.store.GetBackup(ctx, *jobs[0].BackupID)

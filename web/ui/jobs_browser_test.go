@@ -10,7 +10,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/app/devsim"
-	"backupd/db"
+	"backupd/db/queue"
 )
 
 // TestJobsLiveInChromium opens the jobs page and watches it follow the
@@ -45,7 +45,7 @@ func TestJobsLiveInChromium(t *testing.T) {
 	// A reload would lose this mark.
 	b.eval(`(window.jobsMark = "kept", "")`)
 
-	ids, err := e.engine.Enqueue(context.Background(), []int64{dev}, db.TriggerManual)
+	ids, err := e.engine.Enqueue(context.Background(), []int64{dev}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestJobsLiveInChromium(t *testing.T) {
 	b.waitFor("the cancelled job leaves the queue", `!document.querySelector('`+row+`') &&
 		document.querySelector('#job-counts [data-count="finished_last_hour"]').textContent === "1"`, jobsWait)
 	b.waitFor("progress complete", `document.getElementById("job-progress-text").textContent === "Backups done: all 1"`, jobsWait)
-	if s := jobsState(t, e, ids[0]); s != db.JobCancelled {
+	if s := jobsState(t, e, ids[0]); s != queue.JobCancelled {
 		t.Errorf("job state %s after the click", s)
 	}
 	if got := b.eval(`String(window.jobsMark)`); got != "kept" {

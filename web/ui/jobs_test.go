@@ -16,6 +16,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -33,9 +34,9 @@ func jobsDeviceID(t *testing.T, e *env, name string) int64 {
 // running engine leaves it queued, and returns the jobs' ids.
 func jobsQueue(t *testing.T, e *env, devices ...int64) []int64 {
 	t.Helper()
-	reqs := make([]db.JobRequest, len(devices))
+	reqs := make([]queue.JobRequest, len(devices))
 	for i, d := range devices {
-		reqs[i] = db.JobRequest{DeviceID: d, Trigger: db.TriggerManual, NotBefore: time.Now().Add(time.Hour)}
+		reqs[i] = queue.JobRequest{DeviceID: d, Trigger: queue.TriggerManual, NotBefore: time.Now().Add(time.Hour)}
 	}
 	ids, err := e.store.EnqueueJobs(context.Background(), reqs)
 	if err != nil {
@@ -117,11 +118,11 @@ func newJobsFixture(t *testing.T, e *env) jobsFixture {
 	f.core1, f.core2 = jobsDeviceID(t, e, "core-1"), jobsDeviceID(t, e, "core-2")
 	f.branch1, f.branch2 = jobsDeviceID(t, e, "branch-1"), jobsDeviceID(t, e, "branch-2")
 	f.core1OldFail = jobsQueue(t, e, f.core1)[0]
-	jobsEnd(t, e, f.core1OldFail, db.JobFailed, "old failure", "", 48*time.Hour)
+	jobsEnd(t, e, f.core1OldFail, queue.JobFailed, "old failure", "", 48*time.Hour)
 	ids := jobsQueue(t, e, f.core2, f.branch2)
 	f.core2Failed, f.branch2Done = ids[0], ids[1]
-	jobsEnd(t, e, f.core2Failed, db.JobFailed, "connect: refused <b>bold</b>", "", 10*time.Minute)
-	jobsEnd(t, e, f.branch2Done, db.JobSucceeded, "", "b-branch2", 2*time.Hour)
+	jobsEnd(t, e, f.core2Failed, queue.JobFailed, "connect: refused <b>bold</b>", "", 10*time.Minute)
+	jobsEnd(t, e, f.branch2Done, queue.JobSucceeded, "", "b-branch2", 2*time.Hour)
 	ids = jobsQueue(t, e, f.core1, f.branch1)
 	f.core1Job, f.branch1Job = ids[0], ids[1]
 	return f
@@ -393,14 +394,14 @@ func TestCancelJob(t *testing.T) {
 	if p := admin.jobsCall(http.MethodDelete, "/api/jobs/"+jobsID(f.core1Job), false); p.status != http.StatusForbidden {
 		t.Errorf("DELETE without token: %d", p.status)
 	}
-	if s := jobsState(t, e, f.core1Job); s != db.JobQueued || len(cancelAudits()) != 0 {
+	if s := jobsState(t, e, f.core1Job); s != queue.JobQueued || len(cancelAudits()) != 0 {
 		t.Fatalf("refused cancels changed something: state %s, %d audit entries", s, len(cancelAudits()))
 	}
 
 	// The form cancels and comes back to the list it came from.
 	p = admin.post("/jobs/"+jobsID(f.core1Job)+"/cancel", url.Values{"back": {"/jobs?state=active&page=1"}})
 	expect(t, "cancel", p, http.StatusSeeOther, "/jobs?notice=cancelled&page=1&state=active")
-	if s := jobsState(t, e, f.core1Job); s != db.JobCancelled {
+	if s := jobsState(t, e, f.core1Job); s != queue.JobCancelled {
 		t.Errorf("job state %s after cancel", s)
 	}
 	audits := cancelAudits()
@@ -429,7 +430,7 @@ func TestCancelJob(t *testing.T) {
 	if p.status != http.StatusOK || !strings.Contains(p.body, `"outcome":"cancelled"`) {
 		t.Errorf("DELETE: %d %s", p.status, p.body)
 	}
-	if s := jobsState(t, e, f.branch1Job); s != db.JobCancelled {
+	if s := jobsState(t, e, f.branch1Job); s != queue.JobCancelled {
 		t.Errorf("job state %s after DELETE", s)
 	}
 	if p := op.jobsCall(http.MethodDelete, "/api/jobs/"+jobsID(f.branch1Job), true); p.status != http.StatusConflict {
@@ -488,11 +489,11 @@ func TestCancelRunningJob(t *testing.T) {
 	f := seedFleet(t, e)
 	dev := jobsSimDevice(t, e, "hanging-1", f.core, devsim.Options{Failures: []devsim.Failure{devsim.FailHangMidOutput}})
 	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
-	ids, err := e.engine.Enqueue(context.Background(), []int64{dev}, db.TriggerManual)
+	ids, err := e.engine.Enqueue(context.Background(), []int64{dev}, queue.TriggerManual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobsWaitState(t, e, ids[0], db.JobRunning, 10*time.Second)
+	jobsWaitState(t, e, ids[0], queue.JobRunning, 10*time.Second)
 
 	b := e.browser()
 	b.mustLogin("root", "root-password-1")
@@ -503,9 +504,9 @@ func TestCancelRunningJob(t *testing.T) {
 		t.Fatalf("DELETE running: %d %s", p.status, p.body)
 	}
 	// Well within the hang's command timeout (10 s).
-	jobsWaitState(t, e, ids[0], db.JobCancelled, 8*time.Second)
+	jobsWaitState(t, e, ids[0], queue.JobCancelled, 8*time.Second)
 	j := decodeJobs(t, b.jobsCall(http.MethodGet, "/api/jobs?state=finished", false))
-	if len(j.Items) != 1 || j.Items[0].State != db.JobCancelled || j.Items[0].ResultText != "Cancelled by an operator" {
+	if len(j.Items) != 1 || j.Items[0].State != queue.JobCancelled || j.Items[0].ResultText != "Cancelled by an operator" {
 		t.Errorf("finished list after the cancel: %+v", j.Items)
 	}
 }
@@ -519,9 +520,9 @@ func TestJobsShowInterruptions(t *testing.T) {
 	core2, branch2 := jobsDeviceID(t, e, "core-2"), jobsDeviceID(t, e, "branch-2")
 	ids := jobsQueue(t, e, core2, branch2)
 	givenUp, done := ids[0], ids[1]
-	jobsEnd(t, e, givenUp, db.JobFailed, db.ErrorInterruptedTooOften, "", time.Minute)
-	jobsEnd(t, e, done, db.JobSucceeded, "", "b-branch2", time.Minute)
-	for id, counts := range map[int64][2]int{givenUp: {0, db.DefaultMaxInterruptions}, done: {1, 2}} {
+	jobsEnd(t, e, givenUp, queue.JobFailed, queue.ErrorInterruptedTooOften, "", time.Minute)
+	jobsEnd(t, e, done, queue.JobSucceeded, "", "b-branch2", time.Minute)
+	for id, counts := range map[int64][2]int{givenUp: {0, queue.DefaultMaxInterruptions}, done: {1, 2}} {
 		if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE jobs SET attempt = ?, interruptions = ? WHERE id = ?`, counts[0], counts[1], id); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -58,7 +59,7 @@ func seedFleet(t *testing.T, e *env) fleet {
 		started := now.Add(-ago)
 		finished := started.Add(5 * time.Second)
 		b := db.Backup{ID: fmt.Sprintf("b%03d", n), DeviceID: dev, StartedAt: started, FinishedAt: &finished,
-			Success: ok, Changed: changed, Trigger: db.TriggerSchedule}
+			Success: ok, Changed: changed, Trigger: queue.TriggerSchedule}
 		if msg != "" {
 			b.ErrorMessage = &msg
 		}

@@ -14,6 +14,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // searchVersion stores text as a successful backup of device, started
@@ -29,7 +30,7 @@ func searchVersion(t *testing.T, e *env, device int64, ago time.Duration, text s
 	finished := started.Add(2 * time.Second)
 	size := int64(len(text))
 	b := db.Backup{ID: uuid.NewString(), DeviceID: device, StartedAt: started, FinishedAt: &finished,
-		Success: true, SnapshotHash: &hash, Trigger: db.TriggerSchedule, Bytes: &size}
+		Success: true, SnapshotHash: &hash, Trigger: queue.TriggerSchedule, Bytes: &size}
 	if err := e.store.InsertBackup(ctx, b); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/web/ui"
 )
@@ -167,10 +168,10 @@ func TestSyslogTriggerShown(t *testing.T) {
 	e := newEnv(t)
 	f := newDetailFleet(t, e)
 	bk := f.version(t, e, f.coreDev, time.Hour, "hostname core-r1\n", false, "")
-	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE backups SET trigger = ? WHERE id = ?`, db.TriggerSyslog, bk.ID); err != nil {
+	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE backups SET trigger = ? WHERE id = ?`, queue.TriggerSyslog, bk.ID); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := e.store.EnqueueJobs(context.Background(), []db.JobRequest{{DeviceID: f.coreDev.ID, Trigger: db.TriggerSyslog,
+	jobs, err := e.store.EnqueueJobs(context.Background(), []queue.JobRequest{{DeviceID: f.coreDev.ID, Trigger: queue.TriggerSyslog,
 		NotBefore: time.Now().Add(time.Hour)}})
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("queue: %v", err)

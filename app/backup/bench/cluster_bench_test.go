@@ -14,6 +14,7 @@ import (
 	"backupd/app/notify/policy"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -53,9 +54,9 @@ func BenchmarkClusterNodes(b *testing.B) {
 				// Queued first, then the nodes start: none waits for its
 				// next look at the queue.
 				b.StopTimer()
-				reqs := make([]db.JobRequest, len(ids))
+				reqs := make([]queue.JobRequest, len(ids))
 				for i, id := range ids {
-					reqs[i] = db.JobRequest{DeviceID: id, Trigger: db.TriggerManual, NotBefore: time.Now()}
+					reqs[i] = queue.JobRequest{DeviceID: id, Trigger: queue.TriggerManual, NotBefore: time.Now()}
 				}
 				if _, err := stores[0].EnqueueJobs(context.Background(), reqs); err != nil {
 					b.Fatal(err)

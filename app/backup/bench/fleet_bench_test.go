@@ -33,6 +33,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
@@ -187,15 +188,15 @@ func BenchmarkFleet(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start, cpu0 := time.Now(), cpuTime()
-		jobs, err := engine.Enqueue(ctx, ids, db.TriggerManual)
+		jobs, err := engine.Enqueue(ctx, ids, queue.TriggerManual)
 		if err != nil {
 			b.Fatal(err)
 		}
 		var done, failed int
 		var samples []string
-		err = engine.RunJobs(ctx, jobs, func(j db.Job) {
+		err = engine.RunJobs(ctx, jobs, func(j queue.Job) {
 			done++
-			if j.State != db.JobSucceeded {
+			if j.State != queue.JobSucceeded {
 				failed++
 				if failed <= 3 {
 					b.Logf("device %d: %s", j.DeviceID, *j.Error)

@@ -13,7 +13,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/app/syslog"
-	"backupd/db"
+	"backupd/db/queue"
 )
 
 // Lines a busy network logs that are not configuration changes, some
@@ -97,12 +97,12 @@ func benchSyslogFlood(b *testing.B, ports []string, flood bool) {
 
 		runCtx, cancel := context.WithTimeout(ctx, floodRunLimit)
 		start := time.Now()
-		jobs, err := engine.Enqueue(runCtx, ids, db.TriggerManual)
+		jobs, err := engine.Enqueue(runCtx, ids, queue.TriggerManual)
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = engine.RunJobs(runCtx, jobs, func(j db.Job) {
-			if j.State != db.JobSucceeded {
+		err = engine.RunJobs(runCtx, jobs, func(j queue.Job) {
+			if j.State != queue.JobSucceeded {
 				failed++
 				if failed <= 3 && j.Error != nil {
 					b.Logf("device %d: %s", j.DeviceID, *j.Error)

@@ -20,9 +20,9 @@ import (
 // to know of each other lives in PostgreSQL itself:
 //
 //   - An engine is alive while it holds a session advisory lock named
-//     after its owner id (db.OwnerLockName), on a connection of its own
+//     after its owner id (queue.OwnerLockName), on a connection of its own
 //     (Session). A node that can take that lock in a transaction
-//     (db.Store.InterruptDeadOwner) knows the engine is gone and queues
+//     (queue.Queue.InterruptDeadOwner) knows the engine is gone and queues
 //     its running jobs again.
 //   - One node leads (Leader): it runs the scheduler and the other
 //     fleet-wide loops; the others try for the lock every couple of seconds.

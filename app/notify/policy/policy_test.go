@@ -8,6 +8,7 @@ import (
 
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/queue"
 )
 
 // Every rule of the event policy, without a database: what happened and
@@ -38,8 +39,8 @@ func TestDecide(t *testing.T) {
 	wasReached := func(p db.EventPayload, n int) db.DecidedEvent {
 		return db.DecidedEvent{Payload: p, Threshold: db.ThresholdWasReached, Count: n}
 	}
-	attempt := func(prev db.EventState, o db.Outcome) db.EventInput {
-		return db.EventInput{At: at, Trigger: db.TriggerSchedule, Device: dev, Prev: prev,
+	attempt := func(prev db.EventState, o queue.Outcome) db.EventInput {
+		return db.EventInput{At: at, Trigger: queue.TriggerSchedule, Device: dev, Prev: prev,
 			Attempt: &db.AttemptEnd{BackupID: "b2", Outcome: o}}
 	}
 	check := func(prev db.EventState, reachable bool) db.EventInput {
@@ -59,7 +60,7 @@ func TestDecide(t *testing.T) {
 			Failure: &db.EventFailure{Stage: "push", Reason: reason, Consecutive: n},
 			Git:     &db.EventGit{Remote: "ssh://git.example.net/configs.git", Attempts: 3}}
 	}
-	changed := plain(ev(db.EventConfigChanged, db.TriggerSchedule, "b2"))
+	changed := plain(ev(db.EventConfigChanged, queue.TriggerSchedule, "b2"))
 	changed.WithPreviousGood = true
 	staleEvent := func(last *time.Time) db.DecidedEvent {
 		p := ev(db.EventBackupStale, db.TriggerCheck, "")
@@ -75,64 +76,64 @@ func TestDecide(t *testing.T) {
 		next db.EventState
 	}{
 		// Backups that worked.
-		{"first backup", attempt(db.EventState{}, db.Outcome{Success: true, First: true, Changed: true}),
-			[]db.DecidedEvent{plain(ev(db.EventFirstBackup, db.TriggerSchedule, "b2"))}, db.EventState{}},
-		{"a change names the version before", attempt(db.EventState{}, db.Outcome{Success: true, Changed: true}),
+		{"first backup", attempt(db.EventState{}, queue.Outcome{Success: true, First: true, Changed: true}),
+			[]db.DecidedEvent{plain(ev(db.EventFirstBackup, queue.TriggerSchedule, "b2"))}, db.EventState{}},
+		{"a change names the version before", attempt(db.EventState{}, queue.Outcome{Success: true, Changed: true}),
 			[]db.DecidedEvent{changed}, db.EventState{}},
-		{"noise only: nothing", attempt(db.EventState{}, db.Outcome{Success: true}), nil, db.EventState{}},
+		{"noise only: nothing", attempt(db.EventState{}, queue.Outcome{Success: true}), nil, db.EventState{}},
 		{"success after failures: recovered, to the rules the streak reached",
-			attempt(db.EventState{ConsecutiveFailures: 4}, db.Outcome{Success: true}),
-			[]db.DecidedEvent{wasReached(failure(ev(db.EventBackupRecovered, db.TriggerSchedule, "b2"), "", "", 4), 4)},
+			attempt(db.EventState{ConsecutiveFailures: 4}, queue.Outcome{Success: true}),
+			[]db.DecidedEvent{wasReached(failure(ev(db.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 4), 4)},
 			db.EventState{}},
 		{"a change after failures: changed, then recovered",
-			attempt(db.EventState{ConsecutiveFailures: 1}, db.Outcome{Success: true, Changed: true}),
-			[]db.DecidedEvent{changed, wasReached(failure(ev(db.EventBackupRecovered, db.TriggerSchedule, "b2"), "", "", 1), 1)},
+			attempt(db.EventState{ConsecutiveFailures: 1}, queue.Outcome{Success: true, Changed: true}),
+			[]db.DecidedEvent{changed, wasReached(failure(ev(db.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 1), 1)},
 			db.EventState{}},
 
 		// Backups that failed.
 		{"failure: to the rules whose threshold the streak just reached",
-			attempt(db.EventState{ConsecutiveFailures: 2}, db.Outcome{Error: "authentication failed", Reason: "auth"}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "auth", "authentication failed", 3), 3)},
+			attempt(db.EventState{ConsecutiveFailures: 2}, queue.Outcome{Error: "authentication failed", Reason: "auth"}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "auth", "authentication failed", 3), 3)},
 			db.EventState{ConsecutiveFailures: 3}},
 		{"failure with a retry ahead: nothing yet",
-			attempt(db.EventState{ConsecutiveFailures: 2}, db.Outcome{Error: "refused", Reason: "connect", RetryAt: &retry}),
+			attempt(db.EventState{ConsecutiveFailures: 2}, queue.Outcome{Error: "refused", Reason: "connect", RetryAt: &retry}),
 			nil, db.EventState{ConsecutiveFailures: 2}},
-		{"cancelled: nothing", attempt(db.EventState{ConsecutiveFailures: 2}, db.Outcome{Error: db.ErrorCancelled, Cancelled: true}),
+		{"cancelled: nothing", attempt(db.EventState{ConsecutiveFailures: 2}, queue.Outcome{Error: queue.ErrorCancelled, Cancelled: true}),
 			nil, db.EventState{ConsecutiveFailures: 2}},
 		{"a job given up after interruptions is a failure",
-			attempt(db.EventState{}, db.Outcome{Error: db.ErrorInterruptedTooOften, Reason: "interrupted"}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "interrupted", db.ErrorInterruptedTooOften, 1), 1)},
+			attempt(db.EventState{}, queue.Outcome{Error: queue.ErrorInterruptedTooOften, Reason: "interrupted"}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "interrupted", queue.ErrorInterruptedTooOften, 1), 1)},
 			db.EventState{ConsecutiveFailures: 1}},
 
 		// Whether the device answered, learnt by an attempt.
 		{"attempt finds it unreachable: failed, then unreachable (no backup named)",
-			attempt(db.EventState{}, db.Outcome{Error: "dial tcp: refused", Reason: "connect", Reachable: &no}),
+			attempt(db.EventState{}, queue.Outcome{Error: "dial tcp: refused", Reason: "connect", Reachable: &no}),
 			[]db.DecidedEvent{
-				reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "connect", "dial tcp: refused", 1), 1),
-				reached(failure(ev(db.EventDeviceUnreachable, db.TriggerSchedule, ""), "connect", "dial tcp: refused", 1), 1)},
+				reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "connect", "dial tcp: refused", 1), 1),
+				reached(failure(ev(db.EventDeviceUnreachable, queue.TriggerSchedule, ""), "connect", "dial tcp: refused", 1), 1)},
 			db.EventState{ConsecutiveFailures: 1, Unreachable: 1}},
 		{"attempt reaches it again: recovered, then reachable",
-			attempt(streak, db.Outcome{Success: true, Reachable: &yes}),
+			attempt(streak, queue.Outcome{Success: true, Reachable: &yes}),
 			[]db.DecidedEvent{
-				wasReached(failure(ev(db.EventBackupRecovered, db.TriggerSchedule, "b2"), "", "", 2), 2),
-				wasReached(failure(ev(db.EventDeviceReachable, db.TriggerSchedule, ""), "", "", 3), 3)},
+				wasReached(failure(ev(db.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 2), 2),
+				wasReached(failure(ev(db.EventDeviceReachable, queue.TriggerSchedule, ""), "", "", 3), 3)},
 			db.EventState{StaleNotifiedFor: "p"}},
-		{"reachable as before: nothing", attempt(db.EventState{}, db.Outcome{Success: true, Reachable: &yes}), nil, db.EventState{}},
+		{"reachable as before: nothing", attempt(db.EventState{}, queue.Outcome{Success: true, Reachable: &yes}), nil, db.EventState{}},
 		{"an attempt that never got to the port leaves the unreachable streak",
-			attempt(db.EventState{Unreachable: 2}, db.Outcome{Error: "no credential", Reason: "config"}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "config", "no credential", 1), 1)},
+			attempt(db.EventState{Unreachable: 2}, queue.Outcome{Error: "no credential", Reason: "config"}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "config", "no credential", 1), 1)},
 			db.EventState{ConsecutiveFailures: 1, Unreachable: 2}},
 
 		// Host keys.
 		{"a host key not recorded yet: failed, then hostkey.changed",
-			attempt(db.EventState{}, db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3")}),
+			attempt(db.EventState{}, queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3")}),
 			[]db.DecidedEvent{
-				reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 1), 1),
-				plain(ev(db.EventHostKeyChanged, db.TriggerSchedule, "b2"))},
+				reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 1), 1),
+				plain(ev(db.EventHostKeyChanged, queue.TriggerSchedule, "b2"))},
 			db.EventState{ConsecutiveFailures: 1}},
 		{"the changed key already recorded: no second hostkey.changed",
-			attempt(db.EventState{ConsecutiveFailures: 1}, db.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2")}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, db.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 2), 2)},
+			attempt(db.EventState{ConsecutiveFailures: 1}, queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2")}),
+			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 2), 2)},
 			db.EventState{ConsecutiveFailures: 2}},
 
 		// The reachability check.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/ui/core"
 )
 
@@ -27,7 +28,7 @@ func (u *handlers) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 	}
 	next := core.LocalPath(r.PostFormValue("next"), devicesJobsActive)
 	var ids []int64
-	details := map[string]any{"trigger": db.TriggerManual}
+	details := map[string]any{"trigger": queue.TriggerManual}
 	target, targetID := "device", ""
 	if raw := r.PostFormValue("group_id"); raw != "" {
 		gid, err := strconv.ParseInt(raw, 10, 64)
@@ -70,7 +71,7 @@ func (u *handlers) devicesBackup(w http.ResponseWriter, r *http.Request) error {
 	}
 	var since int64
 	if len(ids) > 0 {
-		jobIDs, err := u.Engine.Enqueue(ctx, ids, db.TriggerManual)
+		jobIDs, err := u.Engine.Enqueue(ctx, ids, queue.TriggerManual)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/ui/core"
 )
 
@@ -181,11 +182,11 @@ func (u *handlers) detailRow(d db.Device, b db.Backup) detailHistoryRow {
 
 // detailTriggers names each trigger's message.
 var detailTriggers = map[string]string{
-	db.TriggerManual:   keyDetailTriggerManual,
-	db.TriggerSchedule: keyDetailTriggerSchedule,
-	db.TriggerRetry:    keyDetailTriggerRetry,
-	db.TriggerCLI:      keyDetailTriggerCLI,
-	db.TriggerSyslog:   keyDetailTriggerSyslog,
+	queue.TriggerManual:   keyDetailTriggerManual,
+	queue.TriggerSchedule: keyDetailTriggerSchedule,
+	queue.TriggerRetry:    keyDetailTriggerRetry,
+	queue.TriggerCLI:      keyDetailTriggerCLI,
+	queue.TriggerSyslog:   keyDetailTriggerSyslog,
 }
 
 // detailDuration is a duration's message and its arguments: milliseconds

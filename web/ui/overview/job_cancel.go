@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web"
 	"backupd/web/ui/core"
 )
@@ -56,7 +57,7 @@ func (u *handlers) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 		return cancelTooLate, nil
 	}
 	outcome := cancelDone
-	if j.State == db.JobRunning {
+	if j.State == queue.JobRunning {
 		outcome = cancelRequested
 	}
 	u.Audit(r, "job.cancel", "job", id, map[string]any{

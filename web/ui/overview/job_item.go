@@ -9,6 +9,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/ui/core"
 )
 
@@ -17,19 +18,19 @@ import (
 
 // jobStateKeys and jobTriggerKeys name each state and trigger.
 var jobStateKeys = map[string]string{
-	db.JobQueued:    keyJobStateQueued,
-	db.JobRunning:   keyJobStateRunning,
-	db.JobSucceeded: keyJobStateSucceeded,
-	db.JobFailed:    keyJobStateFailed,
-	db.JobCancelled: keyJobStateCancelled,
+	queue.JobQueued:    keyJobStateQueued,
+	queue.JobRunning:   keyJobStateRunning,
+	queue.JobSucceeded: keyJobStateSucceeded,
+	queue.JobFailed:    keyJobStateFailed,
+	queue.JobCancelled: keyJobStateCancelled,
 }
 
 var jobTriggerKeys = map[string]string{
-	db.TriggerManual:   keyJobTriggerManual,
-	db.TriggerSchedule: keyJobTriggerSchedule,
-	db.TriggerRetry:    keyJobTriggerRetry,
-	db.TriggerCLI:      keyJobTriggerCLI,
-	db.TriggerSyslog:   keyJobTriggerSyslog,
+	queue.TriggerManual:   keyJobTriggerManual,
+	queue.TriggerSchedule: keyJobTriggerSchedule,
+	queue.TriggerRetry:    keyJobTriggerRetry,
+	queue.TriggerCLI:      keyJobTriggerCLI,
+	queue.TriggerSyslog:   keyJobTriggerSyslog,
 }
 
 // jobItem is one job as the page shows it and the script receives it:
@@ -112,11 +113,11 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 		case j.FinishedAt != nil:
 			end = *j.FinishedAt
 			it.FinishedText = u.TimeText(end)
-		case j.State != db.JobRunning:
+		case j.State != queue.JobRunning:
 			// Waiting to retry: the last attempt's length is not kept.
 			end = *j.StartedAt
 		}
-		if d := end.Sub(*j.StartedAt); d > 0 || j.State == db.JobRunning {
+		if d := end.Sub(*j.StartedAt); d > 0 || j.State == queue.JobRunning {
 			secs := max(d, 0).Seconds()
 			it.Duration, it.DurationText = &secs, formatDuration(max(d, 0))
 		}
@@ -124,36 +125,36 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 		it.FinishedText = u.TimeText(*j.FinishedAt)
 	}
 	u.jobResult(&it, j, now, t)
-	if (j.State == db.JobQueued || j.State == db.JobRunning) && core.SessionOf(r).Can("backups.create") {
+	if (j.State == queue.JobQueued || j.State == queue.JobRunning) && core.SessionOf(r).Can("backups.create") {
 		it.CancelURL = core.PathJobs + "/" + strconv.FormatInt(j.ID, 10) + "/cancel"
 	}
 	return it
 }
 
 // jobResult fills in what came of a job.
-func (u *handlers) jobResult(it *jobItem, j db.Job, now time.Time, t func(string, ...any) string) {
+func (u *handlers) jobResult(it *jobItem, j queue.Job, now time.Time, t func(string, ...any) string) {
 	msg := ""
 	if j.Error != nil {
 		switch *j.Error {
-		case db.ErrorCancelled:
+		case queue.ErrorCancelled:
 			msg = t(keyJobResultCancelled)
-		case db.ErrorInterrupted:
+		case queue.ErrorInterrupted:
 			msg = t(keyJobResultInterrupted)
-		case db.ErrorInterruptedTooOften:
+		case queue.ErrorInterruptedTooOften:
 			msg = t(keyJobResultInterruptedTooOften)
 		default:
 			msg = *j.Error
 		}
 	}
 	switch j.State {
-	case db.JobSucceeded:
+	case queue.JobSucceeded:
 		if j.BackupID != nil {
 			it.ResultText = t(keyJobResultVersion)
 			it.ResultURL = it.DeviceURL + "/versions/" + url.PathEscape(*j.BackupID)
 		}
-	case db.JobFailed, db.JobCancelled:
-		it.ResultText, it.ResultBad = msg, j.State == db.JobFailed
-	case db.JobQueued:
+	case queue.JobFailed, queue.JobCancelled:
+		it.ResultText, it.ResultBad = msg, j.State == queue.JobFailed
+	case queue.JobQueued:
 		switch {
 		case msg != "":
 			it.ResultText, it.ResultBad = t(keyJobResultRetry, msg), true

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/agentapi"
 	"backupd/web/ui/core"
 )
@@ -180,7 +181,7 @@ func (u *handlers) revokeCollector(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if c.RevokedAt == nil {
-		if err := u.Store.RevokeCollector(r.Context(), id, db.DefaultMaxInterruptions); err != nil {
+		if err := u.Store.RevokeCollector(r.Context(), id, queue.DefaultMaxInterruptions); err != nil {
 			return err
 		}
 		u.Audit(r, "collector.revoke", "collector", id, map[string]any{"name": c.Name, "zone": c.ZoneName})

@@ -1,4 +1,4 @@
-package db
+package queue
 
 import (
 	"context"
@@ -31,30 +31,31 @@ func leaseOwner(collectorID int64) string {
 	return leaseOwnerPrefix + strconv.FormatInt(collectorID, 10) + ":" + uuid.NewString()
 }
 
-// LeaseJobs leases up to n ready jobs of the collector's zone to it
-// until until, each with a fresh backups row that shows it running.
-func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Time) ([]Claim, error) {
+// LeaseJobs leases up to n ready jobs of zone zoneID to collector
+// collectorID until until, each with a fresh backups row that shows it
+// running.
+func (jq *Queue) LeaseJobs(ctx context.Context, collectorID, zoneID int64, n int, until time.Time) ([]Claim, error) {
 	if n <= 0 {
 		return nil, nil
 	}
 	now := time.Now().UTC()
 	stamp := backupTime(now)
-	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + s.d.SkipLocked()
+	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + jq.d.SkipLocked()
 	var claims []Claim
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
 		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var id int64
 			return id, r.Scan(&id)
-		}, pick, c.ZoneID, stamp, n)
+		}, pick, zoneID, stamp, n)
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
-			j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
+			j, err := ScanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
 					attempt = attempt + 1, finished_at = NULL, error = NULL, collector_id = ?, lease_until = ?
-				WHERE id = ? AND state = 'queued' RETURNING `+jobColumns,
-				leaseOwner(c.ID), stamp, c.ID, backupTime(until), id))
+				WHERE id = ? AND state = 'queued' RETURNING `+Columns,
+				leaseOwner(collectorID), stamp, collectorID, backupTime(until), id))
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
@@ -66,7 +67,7 @@ func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Ti
 			if j.Attempt > 1 {
 				trigger = TriggerRetry
 			}
-			if err := insertBackup(ctx, tx, Backup{ID: cl.BackupID, DeviceID: j.DeviceID, StartedAt: now, Trigger: trigger}); err != nil {
+			if err := insertAttempt(ctx, tx, cl.BackupID, j.DeviceID, now, trigger); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, claimBackupQuery, cl.BackupID, j.ID); err != nil {
@@ -86,9 +87,9 @@ func (s *Store) LeaseJobs(ctx context.Context, c Collector, n int, until time.Ti
 // ZoneJobsDue reports whether a job of the zone waits in the queue ready
 // by now: a reader's cheap look, so that a collector's idle long poll
 // opens a write transaction (LeaseJobs) only when there is work to take.
-func (s *Store) ZoneJobsDue(ctx context.Context, zoneID int64, now time.Time) (bool, error) {
+func (jq *Queue) ZoneJobsDue(ctx context.Context, zoneID int64, now time.Time) (bool, error) {
 	var due bool
-	if err := s.reader.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
+	if err := jq.e.Reader.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
 		WHERE state = 'queued' AND zone_id = ? AND not_before <= ?)`, zoneID, backupTime(now)).Scan(&due); err != nil {
 		return false, fmt.Errorf("zone jobs due: %w", err)
 	}
@@ -102,11 +103,11 @@ var ErrLeaseLost = errors.New("the job is no longer leased to this collector")
 
 // LeasedClaim returns the claim of the attempt (backupID) the collector
 // holds on job jobID, or ErrLeaseLost.
-func (s *Store) LeasedClaim(ctx context.Context, collectorID, jobID int64, backupID string) (Claim, error) {
+func (jq *Queue) LeasedClaim(ctx context.Context, collectorID, jobID int64, backupID string) (Claim, error) {
 	var cl Claim
 	var collector sql.NullInt64
-	row := s.writer.QueryRowContext(ctx, `SELECT `+jobColumns+`, collector_id FROM jobs WHERE id = ?`, jobID)
-	j, err := scanJob(suffixScanner{row, &collector})
+	row := jq.e.Writer.QueryRowContext(ctx, `SELECT `+Columns+`, collector_id FROM jobs WHERE id = ?`, jobID)
+	j, err := ScanJob(suffixScanner{row, &collector})
 	if errors.Is(err, sql.ErrNoRows) {
 		return cl, ErrLeaseLost
 	}
@@ -140,7 +141,7 @@ type LeaseReport struct {
 
 // ExtendLeases extends until until the leases of the jobs the collector
 // reports in hand, and reports which of them to cancel or drop.
-func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int64, until time.Time) (LeaseReport, error) {
+func (jq *Queue) ExtendLeases(ctx context.Context, collectorID int64, held []int64, until time.Time) (LeaseReport, error) {
 	var rep LeaseReport
 	if len(held) == 0 {
 		return rep, nil
@@ -149,13 +150,13 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 	if err != nil {
 		return rep, err
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = jq.e.InTx(ctx, func(tx *sql.Tx) error {
 		rep = LeaseReport{}
 		rows, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) ([2]int64, error) {
 			var v [2]int64
 			return v, r.Scan(&v[0], &v[1])
 		}, `UPDATE jobs SET lease_until = ?
-			WHERE state = 'running' AND collector_id = ? AND id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)
+			WHERE state = 'running' AND collector_id = ? AND id IN (SELECT CAST(value AS BIGINT) FROM `+jq.d.JSONEach()+`)
 			RETURNING id, cancel_requested`, backupTime(until), collectorID, string(raw))
 		if err != nil {
 			return err
@@ -182,8 +183,8 @@ func (s *Store) ExtendLeases(ctx context.Context, collectorID int64, held []int6
 
 // LeaseCancels lists the jobs leased to the collector that an operator
 // asked to stop.
-func (s *Store) LeaseCancels(ctx context.Context, collectorID int64) ([]int64, error) {
-	ids, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (int64, error) {
+func (jq *Queue) LeaseCancels(ctx context.Context, collectorID int64) ([]int64, error) {
+	ids, err := engine.QueryAll(ctx, jq.e.Reader, func(r engine.Scanner) (int64, error) {
 		var id int64
 		return id, r.Scan(&id)
 	}, `SELECT id FROM jobs WHERE state = 'running' AND collector_id = ? AND cancel_requested = 1 ORDER BY id`, collectorID)
@@ -196,25 +197,25 @@ func (s *Store) LeaseCancels(ctx context.Context, collectorID int64) ([]int64, e
 // ReleaseLeases queues again, as interrupted, the jobs leased to the
 // collector that are not in keep: it no longer has them in hand (it
 // restarted, or never received them). It returns how many it released.
-func (s *Store) ReleaseLeases(ctx context.Context, collectorID int64, keep []int64, maxInterruptions int) (int, error) {
+func (jq *Queue) ReleaseLeases(ctx context.Context, collectorID int64, keep []int64, maxInterruptions int) (int, error) {
 	raw, err := json.Marshal(append([]int64{}, keep...))
 	if err != nil {
 		return 0, err
 	}
-	owners, err := engine.QueryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
+	owners, err := engine.QueryAll(ctx, jq.e.Writer, scanString, `SELECT owner FROM jobs
 		WHERE state = 'running' AND collector_id = ? AND owner IS NOT NULL
-			AND id NOT IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)`, collectorID, string(raw))
+			AND id NOT IN (SELECT CAST(value AS BIGINT) FROM `+jq.d.JSONEach()+`)`, collectorID, string(raw))
 	if err != nil {
 		return 0, fmt.Errorf("release leases: %w", err)
 	}
-	return s.interruptLeases(ctx, owners, maxInterruptions)
+	return jq.interruptLeases(ctx, owners, maxInterruptions)
 }
 
 // ExpireLeases queues again, as interrupted, every job whose lease ran
 // out before now: its collector stopped calling. It returns how many it
 // released.
-func (s *Store) ExpireLeases(ctx context.Context, now time.Time, maxInterruptions int) (int, error) {
-	owners, err := s.expiredLeaseOwners(ctx, now)
+func (jq *Queue) ExpireLeases(ctx context.Context, now time.Time, maxInterruptions int) (int, error) {
+	owners, err := jq.expiredLeaseOwners(ctx, now)
 	if err != nil {
 		return 0, err
 	}
@@ -223,7 +224,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, maxInterruption
 		if !strings.HasPrefix(owner, leaseOwnerPrefix) {
 			continue
 		}
-		res, err := s.expireLease(ctx, owner, now, maxInterruptions)
+		res, err := jq.expireLease(ctx, owner, now, maxInterruptions)
 		if err != nil {
 			return n, err
 		}
@@ -234,8 +235,8 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, maxInterruption
 
 // expiredLeaseOwners lists the owners of the leases that ran out before
 // now. A collector may renew one before expireLease gets to it.
-func (s *Store) expiredLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
-	owners, err := engine.QueryAll(ctx, s.writer, scanString, `SELECT owner FROM jobs
+func (jq *Queue) expiredLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
+	owners, err := engine.QueryAll(ctx, jq.e.Writer, scanString, `SELECT owner FROM jobs
 		WHERE state = 'running' AND collector_id IS NOT NULL AND lease_until < ? AND owner IS NOT NULL`, backupTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("expire leases: %w", err)
@@ -249,9 +250,9 @@ func (s *Store) expiredLeaseOwners(ctx context.Context, now time.Time) ([]string
 // concurrent renewal changed): a collector that renewed the lease since
 // expiredLeaseOwners keeps its job, and a renewal that comes after finds
 // the job no longer running and drops it.
-func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, maxInterruptions int) (Interrupted, error) {
+func (jq *Queue) expireLease(ctx context.Context, owner string, now time.Time, maxInterruptions int) (Interrupted, error) {
 	var out Interrupted
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
 		out = Interrupted{}
 		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
 			var id int64
@@ -262,7 +263,7 @@ func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, ma
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		return s.interruptJobs(ctx, tx, owner, 0, maxInterruptions, &out)
+		return jq.interruptJobs(ctx, tx, owner, 0, maxInterruptions, &out)
 	})
 	if err != nil {
 		return Interrupted{}, fmt.Errorf("expire the lease %s: %w", owner, err)
@@ -270,13 +271,13 @@ func (s *Store) expireLease(ctx context.Context, owner string, now time.Time, ma
 	return out, nil
 }
 
-func (s *Store) interruptLeases(ctx context.Context, owners []string, maxInterruptions int) (int, error) {
+func (jq *Queue) interruptLeases(ctx context.Context, owners []string, maxInterruptions int) (int, error) {
 	n := 0
 	for _, owner := range owners {
 		if !strings.HasPrefix(owner, leaseOwnerPrefix) {
 			continue
 		}
-		res, err := s.InterruptJobs(ctx, owner, maxInterruptions)
+		res, err := jq.InterruptJobs(ctx, owner, maxInterruptions)
 		if err != nil {
 			return n, err
 		}

@@ -1,0 +1,109 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"backupd/db/engine"
+)
+
+// getJobsQuery reads n jobs by ID; the one of a single job, which an
+// engine reads as each of its jobs finishes, is prepared (readQueries).
+func getJobsQuery(n int) string {
+	return `SELECT ` + Columns + ` FROM jobs WHERE id IN (` + engine.Placeholders(n) + `)`
+}
+
+// GetJobs returns the jobs with the given IDs (missing ones are skipped).
+func (jq *Queue) GetJobs(ctx context.Context, ids []int64) ([]Job, error) {
+	var out []Job
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		jobs, err := engine.QueryAll(ctx, jq.read(), ScanJob, getJobsQuery(len(chunk)), args...)
+		if err != nil {
+			return nil, fmt.Errorf("get jobs: %w", err)
+		}
+		out = append(out, jobs...)
+	}
+	return out, nil
+}
+
+// jobStatesQuery reads the state of a list of jobs, one JSON parameter
+// however long the list.
+func jobStatesQuery(d engine.Dialect) string {
+	return `SELECT id, state FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM ` + d.JSONEach() + `)`
+}
+
+// JobStates returns the state of each of the jobs with the given IDs that
+// exists: a cheap look at a long list, for a caller waiting for them to
+// finish.
+func (jq *Queue) JobStates(ctx context.Context, ids []int64) (map[int64]string, error) {
+	raw, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("job states: %w", err)
+	}
+	rows, err := jq.read().QueryContext(ctx, jobStatesQuery(jq.d), string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("job states: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var state string
+		if err := rows.Scan(&id, &state); err != nil {
+			return nil, fmt.Errorf("job states: %w", err)
+		}
+		out[id] = state
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("job states: %w", err)
+	}
+	return out, nil
+}
+
+// CancelJob cancels a job: a queued one at once; a running one is flagged,
+// and the engine running it (in whichever process) stops it within
+// seconds. It reports false for a job that already finished.
+func (jq *Queue) CancelJob(ctx context.Context, id int64) (bool, error) {
+	var n int64
+	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?
+			WHERE id = ? AND state = 'queued'`, backupTime(time.Now()), ErrorCancelled, id)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 1 {
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'`, id)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// CancelRequested returns which of the given running jobs an operator
+// asked to stop.
+func (jq *Queue) CancelRequested(ctx context.Context, owner string) ([]int64, error) {
+	ids, err := engine.QueryAll(ctx, jq.e.Reader, func(r engine.Scanner) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT id FROM jobs WHERE state = 'running' AND owner = ? AND cancel_requested = 1`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("cancel requests: %w", err)
+	}
+	return ids, nil
+}
