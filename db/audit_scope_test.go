@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // A user scoped to some device groups sees the audit entries about no
@@ -76,7 +77,7 @@ func TestDeliveryLogScope(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []db.EventKind{db.EventConfigChanged}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	east := createGroup(t, s, "East", nil)
 	west := createGroup(t, s, "West", nil)
 	e1 := insertDevice(t, s, "e1", &east.ID, nil, nil)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 func TestSearchAudit(t *testing.T) {
@@ -97,8 +98,8 @@ func TestSearchAudit(t *testing.T) {
 		q := `SELECT a.id FROM audit_log a LEFT JOIN api_keys k ON k.id = a.key_id
 			WHERE ` + where + ` ORDER BY a.at DESC, a.id DESC LIMIT 51 OFFSET 0`
 		if s.Postgres() {
-			p := explainPG(t, s, q, args...)
-			if !p.uses("audit_log_at") && !p.uses("audit_log_action") || p.Sorts > 0 || len(p.SeqScans) > 0 {
+			p := dbtest.ExplainPG(t, s, q, args...)
+			if !p.Uses("audit_log_at") && !p.Uses("audit_log_action") || p.Sorts > 0 || len(p.SeqScans) > 0 {
 				t.Errorf("WHERE %s: the query plan does not walk the time index:\n%s", where, p.Text)
 			}
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/queue"
+	"backupd/internal/dbtest"
 )
 
 // historyFixture inserts n attempts of a device one minute apart, ids
@@ -159,8 +160,8 @@ func TestDeviceHistoryQueriesUseTheIndex(t *testing.T) {
 		`SELECT b.id FROM backups b WHERE b.device_id = ? AND b.success = 1 AND b.snapshot_hash IS NOT NULL AND b.started_at <= ? AND (b.started_at < ? OR b.id < ?) ORDER BY b.started_at DESC, b.id DESC LIMIT 1`,
 	} {
 		if s.Postgres() {
-			p := explainPG(t, s, q, dev, at, at, "b")
-			if !p.uses("backups_device_started") && !p.uses("backups_device_success") || p.Sorts > 0 || len(p.SeqScans) > 0 {
+			p := dbtest.ExplainPG(t, s, q, dev, at, at, "b")
+			if !p.Uses("backups_device_started") && !p.Uses("backups_device_success") || p.Sorts > 0 || len(p.SeqScans) > 0 {
 				t.Errorf("query does not use a range of a device index:\n%s\nplan:\n%s", q, p.Text)
 			}
 			continue

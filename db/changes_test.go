@@ -14,6 +14,7 @@ import (
 	"backupd/db"
 	"backupd/db/queue"
 	"backupd/embed"
+	"backupd/internal/dbtest"
 )
 
 // changeFigures are the places a configuration change is counted.
@@ -325,8 +326,8 @@ func TestDevicesByLastChangeUsesIndexes(t *testing.T) {
 		}
 		for _, q := range []struct{ sql, index string }{{count, c.countIndex}, {list, c.listIndex}} {
 			if s.Postgres() {
-				p := explainPG(t, s, q.sql, append(args, 50, 0)[:strings.Count(q.sql, "?")]...)
-				if p.Sorts > 0 || len(p.SeqScans) > 0 || q.index != "" && !p.uses(q.index) {
+				p := dbtest.ExplainPG(t, s, q.sql, append(args, 50, 0)[:strings.Count(q.sql, "?")]...)
+				if p.Sorts > 0 || len(p.SeqScans) > 0 || q.index != "" && !p.Uses(q.index) {
 					t.Errorf("%+v: %s\nsorts or reads devices whole, or does not use %q:\n%s", c.f, q.sql, q.index, p.Text)
 				}
 				continue

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // The queue's state follows its deliveries: new ones, leased ones, and
@@ -19,7 +20,7 @@ func TestDeliveryQueueState(t *testing.T) {
 	}
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, dev, 2) // a first backup and two changes
 	q, _ = s.DeliveryQueueState(ctx)
 	if q.Waiting != 3 || q.OldestPending == nil || q.OldestWaiting == nil || q.NextRetry != nil || q.LeaseEnds != nil {
@@ -35,7 +36,7 @@ func TestDeliveryQueueState(t *testing.T) {
 		t.Fatalf("all leased: %+v", q)
 	}
 	retry := now.Add(time.Minute)
-	if _, err := s.MarkFailed(ctx, "w", []int64{got[0].ID}, db.DeliveryFailure{Status: "500", At: now, RetryAt: retry}); err != nil {
+	if _, err := s.MarkFailed(ctx, "w", []int64{got[0].ID}, outbox.DeliveryFailure{Status: "500", At: now, RetryAt: retry}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.MarkDelivered(ctx, []int64{got[1].ID, got[2].ID}, "200", now); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
@@ -134,7 +135,7 @@ type EventDecision struct {
 // its device and whose failure threshold passes Threshold with Count;
 // with no such rule it writes nothing.
 type DecidedEvent struct {
-	Payload   EventPayload
+	Payload   outbox.EventPayload
 	Threshold ThresholdTest
 	Count     int
 	// WithPreviousGood asks the store to name in

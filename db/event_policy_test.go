@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
@@ -16,7 +17,7 @@ func TestNoEventPolicyFailsLoudly(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	s.SetEventPolicy(nil)
 
@@ -52,8 +53,8 @@ func TestNoEventPolicyFailsLoudly(t *testing.T) {
 func TestStoreRecordsWhatThePolicyDecides(t *testing.T) {
 	s := openStore(t)
 	c2, c3 := mkChannel(t, s, "two"), mkChannel(t, s, "three")
-	mkRule(t, s, db.NotificationRule{Name: "at two", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{c2}, FailureThreshold: 2})
-	mkRule(t, s, db.NotificationRule{Name: "at three", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{c3}, FailureThreshold: 3})
+	mkRule(t, s, db.NotificationRule{Name: "at two", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{c2}, FailureThreshold: 2})
+	mkRule(t, s, db.NotificationRule{Name: "at three", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{c3}, FailureThreshold: 3})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 
 	var seen []db.EventState
@@ -62,7 +63,7 @@ func TestStoreRecordsWhatThePolicyDecides(t *testing.T) {
 		if in.Attempt == nil || in.Device.ID != dev || in.Device.Name != "r1" {
 			t.Errorf("policy asked about %+v", in)
 		}
-		p := db.EventPayload{Kind: db.EventBackupStale, At: in.At, Trigger: "policy's own", DeviceID: in.Device.ID,
+		p := outbox.EventPayload{Kind: outbox.EventBackupStale, At: in.At, Trigger: "policy's own", DeviceID: in.Device.ID,
 			BackupID: in.Attempt.BackupID}
 		return db.EventDecision{
 			Events: []db.DecidedEvent{{Payload: p, Threshold: db.ThresholdReached, Count: 2, WithPreviousGood: true}},
@@ -79,7 +80,7 @@ func TestStoreRecordsWhatThePolicyDecides(t *testing.T) {
 		t.Fatalf("%d deliveries, want one per attempt, to the rule whose threshold is 2", len(evs))
 	}
 	for i, e := range evs {
-		if e.kind != db.EventBackupStale || e.channel != c2 || e.payload.Trigger != "policy's own" {
+		if e.kind != outbox.EventBackupStale || e.channel != c2 || e.payload.Trigger != "policy's own" {
 			t.Fatalf("delivery %d: %+v", i, e)
 		}
 	}

@@ -3,66 +3,20 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
-// Recording events: what the outbox keeps of an event, the matching of
-// an event against the notification rules, and the events of a backup's
+// Recording events: the matching of an event against the notification
+// rules, and the events of a backup's
 // end, a reachability check and the stale check, each written in the
 // transaction of what caused it.
-
-// EventPayload is what the outbox keeps of an event: the facts needed to
-// render it when it is sent. Never a secret, never configuration text (a
-// diff is rendered at send time from BackupID and PreviousBackupID).
-type EventPayload struct {
-	Kind     EventKind `json:"kind"`
-	At       time.Time `json:"at"`
-	Trigger  string    `json:"trigger"`
-	DeviceID int64     `json:"device_id"`
-	// The device as it was when the event happened (it may be renamed or
-	// deleted before the event is sent).
-	DeviceName     string `json:"device_name"`
-	DeviceHost     string `json:"device_host"`
-	DevicePlatform string `json:"device_platform"`
-	GroupID        *int64 `json:"group_id,omitempty"`
-	// GroupPath names the device's group and its ancestors, root first.
-	GroupPath []string `json:"group_path,omitempty"`
-	// BackupID is the attempt that caused the event; PreviousBackupID the
-	// good version a change is against.
-	BackupID         string        `json:"backup_id,omitempty"`
-	PreviousBackupID string        `json:"previous_backup_id,omitempty"`
-	Failure          *EventFailure `json:"failure,omitempty"`
-	Stale            *EventStale   `json:"stale,omitempty"`
-	Git              *EventGit     `json:"git,omitempty"`
-}
-
-// EventGit is the git mirror's remote (without credentials) and how many
-// tries the push took, for git.push_failed and git.push_recovered.
-type EventGit struct {
-	Remote   string `json:"remote"`
-	Attempts int    `json:"attempts"`
-}
-
-// EventFailure is why a backup failed (or a device is unreachable), and
-// for how many attempts in a row.
-type EventFailure struct {
-	Stage       string `json:"stage"`
-	Reason      string `json:"reason"`
-	Consecutive int    `json:"consecutive"`
-}
-
-// EventStale is how long a device has gone without a good backup.
-type EventStale struct {
-	LastGoodAt       *time.Time `json:"last_good_at,omitempty"` // nil: never
-	ThresholdSeconds int64      `json:"threshold_seconds"`
-}
 
 // deviceFacts is what the store reads of a device for its events: what
 // they name of it and its event state.
@@ -75,7 +29,7 @@ type deviceFacts struct {
 	wanted sql.NullString
 }
 
-func (f *deviceFacts) wants(k EventKind) bool {
+func (f *deviceFacts) wants(k outbox.EventKind) bool {
 	return f.wanted.Valid && strings.Contains(f.wanted.String, ","+string(k)+",")
 }
 
@@ -98,7 +52,6 @@ const (
 				JOIN device_groups g ON g.id = d.group_id
 				WHERE rg.rule_id = r.id AND substr(g.path, 1, length(s.path)) = s.path)))
 		GROUP BY rc.channel_id ORDER BY rc.channel_id`
-	insertOutboxQuery = `INSERT INTO outbox (kind, device_id, created_at, payload) VALUES (?, ?, ?, ?)`
 	previousGoodQuery = `SELECT id FROM backups WHERE device_id = ? AND success = 1 AND id <> ?
 				ORDER BY started_at DESC LIMIT 1`
 	saveStateQuery = `INSERT INTO notification_device_state (device_id, consecutive_failures, unreachable_count)
@@ -121,16 +74,9 @@ func deviceFactsQuery(d engine.Dialect) string {
 		FROM devices d LEFT JOIN notification_device_state n ON n.device_id = d.id WHERE d.id = ?`
 }
 
-// insertDeliveriesQuery writes an event's deliveries, one JSON parameter
-// of [[channel, diff], ...] for all of them.
-func insertDeliveriesQuery(d engine.Dialect) string {
-	return `INSERT INTO deliveries (outbox_id, channel_id, include_diff, state, next_attempt_at, created_at, updated_at)
-		SELECT ?, p.a, p.b, 'pending', ?, ?, ? FROM ` + d.JSONIntPairs() + ` p`
-}
-
 // eventQueries are prepared when the store opens.
 func eventQueries(d engine.Dialect) []string {
-	return []string{matchRulesQuery, deviceFactsQuery(d), insertOutboxQuery, insertDeliveriesQuery(d), previousGoodQuery, saveStateQuery}
+	return append([]string{matchRulesQuery, deviceFactsQuery(d), previousGoodQuery, saveStateQuery}, outbox.AppendQueries(d)...)
 }
 
 // recordEvent matches the enabled rules of e's kind whose scope holds its
@@ -144,13 +90,9 @@ func recordEvent(ctx context.Context, q engine.Querier, d engine.Dialect, f *dev
 		return false, nil
 	}
 	args := []any{string(p.Kind), int(e.Threshold), e.Count, e.Count, p.DeviceID, p.DeviceID}
-	type target struct {
-		channel int64
-		diff    bool
-	}
-	targets, err := engine.QueryAll(ctx, q, func(row engine.Scanner) (target, error) {
-		var t target
-		return t, row.Scan(&t.channel, &t.diff)
+	targets, err := engine.QueryAll(ctx, q, func(row engine.Scanner) (outbox.Target, error) {
+		var t outbox.Target
+		return t, row.Scan(&t.Channel, &t.Diff)
 	}, matchRulesQuery, args...)
 	if err != nil {
 		return false, fmt.Errorf("match notification rules: %w", err)
@@ -174,30 +116,8 @@ func recordEvent(ctx context.Context, q engine.Querier, d engine.Dialect, f *dev
 			return false, fmt.Errorf("group of device %d: %w", p.DeviceID, err)
 		}
 	}
-	payload, err := json.Marshal(p)
-	if err != nil {
+	if err := outbox.Append(ctx, q, d, p, targets); err != nil {
 		return false, err
-	}
-	now := backupTime(time.Now())
-	outboxID, err := engine.InsertID(ctx, q, insertOutboxQuery,
-		string(p.Kind), p.DeviceID, backupTime(p.At), string(payload))
-	if err != nil {
-		return false, fmt.Errorf("record %s event: %w", p.Kind, err)
-	}
-	// One statement for every channel: [[channel, diff], ...].
-	rows := make([][2]int64, len(targets))
-	for i, t := range targets {
-		rows[i][0] = t.channel
-		if t.diff {
-			rows[i][1] = 1
-		}
-	}
-	raw, err := json.Marshal(rows)
-	if err != nil {
-		return false, err
-	}
-	if _, err := q.ExecContext(ctx, insertDeliveriesQuery(d), outboxID, now, now, now, string(raw)); err != nil {
-		return false, fmt.Errorf("record %s deliveries: %w", p.Kind, err)
 	}
 	return true, nil
 }
@@ -335,7 +255,7 @@ func (s *Store) RecordStaleEvents(ctx context.Context, now time.Time, threshold 
 		return 0, &ErrInvalidField{"threshold", "must be positive"}
 	}
 	wanted, err := engine.Exists(ctx, s.reader, `SELECT 1 FROM notification_rule_events e JOIN notification_rules r ON r.id = e.rule_id
-		WHERE e.event = ? AND r.enabled = 1 LIMIT 1`, string(EventBackupStale))
+		WHERE e.event = ? AND r.enabled = 1 LIMIT 1`, string(outbox.EventBackupStale))
 	if err != nil || !wanted {
 		return 0, err
 	}

@@ -84,9 +84,6 @@ func SeedFile(ctx context.Context, path string, opt SeedOptions) error {
 	return tx.Commit()
 }
 
-// ClaimPicks lets the tests check the plans of ClaimDeliveries.
-var ClaimPicks = claimPicks
-
 // PreparedEventQueries is how many of the queries of an attempt's end
 // the store prepared, of how many.
 func PreparedEventQueries(s *Store) (int, int) {

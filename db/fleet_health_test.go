@@ -9,6 +9,7 @@ import (
 	"backupd/db"
 	"backupd/db/engine"
 	"backupd/db/queue"
+	"backupd/internal/dbtest"
 )
 
 func fleetHealth(t *testing.T, s *db.Store) db.FleetHealth {
@@ -157,7 +158,7 @@ func TestFleetHealthUsesIndexes(t *testing.T) {
 	var all []string
 	for _, q := range db.FleetHealthQueries {
 		if s.Postgres() {
-			p := explainPG(t, s, q)
+			p := dbtest.ExplainPG(t, s, q)
 			if len(p.SeqScans) > 0 {
 				t.Errorf("%s\nreads a whole table: %v\n%s", q, p.SeqScans, p.Text)
 			}

@@ -631,9 +631,9 @@ func TestJobQueriesUseIndexes(t *testing.T) {
 		{`SELECT COUNT(*) FROM jobs j WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= '2026'`, "jobs_finished", ""},
 	} {
 		if s.Postgres() {
-			p := explainPG(t, s, c.query)
+			p := dbtest.ExplainPG(t, s, c.query)
 			want := pgJobIndexes(c.want)
-			if !slices.ContainsFunc(want, p.uses) || len(p.SeqScans) > 0 || c.never != "" && p.Sorts > 0 {
+			if !slices.ContainsFunc(want, p.Uses) || len(p.SeqScans) > 0 || c.never != "" && p.Sorts > 0 {
 				t.Errorf("plan of %s\n%s\nwant one of %s, no table read whole%s", c.query, p.Text, want, map[bool]string{true: ", no sort"}[c.never != ""])
 			}
 			continue

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"backupd/db/engine"
+	"backupd/db/outbox"
 )
 
 // NotificationRule sends Events of the devices in its scope to Channels.
@@ -16,7 +17,7 @@ type NotificationRule struct {
 	ID      int64
 	Name    string
 	Enabled bool
-	Events  []EventKind
+	Events  []outbox.EventKind
 	// Scope is all, groups (GroupIDs and their subgroups) or devices
 	// (DeviceIDs).
 	Scope      string
@@ -128,7 +129,7 @@ func loadRuleLists(ctx context.Context, q engine.Querier, rules []NotificationRu
 	byID := make(map[int64]*NotificationRule, len(rules))
 	for i := range rules {
 		r := &rules[i]
-		r.Events, r.GroupIDs, r.DeviceIDs, r.ChannelIDs = []EventKind{}, []int64{}, []int64{}, []int64{}
+		r.Events, r.GroupIDs, r.DeviceIDs, r.ChannelIDs = []outbox.EventKind{}, []int64{}, []int64{}, []int64{}
 		byID[r.ID] = r
 	}
 	err := engine.EachRow(ctx, q, `SELECT rule_id, event FROM notification_rule_events ORDER BY rule_id, event`, nil, func(row engine.Scanner) error {
@@ -138,7 +139,7 @@ func loadRuleLists(ctx context.Context, q engine.Querier, rules []NotificationRu
 			return err
 		}
 		if r := byID[id]; r != nil {
-			r.Events = append(r.Events, EventKind(k))
+			r.Events = append(r.Events, outbox.EventKind(k))
 		}
 		return nil
 	})
@@ -208,9 +209,9 @@ func getRule(ctx context.Context, q engine.Querier, id int64) (NotificationRule,
 func loadRuleListsOf(ctx context.Context, q engine.Querier, rules []NotificationRule) error {
 	r := &rules[0]
 	var err error
-	r.Events, err = engine.QueryAll(ctx, q, func(row engine.Scanner) (EventKind, error) {
+	r.Events, err = engine.QueryAll(ctx, q, func(row engine.Scanner) (outbox.EventKind, error) {
 		var k string
-		return EventKind(k), row.Scan(&k)
+		return outbox.EventKind(k), row.Scan(&k)
 	}, `SELECT event FROM notification_rule_events WHERE rule_id = ? ORDER BY event`, r.ID)
 	if err != nil {
 		return err

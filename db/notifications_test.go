@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
@@ -65,9 +65,9 @@ func runAttempt(t testing.TB, s *db.Store, deviceID int64, o queue.Outcome) queu
 }
 
 type sentEvent struct {
-	kind    db.EventKind
+	kind    outbox.EventKind
 	channel int64
-	payload db.EventPayload
+	payload outbox.EventPayload
 	diff    bool
 }
 
@@ -89,7 +89,7 @@ func eventsAfter(t testing.TB, s *db.Store, since int64) ([]sentEvent, int64) {
 		if err := rows.Scan(&last, &kind, &e.channel, &e.diff, &payload); err != nil {
 			t.Fatal(err)
 		}
-		e.kind = db.EventKind(kind)
+		e.kind = outbox.EventKind(kind)
 		if err := json.Unmarshal([]byte(payload), &e.payload); err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +101,8 @@ func eventsAfter(t testing.TB, s *db.Store, since int64) ([]sentEvent, int64) {
 	return out, last
 }
 
-func kinds(evs []sentEvent) []db.EventKind {
-	out := make([]db.EventKind, len(evs))
+func kinds(evs []sentEvent) []outbox.EventKind {
+	out := make([]outbox.EventKind, len(evs))
 	for i, e := range evs {
 		out[i] = e.kind
 	}
@@ -154,9 +154,9 @@ func TestNotificationChannelsAndRulesAreValidated(t *testing.T) {
 	}
 
 	g := createGroup(t, s, "core", nil)
-	r := mkRule(t, s, db.NotificationRule{Name: "changes", Events: []db.EventKind{db.EventConfigChanged, db.EventConfigChanged, db.EventBackupFailed},
+	r := mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged, outbox.EventConfigChanged, outbox.EventBackupFailed},
 		Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}, IncludeDiff: true})
-	if !slices.Equal(r.Events, []db.EventKind{db.EventBackupFailed, db.EventConfigChanged}) || r.FailureThreshold != 1 ||
+	if !slices.Equal(r.Events, []outbox.EventKind{outbox.EventBackupFailed, outbox.EventConfigChanged}) || r.FailureThreshold != 1 ||
 		!slices.Equal(r.GroupIDs, []int64{g.ID}) || !slices.Equal(r.ChannelIDs, []int64{ch}) {
 		t.Fatalf("created rule = %+v", r)
 	}
@@ -165,12 +165,12 @@ func TestNotificationChannelsAndRulesAreValidated(t *testing.T) {
 		field string
 	}{
 		{db.NotificationRule{Name: "x", Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}}, "events"},
-		{db.NotificationRule{Name: "x", Events: []db.EventKind{"config.exploded"}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}}, "events"},
-		{db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: "everything", ChannelIDs: []int64{ch}}, "scope"},
-		{db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeGroups, ChannelIDs: []int64{ch}}, "group_ids"},
-		{db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeDevices, ChannelIDs: []int64{ch}}, "device_ids"},
-		{db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeAll}, "channel_ids"},
-		{db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}, FailureThreshold: -1}, "failure_threshold"},
+		{db.NotificationRule{Name: "x", Events: []outbox.EventKind{"config.exploded"}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}}, "events"},
+		{db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: "everything", ChannelIDs: []int64{ch}}, "scope"},
+		{db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeGroups, ChannelIDs: []int64{ch}}, "group_ids"},
+		{db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeDevices, ChannelIDs: []int64{ch}}, "device_ids"},
+		{db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeAll}, "channel_ids"},
+		{db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}, FailureThreshold: -1}, "failure_threshold"},
 	} {
 		_, err := s.CreateNotificationRule(ctx, bad.r)
 		var inv *db.ErrInvalidField
@@ -178,16 +178,16 @@ func TestNotificationChannelsAndRulesAreValidated(t *testing.T) {
 			t.Errorf("CreateNotificationRule(%+v) = %v, want an invalid %s", bad.r, err, bad.field)
 		}
 	}
-	_, err = s.CreateNotificationRule(ctx, db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch, 999}})
+	_, err = s.CreateNotificationRule(ctx, db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch, 999}})
 	var ref *db.ErrReference
 	if !errors.As(err, &ref) || ref.Field != "channel_ids" {
 		t.Fatalf("rule naming a missing channel: %v, want an ErrReference on channel_ids", err)
 	}
-	_, err = s.CreateNotificationRule(ctx, db.NotificationRule{Name: "x", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeDevices, DeviceIDs: []int64{77}, ChannelIDs: []int64{ch}})
+	_, err = s.CreateNotificationRule(ctx, db.NotificationRule{Name: "x", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeDevices, DeviceIDs: []int64{77}, ChannelIDs: []int64{ch}})
 	if !errors.As(err, &ref) || ref.Field != "device_ids" {
 		t.Fatalf("rule naming a missing device: %v, want an ErrReference on device_ids", err)
 	}
-	if _, err := s.CreateNotificationRule(ctx, db.NotificationRule{Name: "Changes", Events: []db.EventKind{db.EventBackupStale}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}}); !errors.Is(err, db.ErrNameExists) {
+	if _, err := s.CreateNotificationRule(ctx, db.NotificationRule{Name: "Changes", Events: []outbox.EventKind{outbox.EventBackupStale}, Scope: db.RuleScopeAll, ChannelIDs: []int64{ch}}); !errors.Is(err, db.ErrNameExists) {
 		t.Fatalf("duplicate rule name: %v", err)
 	}
 	up, err := s.UpdateNotificationRule(ctx, r.ID, func(r *db.NotificationRule) error {
@@ -219,11 +219,11 @@ func TestNotificationChannelsAndRulesAreValidated(t *testing.T) {
 func TestEventsOfBackupResults(t *testing.T) {
 	s := openStore(t)
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}, IncludeDiff: true})
+	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}, IncludeDiff: true})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	yes, no := true, false
 	var last int64
-	step := func(what string, o queue.Outcome, want ...db.EventKind) []sentEvent {
+	step := func(what string, o queue.Outcome, want ...outbox.EventKind) []sentEvent {
 		t.Helper()
 		runAttempt(t, s, dev, o)
 		var evs []sentEvent
@@ -233,12 +233,12 @@ func TestEventsOfBackupResults(t *testing.T) {
 		}
 		return evs
 	}
-	first := step("first backup", queue.Outcome{Success: true, First: true, Changed: true, Text: "v1\n", Reachable: &yes}, db.EventFirstBackup)
+	first := step("first backup", queue.Outcome{Success: true, First: true, Changed: true, Text: "v1\n", Reachable: &yes}, outbox.EventFirstBackup)
 	if p := first[0].payload; p.DeviceName != "r1" || p.DeviceID != dev || p.Trigger != queue.TriggerSchedule || p.BackupID == "" || !first[0].diff {
 		t.Fatalf("first backup event = %+v", first[0])
 	}
 	step("noise only", queue.Outcome{Success: true, Text: "v1 noise\n", Reachable: &yes})
-	changed := step("changed", queue.Outcome{Success: true, Changed: true, Text: "v2\n", Reachable: &yes}, db.EventConfigChanged)
+	changed := step("changed", queue.Outcome{Success: true, Changed: true, Text: "v2\n", Reachable: &yes}, outbox.EventConfigChanged)
 	if p := changed[0].payload; p.PreviousBackupID == "" || p.PreviousBackupID == p.BackupID {
 		t.Fatalf("change event names versions %q and %q", p.PreviousBackupID, p.BackupID)
 	}
@@ -248,33 +248,33 @@ func TestEventsOfBackupResults(t *testing.T) {
 	// Due at once, so that the next step's queue request joins it.
 	retry := time.Now().Add(-time.Second)
 	step("failed attempt with a retry ahead", queue.Outcome{Error: "connection refused", Reason: "connect", RetryAt: &retry, Reachable: &yes})
-	failed := step("failed", queue.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes}, db.EventBackupFailed)
+	failed := step("failed", queue.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes}, outbox.EventBackupFailed)
 	if f := failed[0].payload.Failure; f == nil || f.Stage != "auth" || f.Reason != "authentication failed" || f.Consecutive != 1 {
 		t.Fatalf("failure event = %+v", failed[0].payload.Failure)
 	}
 	step("failed again: quiet", queue.Outcome{Error: "authentication failed", Reason: "auth", Reachable: &yes})
 	step("cancelled: no event", queue.Outcome{Error: queue.ErrorCancelled, Reason: "cancelled", Cancelled: true})
-	rec := step("recovered", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes}, db.EventBackupRecovered)
+	rec := step("recovered", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes}, outbox.EventBackupRecovered)
 	if rec[0].payload.Failure.Consecutive != 2 {
 		t.Fatalf("recovered after %d failures, want 2", rec[0].payload.Failure.Consecutive)
 	}
 	step("recovered only once", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes})
 
 	step("unreachable", queue.Outcome{Error: "dial tcp: connection refused", Reason: "connect", Reachable: &no},
-		db.EventBackupFailed, db.EventDeviceUnreachable)
+		outbox.EventBackupFailed, outbox.EventDeviceUnreachable)
 	step("unreachable again: quiet", queue.Outcome{Error: "dial tcp: connection refused", Reason: "connect", Reachable: &no})
 	step("reachable and recovered", queue.Outcome{Success: true, Text: "v2\n", Reachable: &yes},
-		db.EventBackupRecovered, db.EventDeviceReachable)
+		outbox.EventBackupRecovered, outbox.EventDeviceReachable)
 
 	step("host key changed", queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2"), Reachable: &yes},
-		db.EventBackupFailed, db.EventHostKeyChanged)
+		outbox.EventBackupFailed, outbox.EventHostKeyChanged)
 	step("same changed key again: quiet", queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2"), Reachable: &yes})
 	step("yet another key", queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3"), Reachable: &yes},
-		db.EventHostKeyChanged)
+		outbox.EventHostKeyChanged)
 
 	// The checker's reachability results follow the same hysteresis.
 	ctx := context.Background()
-	check := func(what string, ok bool, want ...db.EventKind) {
+	check := func(what string, ok bool, want ...outbox.EventKind) {
 		t.Helper()
 		if err := s.SetReachability(ctx, dev, ok); err != nil {
 			t.Fatal(err)
@@ -290,9 +290,9 @@ func TestEventsOfBackupResults(t *testing.T) {
 			}
 		}
 	}
-	check("check: down", false, db.EventDeviceUnreachable)
+	check("check: down", false, outbox.EventDeviceUnreachable)
 	check("check: still down", false)
-	check("check: up", true, db.EventDeviceReachable)
+	check("check: up", true, outbox.EventDeviceReachable)
 	check("check: still up", true)
 	if d, err := s.GetDevice(ctx, dev); err != nil || d.Status != db.StatusReachable {
 		t.Fatalf("device status after the checks = %q, %v", d.Status, err)
@@ -304,7 +304,7 @@ func TestEventsOfBackupResults(t *testing.T) {
 func TestFailureThresholdPerRule(t *testing.T) {
 	s := openStore(t)
 	c1, c3 := mkChannel(t, s, "first failure"), mkChannel(t, s, "third failure")
-	ev := []db.EventKind{db.EventBackupFailed, db.EventBackupRecovered}
+	ev := []outbox.EventKind{outbox.EventBackupFailed, outbox.EventBackupRecovered}
 	mkRule(t, s, db.NotificationRule{Name: "at once", Events: ev, ChannelIDs: []int64{c1}})
 	mkRule(t, s, db.NotificationRule{Name: "after three", Events: ev, ChannelIDs: []int64{c3}, FailureThreshold: 3})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
@@ -339,7 +339,7 @@ func TestFailureThresholdPerRule(t *testing.T) {
 	run(fail)
 	run(fail)
 	evs := run(ok)
-	if len(evs) != 1 || evs[0].kind != db.EventBackupRecovered || evs[0].channel != c1 {
+	if len(evs) != 1 || evs[0].kind != outbox.EventBackupRecovered || evs[0].channel != c1 {
 		t.Fatalf("recovery after 2 failures went to %+v, want only the first-failure channel", evs)
 	}
 }
@@ -361,7 +361,7 @@ func TestRuleScopes(t *testing.T) {
 	loose := insertDevice(t, s, "loose", nil, nil, nil)
 
 	cg, cd, cx := mkChannel(t, s, "groups"), mkChannel(t, s, "devices"), mkChannel(t, s, "disabled channel")
-	ev := []db.EventKind{db.EventFirstBackup}
+	ev := []outbox.EventKind{outbox.EventFirstBackup}
 	mkRule(t, s, db.NotificationRule{Name: "core and below", Events: ev, Scope: db.RuleScopeGroups, GroupIDs: []int64{child.ID}, ChannelIDs: []int64{cg}})
 	mkRule(t, s, db.NotificationRule{Name: "two devices", Events: ev, Scope: db.RuleScopeDevices, DeviceIDs: []int64{loose, inChild}, ChannelIDs: []int64{cd, cg}, IncludeDiff: true})
 	mkRule(t, s, db.NotificationRule{Name: "to a disabled channel", Events: ev, ChannelIDs: []int64{cx}})
@@ -415,7 +415,7 @@ func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "failures", Events: []db.EventKind{db.EventBackupFailed}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "failures", Events: []outbox.EventKind{outbox.EventBackupFailed}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	enqueueNow(t, s, queue.TriggerSchedule, dev)
 	for i := range 2 {
@@ -433,7 +433,7 @@ func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
 		}
 		if i == 1 {
 			f := evs[0].payload.Failure
-			if evs[0].kind != db.EventBackupFailed || f == nil || f.Stage != "interrupted" || f.Reason != queue.ErrorInterruptedTooOften ||
+			if evs[0].kind != outbox.EventBackupFailed || f == nil || f.Stage != "interrupted" || f.Reason != queue.ErrorInterruptedTooOften ||
 				f.Consecutive != 1 || evs[0].payload.BackupID != claims[0].BackupID {
 				t.Fatalf("given-up event = %+v %+v", evs[0], f)
 			}
@@ -446,7 +446,7 @@ func TestNoMatchingRuleRecordsNothing(t *testing.T) {
 	s := openStore(t)
 	ch := mkChannel(t, s, "hook")
 	g := createGroup(t, s, "elsewhere", nil)
-	mkRule(t, s, db.NotificationRule{Name: "other group", Events: db.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "other group", Events: outbox.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	no := false
 	runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "a\n"})
@@ -463,7 +463,7 @@ func TestEventCommitsWithTheBackupResult(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	// A failure after the event is written: inserting its delivery.
 	failing, dropFailing := `CREATE TRIGGER fail_delivery BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'disk full'); END`, `DROP TRIGGER fail_delivery`
@@ -507,7 +507,7 @@ func TestEventCommitsWithTheBackupResult(t *testing.T) {
 	}
 }
 
-func deliveryIDs(ds []db.Delivery) []int64 {
+func deliveryIDs(ds []outbox.Delivery) []int64 {
 	out := make([]int64, len(ds))
 	for i, d := range ds {
 		out[i] = d.ID
@@ -528,7 +528,7 @@ func TestClaimDeliveries(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []db.EventKind{db.EventConfigChanged}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	recordEvents(t, s, dev, 3)
 	now := time.Now()
@@ -537,7 +537,7 @@ func TestClaimDeliveries(t *testing.T) {
 	if err != nil || len(a) != 2 {
 		t.Fatalf("claim 2 = %d, %v", len(a), err)
 	}
-	if a[0].Event.Kind != db.EventConfigChanged || a[0].Event.Payload.DeviceName != "r1" || a[0].Attempts != 1 || a[0].State != db.DeliverySending {
+	if a[0].Event.Kind != outbox.EventConfigChanged || a[0].Event.Payload.DeviceName != "r1" || a[0].Attempts != 1 || a[0].State != outbox.DeliverySending {
 		t.Fatalf("claimed delivery = %+v", a[0])
 	}
 	b, err := s.ClaimDeliveries(ctx, now, 10, "B")
@@ -550,7 +550,7 @@ func TestClaimDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	// B failed: retried after its time.
-	gaveUp, err := s.MarkFailed(ctx, "B", []int64{b[0].ID}, db.DeliveryFailure{Status: "503", Error: "service unavailable", At: now, RetryAt: now.Add(time.Minute)})
+	gaveUp, err := s.MarkFailed(ctx, "B", []int64{b[0].ID}, outbox.DeliveryFailure{Status: "503", Error: "service unavailable", At: now, RetryAt: now.Add(time.Minute)})
 	if err != nil || len(gaveUp) != 0 {
 		t.Fatalf("MarkFailed = %v, %v", gaveUp, err)
 	}
@@ -559,7 +559,7 @@ func TestClaimDeliveries(t *testing.T) {
 	}
 	// A's process died holding a[1]: once its lease runs out, C takes it
 	// with B's retry; a[0] stays sent.
-	later := now.Add(db.DeliveryLease + time.Second)
+	later := now.Add(outbox.DeliveryLease + time.Second)
 	c, err := s.ClaimDeliveries(ctx, later, 10, "C")
 	if err != nil || !slices.Equal(deliveryIDs(c), []int64{a[1].ID, b[0].ID}) {
 		t.Fatalf("after the lease: claimed %v, %v; want %v", deliveryIDs(c), err, []int64{a[1].ID, b[0].ID})
@@ -568,11 +568,11 @@ func TestClaimDeliveries(t *testing.T) {
 		t.Fatalf("retried delivery = %+v", c[1])
 	}
 	// A, late, cannot settle what C now holds.
-	if _, err := s.MarkFailed(ctx, "A", []int64{a[1].ID}, db.DeliveryFailure{Error: "x", At: later, RetryAt: later}); !errors.Is(err, db.ErrNotLeased) {
+	if _, err := s.MarkFailed(ctx, "A", []int64{a[1].ID}, outbox.DeliveryFailure{Error: "x", At: later, RetryAt: later}); !errors.Is(err, outbox.ErrNotLeased) {
 		t.Fatalf("stale worker's MarkFailed: %v, want ErrNotLeased", err)
 	}
 	// A retry due past a day after the event gives up.
-	gaveUp, err = s.MarkFailed(ctx, "C", deliveryIDs(c), db.DeliveryFailure{Error: "refused", At: later, RetryAt: now.Add(db.DeliveryMaxAge + time.Hour)})
+	gaveUp, err = s.MarkFailed(ctx, "C", deliveryIDs(c), outbox.DeliveryFailure{Error: "refused", At: later, RetryAt: now.Add(outbox.DeliveryMaxAge + time.Hour)})
 	if err != nil || !slices.Equal(gaveUp, deliveryIDs(c)) {
 		t.Fatalf("MarkFailed past the deadline gave up %v, %v; want %v", gaveUp, err, deliveryIDs(c))
 	}
@@ -591,7 +591,7 @@ func TestClaimDeliveries(t *testing.T) {
 	for _, d := range log {
 		states[d.ID] = d.State
 	}
-	if states[a[0].ID] != db.DeliverySent || states[a[1].ID] != db.DeliveryGaveUp || log[0].ID < log[2].ID {
+	if states[a[0].ID] != outbox.DeliverySent || states[a[1].ID] != outbox.DeliveryGaveUp || log[0].ID < log[2].ID {
 		t.Fatalf("log = %v, newest first expected", states)
 	}
 	if sent := log[len(log)-1]; sent.ID == a[0].ID && (sent.SentAt == nil || *sent.LastStatus != "200") {
@@ -614,47 +614,13 @@ func TestEventQueriesArePrepared(t *testing.T) {
 	}
 }
 
-// A worker's claim reads only the due and leased deliveries, never the
-// sent history (which grows until pruned).
-func TestClaimDeliveriesUsesPartialIndexes(t *testing.T) {
-	s := openStore(t)
-	for i, q := range db.ClaimPicks {
-		if s.Postgres() {
-			p := explainPG(t, s, q, "2026-01-01T00:00:00.000", 10)
-			want := []string{"deliveries_leased", "deliveries_due"}[i]
-			if len(p.Indexes) != 1 || !p.uses(want) || len(p.SeqScans) > 0 || p.Sorts > 0 {
-				t.Errorf("claim query %d plan\n%s\nwant one search of %s", i, p.Text, want)
-			}
-			continue
-		}
-		rows, err := s.Reader().Query("EXPLAIN QUERY PLAN "+q, "2026-01-01T00:00:00.000", 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		want := []string{"deliveries_leased", "deliveries_due"}[i]
-		if len(plan) != 1 || !strings.Contains(plan[0], "INDEX "+want) {
-			t.Errorf("claim query %d plan %q, want one search of %s", i, plan, want)
-		}
-	}
-}
-
 // A starting worker releases what a dead process held at once, without
 // counting the interrupted attempt.
 func TestReleaseDeliveriesOfDeadOwner(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []db.EventKind{db.EventConfigChanged}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, insertDevice(t, s, "r1", nil, nil, nil), 2)
 	now := time.Now()
 	if got, err := s.ClaimDeliveries(ctx, now, 10, "dead"); err != nil || len(got) != 2 {
@@ -682,7 +648,7 @@ func TestDeliveriesSurviveReopening(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []db.EventKind{db.EventConfigChanged}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, insertDevice(t, s, "r1", nil, nil, nil), 1)
 	if got, err := s.ClaimDeliveries(ctx, time.Now(), 10, "before"); err != nil || len(got) != 1 {
 		t.Fatal(len(got), err)
@@ -696,7 +662,7 @@ func TestDeliveriesSurviveReopening(t *testing.T) {
 		t.Fatalf("release after reopening = %d, %v", n, err)
 	}
 	got, err := s.ClaimDeliveries(ctx, time.Now(), 10, "after")
-	if err != nil || len(got) != 1 || got[0].Event.Kind != db.EventConfigChanged {
+	if err != nil || len(got) != 1 || got[0].Event.Kind != outbox.EventConfigChanged {
 		t.Fatalf("after reopening claimed %+v, %v", got, err)
 	}
 }
@@ -712,7 +678,7 @@ func TestStaleEventsOncePerPeriod(t *testing.T) {
 		t.Fatalf("without a rule: %d, %v", n, err)
 	}
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{ch}})
 	runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "x\n"})
 	if n, err := s.RecordStaleEvents(ctx, now.Add(47*time.Hour), 48*time.Hour); err != nil || n != 0 {
 		t.Fatalf("before the threshold: %d events, %v", n, err)
@@ -745,7 +711,7 @@ func TestPruneNotifications(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []db.EventKind{db.EventConfigChanged}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, insertDevice(t, s, "r1", nil, nil, nil), 3)
 	now := time.Now()
 	got, err := s.ClaimDeliveries(ctx, now, 2, "w")
@@ -755,7 +721,7 @@ func TestPruneNotifications(t *testing.T) {
 	if err := s.MarkDelivered(ctx, []int64{got[0].ID}, "200", now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.MarkFailed(ctx, "w", []int64{got[1].ID}, db.DeliveryFailure{Error: "x", At: now, Permanent: true}); err != nil {
+	if _, err := s.MarkFailed(ctx, "w", []int64{got[1].ID}, outbox.DeliveryFailure{Error: "x", At: now, Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.PruneNotifications(ctx, now.Add(-time.Hour)); err != nil || n != 0 {
@@ -791,7 +757,7 @@ func TestNotificationsMigrationUpAndDown(t *testing.T) {
 	}
 	s.SetEventPolicy(policy.Decide)
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	runAttempt(t, s, 1, queue.Outcome{Success: true, Changed: true, Text: "new\n"})
 	if n := countRows(t, s, "deliveries"); n != 1 {
 		t.Fatalf("deliveries after a change on the upgraded database = %d", n)
@@ -838,10 +804,10 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 			switch mode {
 			case "other_scope":
 				ch := mkChannel(b, s, "hook")
-				mkRule(b, s, db.NotificationRule{Name: "other", Events: db.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
+				mkRule(b, s, db.NotificationRule{Name: "other", Events: outbox.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
 			case "matching_rule":
 				ch := mkChannel(b, s, "hook")
-				mkRule(b, s, db.NotificationRule{Name: "all", Events: db.EventKinds, ChannelIDs: []int64{ch}})
+				mkRule(b, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 			}
 			b.ResetTimer()
 			for i := range b.N {

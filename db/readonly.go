@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"backupd/db/engine"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
@@ -43,10 +44,11 @@ func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
 
 // readOnlyStore is the store on e's one read-only pool, with none of its
 // own statements prepared: it has no write path. Its job queue reads
-// (a write fails as any other).
+// and outbox read (a write fails as any other).
 func readOnlyStore(e *engine.DB) *Store {
 	s := &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader, stmts: map[string]*sql.Stmt{}}
 	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored})
+	s.Outbox = outbox.New(e)
 	return s
 }
 

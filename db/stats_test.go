@@ -10,6 +10,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/queue"
+	"backupd/internal/dbtest"
 )
 
 func TestDashboardQueriesFollowScope(t *testing.T) {
@@ -166,13 +167,13 @@ func TestDashboardQueriesUseIndexes(t *testing.T) {
 	} {
 		if s.Postgres() {
 			want := strings.TrimPrefix(c.want, "COVERING INDEX ")
-			p := explainPG(t, s, c.query)
-			if !p.uses(want) || len(p.SeqScans) > 0 {
+			p := dbtest.ExplainPG(t, s, c.query)
+			if !p.Uses(want) || len(p.SeqScans) > 0 {
 				t.Errorf("plan of %s\n%s\nwant it to use %s and read no table whole", c.query, p.Text, want)
 			}
 			// Covering there too: the index alone answers, no row is read.
 			if strings.HasPrefix(c.want, "COVERING INDEX ") {
-				if p := explainPGCovering(t, s, c.query); !slices.Contains(p.IndexOnly, want) {
+				if p := dbtest.ExplainPGCovering(t, s, c.query); !slices.Contains(p.IndexOnly, want) {
 					t.Errorf("plan of %s\n%s\nwant an index-only scan of %s", c.query, p.Text, want)
 				}
 			}

@@ -4,8 +4,8 @@
 // both engines, with the store's dialect spelling what they spell
 // differently where the query is; the engines themselves, their
 // connections, dialects and migrations are package engine's, the job
-// queue package queue's (the Store embeds it), configuration texts
-// package snapstore's.
+// queue package queue's and the notification outbox package outbox's
+// (the Store embeds both), configuration texts package snapstore's.
 package db
 
 import (
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"backupd/db/engine"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
@@ -33,6 +34,9 @@ type Store struct {
 	// Queue is the job queue (package queue) on the store's database:
 	// its methods are the store's.
 	*queue.Queue
+	// Outbox is the notification outbox (package outbox): the delivery
+	// worker's queue, its batches and channel health.
+	*outbox.Outbox
 	e *engine.DB
 	// pg, d, writer and reader are e's, at hand: whether the store is on
 	// PostgreSQL, its engine.Dialect, and its writing and reading pools.
@@ -54,6 +58,7 @@ func newStore(e *engine.DB) *Store {
 		stmts: engine.PrepareAll(e.Writer, writeQueries(e.Dialect)),
 		reads: engine.PrepareAll(e.Reader, readQueries(e.Dialect))}
 	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored})
+	s.Outbox = outbox.New(e)
 	return s
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/outbox"
 	"backupd/internal/dbtest"
 )
 
@@ -169,7 +170,7 @@ func TestRetriedTransactionCountsOnce(t *testing.T) {
 	ctx := context.Background()
 	insertDevice(t, s, "r1", nil, nil, nil)
 	ch := mkChannel(t, s, "hook")
-	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{ch}})
+	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{ch}})
 	abortOnceOn(t, s, "notification_device_state")
 	before := engine.TxRetries()
 	if n, err := s.RecordStaleEvents(ctx, time.Now().Add(49*time.Hour), 48*time.Hour); err != nil || n != 1 {

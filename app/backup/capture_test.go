@@ -15,6 +15,7 @@ import (
 	"backupd/app/devsim"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
@@ -51,7 +52,7 @@ func newCaptureSide(t *testing.T, clock func() time.Time) *captureSide {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "everything", Enabled: true, Events: db.EventKinds,
+	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "everything", Enabled: true, Events: outbox.EventKinds,
 		Scope: db.RuleScopeAll, ChannelIDs: []int64{ch.ID}}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 	"backupd/app/backup"
 	"backupd/app/devsim"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
 
 // eventsOf returns the kinds of the events recorded for a device after
 // outbox id since, and the facts of each, oldest first.
-func eventsOf(t *testing.T, s *db.Store, deviceID int64, since int64) ([]string, []db.EventPayload) {
+func eventsOf(t *testing.T, s *db.Store, deviceID int64, since int64) ([]string, []outbox.EventPayload) {
 	t.Helper()
 	rows, err := dbtest.Peek(t, s).Query(`SELECT kind, payload FROM outbox WHERE device_id = ? AND id > ? ORDER BY id`, deviceID, since)
 	if err != nil {
@@ -24,13 +25,13 @@ func eventsOf(t *testing.T, s *db.Store, deviceID int64, since int64) ([]string,
 	}
 	defer rows.Close()
 	var kinds []string
-	var payloads []db.EventPayload
+	var payloads []outbox.EventPayload
 	for rows.Next() {
 		var k, raw string
 		if err := rows.Scan(&k, &raw); err != nil {
 			t.Fatal(err)
 		}
-		var p db.EventPayload
+		var p outbox.EventPayload
 		if err := json.Unmarshal([]byte(raw), &p); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.CreateNotificationRule(ctx, db.NotificationRule{Name: "everything", Enabled: true, Events: db.EventKinds,
+	if _, err := e.store.CreateNotificationRule(ctx, db.NotificationRule{Name: "everything", Enabled: true, Events: outbox.EventKinds,
 		Scope: db.RuleScopeAll, ChannelIDs: []int64{ch.ID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 	off := e.device("r9", "cisco_ios", "ssh", engClosedPort(t))
 	eng := e.engine(backup.Options{Workers: 2, MaxAttempts: 2})
 
-	check := func(what string, id int64, since int64, want ...string) []db.EventPayload {
+	check := func(what string, id int64, since int64, want ...string) []outbox.EventPayload {
 		t.Helper()
 		got, payloads := eventsOf(t, e.store, id, since)
 		if !slices.Equal(got, want) {
@@ -77,13 +78,13 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 	}
 	since := lastOutboxID(t, e.store)
 	first := e.run(eng, r1, off)
-	p := check("first run", r1, since, string(db.EventFirstBackup))
+	p := check("first run", r1, since, string(outbox.EventFirstBackup))
 	if p[0].BackupID != *first[r1].BackupID || p[0].DeviceName != "r1" || p[0].Trigger != queue.TriggerManual {
 		t.Fatalf("first backup event = %+v", p[0])
 	}
 	// The device that is off: unreachable at its first attempt, failed
 	// when its last attempt failed, each once.
-	p = check("first run", off, since, string(db.EventDeviceUnreachable), string(db.EventBackupFailed))
+	p = check("first run", off, since, string(outbox.EventDeviceUnreachable), string(outbox.EventBackupFailed))
 	if f := p[1].Failure; f == nil || f.Stage != "connect" || f.Consecutive != 1 || p[1].Trigger != queue.TriggerRetry {
 		t.Fatalf("failure event = %+v", p[1])
 	}
@@ -96,7 +97,7 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 	since = lastOutboxID(t, e.store)
 	e.sims[r1].Mutate(7)
 	third := e.run(eng, r1)
-	p = check("a real change", r1, since, string(db.EventConfigChanged))
+	p = check("a real change", r1, since, string(outbox.EventConfigChanged))
 	if p[0].BackupID != *third[r1].BackupID || p[0].PreviousBackupID == "" || p[0].PreviousBackupID == p[0].BackupID {
 		t.Fatalf("change event names %q against %q", p[0].BackupID, p[0].PreviousBackupID)
 	}
@@ -106,7 +107,7 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.run(eng, r1)
-	p = check("host key changed", r1, since, string(db.EventBackupFailed), string(db.EventHostKeyChanged))
+	p = check("host key changed", r1, since, string(outbox.EventBackupFailed), string(outbox.EventHostKeyChanged))
 	if p[0].Failure == nil || p[0].Failure.Stage != "host_key_changed" {
 		t.Fatalf("host key failure = %+v", p[0].Failure)
 	}
@@ -115,7 +116,7 @@ func TestEngineRecordsNotificationEvents(t *testing.T) {
 	}
 	since = lastOutboxID(t, e.store)
 	e.run(eng, r1)
-	check("after accepting the key", r1, since, string(db.EventBackupRecovered))
+	check("after accepting the key", r1, since, string(outbox.EventBackupRecovered))
 
 	// Events carry no secret.
 	var payloads string

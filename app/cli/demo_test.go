@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"backupd/app/demo"
-	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/internal/dbtest"
 )
 
@@ -93,7 +93,7 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("the demo receiver got no signed delivery within 60 s:\n%s", logged)
 	}
 	log, err := store.DeliveryLog(ctx, chID, 100)
-	if err != nil || len(log) == 0 || log[len(log)-1].State != db.DeliverySent {
+	if err != nil || len(log) == 0 || log[len(log)-1].State != outbox.DeliverySent {
 		t.Fatalf("demo delivery log: %d entries, %v", len(log), err)
 	}
 	if code := srv.stop(t); code != 0 {

@@ -19,6 +19,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/internal/dbtest"
 )
 
@@ -102,7 +103,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "all", Enabled: true, Scope: db.RuleScopeAll,
-		Events: []db.EventKind{db.EventFirstBackup, db.EventConfigChanged}, ChannelIDs: []int64{ch.ID}, IncludeDiff: true}); err != nil {
+		Events: []outbox.EventKind{outbox.EventFirstBackup, outbox.EventConfigChanged}, ChannelIDs: []int64{ch.ID}, IncludeDiff: true}); err != nil {
 		t.Fatal(err)
 	}
 	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
@@ -146,7 +147,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	srv := startServe(t, data, "--notify-window", "1s", "--public-url", "https://backupd.example")
 	waitFor(t, srv, "the digest to be in flight", func() bool {
 		hung, _, _ := rc.state()
-		return hung == 1 && states()[db.DeliverySending] == len(events)
+		return hung == 1 && states()[outbox.DeliverySending] == len(events)
 	})
 	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	rc.up = true
 	rc.mu.Unlock()
 	srv = startServe(t, data, "--notify-window", "1s", "--metrics-listen", "127.0.0.1:0", "--public-url", "https://backupd.example")
-	waitFor(t, srv, "every event to be delivered", func() bool { return states()[db.DeliverySent] == len(events) })
+	waitFor(t, srv, "every event to be delivered", func() bool { return states()[outbox.DeliverySent] == len(events) })
 	mm := metricsURL.FindStringSubmatch(srv.stderr.String())
 	if mm == nil {
 		t.Fatalf("no metrics address:\n%s", srv.stderr)
@@ -195,7 +196,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	}
 	for _, d := range log {
 		// The killed attempt was given back: this is the first that counted.
-		if d.State != db.DeliverySent || d.Attempts != 1 || d.LastStatus == nil || *d.LastStatus != "200" {
+		if d.State != outbox.DeliverySent || d.Attempts != 1 || d.LastStatus == nil || *d.LastStatus != "200" {
 			t.Errorf("delivery %d: %s, %d attempts, status %v", d.ID, d.State, d.Attempts, d.LastStatus)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // Names of the demo's notification example; a restart finds and reuses them.
@@ -31,8 +32,8 @@ const (
 
 // demoEvents are what the demo rule sends: everything but staleness (the
 // demo's devices are backed up every five minutes).
-var demoEvents = []db.EventKind{db.EventConfigChanged, db.EventFirstBackup, db.EventBackupFailed, db.EventBackupRecovered,
-	db.EventDeviceUnreachable, db.EventDeviceReachable, db.EventHostKeyChanged}
+var demoEvents = []outbox.EventKind{outbox.EventConfigChanged, outbox.EventFirstBackup, outbox.EventBackupFailed, outbox.EventBackupRecovered,
+	outbox.EventDeviceUnreachable, outbox.EventDeviceReachable, outbox.EventHostKeyChanged}
 
 // Receiver is the demo's webhook endpoint on 127.0.0.1: it checks each
 // delivery's signature and logs what it got (kinds and devices, never a

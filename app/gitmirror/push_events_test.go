@@ -15,6 +15,7 @@ import (
 	"backupd/app/gitmirror"
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
@@ -51,7 +52,7 @@ func (e *env) hookRule(name, url, scope string, devices []int64) {
 		e.t.Fatal(err)
 	}
 	if _, err := e.store.CreateNotificationRule(e.ctx, db.NotificationRule{Name: name, Enabled: true, Scope: scope,
-		Events:    []db.EventKind{db.EventGitPushFailed, db.EventGitPushRecovered, db.EventBackupFailed},
+		Events:    []outbox.EventKind{outbox.EventGitPushFailed, outbox.EventGitPushRecovered, outbox.EventBackupFailed},
 		DeviceIDs: devices, ChannelIDs: []int64{ch.ID}, FailureThreshold: 1}); err != nil {
 		e.t.Fatal(err)
 	}

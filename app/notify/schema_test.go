@@ -13,6 +13,7 @@ import (
 
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // schemaDef is the part of JSON Schema docs/backupd.event.v1.schema.json uses.
@@ -175,7 +176,7 @@ func TestGitPushEventConformsToTheSchema(t *testing.T) {
 	srv := newServer(t, httpRecorder(&body))
 	ch := f.channel(t, hookChannel("h", srv.URL, "s"), false)
 	if _, err := f.s.CreateNotificationRule(ctx, db.NotificationRule{Name: "git", Enabled: true, Scope: db.RuleScopeAll,
-		Events: []db.EventKind{db.EventGitPushFailed}, ChannelIDs: []int64{ch}, FailureThreshold: 1}); err != nil {
+		Events: []outbox.EventKind{outbox.EventGitPushFailed}, ChannelIDs: []int64{ch}, FailureThreshold: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.RecordGitPush(ctx, db.GitPushStatus{At: time.Now(), Error: "remote: refused by policy"},

@@ -19,6 +19,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/netguard"
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // The delivery worker sends what the outbox holds. Events are recorded
@@ -43,7 +44,7 @@ const (
 	DefaultBatch = 5000
 	// FirstRetry is the wait after a delivery's first failure; it doubles
 	// with each failure up to MaxRetryWait. A delivery still failing
-	// db.DeliveryMaxAge after its event gives up.
+	// outbox.DeliveryMaxAge after its event gives up.
 	FirstRetry   = time.Minute
 	MaxRetryWait = 6 * time.Hour
 	// MaxWindow bounds the digest window.
@@ -196,7 +197,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // due reports whether a pass at now has something to send: new
 // deliveries after a window without another one (or held MaxHold), a
 // retry that is due, or a lease that ran out.
-func (w *Worker) due(q db.DeliveryQueue, now time.Time) bool {
+func (w *Worker) due(q outbox.DeliveryQueue, now time.Time) bool {
 	return (q.NewestPending != nil && !q.NewestPending.After(now.Add(-w.o.Window))) ||
 		(q.OldestPending != nil && !q.OldestPending.After(now.Add(-w.o.MaxHold))) ||
 		(q.NextRetry != nil && !q.NextRetry.After(now)) ||
@@ -223,7 +224,7 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 	// goes again as it was, and the deliveries never sent go together
 	// in a new one.
 	type key struct{ channel, batch int64 }
-	var batches [][]db.Delivery
+	var batches [][]outbox.Delivery
 	at := map[key]int{}
 	for _, d := range claimed {
 		k := key{d.ChannelID, d.BatchID}
@@ -258,7 +259,7 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 // first rendered; deliveries never sent become a new batch, recorded
 // before the send, so that whatever happens to this process the
 // receiver gets the same message again.
-func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.NoiseRule) {
+func (w *Worker) sendBatch(ctx context.Context, batch []outbox.Delivery, rules []db.NoiseRule) {
 	ids := make([]int64, len(batch))
 	for i, d := range batch {
 		ids[i] = d.ID
@@ -305,7 +306,7 @@ func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.
 	if err := w.store.RecordChannelResult(ctx, chID, true, now, res.Status, ""); err != nil {
 		w.log.Error("recording a channel's health", "channel_id", chID, "err", err)
 	}
-	w.count(row.Type, db.DeliverySent, len(ids))
+	w.count(row.Type, outbox.DeliverySent, len(ids))
 	w.log.Info("notification sent", "channel_id", chID, "channel_type", row.Type, "events", len(ids), "status", res.Status,
 		"delivery", deliveryID)
 }
@@ -314,7 +315,7 @@ func (w *Worker) sendBatch(ctx context.Context, batch []db.Delivery, rules []db.
 // keeps when it was sent before, or, for deliveries never sent, new ones
 // rendered now and recorded as their batch first. ok is false when the
 // deliveries are no longer this worker's (their lease ran out).
-func (w *Worker) batchContent(ctx context.Context, batch []db.Delivery, ids []int64, rules []db.NoiseRule) (string, []Event, bool) {
+func (w *Worker) batchContent(ctx context.Context, batch []outbox.Delivery, ids []int64, rules []db.NoiseRule) (string, []Event, bool) {
 	render := func() []Event {
 		events := make([]Event, 0, len(batch))
 		for _, d := range batch {
@@ -355,9 +356,9 @@ func (w *Worker) batchContent(ctx context.Context, batch []db.Delivery, ids []in
 // fail records a failed send of one batch: its deliveries are tried
 // again together after the backoff of their attempt count, or all give
 // up (refused for good, or the retry would come more than
-// db.DeliveryMaxAge after the oldest of its events), so that a batch
+// outbox.DeliveryMaxAge after the oldest of its events), so that a batch
 // stays whole.
-func (w *Worker) fail(ctx context.Context, chType string, chID int64, batch []db.Delivery, res Result) {
+func (w *Worker) fail(ctx context.Context, chType string, chID int64, batch []outbox.Delivery, res Result) {
 	now := w.o.Now()
 	ids := make([]int64, len(batch))
 	attempts, oldest := 0, batch[0].CreatedAt
@@ -373,17 +374,17 @@ func (w *Worker) fail(ctx context.Context, chType string, chID int64, batch []db
 	if res.Err != nil {
 		msg = res.Err.Error()
 	}
-	giveUp := res.Permanent || oldest.Before(retryAt.Add(-db.DeliveryMaxAge))
+	giveUp := res.Permanent || oldest.Before(retryAt.Add(-outbox.DeliveryMaxAge))
 	gaveUp := 0
-	gone, err := w.store.MarkFailed(ctx, w.owner, ids, db.DeliveryFailure{Status: res.Status, Error: msg, At: now,
+	gone, err := w.store.MarkFailed(ctx, w.owner, ids, outbox.DeliveryFailure{Status: res.Status, Error: msg, At: now,
 		RetryAt: retryAt, Permanent: giveUp})
 	if err != nil {
 		w.log.Error("recording a failed notification", "channel_id", chID, "err", err)
 	} else {
 		gaveUp = len(gone)
-		w.count(chType, db.DeliveryFailed, len(ids)-len(gone))
+		w.count(chType, outbox.DeliveryFailed, len(ids)-len(gone))
 	}
-	w.count(chType, db.DeliveryGaveUp, gaveUp)
+	w.count(chType, outbox.DeliveryGaveUp, gaveUp)
 	if err := w.store.RecordChannelResult(ctx, chID, false, now, res.Status, msg); err != nil {
 		w.log.Error("recording a channel's health", "channel_id", chID, "err", err)
 	}
@@ -412,7 +413,7 @@ func Backoff(attempts int) time.Duration {
 // kept, and for a change the diff's counts (and the diff itself where the
 // rule includes it), made now from the two versions. A version gone since
 // (retention) leaves the event without them, not undelivered.
-func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule) Event {
+func (w *Worker) event(ctx context.Context, d outbox.Delivery, rules []db.NoiseRule) Event {
 	p := d.Event.Payload
 	ev := Event{
 		Schema: Schema, ID: strconv.FormatInt(d.OutboxID, 10), Kind: string(p.Kind), At: p.At.UTC(), Trigger: p.Trigger,
@@ -443,7 +444,7 @@ func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule)
 		if b, err := w.store.GetBackup(ctx, p.BackupID); err == nil {
 			ev.Backup.StartedAt = b.StartedAt.UTC()
 		}
-		if p.Kind == db.EventConfigChanged && p.PreviousBackupID != "" {
+		if p.Kind == outbox.EventConfigChanged && p.PreviousBackupID != "" {
 			res, err := backup.Diff(ctx, w.store, p.PreviousBackupID, p.BackupID, rules)
 			var bad *backup.NoiseRuleError
 			if errors.As(err, &bad) {
@@ -465,7 +466,7 @@ func (w *Worker) event(ctx context.Context, d db.Delivery, rules []db.NoiseRule)
 
 // eventURL links an event to the web interface: a change to its diff,
 // a git push event to the settings, anything else to the device.
-func (w *Worker) eventURL(p db.EventPayload) string {
+func (w *Worker) eventURL(p outbox.EventPayload) string {
 	if w.o.PublicURL != "" && p.Kind.System() {
 		return w.o.PublicURL + "/settings#git"
 	}
@@ -473,7 +474,7 @@ func (w *Worker) eventURL(p db.EventPayload) string {
 		return ""
 	}
 	u := w.o.PublicURL + "/devices/" + strconv.FormatInt(p.DeviceID, 10)
-	if p.Kind == db.EventConfigChanged && p.PreviousBackupID != "" && p.BackupID != "" {
+	if p.Kind == outbox.EventConfigChanged && p.PreviousBackupID != "" && p.BackupID != "" {
 		u += "/diff?" + url.Values{"from": {p.PreviousBackupID}, "to": {p.BackupID}}.Encode()
 	}
 	return u

@@ -18,6 +18,7 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/outbox"
 	"backupd/internal/dbtest"
 )
 
@@ -224,7 +225,7 @@ func TestWorkerRedeliversSameBatch(t *testing.T) {
 				t.Fatalf("newer delivery %q holds %v, want sw-0002 and sw-0003", newer.delivery, newer.devices)
 			}
 			for _, d := range deliveryLog(t, s2, ch) {
-				if d.State != db.DeliverySent {
+				if d.State != outbox.DeliverySent {
 					t.Fatalf("delivery %d is %s", d.ID, d.State)
 				}
 			}

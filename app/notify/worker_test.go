@@ -17,6 +17,7 @@ import (
 	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
@@ -93,7 +94,7 @@ func (f *fleetStore) channel(t testing.TB, ch notify.Channel, includeDiff bool) 
 		t.Fatal(err)
 	}
 	if _, err := f.s.CreateNotificationRule(ctx, db.NotificationRule{Name: "rule " + ch.Name, Enabled: true,
-		Events: []db.EventKind{db.EventConfigChanged, db.EventBackupFailed}, Scope: db.RuleScopeAll,
+		Events: []outbox.EventKind{outbox.EventConfigChanged, outbox.EventBackupFailed}, Scope: db.RuleScopeAll,
 		ChannelIDs: []int64{row.ID}, IncludeDiff: includeDiff}); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func pass(t *testing.T, w *notify.Worker) int {
 	return n
 }
 
-func deliveryLog(t *testing.T, s *db.Store, ch int64) []db.Delivery {
+func deliveryLog(t *testing.T, s *db.Store, ch int64) []outbox.Delivery {
 	t.Helper()
 	log, err := s.DeliveryLog(context.Background(), ch, 100)
 	if err != nil {
@@ -221,7 +222,7 @@ func TestWorkerSendsOneSignedDigestPerChannel(t *testing.T) {
 		t.Fatalf("second pass claimed %d, %d requests", n, len(rc.requests()))
 	}
 	for _, d := range deliveryLog(t, f.s, ch) {
-		if d.State != db.DeliverySent || d.LastStatus == nil || *d.LastStatus != "200" || d.Attempts != 1 {
+		if d.State != outbox.DeliverySent || d.LastStatus == nil || *d.LastStatus != "200" || d.Attempts != 1 {
 			t.Fatalf("delivery %+v", d)
 		}
 	}
@@ -301,7 +302,7 @@ func TestWorkerRetriesWithBackoffUntilDelivered(t *testing.T) {
 			t.Fatalf("attempt %d claimed %d", attempt+1, n)
 		}
 		for _, d := range deliveryLog(t, f.s, ch) {
-			if d.State != db.DeliveryFailed || d.Attempts != attempt+1 || !d.NextAttemptAt.Equal(now.Add(wait).UTC().Truncate(time.Millisecond)) ||
+			if d.State != outbox.DeliveryFailed || d.Attempts != attempt+1 || !d.NextAttemptAt.Equal(now.Add(wait).UTC().Truncate(time.Millisecond)) ||
 				d.LastStatus == nil || !strings.HasPrefix(*d.LastStatus, "50") {
 				t.Fatalf("after attempt %d: %+v next %v", attempt+1, d, d.NextAttemptAt)
 			}
@@ -325,7 +326,7 @@ func TestWorkerRetriesWithBackoffUntilDelivered(t *testing.T) {
 		t.Fatalf("requests %+v", got)
 	}
 	for _, d := range deliveryLog(t, f.s, ch) {
-		if d.State != db.DeliverySent || d.Attempts != 3 {
+		if d.State != outbox.DeliverySent || d.Attempts != 3 {
 			t.Fatalf("delivery %+v", d)
 		}
 	}
@@ -348,7 +349,7 @@ func TestWorkerGivesUp(t *testing.T) {
 	}})
 	pass(t, w)
 	d := deliveryLog(t, f.s, gone)
-	if len(d) != 1 || d[0].State != db.DeliveryGaveUp || *d[0].LastStatus != "404" {
+	if len(d) != 1 || d[0].State != outbox.DeliveryGaveUp || *d[0].LastStatus != "404" {
 		t.Fatalf("refused delivery: %+v", d)
 	}
 	now = now.Add(time.Hour)
@@ -422,7 +423,7 @@ func TestStaleCheckRecordsAndWorkerDelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := f.s.CreateNotificationRule(ctx, db.NotificationRule{Name: "stale", Enabled: true, Scope: db.RuleScopeAll,
-		Events: []db.EventKind{db.EventBackupStale}, ChannelIDs: []int64{row.ID}}); err != nil {
+		Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{row.ID}}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})

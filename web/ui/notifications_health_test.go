@@ -13,6 +13,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/internal/dbtest"
 )
 
@@ -62,11 +63,11 @@ func newHealthFixture(t *testing.T, e *env) healthFixture {
 	f.mail = channel(notify.Channel{Type: notify.TypeEmail, Name: "ops mail",
 		Email: &notify.EmailConfig{Host: "127.0.0.1", Port: 2525, Security: notify.SecurityNone, From: "backupd@example.com", To: []string{"ops@example.com"}}})
 	if _, err := e.store.CreateNotificationRule(ctx, db.NotificationRule{Name: "sites", Enabled: true, Scope: db.RuleScopeGroups,
-		GroupIDs: f.groups, Events: []db.EventKind{db.EventDeviceUnreachable}, ChannelIDs: []int64{f.failing, f.working}}); err != nil {
+		GroupIDs: f.groups, Events: []outbox.EventKind{outbox.EventDeviceUnreachable}, ChannelIDs: []int64{f.failing, f.working}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.store.CreateNotificationRule(ctx, db.NotificationRule{Name: "everything", Enabled: true, Scope: db.RuleScopeAll,
-		Events: db.EventKinds, ChannelIDs: []int64{f.mail}, IncludeDiff: true, FailureThreshold: 3}); err != nil {
+		Events: outbox.EventKinds, ChannelIDs: []int64{f.mail}, IncludeDiff: true, FailureThreshold: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.RecordReachability(ctx, dev.ID, false, time.Now()); err != nil {

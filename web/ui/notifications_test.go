@@ -20,6 +20,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // hookReceiver is a webhook receiver that checks the signature of every
@@ -372,7 +373,7 @@ func TestNotificationRules(t *testing.T) {
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claimed %d deliveries: %v", len(claimed), err)
 	}
-	if _, err := e.store.MarkFailed(ctx, "test-worker", []int64{claimed[0].ID}, db.DeliveryFailure{Status: "503",
+	if _, err := e.store.MarkFailed(ctx, "test-worker", []int64{claimed[0].ID}, outbox.DeliveryFailure{Status: "503",
 		Error: "receiver answered 503", At: time.Now(), RetryAt: time.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // The stage and reason of a reachability check that found the device
@@ -83,20 +84,20 @@ type decision struct {
 }
 
 // payload is what every event of the input's device names.
-func (d *decision) payload(kind db.EventKind) db.EventPayload {
+func (d *decision) payload(kind outbox.EventKind) outbox.EventPayload {
 	dev := d.in.Device
-	return db.EventPayload{Kind: kind, At: d.in.At.UTC(), Trigger: d.in.Trigger, DeviceID: dev.ID,
+	return outbox.EventPayload{Kind: kind, At: d.in.At.UTC(), Trigger: d.in.Trigger, DeviceID: dev.ID,
 		DeviceName: dev.Name, DeviceHost: dev.Host, DevicePlatform: dev.Platform, GroupID: dev.GroupID}
 }
 
-func (d *decision) add(p db.EventPayload, test db.ThresholdTest, count int) *db.DecidedEvent {
+func (d *decision) add(p outbox.EventPayload, test db.ThresholdTest, count int) *db.DecidedEvent {
 	d.events = append(d.events, db.DecidedEvent{Payload: p, Threshold: test, Count: count})
 	return &d.events[len(d.events)-1]
 }
 
 func (d *decision) attempt(a db.AttemptEnd) {
 	o := a.Outcome
-	ofAttempt := func(kind db.EventKind) db.EventPayload {
+	ofAttempt := func(kind outbox.EventKind) outbox.EventPayload {
 		p := d.payload(kind)
 		p.BackupID = a.BackupID
 		return p
@@ -106,20 +107,20 @@ func (d *decision) attempt(a db.AttemptEnd) {
 	case o.Success:
 		switch {
 		case o.First:
-			d.add(ofAttempt(db.EventFirstBackup), db.AnyThreshold, 0)
+			d.add(ofAttempt(outbox.EventFirstBackup), db.AnyThreshold, 0)
 		case o.Changed:
-			d.add(ofAttempt(db.EventConfigChanged), db.AnyThreshold, 0).WithPreviousGood = true
+			d.add(ofAttempt(outbox.EventConfigChanged), db.AnyThreshold, 0).WithPreviousGood = true
 		}
 		if n := d.in.Prev.ConsecutiveFailures; n > 0 {
-			p := ofAttempt(db.EventBackupRecovered)
-			p.Failure = &db.EventFailure{Consecutive: n}
+			p := ofAttempt(outbox.EventBackupRecovered)
+			p.Failure = &outbox.EventFailure{Consecutive: n}
 			d.add(p, db.ThresholdWasReached, n)
 		}
 		d.next.ConsecutiveFailures = 0
 	case failed:
 		n := d.in.Prev.ConsecutiveFailures + 1
-		p := ofAttempt(db.EventBackupFailed)
-		p.Failure = &db.EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: n}
+		p := ofAttempt(outbox.EventBackupFailed)
+		p.Failure = &outbox.EventFailure{Stage: o.Reason, Reason: o.Error, Consecutive: n}
 		d.add(p, db.ThresholdReached, n)
 		d.next.ConsecutiveFailures = n
 	}
@@ -127,7 +128,7 @@ func (d *decision) attempt(a db.AttemptEnd) {
 		d.reachability(*o.Reachable, o.Reason, o.Error)
 	}
 	if o.PendingHostKey != nil && !bytes.Equal(o.PendingHostKey, d.in.Device.PendingHostKey) {
-		d.add(ofAttempt(db.EventHostKeyChanged), db.AnyThreshold, 0)
+		d.add(ofAttempt(outbox.EventHostKeyChanged), db.AnyThreshold, 0)
 	}
 }
 
@@ -136,16 +137,16 @@ func (d *decision) attempt(a db.AttemptEnd) {
 func (d *decision) reachability(reachable bool, stage, reason string) {
 	if reachable {
 		if n := d.in.Prev.Unreachable; n > 0 {
-			p := d.payload(db.EventDeviceReachable)
-			p.Failure = &db.EventFailure{Consecutive: n}
+			p := d.payload(outbox.EventDeviceReachable)
+			p.Failure = &outbox.EventFailure{Consecutive: n}
 			d.add(p, db.ThresholdWasReached, n)
 		}
 		d.next.Unreachable = 0
 		return
 	}
 	n := d.in.Prev.Unreachable + 1
-	p := d.payload(db.EventDeviceUnreachable)
-	p.Failure = &db.EventFailure{Stage: stage, Reason: reason, Consecutive: n}
+	p := d.payload(outbox.EventDeviceUnreachable)
+	p.Failure = &outbox.EventFailure{Stage: stage, Reason: reason, Consecutive: n}
 	d.add(p, db.ThresholdReached, n)
 	d.next.Unreachable = n
 }
@@ -161,24 +162,24 @@ func (d *decision) stale(c db.StaleCheck) {
 	if !since.Before(d.in.At.Add(-c.Threshold)) {
 		return
 	}
-	p := d.payload(db.EventBackupStale)
-	p.Stale = &db.EventStale{LastGoodAt: c.LastGoodAt, ThresholdSeconds: int64(c.Threshold / time.Second)}
+	p := d.payload(outbox.EventBackupStale)
+	p.Stale = &outbox.EventStale{LastGoodAt: c.LastGoodAt, ThresholdSeconds: int64(c.Threshold / time.Second)}
 	d.add(p, db.AnyThreshold, 0)
 	d.next.StaleNotifiedFor = c.Period
 }
 
 func (d *decision) gitPush(g db.GitPushEnd) {
-	p := db.EventPayload{At: d.in.At.UTC(), Trigger: d.in.Trigger, Git: &db.EventGit{Remote: g.Remote, Attempts: g.Attempts}}
+	p := outbox.EventPayload{At: d.in.At.UTC(), Trigger: d.in.Trigger, Git: &outbox.EventGit{Remote: g.Remote, Attempts: g.Attempts}}
 	if g.OK {
 		if n := d.in.Prev.ConsecutiveFailures; n > 0 {
-			p.Kind, p.Failure = db.EventGitPushRecovered, &db.EventFailure{Stage: pushStage, Consecutive: n}
+			p.Kind, p.Failure = outbox.EventGitPushRecovered, &outbox.EventFailure{Stage: pushStage, Consecutive: n}
 			d.add(p, db.ThresholdWasReached, n)
 		}
 		d.next.ConsecutiveFailures = 0
 		return
 	}
 	n := d.in.Prev.ConsecutiveFailures + 1
-	p.Kind, p.Failure = db.EventGitPushFailed, &db.EventFailure{Stage: pushStage, Reason: g.Error, Consecutive: n}
+	p.Kind, p.Failure = outbox.EventGitPushFailed, &outbox.EventFailure{Stage: pushStage, Reason: g.Error, Consecutive: n}
 	d.add(p, db.ThresholdReached, n)
 	d.next.ConsecutiveFailures = n
 }

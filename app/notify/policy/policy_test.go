@@ -8,6 +8,7 @@ import (
 
 	"backupd/app/notify/policy"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/db/queue"
 )
 
@@ -24,19 +25,19 @@ func TestDecide(t *testing.T) {
 	lastGood := at.Add(-72 * time.Hour)
 
 	// ev is the payload of an event of dev, as the policy makes it.
-	ev := func(kind db.EventKind, trigger, backup string) db.EventPayload {
-		return db.EventPayload{Kind: kind, At: at.UTC(), Trigger: trigger, DeviceID: 7, DeviceName: "core-1",
+	ev := func(kind outbox.EventKind, trigger, backup string) outbox.EventPayload {
+		return outbox.EventPayload{Kind: kind, At: at.UTC(), Trigger: trigger, DeviceID: 7, DeviceName: "core-1",
 			DeviceHost: "10.0.0.1", DevicePlatform: "cisco_ios", GroupID: &group, BackupID: backup}
 	}
-	failure := func(p db.EventPayload, stage, reason string, n int) db.EventPayload {
-		p.Failure = &db.EventFailure{Stage: stage, Reason: reason, Consecutive: n}
+	failure := func(p outbox.EventPayload, stage, reason string, n int) outbox.EventPayload {
+		p.Failure = &outbox.EventFailure{Stage: stage, Reason: reason, Consecutive: n}
 		return p
 	}
-	plain := func(p db.EventPayload) db.DecidedEvent { return db.DecidedEvent{Payload: p} }
-	reached := func(p db.EventPayload, n int) db.DecidedEvent {
+	plain := func(p outbox.EventPayload) db.DecidedEvent { return db.DecidedEvent{Payload: p} }
+	reached := func(p outbox.EventPayload, n int) db.DecidedEvent {
 		return db.DecidedEvent{Payload: p, Threshold: db.ThresholdReached, Count: n}
 	}
-	wasReached := func(p db.EventPayload, n int) db.DecidedEvent {
+	wasReached := func(p outbox.EventPayload, n int) db.DecidedEvent {
 		return db.DecidedEvent{Payload: p, Threshold: db.ThresholdWasReached, Count: n}
 	}
 	attempt := func(prev db.EventState, o queue.Outcome) db.EventInput {
@@ -55,16 +56,16 @@ func TestDecide(t *testing.T) {
 		g.Remote, g.Attempts = "ssh://git.example.net/configs.git", 3
 		return db.EventInput{At: at, Trigger: db.TriggerGitPush, Prev: prev, GitPush: &g}
 	}
-	pushEvent := func(kind db.EventKind, reason string, n int) db.EventPayload {
-		return db.EventPayload{Kind: kind, At: at.UTC(), Trigger: db.TriggerGitPush,
-			Failure: &db.EventFailure{Stage: "push", Reason: reason, Consecutive: n},
-			Git:     &db.EventGit{Remote: "ssh://git.example.net/configs.git", Attempts: 3}}
+	pushEvent := func(kind outbox.EventKind, reason string, n int) outbox.EventPayload {
+		return outbox.EventPayload{Kind: kind, At: at.UTC(), Trigger: db.TriggerGitPush,
+			Failure: &outbox.EventFailure{Stage: "push", Reason: reason, Consecutive: n},
+			Git:     &outbox.EventGit{Remote: "ssh://git.example.net/configs.git", Attempts: 3}}
 	}
-	changed := plain(ev(db.EventConfigChanged, queue.TriggerSchedule, "b2"))
+	changed := plain(ev(outbox.EventConfigChanged, queue.TriggerSchedule, "b2"))
 	changed.WithPreviousGood = true
 	staleEvent := func(last *time.Time) db.DecidedEvent {
-		p := ev(db.EventBackupStale, db.TriggerCheck, "")
-		p.Stale = &db.EventStale{LastGoodAt: last, ThresholdSeconds: 48 * 3600}
+		p := ev(outbox.EventBackupStale, db.TriggerCheck, "")
+		p.Stale = &outbox.EventStale{LastGoodAt: last, ThresholdSeconds: 48 * 3600}
 		return plain(p)
 	}
 	streak := db.EventState{ConsecutiveFailures: 2, Unreachable: 3, StaleNotifiedFor: "p"}
@@ -77,23 +78,23 @@ func TestDecide(t *testing.T) {
 	}{
 		// Backups that worked.
 		{"first backup", attempt(db.EventState{}, queue.Outcome{Success: true, First: true, Changed: true}),
-			[]db.DecidedEvent{plain(ev(db.EventFirstBackup, queue.TriggerSchedule, "b2"))}, db.EventState{}},
+			[]db.DecidedEvent{plain(ev(outbox.EventFirstBackup, queue.TriggerSchedule, "b2"))}, db.EventState{}},
 		{"a change names the version before", attempt(db.EventState{}, queue.Outcome{Success: true, Changed: true}),
 			[]db.DecidedEvent{changed}, db.EventState{}},
 		{"noise only: nothing", attempt(db.EventState{}, queue.Outcome{Success: true}), nil, db.EventState{}},
 		{"success after failures: recovered, to the rules the streak reached",
 			attempt(db.EventState{ConsecutiveFailures: 4}, queue.Outcome{Success: true}),
-			[]db.DecidedEvent{wasReached(failure(ev(db.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 4), 4)},
+			[]db.DecidedEvent{wasReached(failure(ev(outbox.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 4), 4)},
 			db.EventState{}},
 		{"a change after failures: changed, then recovered",
 			attempt(db.EventState{ConsecutiveFailures: 1}, queue.Outcome{Success: true, Changed: true}),
-			[]db.DecidedEvent{changed, wasReached(failure(ev(db.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 1), 1)},
+			[]db.DecidedEvent{changed, wasReached(failure(ev(outbox.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 1), 1)},
 			db.EventState{}},
 
 		// Backups that failed.
 		{"failure: to the rules whose threshold the streak just reached",
 			attempt(db.EventState{ConsecutiveFailures: 2}, queue.Outcome{Error: "authentication failed", Reason: "auth"}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "auth", "authentication failed", 3), 3)},
+			[]db.DecidedEvent{reached(failure(ev(outbox.EventBackupFailed, queue.TriggerSchedule, "b2"), "auth", "authentication failed", 3), 3)},
 			db.EventState{ConsecutiveFailures: 3}},
 		{"failure with a retry ahead: nothing yet",
 			attempt(db.EventState{ConsecutiveFailures: 2}, queue.Outcome{Error: "refused", Reason: "connect", RetryAt: &retry}),
@@ -102,49 +103,49 @@ func TestDecide(t *testing.T) {
 			nil, db.EventState{ConsecutiveFailures: 2}},
 		{"a job given up after interruptions is a failure",
 			attempt(db.EventState{}, queue.Outcome{Error: queue.ErrorInterruptedTooOften, Reason: "interrupted"}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "interrupted", queue.ErrorInterruptedTooOften, 1), 1)},
+			[]db.DecidedEvent{reached(failure(ev(outbox.EventBackupFailed, queue.TriggerSchedule, "b2"), "interrupted", queue.ErrorInterruptedTooOften, 1), 1)},
 			db.EventState{ConsecutiveFailures: 1}},
 
 		// Whether the device answered, learnt by an attempt.
 		{"attempt finds it unreachable: failed, then unreachable (no backup named)",
 			attempt(db.EventState{}, queue.Outcome{Error: "dial tcp: refused", Reason: "connect", Reachable: &no}),
 			[]db.DecidedEvent{
-				reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "connect", "dial tcp: refused", 1), 1),
-				reached(failure(ev(db.EventDeviceUnreachable, queue.TriggerSchedule, ""), "connect", "dial tcp: refused", 1), 1)},
+				reached(failure(ev(outbox.EventBackupFailed, queue.TriggerSchedule, "b2"), "connect", "dial tcp: refused", 1), 1),
+				reached(failure(ev(outbox.EventDeviceUnreachable, queue.TriggerSchedule, ""), "connect", "dial tcp: refused", 1), 1)},
 			db.EventState{ConsecutiveFailures: 1, Unreachable: 1}},
 		{"attempt reaches it again: recovered, then reachable",
 			attempt(streak, queue.Outcome{Success: true, Reachable: &yes}),
 			[]db.DecidedEvent{
-				wasReached(failure(ev(db.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 2), 2),
-				wasReached(failure(ev(db.EventDeviceReachable, queue.TriggerSchedule, ""), "", "", 3), 3)},
+				wasReached(failure(ev(outbox.EventBackupRecovered, queue.TriggerSchedule, "b2"), "", "", 2), 2),
+				wasReached(failure(ev(outbox.EventDeviceReachable, queue.TriggerSchedule, ""), "", "", 3), 3)},
 			db.EventState{StaleNotifiedFor: "p"}},
 		{"reachable as before: nothing", attempt(db.EventState{}, queue.Outcome{Success: true, Reachable: &yes}), nil, db.EventState{}},
 		{"an attempt that never got to the port leaves the unreachable streak",
 			attempt(db.EventState{Unreachable: 2}, queue.Outcome{Error: "no credential", Reason: "config"}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "config", "no credential", 1), 1)},
+			[]db.DecidedEvent{reached(failure(ev(outbox.EventBackupFailed, queue.TriggerSchedule, "b2"), "config", "no credential", 1), 1)},
 			db.EventState{ConsecutiveFailures: 1, Unreachable: 2}},
 
 		// Host keys.
 		{"a host key not recorded yet: failed, then hostkey.changed",
 			attempt(db.EventState{}, queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-3")}),
 			[]db.DecidedEvent{
-				reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 1), 1),
-				plain(ev(db.EventHostKeyChanged, queue.TriggerSchedule, "b2"))},
+				reached(failure(ev(outbox.EventBackupFailed, queue.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 1), 1),
+				plain(ev(outbox.EventHostKeyChanged, queue.TriggerSchedule, "b2"))},
 			db.EventState{ConsecutiveFailures: 1}},
 		{"the changed key already recorded: no second hostkey.changed",
 			attempt(db.EventState{ConsecutiveFailures: 1}, queue.Outcome{Error: "host key changed", Reason: "host_key_changed", PendingHostKey: []byte("key-2")}),
-			[]db.DecidedEvent{reached(failure(ev(db.EventBackupFailed, queue.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 2), 2)},
+			[]db.DecidedEvent{reached(failure(ev(outbox.EventBackupFailed, queue.TriggerSchedule, "b2"), "host_key_changed", "host key changed", 2), 2)},
 			db.EventState{ConsecutiveFailures: 2}},
 
 		// The reachability check.
 		{"check: down", check(db.EventState{ConsecutiveFailures: 1}, false),
-			[]db.DecidedEvent{reached(failure(ev(db.EventDeviceUnreachable, db.TriggerCheck, ""), "connect", "the device did not answer on its port", 1), 1)},
+			[]db.DecidedEvent{reached(failure(ev(outbox.EventDeviceUnreachable, db.TriggerCheck, ""), "connect", "the device did not answer on its port", 1), 1)},
 			db.EventState{ConsecutiveFailures: 1, Unreachable: 1}},
 		{"check: still down, to the rules whose threshold it reaches now", check(db.EventState{Unreachable: 2}, false),
-			[]db.DecidedEvent{reached(failure(ev(db.EventDeviceUnreachable, db.TriggerCheck, ""), "connect", "the device did not answer on its port", 3), 3)},
+			[]db.DecidedEvent{reached(failure(ev(outbox.EventDeviceUnreachable, db.TriggerCheck, ""), "connect", "the device did not answer on its port", 3), 3)},
 			db.EventState{Unreachable: 3}},
 		{"check: up after a streak", check(streak, true),
-			[]db.DecidedEvent{wasReached(failure(ev(db.EventDeviceReachable, db.TriggerCheck, ""), "", "", 3), 3)},
+			[]db.DecidedEvent{wasReached(failure(ev(outbox.EventDeviceReachable, db.TriggerCheck, ""), "", "", 3), 3)},
 			db.EventState{ConsecutiveFailures: 2, StaleNotifiedFor: "p"}},
 		{"check: still up", check(db.EventState{}, true), nil, db.EventState{}},
 
@@ -165,10 +166,10 @@ func TestDecide(t *testing.T) {
 
 		// The git mirror's pushes.
 		{"push failed", push(db.EventState{ConsecutiveFailures: 1}, db.GitPushEnd{Error: "remote: refused"}),
-			[]db.DecidedEvent{reached(pushEvent(db.EventGitPushFailed, "remote: refused", 2), 2)},
+			[]db.DecidedEvent{reached(pushEvent(outbox.EventGitPushFailed, "remote: refused", 2), 2)},
 			db.EventState{ConsecutiveFailures: 2}},
 		{"push recovered", push(db.EventState{ConsecutiveFailures: 3}, db.GitPushEnd{OK: true}),
-			[]db.DecidedEvent{wasReached(pushEvent(db.EventGitPushRecovered, "", 3), 3)}, db.EventState{}},
+			[]db.DecidedEvent{wasReached(pushEvent(outbox.EventGitPushRecovered, "", 3), 3)}, db.EventState{}},
 		{"push worked as before", push(db.EventState{}, db.GitPushEnd{OK: true}), nil, db.EventState{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/web/ui/core"
 )
 
@@ -155,7 +156,7 @@ func (u *handlers) renderChannelForm(w http.ResponseWriter, r *http.Request, sta
 		if d.SentAt != nil {
 			row.At = *d.SentAt
 		}
-		if d.State == db.DeliveryFailed {
+		if d.State == outbox.DeliveryFailed {
 			next := d.NextAttemptAt
 			row.NextRetry = &next
 		}

@@ -3,6 +3,7 @@ package notifications
 import (
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 )
 
 // The message keys that name channel types, SMTP securities, event
@@ -26,17 +27,17 @@ var notifSecurityKeys = map[string]string{
 }
 
 // notifEventKeys name each event kind.
-var notifEventKeys = map[db.EventKind]string{
-	db.EventConfigChanged:     keyNotifEventConfigChanged,
-	db.EventFirstBackup:       keyNotifEventFirstBackup,
-	db.EventBackupFailed:      keyNotifEventBackupFailed,
-	db.EventBackupRecovered:   keyNotifEventBackupRecovered,
-	db.EventDeviceUnreachable: keyNotifEventDeviceUnreachable,
-	db.EventDeviceReachable:   keyNotifEventDeviceReachable,
-	db.EventHostKeyChanged:    keyNotifEventHostkeyChanged,
-	db.EventBackupStale:       keyNotifEventBackupStale,
-	db.EventGitPushFailed:     keyNotifEventGitPushFailed,
-	db.EventGitPushRecovered:  keyNotifEventGitPushRecovered,
+var notifEventKeys = map[outbox.EventKind]string{
+	outbox.EventConfigChanged:     keyNotifEventConfigChanged,
+	outbox.EventFirstBackup:       keyNotifEventFirstBackup,
+	outbox.EventBackupFailed:      keyNotifEventBackupFailed,
+	outbox.EventBackupRecovered:   keyNotifEventBackupRecovered,
+	outbox.EventDeviceUnreachable: keyNotifEventDeviceUnreachable,
+	outbox.EventDeviceReachable:   keyNotifEventDeviceReachable,
+	outbox.EventHostKeyChanged:    keyNotifEventHostkeyChanged,
+	outbox.EventBackupStale:       keyNotifEventBackupStale,
+	outbox.EventGitPushFailed:     keyNotifEventGitPushFailed,
+	outbox.EventGitPushRecovered:  keyNotifEventGitPushRecovered,
 }
 
 // notifScopeKeys name each rule scope in the list.
@@ -48,9 +49,9 @@ var notifScopeKeys = map[string]string{
 
 // notifStateKeys name each delivery state.
 var notifStateKeys = map[string]string{
-	db.DeliveryPending: keyNotifStatePending,
-	db.DeliverySending: keyNotifStateSending,
-	db.DeliveryFailed:  keyNotifStateFailed,
-	db.DeliverySent:    keyNotifStateSent,
-	db.DeliveryGaveUp:  keyNotifStateGaveUp,
+	outbox.DeliveryPending: keyNotifStatePending,
+	outbox.DeliverySending: keyNotifStateSending,
+	outbox.DeliveryFailed:  keyNotifStateFailed,
+	outbox.DeliverySent:    keyNotifStateSent,
+	outbox.DeliveryGaveUp:  keyNotifStateGaveUp,
 }

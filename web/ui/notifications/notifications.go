@@ -21,6 +21,7 @@ import (
 
 	"backupd/app/notify"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/web/ui/core"
 )
 
@@ -105,7 +106,7 @@ type notifHealth struct {
 // notifHealthError bounds the error a list row quotes.
 const notifHealthError = 160
 
-func healthOf(h db.ChannelHealth) notifHealth {
+func healthOf(h outbox.ChannelHealth) notifHealth {
 	out := notifHealth{NextRetry: h.NextRetry}
 	switch {
 	case h.FailingSince != nil:
@@ -168,7 +169,7 @@ func (u *handlers) notifications(w http.ResponseWriter, r *http.Request) error {
 	for _, rl := range rules {
 		row := notifRuleRow{ID: rl.ID, Name: rl.Name, Enabled: rl.Enabled, IncludeDiff: rl.IncludeDiff,
 			Threshold: max(rl.FailureThreshold, 1), ScopeLabel: notifScopeKeys[rl.Scope]}
-		for _, k := range db.EventKinds { // in the order the form lists them
+		for _, k := range outbox.EventKinds { // in the order the form lists them
 			if slices.Contains(rl.Events, k) {
 				row.Events = append(row.Events, notifEventKeys[k])
 			}

@@ -8,6 +8,7 @@ import (
 
 	"backupd/app/inventory"
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/web/ui/core"
 )
 
@@ -45,7 +46,7 @@ type notifChannelChoice struct {
 type notifRuleFields struct {
 	Name        string
 	Enabled     bool
-	Events      map[db.EventKind]bool
+	Events      map[outbox.EventKind]bool
 	Scope       string
 	GroupIDs    map[int64]bool
 	Devices     string
@@ -57,13 +58,13 @@ type notifRuleFields struct {
 func parseNotifRuleFields(r *http.Request) notifRuleFields {
 	name, _ := core.Field(r, "name", db.MaxNotificationNameLen*4)
 	f := notifRuleFields{
-		Name: strings.TrimSpace(name), Enabled: core.Checked(r, "enabled"), Events: map[db.EventKind]bool{},
+		Name: strings.TrimSpace(name), Enabled: core.Checked(r, "enabled"), Events: map[outbox.EventKind]bool{},
 		Scope: r.PostFormValue("scope"), GroupIDs: map[int64]bool{}, ChannelIDs: map[int64]bool{},
 		IncludeDiff: core.Checked(r, "include_diff"), Threshold: strings.TrimSpace(r.PostFormValue("failure_threshold")),
 	}
 	f.Devices, _ = core.Field(r, "devices", 200_000)
 	for _, v := range r.PostForm["events"] {
-		if k := db.EventKind(v); k.Valid() {
+		if k := outbox.EventKind(v); k.Valid() {
 			f.Events[k] = true
 		}
 	}
@@ -84,7 +85,7 @@ func (u *handlers) notifRuleFormFor(r *http.Request, id int64, f notifRuleFields
 	s := core.SessionOf(r)
 	p := notifRuleForm{ID: id, Fields: f, Editable: editable, CanTargetAll: s.Scope().All,
 		MaxThreshold: db.MaxRuleThreshold, MaxDevices: inventory.MaxTargetDevices}
-	for _, k := range db.EventKinds {
+	for _, k := range outbox.EventKinds {
 		p.Events = append(p.Events, notifOption{Value: string(k), Label: notifEventKeys[k], Checked: f.Events[k]})
 	}
 	groups, err := u.Store.ScheduleGroups(ctx, s.Scope())
@@ -117,8 +118,8 @@ func (u *handlers) renderNotifRule(w http.ResponseWriter, r *http.Request, statu
 }
 
 func (u *handlers) newNotifRuleForm(w http.ResponseWriter, r *http.Request) error {
-	f := notifRuleFields{Enabled: true, Events: map[db.EventKind]bool{db.EventConfigChanged: true, db.EventBackupFailed: true,
-		db.EventBackupRecovered: true}, Scope: db.RuleScopeAll, GroupIDs: map[int64]bool{}, ChannelIDs: map[int64]bool{},
+	f := notifRuleFields{Enabled: true, Events: map[outbox.EventKind]bool{outbox.EventConfigChanged: true, outbox.EventBackupFailed: true,
+		outbox.EventBackupRecovered: true}, Scope: db.RuleScopeAll, GroupIDs: map[int64]bool{}, ChannelIDs: map[int64]bool{},
 		IncludeDiff: true, Threshold: "1"}
 	if !core.SessionOf(r).Scope().All {
 		f.Scope = db.RuleScopeGroups
@@ -166,7 +167,7 @@ func (u *handlers) notifRuleDetail(w http.ResponseWriter, r *http.Request) error
 // ruleFields is a stored rule as the form shows it; device names only to
 // users who see those devices.
 func (u *handlers) ruleFields(ctx context.Context, rl db.NotificationRule, inScope bool) (notifRuleFields, error) {
-	f := notifRuleFields{Name: rl.Name, Enabled: rl.Enabled, Events: map[db.EventKind]bool{}, Scope: rl.Scope,
+	f := notifRuleFields{Name: rl.Name, Enabled: rl.Enabled, Events: map[outbox.EventKind]bool{}, Scope: rl.Scope,
 		GroupIDs: map[int64]bool{}, ChannelIDs: map[int64]bool{}, IncludeDiff: rl.IncludeDiff,
 		Threshold: strconv.Itoa(max(rl.FailureThreshold, 1))}
 	for _, k := range rl.Events {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/web/ui/core"
 )
 
@@ -26,7 +27,7 @@ func (u *handlers) ruleFromFields(ctx context.Context, s *core.Session, f notifR
 	case len([]rune(f.Name)) > db.MaxNotificationNameLen:
 		errs.Add("name", keyNotifErrNameTooLong, db.MaxNotificationNameLen)
 	}
-	for _, k := range db.EventKinds {
+	for _, k := range outbox.EventKinds {
 		if f.Events[k] {
 			rl.Events = append(rl.Events, k)
 		}

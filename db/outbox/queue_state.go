@@ -1,10 +1,12 @@
-package db
+package outbox
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // DeliveryQueue is what waits to be delivered, for the delivery worker
@@ -30,17 +32,17 @@ type DeliveryQueue struct {
 
 // DeliveryQueueState reads the queue of deliveries off the partial
 // indexes of the unsettled ones.
-func (s *Store) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
+func (ob *Outbox) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
 	var q DeliveryQueue
 	var pending, newest, retry, lease, oldest sql.NullString
-	err := s.reader.QueryRowContext(ctx, `SELECT
+	err := ob.e.Reader.QueryRowContext(ctx, `SELECT
 			(SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'failed')) +
 				(SELECT COUNT(*) FROM deliveries WHERE state = 'sending'),
 			(SELECT MIN(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'pending'),
 			(SELECT MAX(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'pending'),
 			(SELECT MIN(next_attempt_at) FROM deliveries WHERE state IN ('pending', 'failed') AND state = 'failed'),
 			(SELECT MIN(lease_until) FROM deliveries WHERE state = 'sending'),
-			NULLIF(`+s.d.Lesser(`COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9')`,
+			NULLIF(`+ob.d.Lesser(`COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state IN ('pending', 'failed')), '9')`,
 		`COALESCE((SELECT MIN(created_at) FROM deliveries WHERE state = 'sending'), '9')`)+`, '9')`).
 		Scan(&q.Waiting, &pending, &newest, &retry, &lease, &oldest)
 	if err != nil {
@@ -53,7 +55,7 @@ func (s *Store) DeliveryQueueState(ctx context.Context) (DeliveryQueue, error) {
 		if !v.s.Valid {
 			continue
 		}
-		if t, err := time.ParseInLocation(BackupTimeFormat, v.s.String, time.UTC); err == nil {
+		if t, err := time.ParseInLocation(engine.BackupTimeFormat, v.s.String, time.UTC); err == nil {
 			*v.dst = &t
 		}
 	}

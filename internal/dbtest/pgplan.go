@@ -1,4 +1,4 @@
-package db_test
+package dbtest
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"backupd/db"
 )
 
-// planPG is what PostgreSQL's plan of a query reads: the indexes it
+// PlanPG is what PostgreSQL's plan of a query reads: the indexes it
 // searches, the tables it reads whole, and whether it sorts.
-type planPG struct {
+type PlanPG struct {
 	Indexes  []string // index names, in plan order
 	SeqScans []string // tables read whole
 	// IndexOnly names the indexes read without the table's rows.
@@ -24,8 +24,8 @@ type planPG struct {
 	Text  string // the plan, one node a line, for messages
 }
 
-// uses reports whether the plan searches index.
-func (p planPG) uses(index string) bool {
+// Uses reports whether the plan searches index.
+func (p PlanPG) Uses(index string) bool {
 	for _, i := range p.Indexes {
 		if i == index {
 			return true
@@ -34,31 +34,31 @@ func (p planPG) uses(index string) bool {
 	return false
 }
 
-// explainPG plans q on PostgreSQL with sequential scans and sorts priced
-// out of the planner's choices (enable_seqscan, enable_sort off, in this
-// transaction only). The test tables are small and unanalysed, so the
+// ExplainPG plans q on PostgreSQL, on Peek's pool, with sequential
+// scans and sorts priced out of the planner's choices (enable_seqscan,
+// enable_sort off, in this transaction only). The test tables are small and unanalysed, so the
 // planner would otherwise read them whole whatever the indexes; off, it
 // still reads a table whole or sorts when no index can serve the query,
 // which is what the index tests are about: that one can, at 40,000
 // devices as at four.
-func explainPG(t testing.TB, s *db.Store, q string, args ...any) planPG {
+func ExplainPG(t testing.TB, s *db.Store, q string, args ...any) PlanPG {
 	t.Helper()
 	return explainPGSet(t, s, nil, q, args...)
 }
 
-// explainPGCovering plans q as explainPG does with bitmap scans priced
+// ExplainPGCovering plans q as ExplainPG does with bitmap scans priced
 // out too: on a small unanalysed table the planner reads rows through a
 // bitmap whatever the index holds, and without it an index that holds
 // every column the query names is read alone (an Index Only Scan).
-func explainPGCovering(t testing.TB, s *db.Store, q string, args ...any) planPG {
+func ExplainPGCovering(t testing.TB, s *db.Store, q string, args ...any) PlanPG {
 	t.Helper()
 	return explainPGSet(t, s, []string{`SET LOCAL enable_bitmapscan = off`}, q, args...)
 }
 
-func explainPGSet(t testing.TB, s *db.Store, sets []string, q string, args ...any) planPG {
+func explainPGSet(t testing.TB, s *db.Store, sets []string, q string, args ...any) PlanPG {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := s.Reader().BeginTx(ctx, nil)
+	tx, err := Peek(t, s).BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func explainPGSet(t testing.TB, s *db.Store, sets []string, q string, args ...an
 	if err := json.Unmarshal([]byte(raw), &doc); err != nil || len(doc) != 1 {
 		t.Fatalf("EXPLAIN %s: %v: %s", q, err, raw)
 	}
-	var p planPG
+	var p PlanPG
 	var lines []string
 	var walk func(n planPGNode, depth int)
 	walk = func(n planPGNode, depth int) {

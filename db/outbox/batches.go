@@ -1,4 +1,4 @@
-package db
+package outbox
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // restart) claims the batch whole (ClaimDeliveries) and sends the same id
 // and the same events again, while events recorded since go into a batch
 // of their own. Which events a batch holds and what is sent of them is
-// the worker's: the store only keeps them.
+// the worker's: the outbox only keeps them.
 
 // MaxBatchEventsBytes bounds the rendered events one batch keeps.
 const MaxBatchEventsBytes = 64 << 20
@@ -40,27 +40,27 @@ type DeliveryBatch struct {
 // identified by key, with events (the worker's JSON of what it sends).
 // If owner no longer holds all of them, nothing is recorded:
 // ErrNotLeased.
-func (s *Store) CreateDeliveryBatch(ctx context.Context, owner string, channelID int64, key string, events []byte, ids []int64, at time.Time) (int64, error) {
+func (ob *Outbox) CreateDeliveryBatch(ctx context.Context, owner string, channelID int64, key string, events []byte, ids []int64, at time.Time) (int64, error) {
 	switch {
 	case len(ids) == 0:
-		return 0, &ErrInvalidField{"deliveries", "must not be empty"}
+		return 0, errors.New("delivery batch: the deliveries must not be empty")
 	case key == "" || len(key) > 128:
-		return 0, &ErrInvalidField{"key", "must be 1 to 128 bytes"}
+		return 0, errors.New("delivery batch: the key must be 1 to 128 bytes")
 	case len(events) > MaxBatchEventsBytes:
-		return 0, &ErrInvalidField{"events", fmt.Sprintf("must be at most %d bytes", MaxBatchEventsBytes)}
+		return 0, fmt.Errorf("delivery batch: the events must be at most %d bytes", MaxBatchEventsBytes)
 	}
 	raw, err := json.Marshal(ids)
 	if err != nil {
 		return 0, err
 	}
 	var id int64
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = ob.e.InTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `INSERT INTO delivery_batches (channel_id, delivery_key, events, created_at)
 			VALUES (?, ?, ?, ?) RETURNING id`, channelID, key, string(events), backupTime(at)).Scan(&id); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET batch_id = ?
-			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)
+			WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+ob.d.JSONEach()+`)
 				AND channel_id = ? AND state = 'sending' AND owner = ? AND batch_id IS NULL`, id, string(raw), channelID, owner)
 		if err != nil {
 			return err
@@ -76,15 +76,15 @@ func (s *Store) CreateDeliveryBatch(ctx context.Context, owner string, channelID
 	return id, nil
 }
 
-// GetDeliveryBatch returns one batch or ErrNotFound.
-func (s *Store) GetDeliveryBatch(ctx context.Context, id int64) (DeliveryBatch, error) {
+// GetDeliveryBatch returns one batch or engine.ErrNotFound.
+func (ob *Outbox) GetDeliveryBatch(ctx context.Context, id int64) (DeliveryBatch, error) {
 	var b DeliveryBatch
 	var events sql.NullString
 	var created string
-	err := s.reader.QueryRowContext(ctx, `SELECT id, channel_id, delivery_key, events, created_at FROM delivery_batches WHERE id = ?`, id).
+	err := ob.e.Reader.QueryRowContext(ctx, `SELECT id, channel_id, delivery_key, events, created_at FROM delivery_batches WHERE id = ?`, id).
 		Scan(&b.ID, &b.ChannelID, &b.Key, &events, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return b, ErrNotFound
+		return b, engine.ErrNotFound
 	}
 	if err != nil {
 		return b, fmt.Errorf("get delivery batch %d: %w", id, err)
@@ -92,7 +92,7 @@ func (s *Store) GetDeliveryBatch(ctx context.Context, id int64) (DeliveryBatch, 
 	if events.Valid {
 		b.Events = json.RawMessage(events.String)
 	}
-	b.CreatedAt, _ = time.ParseInLocation(BackupTimeFormat, created, time.UTC)
+	b.CreatedAt, _ = time.ParseInLocation(engine.BackupTimeFormat, created, time.UTC)
 	return b, nil
 }
 
@@ -128,16 +128,16 @@ type ChannelHealth struct {
 
 // RecordChannelResult records how a send to channelID went at at: ok,
 // or failed with status (may be empty) and the secret-free errText.
-func (s *Store) RecordChannelResult(ctx context.Context, channelID int64, ok bool, at time.Time, status, errText string) error {
+func (ob *Outbox) RecordChannelResult(ctx context.Context, channelID int64, ok bool, at time.Time, status, errText string) error {
 	stamp := backupTime(at)
 	var err error
 	if ok {
-		_, err = s.writer.ExecContext(ctx, `INSERT INTO notification_channel_health (channel_id, last_ok_at, last_status)
+		_, err = ob.e.Writer.ExecContext(ctx, `INSERT INTO notification_channel_health (channel_id, last_ok_at, last_status)
 			SELECT id, ?, ? FROM notification_channels WHERE id = ?
 			ON CONFLICT (channel_id) DO UPDATE SET last_ok_at = excluded.last_ok_at, failing_since = NULL,
 				last_status = excluded.last_status, last_error = NULL`, stamp, shortText(status, 200), channelID)
 	} else {
-		_, err = s.writer.ExecContext(ctx, `INSERT INTO notification_channel_health (channel_id, last_failed_at, failing_since, last_status, last_error)
+		_, err = ob.e.Writer.ExecContext(ctx, `INSERT INTO notification_channel_health (channel_id, last_failed_at, failing_since, last_status, last_error)
 			SELECT id, ?, ?, ?, ? FROM notification_channels WHERE id = ?
 			ON CONFLICT (channel_id) DO UPDATE SET last_failed_at = excluded.last_failed_at,
 				failing_since = COALESCE(notification_channel_health.failing_since, excluded.failing_since),
@@ -152,19 +152,19 @@ func (s *Store) RecordChannelResult(ctx context.Context, channelID int64, ok boo
 
 // ChannelHealths returns the health of every channel that has had a
 // delivery tried or has one waiting for a retry, by channel id.
-func (s *Store) ChannelHealths(ctx context.Context) (map[int64]ChannelHealth, error) {
+func (ob *Outbox) ChannelHealths(ctx context.Context) (map[int64]ChannelHealth, error) {
 	out := map[int64]ChannelHealth{}
 	parse := func(v sql.NullString) *time.Time {
 		if !v.Valid {
 			return nil
 		}
-		t, err := time.ParseInLocation(BackupTimeFormat, v.String, time.UTC)
+		t, err := time.ParseInLocation(engine.BackupTimeFormat, v.String, time.UTC)
 		if err != nil {
 			return nil
 		}
 		return &t
 	}
-	rows, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (ChannelHealth, error) {
+	rows, err := engine.QueryAll(ctx, ob.e.Reader, func(r engine.Scanner) (ChannelHealth, error) {
 		var h ChannelHealth
 		var ok, failed, since, status, errText sql.NullString
 		err := r.Scan(&h.ChannelID, &ok, &failed, &since, &status, &errText)
@@ -183,7 +183,7 @@ func (s *Store) ChannelHealths(ctx context.Context) (map[int64]ChannelHealth, er
 		channel int64
 		at      sql.NullString
 	}
-	retries, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (retry, error) {
+	retries, err := engine.QueryAll(ctx, ob.e.Reader, func(r engine.Scanner) (retry, error) {
 		var v retry
 		return v, r.Scan(&v.channel, &v.at)
 	}, `SELECT channel_id, MIN(next_attempt_at) FROM deliveries

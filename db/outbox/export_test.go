@@ -1,0 +1,4 @@
+package outbox
+
+// ClaimPicks lets the tests check the plans of ClaimDeliveries.
+var ClaimPicks = claimPicks

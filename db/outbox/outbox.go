@@ -1,0 +1,129 @@
+// Package outbox is the notification outbox: the events recorded (in the
+// transaction of what caused them) and their deliveries, one event to one
+// channel, which the delivery worker claims, batches into messages and
+// marks sent or failed until they settle. Which events happen and which
+// channels they go to is decided above it (app/notify/policy, and the
+// rules package db matches); the outbox keeps them and hands them out.
+package outbox
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"backupd/db/engine"
+)
+
+// Outbox is the deliveries of one database.
+type Outbox struct {
+	e *engine.DB
+	d engine.Dialect
+}
+
+// New is the outbox on e.
+func New(e *engine.DB) *Outbox { return &Outbox{e: e, d: e.Dialect} }
+
+// EventKind names what happened.
+type EventKind string
+
+// The event kinds.
+const (
+	EventConfigChanged     EventKind = "config.changed"
+	EventFirstBackup       EventKind = "device.first_backup"
+	EventBackupFailed      EventKind = "backup.failed"
+	EventBackupRecovered   EventKind = "backup.recovered"
+	EventDeviceUnreachable EventKind = "device.unreachable"
+	EventDeviceReachable   EventKind = "device.reachable"
+	EventHostKeyChanged    EventKind = "hostkey.changed"
+	EventBackupStale       EventKind = "backup.stale"
+	// System events: about the server, not a device (DeviceID 0). Only
+	// rules of scope "all" match them.
+	EventGitPushFailed    EventKind = "git.push_failed"
+	EventGitPushRecovered EventKind = "git.push_recovered"
+)
+
+// EventKinds lists every kind, in the order the UI shows them.
+var EventKinds = []EventKind{EventConfigChanged, EventFirstBackup, EventBackupFailed, EventBackupRecovered,
+	EventDeviceUnreachable, EventDeviceReachable, EventHostKeyChanged, EventBackupStale,
+	EventGitPushFailed, EventGitPushRecovered}
+
+// System reports whether k is about the server rather than a device.
+func (k EventKind) System() bool { return k == EventGitPushFailed || k == EventGitPushRecovered }
+
+// Valid reports whether k is a known kind.
+func (k EventKind) Valid() bool { return slices.Contains(EventKinds, k) }
+
+// Delivery states.
+const (
+	DeliveryPending = "pending" // not tried yet
+	DeliverySending = "sending" // leased by a worker
+	DeliveryFailed  = "failed"  // last attempt failed; tried again at NextAttemptAt
+	DeliverySent    = "sent"
+	DeliveryGaveUp  = "gave_up"
+)
+
+// DeliveryLease is how long a claimed delivery stays with its worker;
+// past it (the worker died) another worker may claim it.
+const DeliveryLease = 5 * time.Minute
+
+// DeliveryMaxAge is how long a failing delivery is retried, from when
+// its event was recorded; a retry due later gives up instead.
+const DeliveryMaxAge = 24 * time.Hour
+
+// ErrNotLeased is returned when marking a delivery the caller no longer
+// holds (its lease expired and another worker took it, or it was already
+// settled).
+var ErrNotLeased = errors.New("delivery is not leased by this worker")
+
+// EventPayload is what the outbox keeps of an event: the facts needed to
+// render it when it is sent. Never a secret, never configuration text (a
+// diff is rendered at send time from BackupID and PreviousBackupID).
+type EventPayload struct {
+	Kind     EventKind `json:"kind"`
+	At       time.Time `json:"at"`
+	Trigger  string    `json:"trigger"`
+	DeviceID int64     `json:"device_id"`
+	// The device as it was when the event happened (it may be renamed or
+	// deleted before the event is sent).
+	DeviceName     string `json:"device_name"`
+	DeviceHost     string `json:"device_host"`
+	DevicePlatform string `json:"device_platform"`
+	GroupID        *int64 `json:"group_id,omitempty"`
+	// GroupPath names the device's group and its ancestors, root first.
+	GroupPath []string `json:"group_path,omitempty"`
+	// BackupID is the attempt that caused the event; PreviousBackupID the
+	// good version a change is against.
+	BackupID         string        `json:"backup_id,omitempty"`
+	PreviousBackupID string        `json:"previous_backup_id,omitempty"`
+	Failure          *EventFailure `json:"failure,omitempty"`
+	Stale            *EventStale   `json:"stale,omitempty"`
+	Git              *EventGit     `json:"git,omitempty"`
+}
+
+// EventGit is the git mirror's remote (without credentials) and how many
+// tries the push took, for git.push_failed and git.push_recovered.
+type EventGit struct {
+	Remote   string `json:"remote"`
+	Attempts int    `json:"attempts"`
+}
+
+// EventFailure is why a backup failed (or a device is unreachable), and
+// for how many attempts in a row.
+type EventFailure struct {
+	Stage       string `json:"stage"`
+	Reason      string `json:"reason"`
+	Consecutive int    `json:"consecutive"`
+}
+
+// EventStale is how long a device has gone without a good backup.
+type EventStale struct {
+	LastGoodAt       *time.Time `json:"last_good_at,omitempty"` // nil: never
+	ThresholdSeconds int64      `json:"threshold_seconds"`
+}
+
+func backupTime(t time.Time) string { return t.UTC().Format(engine.BackupTimeFormat) }
+
+func scanID(row engine.Scanner) (int64, error) {
+	var id int64
+	return id, row.Scan(&id)
+}
