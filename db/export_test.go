@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"backupd/db/engine"
+	"backupd/db/seed"
 	"backupd/db/snapstore"
 
 	"github.com/pressly/goose/v3"
@@ -67,7 +68,7 @@ func withProvider(ctx context.Context, path string, fn func(p *goose.Provider) e
 
 // SeedFile seeds the database file at path in whatever schema version it
 // is, without migrating it first.
-func SeedFile(ctx context.Context, path string, opt SeedOptions) error {
+func SeedFile(ctx context.Context, path string, opt seed.Options) error {
 	conn, err := sql.Open("sqlite", engine.DSN(path, false))
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func SeedFile(ctx context.Context, path string, opt SeedOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := seed(ctx, tx, opt.withDefaults(), false); err != nil {
+	if err := seed.InTx(ctx, tx, opt, false); err != nil {
 		_ = tx.Rollback()
 		return fmt.Errorf("seed: %w", err)
 	}

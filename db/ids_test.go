@@ -15,6 +15,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/queue"
+	"backupd/db/seed"
 )
 
 // idTables are the tables whose ids leave the database (API, UI, audit
@@ -260,7 +261,7 @@ func TestIDsMigrationKeepsEverything(t *testing.T) {
 	if err := db.MigrateTo(ctx, path, 11); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SeedFile(ctx, path, db.SeedOptions{Devices: 40, BackupsPerDevice: 6, RootGroups: 3, ChildGroups: 3, Snapshots: 5, RandomSeed: 7}); err != nil {
+	if err := db.SeedFile(ctx, path, seed.Options{Devices: 40, BackupsPerDevice: 6, RootGroups: 3, ChildGroups: 3, Snapshots: 5, RandomSeed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	conn := rawDB(t, path)

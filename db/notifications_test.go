@@ -14,6 +14,7 @@ import (
 	"backupd/db"
 	"backupd/db/outbox"
 	"backupd/db/queue"
+	"backupd/db/seed"
 	"backupd/internal/dbtest"
 )
 
@@ -744,7 +745,7 @@ func TestNotificationsMigrationUpAndDown(t *testing.T) {
 	if err := db.MigrateTo(ctx, path, 14); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SeedFile(ctx, path, db.SeedOptions{Devices: 5, BackupsPerDevice: 2, RootGroups: 1, ChildGroups: 1, Snapshots: 2, RandomSeed: 1}); err != nil {
+	if err := db.SeedFile(ctx, path, seed.Options{Devices: 5, BackupsPerDevice: 2, RootGroups: 1, ChildGroups: 1, Snapshots: 2, RandomSeed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	conn := rawDB(t, path)

@@ -17,6 +17,7 @@ import (
 	"backupd/app/datadir"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/seed"
 )
 
 func newDB(cfg *config.Config) *cobra.Command {
@@ -245,7 +246,7 @@ func newDBRepack(cfg *config.Config) *cobra.Command {
 }
 
 func newDBSeed(cfg *config.Config) *cobra.Command {
-	var opt db.SeedOptions
+	var opt seed.Options
 	cmd := &cobra.Command{
 		Use:   "seed",
 		Short: "Fill an empty data directory with a synthetic inventory and backup history (for trials and load tests)",
@@ -263,7 +264,7 @@ func newDBSeed(cfg *config.Config) *cobra.Command {
 			}
 			defer store.Close()
 			start := time.Now()
-			if err := store.Seed(cmd.Context(), opt); errors.Is(err, db.ErrNotEmpty) {
+			if err := store.Seed(cmd.Context(), opt); errors.Is(err, seed.ErrNotEmpty) {
 				return fmt.Errorf("%s already holds devices; seed only an empty store", storeName(cfg))
 			} else if err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/seed"
 	"backupd/db/snapstore"
 	"backupd/internal/dbtest"
 	"backupd/internal/testkit"
@@ -37,7 +38,7 @@ func applianceSource(t *testing.T, devices, backups int) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Seed(ctx, db.SeedOptions{Devices: devices, BackupsPerDevice: backups, RootGroups: 3, ChildGroups: 2, Snapshots: 40}); err != nil {
+	if err := s.Seed(ctx, seed.Options{Devices: devices, BackupsPerDevice: backups, RootGroups: 3, ChildGroups: 2, Snapshots: 40}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Repack(ctx, nil); err != nil {

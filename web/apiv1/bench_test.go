@@ -24,6 +24,7 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/engine"
+	"backupd/db/seed"
 	"backupd/embed"
 	"backupd/internal/dbtest"
 	"backupd/web"
@@ -50,7 +51,7 @@ import (
 // without a migration changing.
 const benchSeedVersion = "seed-3"
 
-var benchSeed = db.SeedOptions{Devices: 10_000, BackupsPerDevice: 100, RootGroups: 10, ChildGroups: 10, Snapshots: 300, RandomSeed: 1}
+var benchSeed = seed.Options{Devices: 10_000, BackupsPerDevice: 100, RootGroups: 10, ChildGroups: 10, Snapshots: 300, RandomSeed: 1}
 
 // benchAPI is the server under measurement and what the requests need.
 type benchAPI struct {

@@ -24,6 +24,7 @@ import (
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/queue"
+	"backupd/db/seed"
 	"backupd/internal/dbtest"
 	"backupd/web"
 	"backupd/web/ui"
@@ -858,7 +859,7 @@ func BenchmarkDevicesPage(b *testing.B) {
 	if _, err := auth.Bootstrap(ctx, store); err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Seed(ctx, db.SeedOptions{Devices: 20_000, BackupsPerDevice: 10, Snapshots: 5, RandomSeed: 1}); err != nil {
+	if err := store.Seed(ctx, seed.Options{Devices: 20_000, BackupsPerDevice: 10, Snapshots: 5, RandomSeed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	role, err := store.RoleByName(ctx, auth.RoleAdministrator)

@@ -1,4 +1,9 @@
-package db
+// Package seed fills an empty store with a synthetic but realistic
+// inventory and a year of history, for demos, benchmarks and load tests
+// (backupd db seed). It writes the rows directly, in bulk, below package
+// db: the counters and search index are kept by the schema's triggers as
+// for any insert.
+package seed
 
 import (
 	"context"
@@ -18,9 +23,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// SeedOptions sizes the inventory Seed builds. Zero fields take the
+// Options sizes the inventory Fill builds. Zero fields take the
 // defaults noted beside them.
-type SeedOptions struct {
+type Options struct {
 	Devices          int // default 100
 	BackupsPerDevice int // default 10
 	RootGroups       int // default 10
@@ -36,7 +41,7 @@ type SeedOptions struct {
 	RandomSeed uint64
 }
 
-func (o SeedOptions) withDefaults() SeedOptions {
+func (o Options) withDefaults() Options {
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -54,15 +59,29 @@ func (o SeedOptions) withDefaults() SeedOptions {
 	return o
 }
 
-// ErrNotEmpty is returned by Seed when the database already holds devices.
+// ErrNotEmpty is returned by Fill when the database already holds devices.
 var ErrNotEmpty = errors.New("database already holds devices")
+
+// backupColumns are the backups table's columns, as written.
+const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, first_backup, duration_ms, bytes`
+
+func backupTime(t time.Time) string { return t.UTC().Format(engine.BackupTimeFormat) }
+
+// The devices' statuses, as db.Status* spell them (TestSeed reads them
+// back through the store).
+const (
+	statusUnknown     = "unknown"
+	statusReachable   = "reachable"
+	statusUnreachable = "unreachable"
+)
 
 // seedSpan is how far back the seeded history reaches.
 const seedSpan = 365 * 24 * time.Hour
 
-// seedPlatforms are driver platform IDs, the common ones repeated so the
-// mix looks like a real estate.
-var seedPlatforms = []string{
+// Platforms are the driver platform IDs the devices get, the common ones
+// repeated so the mix looks like a real estate. A test checks that each
+// is a built-in platform.
+var Platforms = []string{
 	"cisco_ios", "cisco_ios", "cisco_ios", "cisco_xe", "cisco_nxos", "arista_eos", "juniper_junos",
 	"huawei_vrp", "h3c_comware", "hp_procurve", "aruba_aoscx", "fortinet", "mikrotik_routeros", "dell_os10",
 }
@@ -76,7 +95,7 @@ var seedErrors = []string{
 	"read: connection reset by peer",
 }
 
-// Seed fills an empty database with a synthetic but realistic inventory,
+// Fill fills the empty store on e with a synthetic but realistic inventory,
 // for demos, benchmarks and load tests: a tree of groups (roots with
 // children), one credential without secrets, devices spread over the
 // groups with mixed platforms, login methods and enabled flags, and a
@@ -92,15 +111,14 @@ var seedErrors = []string{
 // random-order indexes stay in memory; the counter triggers fire as for
 // any insert, so the counters are exact. 10,000 devices × 100 backups
 // take well under a minute.
-func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
-	opt = opt.withDefaults()
-	conn, err := s.writer.Conn(ctx)
+func Fill(ctx context.Context, e *engine.DB, opt Options) error {
+	conn, err := e.Writer.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	defer conn.Close()
-	if s.pg {
-		return seedPostgres(ctx, conn, opt)
+	if e.Postgres() {
+		return fillPostgres(ctx, conn, opt)
 	}
 	// While seeding: 256 MiB of page cache, so that the indexes written in
 	// random order stay in memory, and statement journals in memory rather
@@ -121,7 +139,7 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 	if err != nil {
 		return fmt.Errorf("seed: begin: %w", err)
 	}
-	if err := seed(ctx, tx, opt, false); err != nil {
+	if err := InTx(ctx, tx, opt, false); err != nil {
 		_ = tx.Rollback()
 		return fmt.Errorf("seed: %w", err)
 	}
@@ -136,7 +154,7 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 	return nil
 }
 
-// seedPostgres is Seed on PostgreSQL: the same rows in one transaction,
+// fillPostgres is Fill on PostgreSQL: the same rows in one transaction,
 // without SQLite's cache and journal settings or checkpoint (the server
 // sizes its own buffers), and the tables analysed afterwards so that the
 // planner knows the new sizes at once. The backups' row trigger is off
@@ -146,7 +164,7 @@ func (s *Store) Seed(ctx context.Context, opt SeedOptions) error {
 // ever longer chains of its own row versions. The counters and device
 // columns it keeps are set from the seeded rows in one statement each
 // instead.
-func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
+func fillPostgres(ctx context.Context, conn *sql.Conn, opt Options) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("seed: begin: %w", err)
@@ -155,10 +173,10 @@ func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE backups DISABLE TRIGGER backups_changed`); err != nil {
 			return err
 		}
-		if err := seed(ctx, tx, opt, true); err != nil {
+		if err := InTx(ctx, tx, opt, true); err != nil {
 			return err
 		}
-		// Seed starts without devices, so without backups: every row is
+		// Fill starts without devices, so without backups: every row is
 		// a seeded one.
 		if _, err := tx.ExecContext(ctx, `UPDATE counter_totals c SET value = c.value + x.n FROM (
 				SELECT 'backups_total' AS name, COUNT(*) AS n FROM backups
@@ -200,8 +218,11 @@ func seedPostgres(ctx context.Context, conn *sql.Conn, opt SeedOptions) error {
 	return nil
 }
 
-// seed writes the rows of Seed in tx. pg: on PostgreSQL.
-func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
+// InTx writes the rows of Fill in tx, on PostgreSQL when pg, in
+// whatever schema version the database is (from 00011 on: the migration
+// tests seed old versions).
+func InTx(ctx context.Context, tx *sql.Tx, opt Options, pg bool) error {
+	opt = opt.withDefaults()
 	if has, err := engine.Exists(ctx, tx, `SELECT 1 FROM devices LIMIT 1`); err != nil {
 		return err
 	} else if has {
@@ -212,7 +233,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	copy(key[8:], "backupd seed")
 	src := rand.NewChaCha8(key)
 	rng := rand.New(src)
-	now := Now()
+	now := time.Now().UTC().Format(engine.TimeFormat)
 
 	groups, err := seedGroups(ctx, tx, opt, now)
 	if err != nil {
@@ -272,7 +293,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 	pending := make([]any, 0, 100*n*12)
 	for i := range opt.Devices {
 		id := firstID + int64(i)
-		platform := seedPlatforms[i%len(seedPlatforms)]
+		platform := Platforms[i%len(Platforms)]
 		login, port := "ssh", 22
 		if i%10 == 7 {
 			login, port = "telnet", 23
@@ -339,15 +360,15 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 			last.started, last.finished, last.success = started, finished, success
 		}
 
-		status, checked, lastAt, lastOK := StatusUnknown, any(nil), any(nil), any(nil)
+		status, checked, lastAt, lastOK := statusUnknown, any(nil), any(nil), any(nil)
 		if n > 0 {
-			status = StatusUnreachable
+			status = statusUnreachable
 			if last.success {
-				status = StatusReachable
+				status = statusReachable
 			}
-			checked, lastAt, lastOK = last.finished.Format(TimeFormat), last.started.Format(TimeFormat), last.success
+			checked, lastAt, lastOK = last.finished.Format(engine.TimeFormat), last.started.Format(engine.TimeFormat), last.success
 		}
-		created := start.Add(-time.Duration(1+rng.IntN(90)) * 24 * time.Hour).Format(TimeFormat)
+		created := start.Add(-time.Duration(1+rng.IntN(90)) * 24 * time.Hour).Format(engine.TimeFormat)
 		name := fmt.Sprintf("%s-%05d", seedNamePrefix(platform), id)
 		host := fmt.Sprintf("10.%d.%d.%d", (id>>16)&0xff, (id>>8)&0xff, id&0xff)
 		if err := devices.add(ctx, id, name, host, port, platform, login, group, credentialID, enabled,
@@ -372,7 +393,7 @@ func seed(ctx context.Context, tx *sql.Tx, opt SeedOptions, pg bool) error {
 
 type seededGroups struct{ roots, children []int64 }
 
-func seedGroups(ctx context.Context, tx *sql.Tx, opt SeedOptions, now string) (seededGroups, error) {
+func seedGroups(ctx context.Context, tx *sql.Tx, opt Options, now string) (seededGroups, error) {
 	var g seededGroups
 	insert := func(name string, parent *int64, parentPath string, depth, order int) (int64, error) {
 		id, err := engine.InsertID(ctx, tx, `INSERT INTO device_groups (name, parent_id, path, depth, sort_order, created_at)

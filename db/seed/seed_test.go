@@ -1,4 +1,4 @@
-package db_test
+package seed_test
 
 import (
 	"context"
@@ -6,15 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/collect/driver"
 	"backupd/db"
+	"backupd/db/seed"
 	"backupd/db/snapstore"
+	"backupd/internal/dbtest"
 )
 
 func TestSeed(t *testing.T) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := dbtest.Open(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	opt := db.SeedOptions{Devices: 50, BackupsPerDevice: 20, RootGroups: 3, ChildGroups: 4, Snapshots: 12, Now: now, RandomSeed: 7}
+	opt := seed.Options{Devices: 50, BackupsPerDevice: 20, RootGroups: 3, ChildGroups: 4, Snapshots: 12, Now: now, RandomSeed: 7}
 	if err := s.Seed(ctx, opt); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
@@ -22,7 +25,7 @@ func TestSeed(t *testing.T) {
 	count := func(query string, args ...any) int64 {
 		t.Helper()
 		var n int64
-		if err := s.Reader().QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		if err := dbtest.Peek(t, s).QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
 		return n
@@ -147,7 +150,7 @@ func TestSeed(t *testing.T) {
 		t.Errorf("successful backups use %d distinct snapshots, want several", len(texts))
 	}
 
-	if err := s.Seed(ctx, opt); !errors.Is(err, db.ErrNotEmpty) {
+	if err := s.Seed(ctx, opt); !errors.Is(err, seed.ErrNotEmpty) {
 		t.Errorf("second Seed: %v, want ErrNotEmpty", err)
 	}
 	// A device added after seeding gets an id of its own.
@@ -162,14 +165,14 @@ func TestSeed(t *testing.T) {
 // so that a seeded database can be cached and compared.
 func TestSeedDeterministic(t *testing.T) {
 	ctx := context.Background()
-	opt := db.SeedOptions{Devices: 5, BackupsPerDevice: 4, Snapshots: 3, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), RandomSeed: 1}
+	opt := seed.Options{Devices: 5, BackupsPerDevice: 4, Snapshots: 3, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), RandomSeed: 1}
 	var ids [2][]string
 	for i := range ids {
-		s := openStore(t)
+		s := dbtest.Open(t)
 		if err := s.Seed(ctx, opt); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := s.Reader().QueryContext(ctx, `SELECT id || started_at || COALESCE(snapshot_hash, error_message) FROM backups ORDER BY device_id, started_at`)
+		rows, err := dbtest.Peek(t, s).QueryContext(ctx, `SELECT id || started_at || COALESCE(snapshot_hash, error_message) FROM backups ORDER BY device_id, started_at`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,6 +191,17 @@ func TestSeedDeterministic(t *testing.T) {
 	for i := range ids[0] {
 		if ids[0][i] != ids[1][i] {
 			t.Fatalf("backup %d differs between two seeds: %s vs %s", i, ids[0][i], ids[1][i])
+		}
+	}
+}
+
+// Every platform the seeded devices get is a built-in platform: a
+// platform renamed or removed in the driver registry fails here rather
+// than in a demo whose devices no backup can run.
+func TestSeedPlatformsAreBuiltIn(t *testing.T) {
+	for _, id := range seed.Platforms {
+		if _, ok := driver.Lookup(id); !ok {
+			t.Errorf("seed platform %q is not a built-in platform", id)
 		}
 	}
 }
