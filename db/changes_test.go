@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -360,4 +361,49 @@ func queryPlan(t *testing.T, s *db.Store, q string, args ...any) string {
 		out = append(out, detail)
 	}
 	return strings.Join(out, "\n")
+}
+
+// Changes pages through a range newest first, [Since, Until), and the
+// failing filter keeps the enabled devices whose last backup failed.
+func TestChangesPagesAndFailingFilter(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	a := insertDevice(t, s, "a", nil, nil, nil)
+	b := insertDevice(t, s, "b", nil, nil, nil)
+	off := insertDevice(t, s, "off", nil, nil, nil)
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 7 {
+		started := base.Add(time.Duration(i) * time.Hour)
+		fin := started.Add(time.Second)
+		if err := s.InsertBackup(ctx, db.Backup{ID: fmt.Sprintf("c%d", i), DeviceID: []int64{a, b}[i%2], StartedAt: started,
+			FinishedAt: &fin, Success: true, Changed: i != 3, Trigger: queue.TriggerSchedule}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := db.ChangesQuery{Since: base.Add(time.Hour), Until: base.Add(6 * time.Hour)} // c1..c5, c3 unchanged
+	var got []string
+	for offset := 0; offset < 10; offset += 2 {
+		page, total, err := s.Changes(ctx, db.Scope{All: true}, q, 2, offset)
+		if err != nil || total != 4 {
+			t.Fatalf("Changes at %d = %d total, %v; want 4", offset, total, err)
+		}
+		for _, c := range page {
+			got = append(got, c.BackupID)
+		}
+	}
+	if want := "c5 c4 c2 c1"; strings.Join(got, " ") != want {
+		t.Fatalf("pages %v, want %s", got, want)
+	}
+
+	p := dbtest.Poke(t, s)
+	if _, err := p.ExecContext(ctx, `UPDATE devices SET last_backup_success = 0 WHERE id IN (?, ?)`, b, off); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ExecContext(ctx, `UPDATE devices SET enabled = 0 WHERE id = ?`, off); err != nil {
+		t.Fatal(err)
+	}
+	list, total, err := s.ListDevices(ctx, db.Scope{All: true}, db.DeviceFilter{Failing: true}, 10, 0)
+	if err != nil || total != 1 || len(list) != 1 || list[0].ID != b {
+		t.Fatalf("failing devices = %+v (%d), %v; want b only", list, total, err)
+	}
 }

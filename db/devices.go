@@ -115,6 +115,9 @@ type DeviceFilter struct {
 	// ChangedSince keeps the devices whose configuration last changed at
 	// or after it (never-changed devices are left out).
 	ChangedSince *time.Time
+	// Failing keeps the enabled devices whose last backup failed: the
+	// dashboard's "Failing" count.
+	Failing bool
 	// Sort orders ListDevices; the zero value is by id.
 	Sort DeviceSort
 }
@@ -177,6 +180,9 @@ func (f DeviceFilter) where(d engine.Dialect, scope Scope) (string, []any) {
 	if f.ChangedSince != nil {
 		parts = append(parts, "d.last_changed_at >= ?")
 		args = append(args, f.ChangedSince.UTC().Format(TimeFormat))
+	}
+	if f.Failing {
+		parts = append(parts, "d.last_backup_success = 0 AND d.enabled = 1")
 	}
 	return strings.Join(parts, " AND "), args
 }

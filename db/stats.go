@@ -321,13 +321,41 @@ type ChangedConfig struct {
 // at or after since saw a changed configuration, and the newest limit of
 // them.
 func (s *Store) ChangedConfigsSince(ctx context.Context, scope Scope, since time.Time, limit int) ([]ChangedConfig, int, error) {
+	return s.Changes(ctx, scope, ChangesQuery{Since: since}, limit, 0)
+}
+
+// ChangesQuery picks the changes of the fleet-wide list: those started
+// in [Since, Until) (a zero Until: up to now) of the devices of GroupID
+// and its subgroups (0: any).
+type ChangesQuery struct {
+	Since, Until time.Time
+	GroupID      int64
+}
+
+// MaxChangesPage bounds one page of Changes.
+const MaxChangesPage = 500
+
+// Changes returns how many backups of scope's devices that q picks saw
+// a changed configuration, and one page of them, newest first.
+func (s *Store) Changes(ctx context.Context, scope Scope, q ChangesQuery, limit, offset int) ([]ChangedConfig, int, error) {
 	cond, args := scope.clause()
-	args = append([]any{backupTime(since)}, args...)
+	where := `b.started_at >= ? AND b.changed = 1 AND ` + cond
+	args = append([]any{backupTime(q.Since)}, args...)
+	if !q.Until.IsZero() {
+		where += ` AND b.started_at < ?`
+		args = append(args, backupTime(q.Until))
+	}
+	if q.GroupID > 0 {
+		where += ` AND d.group_id IN (SELECT g.id FROM device_groups g JOIN device_groups p
+			ON substr(g.path, 1, length(p.path)) = p.path WHERE p.id = ?)`
+		args = append(args, q.GroupID)
+	}
 	var total int
 	if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups b JOIN devices d ON d.id = b.device_id
-		WHERE b.started_at >= ? AND b.changed = 1 AND `+cond, args...).Scan(&total); err != nil {
+		WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count changed configs: %w", err)
 	}
+	limit = min(max(limit, 1), MaxChangesPage)
 	items, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (ChangedConfig, error) {
 		var c ChangedConfig
 		var at string
@@ -341,8 +369,8 @@ func (s *Store) ChangedConfigsSince(ctx context.Context, scope Scope, since time
 		c.At = t
 		return c, nil
 	}, `SELECT b.id, d.id, d.name, b.started_at FROM backups b JOIN devices d ON d.id = b.device_id
-		WHERE b.started_at >= ? AND b.changed = 1 AND `+cond+`
-		ORDER BY b.started_at DESC, b.id DESC LIMIT ?`, append(args, limit)...)
+		WHERE `+where+`
+		ORDER BY b.started_at DESC, b.id DESC LIMIT ? OFFSET ?`, append(args, limit, max(offset, 0))...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("changed configs: %w", err)
 	}
