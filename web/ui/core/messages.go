@@ -19,6 +19,7 @@ const (
 	keyNavDashboard     = "nav.dashboard"
 	keyNavJobs          = "nav.jobs"
 	keyNavSearch        = "nav.search"
+	keyNavChanges       = "nav.changes"
 	keyNavDevices       = "nav.devices"
 	keyNavGroups        = "nav.groups"
 	keyNavCredentials   = "nav.credentials"

@@ -15,6 +15,7 @@ const (
 	PathDashboard     = "/dashboard"
 	PathJobs          = "/jobs"
 	PathSearch        = "/search"
+	PathChanges       = "/changes"
 	PathDevices       = "/devices"
 	PathGroups        = "/groups"
 	PathCredentials   = "/credentials"
@@ -34,6 +35,12 @@ const (
 // DevicePath is a device's page.
 func DevicePath(id int64) string { return PathDevices + "/" + strconv.FormatInt(id, 10) }
 
+// DiffPath is the diff of a device's version backupID against the version
+// before it.
+func DiffPath(deviceID int64, backupID string) string {
+	return DevicePath(deviceID) + "/diff?to=" + url.QueryEscape(backupID)
+}
+
 // VersionPath is the page of one stored version of a device.
 func VersionPath(deviceID int64, backupID string) string {
 	return DevicePath(deviceID) + "/versions/" + url.PathEscape(backupID)
@@ -47,6 +54,7 @@ var navigation = []navGroup{
 	{Label: keyNavOverview, items: []navItem{
 		{path: PathDashboard, label: keyNavDashboard, perm: "dashboard.view"},
 		{path: PathJobs, label: keyNavJobs, perm: "backups.view"},
+		{path: PathChanges, label: keyNavChanges, perm: "backups.view"},
 		{path: PathSearch, label: keyNavSearch, perm: "backups.view"},
 	}},
 	{Label: keyNavInventory, items: []navItem{

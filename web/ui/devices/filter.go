@@ -25,6 +25,9 @@ type devicesFilter struct {
 	ZoneID int64
 	// Enabled is "", "true" or "false".
 	Enabled string
+	// Failing keeps the enabled devices whose last backup failed
+	// (last_backup=failed): the dashboard's "Failing" count.
+	Failing bool
 	// ChangedDays is "changed in the last N days" as typed (shown again
 	// when refused); changedDays is N, 0 for no such filter.
 	ChangedDays string
@@ -82,6 +85,7 @@ func devicesParseFilter(q url.Values) devicesFilter {
 	case "true", "false":
 		f.Enabled = e
 	}
+	f.Failing = q.Get("last_backup") == "failed"
 	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
 		// Far past any real list (the list shows its last page then), and
 		// far from overflowing the offset.
@@ -92,7 +96,7 @@ func devicesParseFilter(q url.Values) devicesFilter {
 
 // store is the filter for the store as of now.
 func (f devicesFilter) store(now time.Time) db.DeviceFilter {
-	out := db.DeviceFilter{Query: f.Query, Platform: f.Platform, Status: f.Status, Sort: devicesSorts[f.Sort]}
+	out := db.DeviceFilter{Query: f.Query, Platform: f.Platform, Status: f.Status, Failing: f.Failing, Sort: devicesSorts[f.Sort]}
 	if f.changedDays > 0 {
 		since := now.AddDate(0, 0, -f.changedDays)
 		out.ChangedSince = &since
@@ -112,7 +116,7 @@ func (f devicesFilter) store(now time.Time) db.DeviceFilter {
 
 // Active reports whether any filter is set.
 func (f devicesFilter) Active() bool {
-	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.ZoneID != 0 || f.Enabled != "" || f.ChangedDays != ""
+	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.ZoneID != 0 || f.Enabled != "" || f.Failing || f.ChangedDays != ""
 }
 
 func (f devicesFilter) values() url.Values {
@@ -132,6 +136,9 @@ func (f devicesFilter) values() url.Values {
 		v.Set("zone_id", strconv.FormatInt(f.ZoneID, 10))
 	}
 	set("enabled", f.Enabled)
+	if f.Failing {
+		v.Set("last_backup", "failed")
+	}
 	set("changed_days", f.ChangedDays)
 	set("sort", f.Sort)
 	return v

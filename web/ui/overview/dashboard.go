@@ -28,6 +28,16 @@ type dashboardPage struct {
 	ChangedMore  int
 	Chart        backupChart
 	GeneratedAt  time.Time
+	// ChangesURL lists the changes ChangedTotal counts.
+	ChangesURL string
+}
+
+// DevicePath and DiffPath are where a failing device's name and a
+// change's time lead.
+func (dashboardPage) DevicePath(id int64) string { return core.DevicePath(id) }
+
+func (dashboardPage) DiffPath(deviceID int64, backupID string) string {
+	return core.DiffPath(deviceID, backupID)
 }
 
 func (u *handlers) dashboard(w http.ResponseWriter, r *http.Request) error {
@@ -36,7 +46,7 @@ func (u *handlers) dashboard(w http.ResponseWriter, r *http.Request) error {
 	now := u.Now()
 	var p dashboardPage
 	var err error
-	p.GeneratedAt = now
+	p.GeneratedAt, p.ChangesURL = now, ChangesPath()
 	if p.Counts, err = u.Store.DeviceCountsInScope(ctx, scope); err != nil {
 		return err
 	}

@@ -7,6 +7,14 @@ const (
 	keyTitleJobs   = "jobs.title"
 	keyTitleSearch = "search.title"
 
+	keyTitleChanges        = "changes.title"
+	keyChangesBadFrom      = "changes.error.from"
+	keyChangesBadTo        = "changes.error.to"
+	keyChangesToBeforeFrom = "changes.error.order"
+	keyChangesRange24h     = "changes.range.24h"
+	keyChangesRange7d      = "changes.range.7d"
+	keyChangesRange30d     = "changes.range.30d"
+
 	keyJobStateQueued    = "jobs.state.queued"
 	keyJobStateRunning   = "jobs.state.running"
 	keyJobStateSucceeded = "jobs.state.succeeded"

@@ -1,8 +1,9 @@
 // Package overview is the room of what the appliance is doing and has
 // done: the dashboard (counts, failures, changes, a month of backups as a
 // chart), the jobs page (queued, running and finished backups with live
-// progress and cancel, and GET/DELETE /api/jobs for its script), and the
-// search through the stored configurations.
+// progress and cancel, and GET/DELETE /api/jobs for its script), the
+// fleet-wide list of configuration changes, and the search through the
+// stored configurations.
 package overview
 
 import (
@@ -25,4 +26,5 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("DELETE /api/jobs/{id}", u.API("backups.create", u.apiCancelJob))
 
 	u.MountPage(mux, "GET "+core.PathSearch, "backups.view", u.search)
+	u.MountPage(mux, "GET "+core.PathChanges, "backups.view", u.changes)
 }
