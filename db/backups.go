@@ -159,6 +159,29 @@ type HistoryQuery struct {
 	Before, After *BackupCursor
 	Oldest        bool
 	Limit         int
+	// ChangesOnly keeps the versions that changed, and the device's
+	// first; Since and Until, when set, the attempts started in
+	// [Since, Until). Total and Newer count what they keep.
+	ChangesOnly  bool
+	Since, Until time.Time
+}
+
+// filter is q's conditions on backups b beyond the device, with their
+// arguments.
+func (q HistoryQuery) filter() (string, []any) {
+	var cond string
+	var args []any
+	if q.ChangesOnly {
+		// As the partial index backups_device_changes spells it (00026).
+		cond += ` AND b.changed + b.first_backup > 0`
+	}
+	if !q.Since.IsZero() {
+		cond, args = cond+` AND b.started_at >= ?`, append(args, backupTime(q.Since))
+	}
+	if !q.Until.IsZero() {
+		cond, args = cond+` AND b.started_at < ?`, append(args, backupTime(q.Until))
+	}
+	return cond, args
 }
 
 // HistoryPage is a page of a device's attempts, newest first. Newer counts
@@ -194,20 +217,22 @@ func (s *Store) DeviceHistory(ctx context.Context, deviceID int64, q HistoryQuer
 		return p, fmt.Errorf("device history: %w", err)
 	}
 	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups WHERE device_id = ?`, deviceID).Scan(&p.Total); err != nil {
+	filter, filterArgs := q.filter()
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups b WHERE b.device_id = ?`+filter,
+		append([]any{deviceID}, filterArgs...)...).Scan(&p.Total); err != nil {
 		return p, fmt.Errorf("device history: count: %w", err)
 	}
 	const sel = `SELECT b.id, b.device_id, b.started_at, b.finished_at, b.success, b.error_message, b.snapshot_hash,
 		b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes FROM backups b WHERE b.device_id = ?`
-	args := []any{deviceID}
+	args := append([]any{deviceID}, filterArgs...)
 	var query string
 	ascending := false
 	switch {
 	case q.Before != nil:
-		query = sel + ` AND ` + olderThan + ` ORDER BY b.started_at DESC, b.id DESC LIMIT ?`
+		query = sel + filter + ` AND ` + olderThan + ` ORDER BY b.started_at DESC, b.id DESC LIMIT ?`
 		args = append(append(args, cursorArgs(*q.Before)...), q.Limit)
 	case q.After != nil:
-		query = sel + ` AND ` + newerThan + ` ORDER BY b.started_at, b.id LIMIT ?`
+		query = sel + filter + ` AND ` + newerThan + ` ORDER BY b.started_at, b.id LIMIT ?`
 		args = append(append(args, cursorArgs(*q.After)...), q.Limit)
 		ascending = true
 	case q.Oldest:
@@ -215,11 +240,11 @@ func (s *Store) DeviceHistory(ctx context.Context, deviceID int64, q HistoryQuer
 		if rest == 0 {
 			rest = q.Limit
 		}
-		query = sel + ` ORDER BY b.started_at, b.id LIMIT ?`
+		query = sel + filter + ` ORDER BY b.started_at, b.id LIMIT ?`
 		args = append(args, rest)
 		ascending = true
 	default:
-		query = sel + ` ORDER BY b.started_at DESC, b.id DESC LIMIT ?`
+		query = sel + filter + ` ORDER BY b.started_at DESC, b.id DESC LIMIT ?`
 		args = append(args, q.Limit)
 	}
 	if p.Items, err = engine.QueryAll(ctx, tx, scanBackup, query, args...); err != nil {
@@ -229,8 +254,8 @@ func (s *Store) DeviceHistory(ctx context.Context, deviceID int64, q HistoryQuer
 		slices.Reverse(p.Items)
 	}
 	if len(p.Items) > 0 {
-		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups b WHERE b.device_id = ? AND `+newerThan,
-			append([]any{deviceID}, cursorArgs(CursorOf(p.Items[0]))...)...).Scan(&p.Newer)
+		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM backups b WHERE b.device_id = ?`+filter+` AND `+newerThan,
+			append(append([]any{deviceID}, filterArgs...), cursorArgs(CursorOf(p.Items[0]))...)...).Scan(&p.Newer)
 		if err != nil {
 			return p, fmt.Errorf("device history: position: %w", err)
 		}

@@ -185,6 +185,36 @@ func TestDeviceHistoryQueriesUseTheIndex(t *testing.T) {
 			t.Errorf("query does not use a range of a device index:\n%s\nplan: %s", q, joined)
 		}
 	}
+	// The changes only: the partial index of the changes (00026), for the
+	// page and for its count, never every attempt of the device.
+	for _, q := range []string{
+		`SELECT b.id FROM backups b WHERE b.device_id = ? AND b.changed + b.first_backup > 0 AND b.started_at <= ? AND (b.started_at < ? OR b.id < ?) ORDER BY b.started_at DESC, b.id DESC LIMIT 50`,
+		`SELECT COUNT(*) FROM backups b WHERE b.device_id = ? AND b.changed + b.first_backup > 0 AND b.started_at <= ? AND (b.started_at < ? OR b.id < ?)`,
+	} {
+		if s.Postgres() {
+			if p := dbtest.ExplainPG(t, s, q, dev, at, at, "b"); !p.Uses("backups_device_changes") || len(p.SeqScans) > 0 {
+				t.Errorf("changes-only query does not use backups_device_changes:\n%s\nplan:\n%s", q, p.Text)
+			}
+			continue
+		}
+		var plan []string
+		rows, err := dbtest.Peek(t, s).Query(`EXPLAIN QUERY PLAN `+q, dev, at, at, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX backups_device_changes") {
+			t.Errorf("changes-only query does not use backups_device_changes:\n%s\nplan: %s", q, joined)
+		}
+	}
 }
 
 func TestNeighbourVersionsSkipFailures(t *testing.T) {

@@ -268,7 +268,9 @@ func TestDeviceHistoryPaging(t *testing.T) {
 	b := e.browser()
 	b.mustLogin("viewer", "viewer-password-1")
 
-	p := b.get(devicePath(f.coreDev))
+	// Every attempt: with more than a page, the history shows the
+	// changes only unless asked (TestDeviceHistoryChangesOnly).
+	p := b.get(devicePath(f.coreDev) + "?show=all")
 	expect(t, "page 1", p, http.StatusOK, "")
 	if got := strings.Join(historyIDs(p.body), " "); got != want(119, 70) {
 		t.Fatalf("page 1 lists %s", got)
@@ -313,7 +315,85 @@ func TestDeviceHistoryPaging(t *testing.T) {
 		t.Fatalf("the oldest page lists %s", got)
 	}
 	expectBody(t, "oldest", p, "Page 3 of 3")
+	for _, l := range []string{links["older"], links["oldest"], page3["newer"]} {
+		if !strings.Contains(l, "show=all") {
+			t.Errorf("page link %s drops the choice of every attempt", l)
+		}
+	}
 	expect(t, "bad page link", b.get(devicePath(f.coreDev)+"?before=garbage"), http.StatusBadRequest, "")
+}
+
+// A history longer than a page shows its changes only by default, each
+// linked to its own diff; a date range narrows either view; dates that
+// are not dates are refused with the form kept.
+func TestDeviceHistoryChangesOnly(t *testing.T) {
+	e := newEnv(t)
+	f := newDetailFleet(t, e)
+	var all []db.Backup // oldest first; every tenth changed, the 51st failed
+	for i := range 120 {
+		ago := time.Duration(120-i) * time.Hour
+		if i == 50 {
+			all = append(all, f.version(t, e, f.coreDev, ago, "", false, "login: authentication failed"))
+			continue
+		}
+		all = append(all, f.version(t, e, f.coreDev, ago, fmt.Sprintf("hostname core-r1\n! v%d\n", i/10), i%10 == 0, ""))
+	}
+	ids := func(idx ...int) string {
+		var out []string
+		for _, i := range idx {
+			out = append(out, all[i].ID)
+		}
+		return strings.Join(out, " ")
+	}
+	e.createUser("viewer", "viewer-password-1", auth.RoleViewer, true)
+	b := e.browser()
+	b.mustLogin("viewer", "viewer-password-1")
+
+	p := b.get(devicePath(f.coreDev))
+	expect(t, "default", p, http.StatusOK, "")
+	if got, want := strings.Join(historyIDs(p.body), " "), ids(110, 100, 90, 80, 70, 60, 40, 30, 20, 10, 0); got != want {
+		t.Fatalf("the default history lists %s, want the changes %s", got, want)
+	}
+	expectBody(t, "default", p, `<option value="changes" selected>`, "Backups 1–11 of 11",
+		fmt.Sprintf(`href="/devices/%d/diff?to=%s"`, f.coreDev.ID, all[60].ID))
+
+	// A date range, in the server's zone (UTC here), both days included.
+	day := func(i int) string { return all[i].StartedAt.UTC().Format(time.DateOnly) }
+	lo, hi := 30, 95
+	p = b.get(devicePath(f.coreDev) + "?show=changes&since=" + day(lo) + "&until=" + day(hi))
+	var want []string
+	for i := 119; i >= 0; i-- {
+		d := day(i)
+		if i%10 == 0 && i != 50 && d >= day(lo) && d <= day(hi) {
+			want = append(want, all[i].ID)
+		}
+	}
+	if got := strings.Join(historyIDs(p.body), " "); got != strings.Join(want, " ") {
+		t.Errorf("changes from %s to %s: %s, want %s", day(lo), day(hi), got, strings.Join(want, " "))
+	}
+	p = b.get(devicePath(f.coreDev) + "?show=all&since=" + day(119) + "&until=" + day(119))
+	for _, id := range historyIDs(p.body) {
+		if id < all[96].ID {
+			t.Errorf("the last day's attempts include %s", id)
+		}
+	}
+
+	// Nothing left: said so, with the way to every attempt.
+	p = b.get(devicePath(f.coreDev) + "?show=changes&since=2001-01-01&until=2001-01-02")
+	expectBody(t, "empty range", p, "Nothing in the history matches.", "?show=all#history")
+
+	for _, c := range []struct{ query, message string }{
+		{"since=2026-02-30", "Give the first day as a date"},
+		{"until=soon", "Give the last day as a date"},
+		{"since=2026-02-02&until=2026-02-01", "The last day comes before the first"},
+	} {
+		p := b.get(devicePath(f.coreDev) + "?" + c.query)
+		expect(t, c.query, p, http.StatusUnprocessableEntity, "")
+		expectBody(t, c.query, p, c.message)
+		if len(historyIDs(p.body)) != 0 {
+			t.Errorf("%s: the history is listed beside the error", c.query)
+		}
+	}
 }
 
 func TestDeviceVersionViewAndDownload(t *testing.T) {

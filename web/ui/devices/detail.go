@@ -199,6 +199,9 @@ func (u *handlers) renderDeviceDetail(w http.ResponseWriter, r *http.Request, st
 			return err
 		}
 		p.History = h
+		if h.Error != "" && status == http.StatusOK {
+			status = http.StatusUnprocessableEntity
+		}
 	}
 	return u.Render(w, r, status, "device.html", keyDetailTitle, p)
 }

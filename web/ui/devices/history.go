@@ -25,6 +25,91 @@ type detailHistory struct {
 	OlderURL, OldestURL    string
 	HasVersions            bool
 	DefaultFrom, DefaultTo string
+	// Filter is what the history shows; Error the message key of a date
+	// that is not one.
+	Filter historyFilter
+	Error  string
+}
+
+// historyFilter is the history's "show" choice and date range, as the
+// page's address carries them.
+type historyFilter struct {
+	// Show is historyShowAll or historyShowChanges. Without a choice, a
+	// device with more attempts than a page shows its changes only.
+	Show string
+	// Since and Until are days (YYYY-MM-DD, in the configured zone, both
+	// included), as typed.
+	Since, Until string
+}
+
+const (
+	historyShowAll     = "all"
+	historyShowChanges = "changes"
+)
+
+func parseHistoryFilter(q url.Values) historyFilter {
+	f := historyFilter{Since: q.Get("since"), Until: q.Get("until")}
+	switch q.Get("show") {
+	case historyShowAll, historyShowChanges:
+		f.Show = q.Get("show")
+	}
+	if len(f.Since) > 10 {
+		f.Since = f.Since[:10]
+	}
+	if len(f.Until) > 10 {
+		f.Until = f.Until[:10]
+	}
+	return f
+}
+
+// values is the filter as a query, for the page links.
+func (f historyFilter) values() url.Values {
+	v := url.Values{}
+	for k, val := range map[string]string{"show": f.Show, "since": f.Since, "until": f.Until} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	return v
+}
+
+// Active reports whether the history is narrowed by a date.
+func (f historyFilter) Active() bool { return f.Since != "" || f.Until != "" }
+
+// apply sets q's filter from f in loc, or returns the message key of a
+// date that is not one.
+func (f historyFilter) apply(q *db.HistoryQuery, loc *time.Location) string {
+	q.ChangesOnly = f.Show == historyShowChanges
+	if f.Since != "" {
+		t, err := time.ParseInLocation(time.DateOnly, f.Since, loc)
+		if err != nil {
+			return keyDetailHistoryBadSince
+		}
+		q.Since = t
+	}
+	if f.Until != "" {
+		t, err := time.ParseInLocation(time.DateOnly, f.Until, loc)
+		if err != nil {
+			return keyDetailHistoryBadUntil
+		}
+		q.Until = t.AddDate(0, 0, 1)
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return keyDetailHistoryBadOrder
+	}
+	return ""
+}
+
+// link is the device page at the history, with the filter and extra.
+func (f historyFilter) link(d db.Device, extra url.Values) string {
+	v := f.values()
+	for k, vals := range extra {
+		v[k] = vals
+	}
+	if len(v) == 0 {
+		return detailPath(d) + "#history"
+	}
+	return detailPath(d) + "?" + v.Encode() + "#history"
 }
 
 // detailHistoryRow is one attempt as the history lists it.
@@ -54,6 +139,10 @@ type detailHistoryRow struct {
 func (u *handlers) detailHistory(r *http.Request, d db.Device) (*detailHistory, error) {
 	q := db.HistoryQuery{Limit: detailHistoryPageSize}
 	query := r.URL.Query()
+	f := parseHistoryFilter(query)
+	if bad := f.apply(&q, u.Location); bad != "" {
+		return &detailHistory{Filter: f, Error: bad}, nil
+	}
 	for _, c := range []struct {
 		name string
 		dst  **db.BackupCursor
@@ -71,27 +160,38 @@ func (u *handlers) detailHistory(r *http.Request, d db.Device) (*detailHistory, 
 	if err != nil {
 		return nil, err
 	}
+	// With no choice made, more attempts than a page hold show the
+	// changes only: the runs in between are the same version again.
+	if f.Show == "" {
+		f.Show = historyShowAll
+		if page.Total > detailHistoryPageSize {
+			f.Show, q.ChangesOnly = historyShowChanges, true
+			if page, err = u.Store.DeviceHistory(r.Context(), d.ID, q); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// A page emptied by retention since its link was made: start over.
 	if len(page.Items) == 0 && page.Total > 0 {
-		if page, err = u.Store.DeviceHistory(r.Context(), d.ID, db.HistoryQuery{Limit: detailHistoryPageSize}); err != nil {
+		first := db.HistoryQuery{Limit: detailHistoryPageSize, ChangesOnly: q.ChangesOnly, Since: q.Since, Until: q.Until}
+		if page, err = u.Store.DeviceHistory(r.Context(), d.ID, first); err != nil {
 			return nil, err
 		}
 	}
-	h := &detailHistory{Total: page.Total}
+	h := &detailHistory{Total: page.Total, Filter: f}
 	if page.Total == 0 {
 		return h, nil
 	}
 	h.Pages = (page.Total + detailHistoryPageSize - 1) / detailHistoryPageSize
 	h.Page = min(page.Newer/detailHistoryPageSize+1, h.Pages)
 	h.First, h.Last = page.Newer+1, page.Newer+len(page.Items)
-	base := detailPath(d)
 	if page.Newer > 0 {
-		h.NewestURL = base + "#history"
-		h.NewerURL = base + "?" + url.Values{"after": {db.CursorOf(page.Items[0]).String()}}.Encode() + "#history"
+		h.NewestURL = f.link(d, nil)
+		h.NewerURL = f.link(d, url.Values{"after": {db.CursorOf(page.Items[0]).String()}})
 	}
 	if h.Last < page.Total {
-		h.OlderURL = base + "?" + url.Values{"before": {db.CursorOf(page.Items[len(page.Items)-1]).String()}}.Encode() + "#history"
-		h.OldestURL = base + "?page=last#history"
+		h.OlderURL = f.link(d, url.Values{"before": {db.CursorOf(page.Items[len(page.Items)-1]).String()}})
+		h.OldestURL = f.link(d, url.Values{"page": {"last"}})
 	}
 	if err := u.detailRows(r, d, h, page.Items); err != nil {
 		return nil, err
@@ -125,7 +225,12 @@ func (u *handlers) detailRows(r *http.Request, d db.Device, h *detailHistory, it
 		if !h.Rows[i].HasText {
 			continue
 		}
-		if h.Rows[i].Changed && prev != "" {
+		switch {
+		case h.Filter.Show == historyShowChanges && h.Rows[i].Changed:
+			// The rows are not consecutive versions: the diff finds the
+			// version before each change itself.
+			h.Rows[i].DiffURL = core.DiffPath(d.ID, items[i].ID)
+		case h.Rows[i].Changed && prev != "":
 			h.Rows[i].DiffURL = detailDiffPath(d, prev, items[i].ID)
 		}
 		prev = items[i].ID

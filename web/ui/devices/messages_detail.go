@@ -18,7 +18,11 @@ const (
 	keyDetailCredentialUse    = "device.error.credential_use"
 
 	keyDetailBadPageLink = "device.error.page_link"
-	keyDetailNoTextError = "device.error.no_text"
+
+	keyDetailHistoryBadSince = "device.history.error.since"
+	keyDetailHistoryBadUntil = "device.history.error.until"
+	keyDetailHistoryBadOrder = "device.history.error.order"
+	keyDetailNoTextError     = "device.error.no_text"
 
 	keyDetailTriggerManual   = "device.trigger.manual"
 	keyDetailTriggerSchedule = "device.trigger.schedule"
