@@ -718,3 +718,40 @@ func BenchmarkJobsPage(b *testing.B) {
 		}
 	}
 }
+
+// The progress of the work in hand counts the jobs of a batch that have
+// already ended: five queued at once, three done, is "3 of 5", not
+// "0 of 2". A batch that ended before it was queued is not in it.
+func TestJobBatchStartKeepsTheEndedJobsOfTheBatch(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	var devs []int64
+	for i := range 6 {
+		devs = append(devs, insertDevice(t, s, fmt.Sprintf("r%d", i), nil, nil, nil))
+	}
+	finish := func(ids []int64) {
+		t.Helper()
+		claims, err := s.ClaimJobs(ctx, "w", len(ids), ids)
+		if err != nil || len(claims) != len(ids) {
+			t.Fatalf("claim %v: %d, %v", ids, len(claims), err)
+		}
+		for _, c := range claims {
+			if err := s.FinishJob(ctx, c, queue.Outcome{Success: true, Text: "hostname x\n", FinishedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	earlier := enqueueNow(t, s, queue.TriggerSchedule, devs[5])
+	finish(earlier)
+	time.Sleep(5 * time.Millisecond) // the batch is queued after the earlier one ended
+	batch := enqueueNow(t, s, queue.TriggerManual, devs[:5]...)
+	finish(batch[:3])
+	start, ok, err := s.JobBatchStart(ctx, db.Scope{All: true})
+	if err != nil || !ok || start != batch[0] {
+		t.Fatalf("batch start %d %v %v, want the batch's first job %d", start, ok, err, batch[0])
+	}
+	p, err := s.JobProgressSince(ctx, db.Scope{All: true}, start)
+	if err != nil || p.Total != 5 || p.Done != 3 {
+		t.Fatalf("progress %+v, %v; want 3 of 5", p, err)
+	}
+}

@@ -266,18 +266,35 @@ type JobProgress struct {
 	Failed int
 }
 
-// JobBatchStart is the oldest queued or running job in scope, where the
-// progress of the work in hand starts; false when nothing is in hand.
+// JobBatchStart is where the progress of the work in hand starts: the
+// oldest job in scope that is queued or running, or that ended after the
+// oldest of those was queued (it was in hand at the same time); false
+// when nothing is in hand. Counting from the oldest active job alone
+// dropped the jobs of a batch that had already ended: right after 31
+// backups were queued, the page said "14 of 15".
 func (s *Store) JobBatchStart(ctx context.Context, scope Scope) (int64, bool, error) {
 	from, cond, args := jobsFrom(scope, false)
 	var id sql.NullInt64
+	var queuedAt sql.NullString
 	// +j.id: the partial index on active jobs finds them, rather than a
 	// walk up the whole history from the oldest id.
-	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(+j.id) FROM `+from+`
-		WHERE j.state IN ('queued', 'running') AND `+cond, args...).Scan(&id); err != nil {
+	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(+j.id), MIN(j.created_at) FROM `+from+`
+		WHERE j.state IN ('queued', 'running') AND `+cond, args...).Scan(&id, &queuedAt); err != nil {
 		return 0, false, fmt.Errorf("job batch start: %w", err)
 	}
-	return id.Int64, id.Valid, nil
+	if !id.Valid {
+		return 0, false, nil
+	}
+	var ended sql.NullInt64
+	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(j.id) FROM `+from+`
+		WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= ? AND `+cond,
+		append([]any{queuedAt.String}, args...)...).Scan(&ended); err != nil {
+		return 0, false, fmt.Errorf("job batch start: %w", err)
+	}
+	if ended.Valid && ended.Int64 < id.Int64 {
+		return ended.Int64, true, nil
+	}
+	return id.Int64, true, nil
 }
 
 // JobProgressSince counts the jobs in scope from job since on, and how
