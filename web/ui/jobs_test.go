@@ -155,7 +155,7 @@ func TestJobsPageListsViewsWithinScope(t *testing.T) {
 		t.Errorf("finished rows %s, want %s (newest first)", got, want)
 	}
 	expectBody(t, "finished", p, "connect: refused &lt;b&gt;bold&lt;/b&gt;", // escaped, never markup
-		`href="/devices/`+jobsID(f.branch2)+`/versions/b-branch2"`, "Succeeded", "1:15", "1 of 3")
+		`href="/devices/`+jobsID(f.branch2)+`/versions/b-branch2"`, "Succeeded", "1 min 15 s", "1 of 3")
 	if strings.Contains(p.body, "<b>bold") || strings.Contains(p.body, `/cancel"`) {
 		t.Error("the finished list shows markup from a message or a cancel button")
 	}

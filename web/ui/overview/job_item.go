@@ -119,7 +119,7 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 		}
 		if d := end.Sub(*j.StartedAt); d > 0 || j.State == queue.JobRunning {
 			secs := max(d, 0).Seconds()
-			it.Duration, it.DurationText = &secs, formatDuration(max(d, 0))
+			it.Duration, it.DurationText = &secs, durationText(max(d, 0), t)
 		}
 	} else if j.FinishedAt != nil {
 		it.FinishedText = u.TimeText(*j.FinishedAt)
@@ -164,11 +164,19 @@ func (u *handlers) jobResult(it *jobItem, j queue.Job, now time.Time, t func(str
 	}
 }
 
-// formatDuration writes d as m:ss, or h:mm:ss from an hour on.
-func formatDuration(d time.Duration) string {
-	s := int64(d / time.Second)
-	if s >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+// durationText writes d as a device's history does: milliseconds under a
+// second, tenths of seconds under a minute, then minutes and seconds, and
+// h:mm:ss from an hour on. Most backups take well under a second: "0:00"
+// said nothing of them.
+func durationText(d time.Duration, t func(string, ...any) string) string {
+	switch {
+	case d < time.Second:
+		return t(keyJobDurationMS, d.Milliseconds())
+	case d < time.Minute:
+		return t(keyJobDurationS, strconv.FormatFloat(float64(d/(100*time.Millisecond))/10, 'f', 1, 64))
+	case d < time.Hour:
+		return t(keyJobDurationMin, int(d/time.Minute), int(d%time.Minute/time.Second))
 	}
-	return fmt.Sprintf("%d:%02d", s/60, s%60)
+	s := int64(d / time.Second)
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 }

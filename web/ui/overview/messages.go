@@ -27,6 +27,10 @@ const (
 	keyJobTriggerCLI      = "jobs.trigger.cli"
 	keyJobTriggerSyslog   = "jobs.trigger.syslog"
 
+	keyJobDurationMS  = "jobs.duration.ms"
+	keyJobDurationS   = "jobs.duration.s"
+	keyJobDurationMin = "jobs.duration.min"
+
 	keyJobAttempt                   = "jobs.attempt"
 	keyJobInterruptions             = "jobs.interruptions"
 	keyJobResultInterruptedTooOften = "jobs.result.interrupted_too_often"

@@ -75,3 +75,21 @@ func TestBackupChartLayout(t *testing.T) {
 		t.Error("a chart without backups is not marked empty")
 	}
 }
+
+// A job's duration reads as a device's history reads it: a backup of
+// 137 ms is "137 ms", not "0:00".
+func TestJobDurationText(t *testing.T) {
+	tr := func(key string, args ...any) string { return key + fmt.Sprint(args...) }
+	for d, want := range map[time.Duration]string{
+		0:                        keyJobDurationMS + "0",
+		137 * time.Millisecond:   keyJobDurationMS + "137",
+		4250 * time.Millisecond:  keyJobDurationS + "4.2",
+		59999 * time.Millisecond: keyJobDurationS + "59.9",
+		61 * time.Second:         keyJobDurationMin + "1 1",
+		time.Hour + 2*time.Minute + 3*time.Second: "1:02:03",
+	} {
+		if got := durationText(d, tr); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
