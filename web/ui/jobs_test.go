@@ -249,6 +249,7 @@ type jobsJSON struct {
 		ResultText  string   `json:"result_text"`
 		ResultURL   string   `json:"result_url"`
 		CancelURL   string   `json:"cancel_url"`
+		Retry       bool     `json:"retry"`
 	} `json:"items"`
 	Total    int `json:"total"`
 	Page     int `json:"page"`
@@ -548,5 +549,68 @@ func TestJobsShowInterruptions(t *testing.T) {
 	if got[givenUp] != [2]string{"中断 10 次", "已放弃：备份进程多次在此设备的备份完成前停止；请查看服务器日志"} ||
 		got[done][0] != "第 1 次，共 3 次 · 中断 2 次" {
 		t.Errorf("Chinese texts: %v", got)
+	}
+}
+
+// A failed job offers Retry to a user who may start backups: it queues
+// the device again, as "Back up now" does, and the jobs page follows the
+// new job. A viewer is offered nothing; a job that did not fail neither.
+func TestRetryFailedJob(t *testing.T) {
+	e := newEnv(t)
+	f := newJobsFixture(t, e)
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	e.createUser("viewer", "viewer-password-1", auth.RoleViewer, true)
+	retryForm := fmt.Sprintf(`<input type="hidden" name="id" value="%d">`, f.core2)
+
+	v := e.browser()
+	v.mustLogin("viewer", "viewer-password-1")
+	if p := v.get("/jobs?state=failed"); strings.Contains(p.body, "jobs-retry-button") {
+		t.Error("a viewer is offered Retry")
+	}
+
+	admin := e.browser()
+	admin.mustLogin("root", "root-password-1")
+	p := admin.get("/jobs?state=finished")
+	expect(t, "finished", p, http.StatusOK, "")
+	if !strings.Contains(p.body, retryForm) {
+		t.Fatalf("the failed job of core-2 offers no Retry")
+	}
+	if strings.Contains(p.body, fmt.Sprintf(`<input type="hidden" name="id" value="%d">`, f.branch2)) {
+		t.Error("a succeeded job offers Retry")
+	}
+	j := decodeJobs(t, admin.jobsCall(http.MethodGet, "/api/jobs?state=failed", false))
+	retry := map[int64]bool{}
+	for _, it := range j.Items {
+		retry[it.ID] = it.Retry
+	}
+	if !retry[f.core2Failed] {
+		t.Errorf("/api/jobs does not offer Retry for the failed job: %+v", j.Items)
+	}
+
+	p = admin.post("/devices/backup", url.Values{"id": {fmt.Sprint(f.core2)}, "next": {"/jobs"}})
+	loc := p.header.Get("Location")
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/jobs?") || !strings.Contains(loc, "since=") {
+		t.Fatalf("retry: %d to %q, want the jobs page following the new job", p.status, loc)
+	}
+	active := admin.get(loc)
+	rows := jobRows(active.body)
+	var ids []int64
+	for _, id := range rows {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, n)
+	}
+	jobs, err := e.store.GetJobs(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, j := range jobs {
+		found = found || j.DeviceID == f.core2 && j.ID > f.core2Failed
+	}
+	if !found {
+		t.Errorf("after Retry the active jobs are %v; want a new job for core-2", rows)
 	}
 }

@@ -70,6 +70,9 @@ type jobItem struct {
 	// CancelURL is where the cancel form posts; empty when the user may
 	// not cancel it or it has ended.
 	CancelURL string `json:"cancel_url,omitempty"`
+	// Retry is set on a failed job the user may back up again: the form
+	// queues its device at once, as "Back up now" does.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // jobItem prepares one job for the page and the script.
@@ -128,6 +131,7 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 	if (j.State == queue.JobQueued || j.State == queue.JobRunning) && core.SessionOf(r).Can("backups.create") {
 		it.CancelURL = core.PathJobs + "/" + strconv.FormatInt(j.ID, 10) + "/cancel"
 	}
+	it.Retry = j.State == queue.JobFailed && core.SessionOf(r).Can("backups.create")
 	return it
 }
 

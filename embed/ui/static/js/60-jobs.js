@@ -25,6 +25,7 @@
     var progress = document.getElementById("job-progress");
     var since = progress ? progress.getAttribute("data-since") : "";
     var cancelTemplate = document.getElementById("job-cancel-template");
+    var retryTemplate = document.getElementById("job-retry-template");
     var errorBox = document.getElementById("jobs-error");
     var withFinished = view !== "active";
     var timer = 0;
@@ -242,17 +243,28 @@
         return;
       }
       var form = td.querySelector("form");
-      if (!it.cancel_url) {
+      if (it.cancel_url) {
+        if (form && form.getAttribute("action") === it.cancel_url) {
+          return;
+        }
         td.textContent = "";
+        var clone = cancelTemplate.content.cloneNode(true);
+        clone.querySelector("form").setAttribute("action", it.cancel_url);
+        td.appendChild(clone);
         return;
       }
-      if (form && form.getAttribute("action") === it.cancel_url) {
+      if (it.retry && retryTemplate) {
+        var id = String(it.device_id);
+        if (form && form.classList.contains("job-retry") && form.querySelector('input[name="id"]').value === id) {
+          return;
+        }
+        td.textContent = "";
+        var retry = retryTemplate.content.cloneNode(true);
+        retry.querySelector('input[name="id"]').value = id;
+        td.appendChild(retry);
         return;
       }
       td.textContent = "";
-      var clone = cancelTemplate.content.cloneNode(true);
-      clone.querySelector("form").setAttribute("action", it.cancel_url);
-      td.appendChild(clone);
     }
 
     function showError(message) {
