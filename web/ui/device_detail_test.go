@@ -154,6 +154,10 @@ func TestDeviceDetailScope(t *testing.T) {
 		if strings.Contains(p.body, "ntp server") || strings.Contains(p.body, "core-r1") {
 			t.Errorf("%s: the refusal shows the device", path)
 		}
+		// A refusal says so, not "Something went wrong".
+		if !strings.Contains(p.body, `<h1 id="error-title">You do not have access</h1>`) {
+			t.Errorf("%s: the refusal is not titled as one", path)
+		}
 	}
 	pinned, pending := detailHostKeys(t, e, f.coreDev.ID)
 	expect(t, "accept out of scope", b.post(core+"/host-key/accept", url.Values{"fingerprint": {"x"}}), http.StatusForbidden, "")

@@ -69,8 +69,11 @@ func (u *UI) pageFailed(w http.ResponseWriter, r *http.Request, err error) {
 		pe = &PageError{Status: http.StatusInternalServerError, Message: keyErrInternal}
 	}
 	title := keyTitleError
-	if pe.Status == http.StatusNotFound {
+	switch pe.Status {
+	case http.StatusNotFound:
 		title = keyTitleNotFound
+	case http.StatusForbidden:
+		title = keyTitleForbidden
 	}
 	if rerr := u.Render(w, r, pe.Status, "error.html", title, errorPage{Status: pe.Status, Message: pe.Message, Args: pe.Args}); rerr != nil {
 		u.Log.Error("render error page", "request_id", web.RequestID(r.Context()), "err", rerr)

@@ -8,8 +8,9 @@ package core
 // messages*.go; the ones here are the core's own, and (exported) those
 // several rooms share.
 const (
-	keyTitleError    = "title.error"
-	keyTitleNotFound = "title.not_found"
+	keyTitleError     = "title.error"
+	keyTitleForbidden = "title.forbidden"
+	keyTitleNotFound  = "title.not_found"
 
 	keyNavOverview  = "nav.group.overview"
 	keyNavInventory = "nav.group.inventory"
