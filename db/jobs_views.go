@@ -287,7 +287,7 @@ func (s *Store) JobBatchStart(ctx context.Context, scope Scope) (int64, bool, er
 	}
 	var ended sql.NullInt64
 	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(j.id) FROM `+from+`
-		WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at >= ? AND `+cond,
+		WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at > ? AND `+cond,
 		append([]any{queuedAt.String}, args...)...).Scan(&ended); err != nil {
 		return 0, false, fmt.Errorf("job batch start: %w", err)
 	}
