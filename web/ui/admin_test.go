@@ -809,3 +809,29 @@ func TestAdminPermissionsAndCSRF(t *testing.T) {
 		}
 	}
 }
+
+// A user given neither every group nor any group sees no device: the
+// creation leads to the user's page, which says so, and says it until a
+// group is chosen. A user with a group is not warned.
+func TestAdminUserWithoutGroupsIsWarned(t *testing.T) {
+	e, f, b := adminEnv(t)
+	b.get("/users/new")
+	p := b.post("/users", url.Values{"username": {"erin"}, "password_mode": {"set"}, "password": {carolPassword},
+		"confirm": {carolPassword}, "role": {e.roleID(auth.RoleViewer)}, "scope": {"groups"}})
+	u, err := e.store.UserByName(context.Background(), "erin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "/users/" + id(u.ID)
+	expect(t, "create erin without groups", p, http.StatusSeeOther, page+"?done=created")
+	expectBody(t, "erin's page", b.get(page+"?done=created"), "User created.", `id="admin-sees-nothing"`, "sees no device")
+
+	p = b.post(page, url.Values{"role": {e.roleID(auth.RoleViewer)}, "scope": {"groups"}, "group": {id(f.core)}, "active": {"1"}})
+	expect(t, "give erin Core", p, http.StatusSeeOther, page+"?done=updated")
+	if body := b.get(page).body; strings.Contains(body, `id="admin-sees-nothing"`) {
+		t.Error("erin is still said to see nothing with Core chosen")
+	}
+	p = b.post("/users", url.Values{"username": {"fred"}, "password_mode": {"set"}, "password": {carolPassword},
+		"confirm": {carolPassword}, "role": {e.roleID(auth.RoleViewer)}, "scope": {"all"}})
+	expect(t, "create fred with every group", p, http.StatusSeeOther, "/users?done=created")
+}

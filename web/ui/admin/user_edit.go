@@ -73,6 +73,11 @@ func (u *handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 		return u.Render(w, r, http.StatusOK, "users_secret.html", keyTitleUserPassword,
 			secretPage{ID: id, Username: username, Password: password})
 	}
+	if !in.allGroups && len(in.groupIDs) == 0 {
+		// The user's page says they see no device, where it can be fixed.
+		core.RedirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "created")
+		return nil
+	}
 	core.RedirectDone(w, r, "/users", "created")
 	return nil
 }
@@ -164,6 +169,7 @@ func (u *handlers) userForm(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := u.editPage(r, m)
 	p.Notice = core.DoneNotice(r, userNotices)
+	p.SeesNothing = !m.user.AllGroups && len(m.user.GroupIDs) == 0
 	return u.renderUserForm(w, r, http.StatusOK, p, m.roleIDs, m.user.GroupIDs)
 }
 

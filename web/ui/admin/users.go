@@ -89,6 +89,9 @@ type userFormPage struct {
 	Error     string
 	Args      []any
 	Notice    string
+	// SeesNothing: the user has neither every group nor any group, so
+	// sees no device at all.
+	SeesNothing bool
 }
 
 // roleChoice is a role checkbox; Disabled ones the signed-in user may not
