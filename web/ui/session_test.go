@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -341,16 +342,26 @@ func TestForcedPasswordChange(t *testing.T) {
 		name                  string
 		current, next, repeat string
 		want                  string
+		field                 string // the one marked
 	}{
-		{"wrong current", "not-it-at-all", newPW, newPW, "current password is not right"},
-		{"too short", e.adminPassword, "short", "short", "at least 10 characters"},
-		{"mismatch", e.adminPassword, newPW, newPW + "x", "two new passwords differ"},
-		{"same", e.adminPassword, e.adminPassword, e.adminPassword, "is the current one"},
+		{"wrong current", "not-it-at-all", newPW, newPW, "current password is not right", "current"},
+		{"too short", e.adminPassword, "short", "short", "at least 10 characters", "new"},
+		{"mismatch", e.adminPassword, newPW, newPW + "x", "two new passwords differ", "confirm"},
+		{"same", e.adminPassword, e.adminPassword, e.adminPassword, "is the current one", "new"},
 	}
 	for _, c := range cases {
 		p := b.post("/account/password", url.Values{"current": {c.current}, "new": {c.next}, "confirm": {c.repeat}})
 		expect(t, c.name, p, http.StatusUnprocessableEntity, "")
 		expectBody(t, c.name, p, c.want)
+		// The field at fault is marked; nothing typed comes back.
+		if n := strings.Count(p.body, `aria-invalid="true"`); n != 1 || !regexp.MustCompile(`id="`+c.field+`"[^>]*aria-invalid="true"`).MatchString(p.body) {
+			t.Errorf("%s: %d fields marked, want %s alone", c.name, n, c.field)
+		}
+		for _, typed := range []string{c.current, c.next, c.repeat} {
+			if strings.Contains(p.body, `value="`+typed+`"`) {
+				t.Errorf("%s: the page sends a typed password back", c.name)
+			}
+		}
 	}
 	// Another browser signed in with the old password is signed out by
 	// the change.

@@ -18,6 +18,11 @@ type passwordPage struct {
 	Error     string
 	Args      []any
 	Notice    string
+	// Field is the field the error is about ("current", "new" or
+	// "confirm"): marked and focused. No password typed is sent back
+	// into the page: it would sit in the HTML, in caches and in the
+	// browser's history of the form.
+	Field string
 }
 
 func (u *handlers) passwordForm(w http.ResponseWriter, r *http.Request) error {
@@ -38,8 +43,9 @@ func (u *handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 	next := r.PostFormValue("new")
 	confirm := r.PostFormValue("confirm")
 	p := passwordPage{Forced: s.MustChangePassword, MinLength: auth.MinPasswordLength}
+	field := "current"
 	fail := func(status int, key string, args ...any) error {
-		p.Error, p.Args = key, args
+		p.Error, p.Args, p.Field = key, args, field
 		return u.Render(w, r, status, "password.html", keyTitlePassword, p)
 	}
 	if len(current) > core.MaxPasswordBytes {
@@ -66,6 +72,7 @@ func (u *handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 		u.Audit(r, "user.password_failed", "user", s.UserID, map[string]any{"reason": "wrong_password"})
 		return fail(http.StatusUnprocessableEntity, keyPasswordWrongCurrent)
 	}
+	field = "new"
 	switch err := auth.CheckNewPassword(next); {
 	case errors.Is(err, auth.ErrPasswordTooShort):
 		return fail(http.StatusUnprocessableEntity, core.KeyPasswordTooShort, auth.MinPasswordLength)
@@ -74,6 +81,7 @@ func (u *handlers) changePassword(w http.ResponseWriter, r *http.Request) error 
 	case len(next) > core.MaxPasswordBytes:
 		return fail(http.StatusUnprocessableEntity, core.KeyPasswordTooLong, core.MaxPasswordBytes)
 	case next != confirm:
+		field = "confirm"
 		return fail(http.StatusUnprocessableEntity, core.KeyPasswordMismatch)
 	case next == current:
 		return fail(http.StatusUnprocessableEntity, keyPasswordSame)
