@@ -101,7 +101,7 @@ func TestDeviceDetailSummary(t *testing.T) {
 	p := b.get(devicePath(f.coreDev))
 	expect(t, "device page", p, http.StatusOK, "")
 	expectBody(t, "device page", p,
-		`<h1 id="device-name">core-r1</h1>`, "192.0.2.10:2222", "cisco_ios", "SSH", "Core", "lab login",
+		`<h1 id="device-name">core-r1</h1>`, "192.0.2.10:2222", "Cisco IOS", "cisco_ios", "SSH", "Core", "lab login",
 		"Platform default commands", "gbk", "rack 4 &lt;b&gt;top&lt;/b&gt;", "Not checked",
 		fmt.Sprintf(`href="/devices/%d/edit"`, f.coreDev.ID),
 		`action="/devices/backup"`, fmt.Sprintf(`name="id" value="%d"`, f.coreDev.ID),
@@ -110,6 +110,15 @@ func TestDeviceDetailSummary(t *testing.T) {
 		`<a href="/devices" aria-current="page">Devices</a>`)
 	if strings.Contains(p.body, "pw-never-shown-9") || strings.Contains(p.body, "<b>top</b>") {
 		t.Error("the page shows a secret or unescaped remarks")
+	}
+	if strings.Contains(p.body, `id="device-no-credential"`) {
+		t.Error("a device with a credential is said to have none")
+	}
+	// A device without a credential says its backups fail, with the way
+	// to choose one.
+	if p := b.get(devicePath(f.branchDev)); !strings.Contains(p.body, `id="device-no-credential"`) ||
+		!strings.Contains(p.body, fmt.Sprintf(`href="/devices/%d/edit#d-credential"`, f.branchDev.ID)) {
+		t.Error("a device without a credential is not said to have none")
 	}
 	for _, bad := range []string{"<script>", "style=", "<style", "onclick", "javascript:"} {
 		if strings.Contains(p.body, bad) {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"backupd/app/collect/driver"
 	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web/ui/core"
@@ -95,6 +96,9 @@ type deviceDetailPage struct {
 	Address                              detailAddress
 	// History is nil for users without backups.view.
 	History *detailHistory
+	// PlatformName is the platform's display name (its id when the
+	// platform is not known).
+	PlatformName string
 	// Notice and Error are message keys (Error with ErrorArgs).
 	Notice    string
 	Error     string
@@ -159,7 +163,10 @@ func (u *handlers) deviceDetail(w http.ResponseWriter, r *http.Request) error {
 func (u *handlers) renderDeviceDetail(w http.ResponseWriter, r *http.Request, status int, d db.Device, p deviceDetailPage) error {
 	ctx := r.Context()
 	var err error
-	p.Device = d
+	p.Device, p.PlatformName = d, d.Platform
+	if info, ok := driver.Lookup(d.Platform); ok {
+		p.PlatformName = info.Name
+	}
 	if p.Labels, err = u.Store.DeviceLabelsOf(ctx, d); err != nil {
 		return err
 	}
