@@ -835,3 +835,26 @@ func TestAdminUserWithoutGroupsIsWarned(t *testing.T) {
 		"confirm": {carolPassword}, "role": {e.roleID(auth.RoleViewer)}, "scope": {"all"}})
 	expect(t, "create fred with every group", p, http.StatusSeeOther, "/users?done=created")
 }
+
+// The built-in roles are named in the page's language; a custom role's
+// name is shown as typed in either.
+func TestBuiltinRoleNamesTranslated(t *testing.T) {
+	e, _, b := adminEnv(t)
+	if _, err := e.store.CreateRole(context.Background(), "NOC night shift", "", []string{"devices.view"}); err != nil {
+		t.Fatal(err)
+	}
+	b.header.Set("Accept-Language", "zh-CN")
+	for _, path := range []string{"/roles", "/users", "/users/new"} {
+		p := b.get(path)
+		expect(t, path, p, http.StatusOK, "")
+		if !strings.Contains(p.body, "管理员") {
+			t.Errorf("%s in Chinese does not name the Administrator role 管理员", path)
+		}
+		if strings.Contains(p.body, ">Administrator<") {
+			t.Errorf("%s in Chinese names a built-in role in English", path)
+		}
+	}
+	expectBody(t, "roles in Chinese", b.get("/roles"), "NOC night shift", "运维人员", "只读用户", "备份查阅者")
+	b.header.Del("Accept-Language")
+	expectBody(t, "roles in English", b.get("/roles"), ">Administrator<", ">Backup reader<")
+}

@@ -10,7 +10,12 @@ package core
 const (
 	keyTitleError     = "title.error"
 	keyTitleForbidden = "title.forbidden"
-	keyTitleNotFound  = "title.not_found"
+
+	keyRoleAdministrator = "role.name.administrator"
+	keyRoleOperator      = "role.name.operator"
+	keyRoleViewer        = "role.name.viewer"
+	keyRoleBackupReader  = "role.name.backup_reader"
+	keyTitleNotFound     = "title.not_found"
 
 	keyNavOverview  = "nav.group.overview"
 	keyNavInventory = "nav.group.inventory"

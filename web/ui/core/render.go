@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/auth"
 	"backupd/embed"
 	"backupd/web"
 )
@@ -86,6 +87,24 @@ func (v *View) LineNo(i int) int { return i + 1 }
 
 // Can reports whether the signed-in user holds perm.
 func (v *View) Can(perm string) bool { return v.Session.Can(perm) }
+
+// RoleName is a role's name as the page's language says it: the
+// built-in roles' names are translated (stored, they are English, and
+// no custom role may take them); a custom role's is as typed.
+func (v *View) RoleName(name string) string {
+	if key, ok := builtinRoleNames[name]; ok {
+		return v.T(key)
+	}
+	return name
+}
+
+// builtinRoleNames are the built-in roles' names' message keys.
+var builtinRoleNames = map[string]string{
+	auth.RoleAdministrator: keyRoleAdministrator,
+	auth.RoleOperator:      keyRoleOperator,
+	auth.RoleViewer:        keyRoleViewer,
+	auth.RoleBackupReader:  keyRoleBackupReader,
+}
 
 // Render executes page (a file of embed/ui/templates) inside the layout
 // and writes it with status. title is the page title's message key; the
