@@ -124,3 +124,35 @@ func TestDashboardNumbersLeadToTheirRows(t *testing.T) {
 	core := map[string]string{"total": "3", "failing": "1", "changed": "1"}
 	check("a user of the Core group", "en", core)
 }
+
+// On a phone, in Chinese, no column header of the lists breaks one
+// character to a line (a header of two or more characters keeps at least
+// its first two on its first line).
+func TestChineseHeadersKeepTheirWordsOnAPhone(t *testing.T) {
+	e := newEnv(t)
+	b := newTab(t, e, 60*time.Second, 500, 844)
+	seedFleet(t, e)
+	// Chromium's window is at least 500 px wide: the phone's 390 are
+	// emulated.
+	b.run("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	e.createUser("boss", "boss-password-1", auth.RoleAdministrator, true)
+	b.open("/login?next=/dashboard")
+	b.signIn("boss", "boss-password-1")
+	b.setLang("zh")
+	for _, path := range []string{"/devices", "/jobs?state=finished", "/changes?range=30d", "/users", "/schedules"} {
+		b.open(path)
+		lines := b.eval(`JSON.stringify(Array.from(document.querySelectorAll("thead th"), th => {
+			const text = th.textContent.trim();
+			const node = Array.from(th.childNodes).find(n => n.nodeType === 3 && n.textContent.trim().length >= 2);
+			if ([...text].length < 2 || !node) return "";
+			const from = node.textContent.indexOf(node.textContent.trim());
+			const r = document.createRange();
+			r.setStart(node, from);
+			r.setEnd(node, from + 2);
+			return r.getClientRects().length > 1 ? text : "";
+		}).filter(Boolean))`)
+		if lines != "[]" {
+			t.Errorf("%s in Chinese on a phone breaks the headers %s after their first character", path, lines)
+		}
+	}
+}
