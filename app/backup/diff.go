@@ -52,6 +52,9 @@ type DiffResult struct {
 	Hunks          []Hunk
 	Changed        bool
 	Added, Removed int
+	// NoiseAdded and NoiseRemoved are the noise lines among Added and
+	// Removed: what changes on every backup without a change.
+	NoiseAdded, NoiseRemoved int
 }
 
 // Errors of Diff, for callers to tell the user what is wrong.
@@ -181,6 +184,15 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 		}
 		shift += h.NewLines - h.OldLines
 		markNoise(h.Lines, f)
+		for _, l := range h.Lines {
+			switch {
+			case !l.Noise:
+			case l.Kind == LineAdded:
+				res.NoiseAdded++
+			case l.Kind == LineRemoved:
+				res.NoiseRemoved++
+			}
+		}
 		res.Hunks = append(res.Hunks, h)
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(h.OldStart, h.OldLines), hunkRange(h.NewStart, h.NewLines))
 		out.WriteString(body.String())

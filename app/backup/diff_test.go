@@ -209,6 +209,9 @@ func TestDiffTextsNoise(t *testing.T) {
 	if res.Added == 0 {
 		t.Fatal("noise-only diff shows no lines; the view should show them, dimmed")
 	}
+	if res.NoiseAdded != res.Added || res.NoiseRemoved != res.Removed {
+		t.Errorf("noise-only diff: +%d -%d lines, of which noise +%d -%d; want all noise", res.Added, res.Removed, res.NoiseAdded, res.NoiseRemoved)
+	}
 	for _, h := range res.Hunks {
 		for _, l := range h.Lines {
 			if l.Kind != backup.LineContext && !l.Noise {
@@ -216,11 +219,16 @@ func TestDiffTextsNoise(t *testing.T) {
 			}
 		}
 	}
+	noise := res.NoiseAdded
 	changed := strings.Replace(iosAfter, " description uplink", " description uplink to core-2", 1)
 	res = backup.DiffTexts(iosBefore, changed, f)
 	checkDiff(t, iosBefore, changed, res)
 	if !res.Changed {
 		t.Error("a real change is not reported")
+	}
+	if res.Added-res.NoiseAdded != 1 || res.Removed-res.NoiseRemoved != 1 || res.NoiseAdded != noise {
+		t.Errorf("one description changed beside the noise: +%d -%d lines, noise +%d -%d; want one line each beside the same noise",
+			res.Added, res.Removed, res.NoiseAdded, res.NoiseRemoved)
 	}
 	flags := map[string]bool{}
 	for _, h := range res.Hunks {

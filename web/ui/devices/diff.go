@@ -22,9 +22,11 @@ type deviceDiffPage struct {
 	From, To detailHistoryRow
 	// Same: the texts are equal. NoiseOnly: they differ only by noise.
 	Same, NoiseOnly bool
-	Added, Removed  int
-	Unified         bool
-	Rows            []detailDiffRow
+	// Added and Removed leave the noise lines out; Noise counts those,
+	// added and removed.
+	Added, Removed, Noise int
+	Unified               bool
+	Rows                  []detailDiffRow
 	// Truncated: only Shown of Total diff lines are rendered.
 	Truncated    bool
 	Shown, Total int
@@ -66,7 +68,8 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 	p := deviceDiffPage{
 		Device: d, From: u.detailRow(d, from), To: u.detailRow(d, to),
 		Same: len(res.Hunks) == 0, NoiseOnly: len(res.Hunks) > 0 && !res.Changed,
-		Added: res.Added, Removed: res.Removed, Unified: unified, RulesIgnored: rulesIgnored,
+		Added: res.Added - res.NoiseAdded, Removed: res.Removed - res.NoiseRemoved, Noise: res.NoiseAdded + res.NoiseRemoved,
+		Unified: unified, RulesIgnored: rulesIgnored,
 		HistoryURL: detailPath(d) + "#history",
 	}
 	base := detailDiffPath(d, from.ID, to.ID)
