@@ -684,7 +684,8 @@ func TestDeviceDetailBackUpNow(t *testing.T) {
 	expectBody(t, "device page", b.get(path), `id="device-backup-now"`)
 	p := b.post("/devices/backup", url.Values{"id": {fmt.Sprint(f.branchDev.ID)}, "next": {path}})
 	expect(t, "back up now", p, http.StatusSeeOther, path+"?queued=1")
-	expectBody(t, "after queueing", b.get(path+"?queued=1"), `id="device-notice"`, "A backup of this device is queued")
+	expectBody(t, "after queueing", b.get(path+"?queued=1"), `id="device-notice"`, "A backup of this device is queued",
+		`<a href="/jobs?device=`+strings.TrimPrefix(path, "/devices/")+`" id="device-notice-link">Follow it on the Jobs page</a>`)
 	// branch-r1 has no credential: the engine fails the attempt at once,
 	// saying what to do.
 	deadline := time.Now().Add(10 * time.Second)

@@ -99,10 +99,13 @@ type deviceDetailPage struct {
 	// PlatformName is the platform's display name (its id when the
 	// platform is not known).
 	PlatformName string
-	// Notice and Error are message keys (Error with ErrorArgs).
-	Notice    string
-	Error     string
-	ErrorArgs []any
+	// Notice and Error are message keys (Error with ErrorArgs); NoticeURL
+	// and NoticeLink (a key) are where the notice leads, when it does.
+	Notice     string
+	NoticeURL  string
+	NoticeLink string
+	Error      string
+	ErrorArgs  []any
 }
 
 // detailHostKey is what the page shows of a device's SSH host key.
@@ -153,7 +156,8 @@ func (u *handlers) deviceDetail(w http.ResponseWriter, r *http.Request) error {
 	case q.Get("address") == "confirmed":
 		p.Notice = keyDetailAddressConfirmed
 	case q.Get("queued") != "" && q.Get("queued") != "0":
-		p.Notice = keyDetailBackupQueued
+		p.Notice, p.NoticeLink = keyDetailBackupQueued, keyDetailFollowJob
+		p.NoticeURL = core.PathJobs + "?device=" + strconv.FormatInt(d.ID, 10)
 	}
 	return u.renderDeviceDetail(w, r, http.StatusOK, d, p)
 }

@@ -8,6 +8,7 @@ const (
 	keyDetailDiffTitle    = "device.diff.title"
 
 	keyDetailBackupQueued    = "device.notice.queued"
+	keyDetailFollowJob       = "device.notice.follow_job"
 	keyDetailHostKeyAccepted = "device.hostkey.accepted"
 	keyDetailHostKeyNothing  = "device.hostkey.error.nothing"
 	keyDetailHostKeyMoved    = "device.hostkey.error.moved"
