@@ -659,7 +659,9 @@ func TestAdminAuditLogFilters(t *testing.T) {
 	if got := rows(p); len(got) != 50 || slices.ContainsFunc(got, func(a string) bool { return a != "device.update" }) {
 		t.Errorf("device. filter, page 1: %v", got)
 	}
-	expectBody(t, "filtered page 1", p, `href="/audit?action=device.&amp;interface=api&amp;page=2"`, "edge-59", "name</dt><dd>edge-59")
+	expectBody(t, "filtered page 1", p, `href="/audit?action=device.&amp;interface=api&amp;page=2"`, "edge-59", "name</dt><dd>edge-59",
+		// The target by its recorded name, linked to its page.
+		`<a href="/devices/60" class="audit-target">edge-59</a>`)
 	p = b.get("/audit?action=device.&interface=api&page=2")
 	if got := rows(p); len(got) != 10 {
 		t.Errorf("device. filter, page 2: %d rows", len(got))
@@ -673,7 +675,8 @@ func TestAdminAuditLogFilters(t *testing.T) {
 	if got := rows(p); !slices.Equal(got, []string{"group.delete"}) {
 		t.Errorf("user filter: %v", got)
 	}
-	expectBody(t, "escaped", p, "&lt;b&gt;lab&lt;/b&gt;", "Command line")
+	expectBody(t, "escaped", p, "&lt;b&gt;lab&lt;/b&gt;", "Command line",
+		`<a href="/groups/4" class="audit-target">&lt;b&gt;lab&lt;/b&gt;</a>`)
 	if strings.Contains(p.body, "<b>lab</b>") {
 		t.Error("a detail is rendered as markup")
 	}

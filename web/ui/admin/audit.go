@@ -48,9 +48,14 @@ type auditRow struct {
 	Action         string
 	TargetType     string
 	TargetID       string
-	RequestID      string
-	RemoteAddr     string
-	Details        []detail
+	// TargetName is the target's name as the entry recorded it, and
+	// TargetURL its page; both "" when unknown (a deleted target's page
+	// answers 404, which says so).
+	TargetName string
+	TargetURL  string
+	RequestID  string
+	RemoteAddr string
+	Details    []detail
 }
 
 // detail is one key=value of an entry's details.
@@ -125,6 +130,7 @@ func auditRowOf(rec db.AuditRecord) auditRow {
 		TargetID: rec.TargetID, RequestID: rec.RequestID, RemoteAddr: rec.RemoteAddr, Details: details(rec.Details)}
 	row.At, _ = db.ParseTime(rec.At)
 	row.InterfaceLabel = labelOr(auditInterfaces, rec.Interface)
+	row.TargetName, row.TargetURL = auditTarget(rec)
 	if rec.KeyID != nil && *rec.KeyID != 0 {
 		row.KeyID = *rec.KeyID
 		if rec.KeyPrefix != "" {
@@ -135,6 +141,30 @@ func auditRowOf(rec db.AuditRecord) auditRow {
 		row.Session = core.Truncate(*rec.SessionID, 8)
 	}
 	return row
+}
+
+// auditTargetPages are the pages of the targets that have one, by
+// target type.
+var auditTargetPages = map[string]string{
+	"device": core.PathDevices, "group": core.PathGroups, "user": core.PathUsers, "role": core.PathRoles,
+	"credential": core.PathCredentials, "template": core.PathTemplates, "schedule": core.PathSchedules,
+	"notification_channel": core.PathNotifications + "/channels", "notification_rule": core.PathNotifications + "/rules",
+}
+
+// auditTarget is the name an entry recorded of its target (details
+// "name", "username" or "device_name") and the target's page.
+func auditTarget(rec db.AuditRecord) (name, url string) {
+	for _, k := range []string{"name", "username", "device_name"} {
+		if v, ok := rec.Details[k].(string); ok && v != "" {
+			name = v
+			break
+		}
+	}
+	if base, ok := auditTargetPages[rec.TargetType]; ok && rec.TargetID != "" &&
+		strings.Trim(rec.TargetID, "0123456789") == "" && len(rec.TargetID) <= 18 {
+		url = base + "/" + rec.TargetID
+	}
+	return name, url
 }
 
 // details lays an entry's details out as key=value pairs, sorted by key;
