@@ -87,7 +87,7 @@ func (u *handlers) renderAPIKeys(w http.ResponseWriter, r *http.Request, status 
 		p.Keys = append(p.Keys, u.keyRow(s, k, now))
 	}
 	f.MinDate = now.In(u.Location).AddDate(0, 0, 1).Format(time.DateOnly)
-	f.Zone = u.Location.String()
+	f.Zone = u.DefaultZone()
 	if f.Grid == nil {
 		f.Grid = keyGrid(s, nil)
 	}

@@ -72,7 +72,7 @@ func (u *handlers) auditLog(w http.ResponseWriter, r *http.Request) error {
 	field := func(name string) string { return core.Truncate(strings.TrimSpace(q.Get(name)), maxFilterBytes) }
 	form := auditForm{User: field("user"), Action: field("action"), Interface: field("interface"),
 		Target: field("target"), From: field("from"), To: field("to"), Q: field("q")}
-	p := auditPage{Filter: form, Zone: u.Location.String()}
+	p := auditPage{Filter: form, Zone: u.DefaultZone()}
 	// A user scoped to some device groups sees no entry about another
 	// group's devices, as the devices list shows none of them.
 	scope := core.SessionOf(r).Scope()
