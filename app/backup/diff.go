@@ -41,6 +41,28 @@ type Hunk struct {
 	OldStart, OldLines int
 	NewStart, NewLines int
 	Lines              []DiffLine
+	// Section is the line that opens the block the hunk's first change
+	// is in ("interface GigabitEthernet0/1", "router bgp 65000",
+	// "protocols {"), as git names a function: the nearest line above it
+	// that starts in the first column with a letter. "" when none, or
+	// when the first change is itself such a line.
+	Section string
+}
+
+// maxSectionSearch bounds how far above a change its section is looked
+// for.
+const maxSectionSearch = 5000
+
+// sectionAbove is the nearest line of lines before index i (0-based)
+// that starts with a letter, "" when none is within maxSectionSearch.
+func sectionAbove(lines []string, i int) string {
+	for j := min(i, len(lines)) - 1; j >= 0 && j >= i-maxSectionSearch; j-- {
+		l := lines[j]
+		if l != "" && (l[0] >= 'a' && l[0] <= 'z' || l[0] >= 'A' && l[0] <= 'Z') {
+			return strings.TrimRight(l, " \t\r")
+		}
+	}
+	return ""
 }
 
 // DiffResult is the difference between two versions in two forms: a
@@ -144,6 +166,7 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 	out.Grow(256)
 	out.WriteString("--- " + fromLabel + "\n+++ " + toLabel + "\n")
 	res.Hunks = make([]Hunk, 0, len(u.Hunks))
+	oldLines := strings.Split(a, "\n")
 	// go-udiff's hunks hold the right lines and old line numbers; the new
 	// side's numbers are counted here from the lines added and removed
 	// before each hunk.
@@ -183,6 +206,18 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 			h.Lines = append(h.Lines, line)
 		}
 		shift += h.NewLines - h.OldLines
+		// The section of the first change: above its old line, unless the
+		// change is itself a line of the first column, which names itself.
+		firstOld := h.OldStart
+		for _, l := range h.Lines {
+			if l.Kind != LineContext {
+				if sectionAbove([]string{l.Text}, 1) == "" {
+					h.Section = sectionAbove(oldLines, firstOld-1)
+				}
+				break
+			}
+			firstOld = l.OldNo + 1
+		}
 		markNoise(h.Lines, f)
 		for _, l := range h.Lines {
 			switch {

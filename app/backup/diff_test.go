@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -385,5 +386,35 @@ func BenchmarkDiff500KB(b *testing.B) {
 		if !res.Changed || res.Added != 21 {
 			b.Fatalf("Changed %v, +%d", res.Changed, res.Added)
 		}
+	}
+}
+
+// A hunk names the block its first change is in, as git names a
+// function: the nearest line above that starts with a letter, found
+// however far above the hunk it is; none for a change at the top level.
+func TestDiffHunkSections(t *testing.T) {
+	var a strings.Builder
+	a.WriteString("hostname r1\n!\nrouter bgp 65000\n")
+	for i := range 40 {
+		fmt.Fprintf(&a, " neighbor 10.0.0.%d remote-as 65001\n", i)
+	}
+	a.WriteString("!\ninterface Gi0/1\n description one\n shutdown\n!\nline vty 0 4\n transport input ssh\nend\n")
+	before := a.String()
+	after := strings.Replace(before, " neighbor 10.0.0.30 remote-as 65001\n", " neighbor 10.0.0.30 remote-as 65002\n", 1)
+	after = strings.Replace(after, " description one\n", " description uplink\n", 1)
+	after = strings.Replace(after, "hostname r1\n", "hostname r2\n", 1)
+	res := backup.DiffTexts(before, after, nil)
+	checkDiff(t, before, after, res)
+	var got []string
+	for _, h := range res.Hunks {
+		got = append(got, h.Section)
+	}
+	if want := []string{"", "router bgp 65000", "interface Gi0/1"}; !slices.Equal(got, want) {
+		t.Errorf("hunk sections %q, want %q", got, want)
+	}
+	junos := "system {\n    host-name r1;\n}\nprotocols {\n    ospf {\n        area 0.0.0.0;\n    }\n}\n"
+	res = backup.DiffTexts(junos, strings.Replace(junos, "area 0.0.0.0", "area 0.0.0.1", 1), nil)
+	if len(res.Hunks) != 1 || res.Hunks[0].Section != "protocols {" {
+		t.Errorf("Junos hunk sections %+v, want protocols {", res.Hunks)
 	}
 }

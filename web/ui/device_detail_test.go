@@ -519,6 +519,9 @@ func TestDeviceDiffSideBySide(t *testing.T) {
 	expectBody(t, "noise only", p, `id="diff-noise-only"`, "Added lines: 0", "Removed lines: 0", "Noise lines, not counted: 2")
 	// The same version: no differences.
 	expectBody(t, "same", b.get(base+"?from="+v2.ID+"&to="+v2.ID), `id="diff-same"`, "No differences")
+	// A hunk's header names the block its change is in.
+	v4 := f.version(t, e, f.coreDev, 30*time.Minute, strings.Replace(detailConfigV2, "to-new-core", "to-core-2", 1), true, "")
+	expectBody(t, "section", b.get(base+"?from="+v2.ID+"&to="+v4.ID), `<tr class="device-hunk"><td colspan="4">@@ -3,7 &#43;3,7 @@ interface Gi0/1</td></tr>`)
 	// Without from: the version before to (the failure in between is skipped).
 	p = b.get(base + "?to=" + v2.ID)
 	expect(t, "diff with previous", p, http.StatusOK, "")

@@ -189,10 +189,15 @@ func detailCell(l backup.DiffLine, no int) detailDiffCell {
 
 var detailEmptyCell = detailDiffCell{Class: detailClassEmpty}
 
-// detailHunkHeader is a hunk's "@@ -a,b +c,d @@" line.
+// detailHunkHeader is a hunk's "@@ -a,b +c,d @@" line, with the section
+// its first change is in after it, as git writes it.
 func detailHunkHeader(h backup.Hunk) string {
-	return "@@ -" + strconv.Itoa(h.OldStart) + "," + strconv.Itoa(h.OldLines) +
+	out := "@@ -" + strconv.Itoa(h.OldStart) + "," + strconv.Itoa(h.OldLines) +
 		" +" + strconv.Itoa(h.NewStart) + "," + strconv.Itoa(h.NewLines) + " @@"
+	if h.Section != "" {
+		out += " " + h.Section
+	}
+	return out
 }
 
 // detailSplitRows lays hunks out side by side: context lines on both
