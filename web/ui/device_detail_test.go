@@ -492,7 +492,8 @@ func TestDeviceDiffSideBySide(t *testing.T) {
 	expect(t, "diff", p, http.StatusOK, "")
 	// The ntp clock-period line changed too, as noise: counted apart.
 	expectBody(t, "diff", p, "Added lines: 2", "Removed lines: 1", "Noise lines, not counted: 2",
-		`<td class="diff-del"> description to-old-core</td><td class="device-ln">6</td><td class="diff-add"> description to-new-core</td>`,
+		// The characters that changed within a line are marked.
+		`<td class="diff-del"> description to-<mark class="diff-char">old</mark>-core</td><td class="device-ln">6</td><td class="diff-add"> description to-<mark class="diff-char">new</mark>-core</td>`,
 		`<td class="device-ln">7</td><td class="diff-add"> ip address 10.0.0.1 255.255.255.0</td>`,
 		// The noise line is dimmed on both sides, and the legend explains.
 		`<td class="diff-del diff-noise">ntp clock-period 17179869</td><td class="device-ln">4</td><td class="diff-add diff-noise">ntp clock-period 17179870</td>`,
@@ -503,7 +504,8 @@ func TestDeviceDiffSideBySide(t *testing.T) {
 	}
 	// Unified view and download.
 	p = b.get(base + "?from=" + v1.ID + "&to=" + v2.ID + "&view=unified")
-	expectBody(t, "unified", p, `<td class="diff-del"> description to-old-core</td>`, `id="diff-view-unified" aria-current="page"`)
+	expectBody(t, "unified", p, `<td class="diff-del"> description to-<mark class="diff-char">old</mark>-core</td>`,
+		`<td class="diff-add"> description to-<mark class="diff-char">new</mark>-core</td>`, `id="diff-view-unified" aria-current="page"`)
 	raw := b.get(devicePath(f.coreDev) + "/diff/raw?from=" + v1.ID + "&to=" + v2.ID)
 	expect(t, "diff download", raw, http.StatusOK, "")
 	for _, want := range []string{"-ntp clock-period 17179869\n", "+ description to-new-core\n", "+ ip address 10.0.0.1 255.255.255.0\n", "@@ "} {

@@ -48,9 +48,13 @@ type detailDiffRow struct {
 }
 
 // detailDiffCell is one side of a row; No is 0 where the side has no line.
+// A changed line paired with its counterpart has Mark set: Text is then
+// Before, Mark (the characters that changed) and After.
 type detailDiffCell struct {
 	No   int
 	Text string
+	// Before, Mark and After split Text around its changed characters.
+	Before, Mark, After string
 	// Class is the cell's CSS class: its kind, and whether it is noise.
 	Class string
 }
@@ -189,6 +193,35 @@ func detailCell(l backup.DiffLine, no int) detailDiffCell {
 
 var detailEmptyCell = detailDiffCell{Class: detailClassEmpty}
 
+// detailMarkPair marks, in a removed line and the added line beside it,
+// the characters between their common beginning and common end: what
+// changed within the line. Noise lines and lines with nothing in common
+// are left whole.
+func detailMarkPair(old, new *detailDiffCell, noise bool) {
+	if noise {
+		return
+	}
+	a, b := []rune(old.Text), []rune(new.Text)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	if pre+suf == 0 {
+		return
+	}
+	split := func(c *detailDiffCell, r []rune) {
+		if mid := r[pre : len(r)-suf]; len(mid) > 0 {
+			c.Before, c.Mark, c.After = string(r[:pre]), string(mid), string(r[len(r)-suf:])
+		}
+	}
+	split(old, a)
+	split(new, b)
+}
+
 // detailHunkHeader is a hunk's "@@ -a,b +c,d @@" line, with the section
 // its first change is in after it, as git writes it.
 func detailHunkHeader(h backup.Hunk) string {
@@ -241,6 +274,9 @@ func detailSplitRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, show
 					row.Right = detailCell(added[j], added[j].NewNo)
 					noise = noise || added[j].Noise
 				}
+				if j < len(removed) && j < len(added) {
+					detailMarkPair(&row.Left, &row.Right, removed[j].Noise || added[j].Noise)
+				}
 				rows = append(rows, row)
 			}
 			shown += min(pairs, len(removed)) + min(pairs, len(added))
@@ -248,6 +284,30 @@ func detailSplitRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, show
 		}
 	}
 	return rows, shown, noise
+}
+
+// detailMarkUnified marks the changed characters of each run of removed
+// lines and the added lines after it, paired in order, in rows laid out
+// from lines (rows may stop short of lines at the limit).
+func detailMarkUnified(rows []detailDiffRow, lines []backup.DiffLine) {
+	for i := 0; i < len(rows); {
+		if lines[i].Kind != backup.LineRemoved {
+			i++
+			continue
+		}
+		end := i
+		for end < len(rows) && lines[end].Kind == backup.LineRemoved {
+			end++
+		}
+		add := end
+		for add < len(rows) && lines[add].Kind == backup.LineAdded {
+			add++
+		}
+		for j := 0; i+j < end && end+j < add; j++ {
+			detailMarkPair(&rows[i+j].Left, &rows[end+j].Left, lines[i+j].Noise || lines[end+j].Noise)
+		}
+		i = add
+	}
 }
 
 // detailUnifiedRows lays hunks out one line a row, as diff -u shows them,
@@ -258,6 +318,7 @@ func detailUnifiedRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, sh
 			break
 		}
 		rows = append(rows, detailDiffRow{Header: detailHunkHeader(h)})
+		first := len(rows)
 		for _, l := range h.Lines {
 			if len(rows) >= limit {
 				break
@@ -266,6 +327,7 @@ func detailUnifiedRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, sh
 			noise = noise || l.Noise
 			shown++
 		}
+		detailMarkUnified(rows[first:], h.Lines)
 	}
 	return rows, shown, noise
 }
