@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -523,7 +524,22 @@ func TestDeviceDiffSideBySide(t *testing.T) {
 	expectBody(t, "same", b.get(base+"?from="+v2.ID+"&to="+v2.ID), `id="diff-same"`, "No differences")
 	// A hunk's header names the block its change is in.
 	v4 := f.version(t, e, f.coreDev, 30*time.Minute, strings.Replace(detailConfigV2, "to-new-core", "to-core-2", 1), true, "")
-	expectBody(t, "section", b.get(base+"?from="+v2.ID+"&to="+v4.ID), `<tr class="device-hunk"><td colspan="4">@@ -3,7 &#43;3,7 @@ interface Gi0/1</td></tr>`)
+	p = b.get(base + "?from=" + v2.ID + "&to=" + v4.ID)
+	expectBody(t, "section", p, `<tr class="device-hunk"><td colspan="4">@@ -3,7 &#43;3,7 @@ interface Gi0/1</td></tr>`)
+	// The version pickers offer the changes, newest first, the compared
+	// two chosen; not the noise-only version nor the failure.
+	picks := regexp.MustCompile(`<select id="pick-from" name="from">([\s\S]*?)</select>`).FindStringSubmatch(p.body)
+	if picks == nil {
+		t.Fatal("the diff page has no version picker")
+	}
+	var offered []string
+	for _, m := range regexp.MustCompile(`<option value="([^"]+)"( selected)?>`).FindAllStringSubmatch(picks[1], -1) {
+		offered = append(offered, m[1]+m[2])
+	}
+	if want := []string{v4.ID, v2.ID + " selected", v1.ID}; !slices.Equal(offered, want) {
+		t.Errorf("the from picker offers %v, want %v (v3 is noise only, %s failed)", offered, want, failed.ID)
+	}
+	expectBody(t, "pickers", p, fmt.Sprintf(`<option value="%s" selected>`, v4.ID), `id="pick-compare"`)
 	// Without from: the version before to (the failure in between is skipped).
 	p = b.get(base + "?to=" + v2.ID)
 	expect(t, "diff with previous", p, http.StatusOK, "")

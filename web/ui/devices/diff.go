@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"backupd/app/backup"
 	"backupd/db"
@@ -37,7 +39,18 @@ type deviceDiffPage struct {
 	SwapURL      string
 	RawURL       string
 	HistoryURL   string
+	// Picks are the versions the pickers offer, newest first: the
+	// device's newest changes, and the two compared.
+	Picks []detailPick
+	// View is "unified" in the unified view, for the pickers' form.
+	View string
 }
+
+// detailPick is a version the diff's pickers offer.
+type detailPick struct{ ID, When string }
+
+// detailMaxPicks bounds the changes the pickers offer.
+const detailMaxPicks = 100
 
 // detailDiffRow is one row of the diff table: a hunk header, or a line on
 // the left, the right or both sides. The unified view uses Left for the
@@ -92,7 +105,41 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 		p.Rows, p.Shown, p.HasNoise = detailSplitRows(res.Hunks, detailMaxDiffRows)
 	}
 	p.Truncated = p.Shown < p.Total
+	if unified {
+		p.View = "unified"
+	}
+	if p.Picks, err = u.detailPicks(r, d, from, to); err != nil {
+		return err
+	}
 	return u.Render(w, r, http.StatusOK, "device_diff.html", keyDetailDiffTitle, p)
+}
+
+// detailPicks are the versions the diff's pickers offer: the device's
+// newest changes (and its first version), and from and to wherever they
+// are, newest first.
+func (u *handlers) detailPicks(r *http.Request, d db.Device, from, to db.Backup) ([]detailPick, error) {
+	page, err := u.Store.DeviceHistory(r.Context(), d.ID, db.HistoryQuery{Limit: detailMaxPicks, ChangesOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	versions := []db.Backup{from, to}
+	for _, b := range page.Items {
+		if b.SnapshotHash != nil && b.ID != from.ID && b.ID != to.ID {
+			versions = append(versions, b)
+		}
+	}
+	slices.SortFunc(versions, func(a, b db.Backup) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	versions = slices.CompactFunc(versions, func(a, b db.Backup) bool { return a.ID == b.ID })
+	out := make([]detailPick, len(versions))
+	for i, b := range versions {
+		out[i] = detailPick{ID: b.ID, When: b.StartedAt.In(u.Location).Format("2006-01-02 15:04:05")}
+	}
+	return out, nil
 }
 
 // deviceDiffRaw serves the unified diff of two versions as a file.
