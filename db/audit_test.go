@@ -105,19 +105,9 @@ func TestSearchAudit(t *testing.T) {
 			continue
 		}
 		plan := ""
-		rows, err := s.Reader().Query(`EXPLAIN QUERY PLAN `+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
+		for _, detail := range dbtest.PlanSQLite(t, s, q, args...) {
 			plan += detail + "\n"
 		}
-		rows.Close()
 		if !strings.Contains(plan, "audit_log_at") && !strings.Contains(plan, "audit_log_action (action=? AND at>?)") || strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("WHERE %s: the query plan does not walk the time index:\n%s", where, plan)
 		}

@@ -166,21 +166,7 @@ func TestDeviceHistoryQueriesUseTheIndex(t *testing.T) {
 			}
 			continue
 		}
-		rows, err := s.Reader().Query(`EXPLAIN QUERY PLAN `+q, dev, at, at, "b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		joined := strings.Join(plan, "; ")
+		joined := strings.Join(dbtest.PlanSQLite(t, s, q, dev, at, at, "b"), "; ")
 		if !strings.Contains(joined, "USING INDEX backups_device_") || !strings.Contains(joined, "started_at") {
 			t.Errorf("query does not use a range of a device index:\n%s\nplan: %s", q, joined)
 		}
@@ -197,21 +183,7 @@ func TestDeviceHistoryQueriesUseTheIndex(t *testing.T) {
 			}
 			continue
 		}
-		var plan []string
-		rows, err := dbtest.Peek(t, s).Query(`EXPLAIN QUERY PLAN `+q, dev, at, at, "b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX backups_device_changes") {
+		if joined := strings.Join(dbtest.PlanSQLite(t, s, q, dev, at, at, "b"), "; "); !strings.Contains(joined, "INDEX backups_device_changes") {
 			t.Errorf("changes-only query does not use backups_device_changes:\n%s\nplan: %s", q, joined)
 		}
 	}

@@ -346,21 +346,7 @@ func TestDevicesByLastChangeUsesIndexes(t *testing.T) {
 
 func queryPlan(t *testing.T, s *db.Store, q string, args ...any) string {
 	t.Helper()
-	rows, err := s.Reader().Query("EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, detail)
-	}
-	return strings.Join(out, "\n")
+	return strings.Join(dbtest.PlanSQLite(t, s, q, args...), "\n")
 }
 
 // Changes pages through a range newest first, [Since, Until), and the

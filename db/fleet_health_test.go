@@ -165,22 +165,12 @@ func TestFleetHealthUsesIndexes(t *testing.T) {
 			all = append(all, p.Indexes...)
 			continue
 		}
-		rows, err := s.Reader().Query("EXPLAIN QUERY PLAN " + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
+		for _, detail := range dbtest.PlanSQLite(t, s, q) {
 			if strings.HasPrefix(detail, "SCAN ") && !strings.Contains(detail, "INDEX") && detail != "SCAN CONSTANT ROW" {
 				t.Errorf("%s\nreads a whole table: %s", q, detail)
 			}
 			all = append(all, detail)
 		}
-		rows.Close()
 	}
 	for _, index := range want {
 		if !strings.Contains(strings.Join(all, "; "), index) {

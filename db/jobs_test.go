@@ -597,21 +597,7 @@ func TestJobQueriesUseIndexes(t *testing.T) {
 	s := openStore(t)
 	plan := func(q string) string {
 		t.Helper()
-		rows, err := s.Reader().Query("EXPLAIN QUERY PLAN " + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, detail)
-		}
-		return strings.Join(out, "; ")
+		return strings.Join(dbtest.PlanSQLite(t, s, q), "; ")
 	}
 	const scoped = `d.group_id IN (SELECT g.id FROM device_groups g JOIN device_groups s ON substr(g.path, 1, length(s.path)) = s.path WHERE s.id IN (1))`
 	for _, c := range []struct{ query, want, never string }{

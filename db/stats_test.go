@@ -137,21 +137,7 @@ func TestDashboardQueriesUseIndexes(t *testing.T) {
 	s := openStore(t)
 	plan := func(q string, args ...any) string {
 		t.Helper()
-		rows, err := s.Reader().Query("EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, detail)
-		}
-		return strings.Join(out, "; ")
+		return strings.Join(dbtest.PlanSQLite(t, s, q, args...), "; ")
 	}
 	for _, c := range []struct{ query, want string }{
 		{`SELECT d.id FROM devices d WHERE d.last_backup_success = 0 AND d.enabled = 1 ORDER BY d.last_backup_at DESC, d.id DESC LIMIT 10`,

@@ -29,20 +29,7 @@ func TestClaimDeliveriesUsesPartialIndexes(t *testing.T) {
 			}
 			continue
 		}
-		rows, err := dbtest.Peek(t, s).Query("EXPLAIN QUERY PLAN "+q, "2026-01-01T00:00:00.000", 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := dbtest.PlanSQLite(t, s, q, "2026-01-01T00:00:00.000", 10)
 		want := []string{"deliveries_leased", "deliveries_due"}[i]
 		if len(plan) != 1 || !strings.Contains(plan[0], "INDEX "+want) {
 			t.Errorf("claim query %d plan %q, want one search of %s", i, plan, want)
