@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"backupd/db/engine"
 )
 
 // Statements is how many of its frequent statements the queue prepared,
@@ -38,3 +40,6 @@ func (jq *Queue) ExpiredLeaseOwners(ctx context.Context, now time.Time) ([]strin
 func (jq *Queue) ExpireLease(ctx context.Context, owner string, now time.Time, maxInterruptions int) (Interrupted, error) {
 	return jq.expireLease(ctx, owner, now, maxInterruptions)
 }
+
+// ActiveJobsQuery is ActiveJobs's statement, for its plan test.
+func ActiveJobsQuery(pg bool) string { return activeJobsQuery(engine.DialectOf(pg)) }

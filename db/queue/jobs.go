@@ -68,6 +68,48 @@ func (jq *Queue) JobStates(ctx context.Context, ids []int64) (map[int64]string, 
 	return out, nil
 }
 
+// ActiveJob is a device's queued or running job.
+type ActiveJob struct {
+	ID    int64
+	State string
+}
+
+func activeJobsQuery(d engine.Dialect) string {
+	return `SELECT device_id, id, state FROM jobs WHERE state IN ('queued', 'running')
+		AND device_id IN (SELECT CAST(value AS BIGINT) FROM ` + d.JSONEach() + `)`
+}
+
+// ActiveJobs returns the queued or running job of each of the devices
+// that has one (a device has at most one): what a page of devices shows
+// as "queued" or "running" while it follows them.
+func (jq *Queue) ActiveJobs(ctx context.Context, deviceIDs []int64) (map[int64]ActiveJob, error) {
+	out := make(map[int64]ActiveJob)
+	if len(deviceIDs) == 0 {
+		return out, nil
+	}
+	raw, err := json.Marshal(deviceIDs)
+	if err != nil {
+		return nil, fmt.Errorf("active jobs: %w", err)
+	}
+	rows, err := jq.read().QueryContext(ctx, activeJobsQuery(jq.d), string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("active jobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var device int64
+		var j ActiveJob
+		if err := rows.Scan(&device, &j.ID, &j.State); err != nil {
+			return nil, fmt.Errorf("active jobs: %w", err)
+		}
+		out[device] = j
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("active jobs: %w", err)
+	}
+	return out, nil
+}
+
 // CancelJob cancels a job: a queued one at once; a running one is flagged,
 // and the engine running it (in whichever process) stops it within
 // seconds. It reports false for a job that already finished.

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,5 +178,55 @@ func TestFinishJobWritesTheHookInItsTransaction(t *testing.T) {
 	}
 	if !slices.Equal(stored, []string{latest}) {
 		t.Fatalf("Stored = %v; want the new latest version %s", stored, latest)
+	}
+}
+
+// ActiveJobs names the queued and the running job of each device asked
+// about, and nothing for a device whose jobs have ended or that was not
+// asked about; it reads the index of active jobs, not the table.
+func TestActiveJobsNamesQueuedAndRunning(t *testing.T) {
+	s := dbtest.Open(t)
+	ctx := context.Background()
+	q := ownQueue(t, s, queue.Hooks{})
+	queued, running, ended, other := device(t, s, "queued", db.LocalZone), device(t, s, "running", db.LocalZone),
+		device(t, s, "ended", db.LocalZone), device(t, s, "other", db.LocalZone)
+
+	enqueueNow(t, q, queue.TriggerManual, ended)
+	claims, err := q.ClaimJobs(ctx, "test-owner", 1, nil)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("ClaimJobs = %+v, %v", claims, err)
+	}
+	if err := q.FinishJob(ctx, claims[0], queue.Outcome{Success: true, Text: "hostname ended\n", First: true, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	runningJob := enqueueNow(t, q, queue.TriggerManual, running)[0]
+	if claims, err = q.ClaimJobs(ctx, "test-owner", 1, nil); err != nil || len(claims) != 1 || claims[0].ID != runningJob {
+		t.Fatalf("ClaimJobs = %+v, %v", claims, err)
+	}
+	queuedJob := enqueueNow(t, q, queue.TriggerManual, queued)[0]
+	enqueueNow(t, q, queue.TriggerManual, other)
+
+	got, err := q.ActiveJobs(ctx, []int64{queued, running, ended, 999999})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]queue.ActiveJob{queued: {ID: queuedJob, State: queue.JobQueued}, running: {ID: runningJob, State: queue.JobRunning}}
+	if len(got) != len(want) || got[queued] != want[queued] || got[running] != want[running] {
+		t.Errorf("ActiveJobs = %+v, want %+v", got, want)
+	}
+	if got, err := q.ActiveJobs(ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("ActiveJobs(nil) = %+v, %v", got, err)
+	}
+
+	ids := `[1,2,3]`
+	if s.Postgres() {
+		if p := dbtest.ExplainPG(t, s, queue.ActiveJobsQuery(true), ids); !p.Uses("jobs_active_device") || slices.Contains(p.SeqScans, "jobs") {
+			t.Errorf("the active jobs are not read through jobs_active_device:\n%s", p.Text)
+		}
+		return
+	}
+	plan := dbtest.PlanSQLite(t, s, queue.ActiveJobsQuery(false), ids)
+	if !slices.ContainsFunc(plan, func(d string) bool { return strings.Contains(d, "jobs_active_device") }) {
+		t.Errorf("the active jobs are not read through jobs_active_device: %q", plan)
 	}
 }
