@@ -12,6 +12,7 @@ import (
 	"backupd/app/collect/driver"
 	"backupd/app/inventory"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/ui/core"
 )
 
@@ -92,8 +93,11 @@ type deviceDetailPage struct {
 	// has not since the first backup.
 	LastChecked, LastBackup, LastChanged time.Time
 	LastBackupKnown, LastBackupOK        bool
-	HostKey                              detailHostKey
-	Address                              detailAddress
+	// Job is the device's queued or running backup (State "" for none):
+	// the page follows it until it ends.
+	Job     queue.ActiveJob
+	HostKey detailHostKey
+	Address detailAddress
 	// History is nil for users without backups.view.
 	History *detailHistory
 	// PlatformName is the platform's display name (its id when the
@@ -189,6 +193,11 @@ func (u *handlers) renderDeviceDetail(w http.ResponseWriter, r *http.Request, st
 	if d.Remarks != nil {
 		p.Remarks = *d.Remarks
 	}
+	jobs, err := u.Store.ActiveJobs(ctx, []int64{d.ID})
+	if err != nil {
+		return err
+	}
+	p.Job = jobs[d.ID]
 	pinned, pending, err := u.Store.HostKeys(ctx, d.ID)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"backupd/app/collect/driver"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web/ui/core"
 )
 
@@ -28,6 +29,9 @@ type devicesRow struct {
 	// LastOK and LastFailed tell how the last backup ended (neither
 	// before the first).
 	LastOK, LastFailed bool
+	// Job is the device's queued or running backup (State "" for none):
+	// the list follows it until it ends.
+	Job queue.ActiveJob
 }
 
 // devicesPage is the data of devices.html.
@@ -104,10 +108,19 @@ func (u *handlers) devicesList(w http.ResponseWriter, r *http.Request) error {
 		g, _ := tree.Group(f.GroupID)
 		p.FilterGroup = g.Name
 	}
+	ids := make([]int64, len(list))
+	for i, d := range list {
+		ids[i] = d.ID
+	}
+	jobs, err := u.Store.ActiveJobs(ctx, ids)
+	if err != nil {
+		return err
+	}
 	p.Rows = make([]devicesRow, len(list))
 	for i, d := range list {
 		p.Rows[i] = devicesNewRow(d, tree)
 		p.Rows[i].ZoneName = zoneNames[d.ZoneID]
+		p.Rows[i].Job = jobs[d.ID]
 	}
 	p.Notice, p.NoticeArgs, p.NoticeJobs = devicesNotice(r.URL.Query())
 	return u.Render(w, r, http.StatusOK, "devices.html", keyTitleDevices, p)

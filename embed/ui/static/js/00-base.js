@@ -99,10 +99,95 @@
 
   window.backupd = { api: api };
 
+  // Parts of a page marked data-live (each with an id) follow a backup
+  // that is queued or running, marked data-job. While one is, and the
+  // page is shown, the page asks the server for itself every
+  // LIVE_POLL_MS and puts in place each part that changed, so a row or a
+  // summary goes from "queued" to "running" to the backup's result with
+  // no reload. It stops when no part names an active job, after
+  // LIVE_MAX_MS, or after LIVE_MAX_FAILURES failed asks in a row.
+  // Checkboxes and radio buttons keep what the user chose. A
+  // "backupd:live" event tells other scripts that parts were replaced.
+  var LIVE_POLL_MS = 2000;
+  var LIVE_MAX_MS = 30 * 60 * 1000;
+  var LIVE_MAX_FAILURES = 5;
+
+  function keepChoices(old, fresh) {
+    old.querySelectorAll('input[type="checkbox"], input[type="radio"]').forEach(function (box) {
+      if (!box.name) {
+        return;
+      }
+      var same = fresh.querySelector('input[name="' + CSS.escape(box.name) + '"][value="' + CSS.escape(box.value) + '"]');
+      if (same && (box.type === "checkbox" || box.checked)) {
+        same.checked = box.checked;
+      }
+    });
+  }
+
+  function setupLive() {
+    if (!document.querySelector("[data-live][id] [data-job], [data-live][id][data-job]")) {
+      return;
+    }
+    var started = Date.now();
+    var failures = 0;
+    var timer = 0;
+
+    function schedule(ms) {
+      window.clearTimeout(timer);
+      if (Date.now() - started < LIVE_MAX_MS) {
+        timer = window.setTimeout(poll, ms);
+      }
+    }
+
+    function apply(html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var replaced = 0;
+      document.querySelectorAll("[data-live][id]").forEach(function (part) {
+        var next = doc.getElementById(part.id);
+        if (!next || !next.hasAttribute("data-live") || next.outerHTML === part.outerHTML) {
+          return;
+        }
+        var fresh = document.importNode(next, true);
+        keepChoices(part, fresh);
+        part.replaceWith(fresh);
+        replaced++;
+      });
+      if (replaced) {
+        document.dispatchEvent(new CustomEvent("backupd:live"));
+      }
+      return !!doc.querySelector("[data-live][id] [data-job], [data-live][id][data-job]");
+    }
+
+    function poll() {
+      if (document.hidden) {
+        document.addEventListener("visibilitychange", poll, { once: true });
+        return;
+      }
+      fetch(window.location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (res) {
+        if (!res.ok) {
+          throw new Error(res.statusText);
+        }
+        return res.text();
+      }).then(function (html) {
+        failures = 0;
+        if (apply(html)) {
+          schedule(LIVE_POLL_MS);
+        }
+      }).catch(function () {
+        failures++;
+        if (failures < LIVE_MAX_FAILURES) {
+          schedule(LIVE_POLL_MS * Math.pow(2, failures));
+        }
+      });
+    }
+    schedule(LIVE_POLL_MS);
+  }
+
   function init() {
     setupNav();
     setupConfirm();
     setupSubmitOnce();
+    setupLive();
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

@@ -5,30 +5,40 @@
 (function () {
   "use strict";
 
+  // The rows may be replaced while a backup is followed (backupd:live),
+  // so the boxes are looked up at each count.
   function setupSelection() {
     var all = document.getElementById("device-select-all");
     var button = document.getElementById("device-bulk-backup");
     if (!all || !button) {
       return;
     }
-    var boxes = Array.prototype.slice.call(document.querySelectorAll('input[type="checkbox"][form="device-bulk"]'));
     var count = button.querySelector(".devices-selected-count");
+    function boxes() {
+      return Array.prototype.slice.call(document.querySelectorAll('input[type="checkbox"][form="device-bulk"]'));
+    }
     all.hidden = false;
     function update() {
-      var n = boxes.filter(function (b) { return b.checked; }).length;
+      var list = boxes();
+      var n = list.filter(function (b) { return b.checked; }).length;
       button.disabled = n === 0;
       if (count) {
         count.hidden = n === 0;
         count.textContent = "(" + n + ")";
       }
-      all.checked = n > 0 && n === boxes.length;
-      all.indeterminate = n > 0 && n < boxes.length;
+      all.checked = n > 0 && n === list.length;
+      all.indeterminate = n > 0 && n < list.length;
     }
     all.addEventListener("change", function () {
-      boxes.forEach(function (b) { b.checked = all.checked; });
+      boxes().forEach(function (b) { b.checked = all.checked; });
       update();
     });
-    boxes.forEach(function (b) { b.addEventListener("change", update); });
+    document.addEventListener("change", function (e) {
+      if (e.target.matches && e.target.matches('input[type="checkbox"][form="device-bulk"]')) {
+        update();
+      }
+    });
+    document.addEventListener("backupd:live", update);
     // Coming back through the history keeps the boxes' state.
     window.addEventListener("pageshow", update);
     update();
