@@ -232,13 +232,13 @@ func (a *API) MountDocs(mux *http.ServeMux) {
 	mux.HandleFunc("GET /openapi-3.0.json", serve(Version30))
 	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
 		lang := language(r)
-		title := "backupd API"
+		title, back := "backupd API", "← Back to backupd"
 		if lang == "zh" {
-			title = "backupd API 文档"
+			title, back = "backupd API 文档", "← 返回 backupd"
 		}
 		var buf bytes.Buffer
 		if err := docsPage.Execute(&buf, map[string]string{
-			"Lang": lang, "Title": title, "SpecURL": "/openapi.json?lang=" + lang,
+			"Lang": lang, "Title": title, "Back": back, "SpecURL": "/openapi.json?lang=" + lang,
 		}); err != nil {
 			log.Error("render docs page", "err", err)
 			http.Error(w, "internal server error", http.StatusInternalServerError)

@@ -42,7 +42,8 @@ type deviceDiffPage struct {
 	// Picks are the versions the pickers offer, newest first: the
 	// device's newest changes, and the two compared.
 	Picks []detailPick
-	// View is "unified" in the unified view, for the pickers' form.
+	// View is the view asked for ("unified", "split" or ""), which the
+	// pickers' form and the swap link keep.
 	View string
 }
 
@@ -81,7 +82,13 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	unified := r.URL.Query().Get("view") == "unified"
+	// The view asked for: "unified", "split", or none (split, which a
+	// narrow screen's script turns into unified).
+	view := r.URL.Query().Get("view")
+	if view != "unified" && view != "split" {
+		view = ""
+	}
+	unified := view == "unified"
 	p := deviceDiffPage{
 		Device: d, From: u.detailRow(d, from), To: u.detailRow(d, to),
 		Same: len(res.Hunks) == 0, NoiseOnly: len(res.Hunks) > 0 && !res.Changed,
@@ -90,10 +97,10 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 		HistoryURL: detailPath(d) + "#history",
 	}
 	base := detailDiffPath(d, from.ID, to.ID)
-	p.SplitURL, p.UnifiedURL = base, base+"&view=unified"
+	p.SplitURL, p.UnifiedURL = base+"&view=split", base+"&view=unified"
 	p.SwapURL = detailDiffPath(d, to.ID, from.ID)
-	if unified {
-		p.SwapURL += "&view=unified"
+	if view != "" {
+		p.SwapURL += "&view=" + view
 	}
 	p.RawURL = detailPath(d) + "/diff/raw?" + url.Values{"from": {from.ID}, "to": {to.ID}}.Encode()
 	for _, h := range res.Hunks {
@@ -105,9 +112,7 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 		p.Rows, p.Shown, p.HasNoise = detailSplitRows(res.Hunks, detailMaxDiffRows)
 	}
 	p.Truncated = p.Shown < p.Total
-	if unified {
-		p.View = "unified"
-	}
+	p.View = view
 	if p.Picks, err = u.detailPicks(r, d, from, to); err != nil {
 		return err
 	}

@@ -99,6 +99,30 @@
 
   window.backupd = { api: api };
 
+  // A table wider than its box: the box's classes more-left and
+  // more-right say which edges have more to scroll to (the stylesheet
+  // shades them), kept up to date as it scrolls and as its size changes.
+  var wrapSizes = window.ResizeObserver ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { markWrap(entry.target); });
+  }) : null;
+
+  function markWrap(wrap) {
+    var max = wrap.scrollWidth - wrap.clientWidth;
+    wrap.classList.toggle("more-left", max > 1 && wrap.scrollLeft > 1);
+    wrap.classList.toggle("more-right", max > 1 && wrap.scrollLeft < max - 1);
+  }
+
+  function setupTableWraps() {
+    document.querySelectorAll(".table-wrap:not([data-watched])").forEach(function (wrap) {
+      wrap.setAttribute("data-watched", "");
+      wrap.addEventListener("scroll", function () { markWrap(wrap); }, { passive: true });
+      if (wrapSizes) {
+        wrapSizes.observe(wrap);
+      }
+      markWrap(wrap);
+    });
+  }
+
   // Parts of a page marked data-live (each with an id) follow a backup
   // that is queued or running, marked data-job. While one is, and the
   // page is shown, the page asks the server for itself every
@@ -131,6 +155,12 @@
     var started = Date.now();
     var failures = 0;
     var timer = 0;
+    // What the server last sent of each part: other scripts mark parts
+    // (a table's scroll edges), which must not count as a change.
+    var sent = {};
+    document.querySelectorAll("[data-live][id]").forEach(function (part) {
+      sent[part.id] = part.outerHTML;
+    });
 
     function schedule(ms) {
       window.clearTimeout(timer);
@@ -144,9 +174,10 @@
       var replaced = 0;
       document.querySelectorAll("[data-live][id]").forEach(function (part) {
         var next = doc.getElementById(part.id);
-        if (!next || !next.hasAttribute("data-live") || next.outerHTML === part.outerHTML) {
+        if (!next || !next.hasAttribute("data-live") || next.outerHTML === sent[part.id]) {
           return;
         }
+        sent[part.id] = next.outerHTML;
         var fresh = document.importNode(next, true);
         keepChoices(part, fresh);
         part.replaceWith(fresh);
@@ -188,6 +219,8 @@
     setupConfirm();
     setupSubmitOnce();
     setupLive();
+    setupTableWraps();
+    document.addEventListener("backupd:live", setupTableWraps);
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

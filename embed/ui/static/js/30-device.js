@@ -1,10 +1,20 @@
 // Device version page: the "Copy" button puts the configuration text on
 // the clipboard. Without JavaScript the button stays hidden; the text can
-// still be selected or downloaded.
+// still be selected or downloaded. Diff page: on a narrow screen a diff
+// shown side by side only because no view was asked for is shown unified.
 (function () {
   "use strict";
 
+  function narrowDiff() {
+    var table = document.querySelector("#diff-table[data-view-auto]");
+    var unified = document.getElementById("diff-view-unified");
+    if (table && unified && window.matchMedia("(max-width: 640px)").matches) {
+      window.location.replace(unified.href);
+    }
+  }
+
   function setup() {
+    narrowDiff();
     var button = document.getElementById("version-copy");
     var status = document.getElementById("version-copy-status");
     if (!button || !status) {
