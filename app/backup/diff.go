@@ -77,6 +77,19 @@ type DiffResult struct {
 	// NoiseAdded and NoiseRemoved are the noise lines among Added and
 	// Removed: what changes on every backup without a change.
 	NoiseAdded, NoiseRemoved int
+	// NewTotal is how many lines the new text has (LineCount), for the
+	// unchanged lines after the last hunk.
+	NewTotal int
+}
+
+// LineCount is how many lines text has as a diff numbers them: a last
+// line without a newline counts, an empty text has none.
+func LineCount(text string) int {
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
 }
 
 // Errors of Diff, for callers to tell the user what is wrong.
@@ -152,7 +165,7 @@ func DiffTexts(a, b string, f *NoiseFilter) DiffResult {
 }
 
 func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResult {
-	var res DiffResult
+	res := DiffResult{NewTotal: LineCount(b)}
 	if a == b {
 		return res
 	}

@@ -112,6 +112,8 @@ func (u *UI) apiFailed(w http.ResponseWriter, r *http.Request, err error) {
 		we = web.NewError(http.StatusRequestEntityTooLarge, web.CodePayloadTooLarge, "request body is larger than 1 MiB")
 	case errors.Is(err, db.ErrNotFound):
 		we = web.NewError(http.StatusNotFound, web.CodeNotFound, "no such resource: "+r.URL.Path)
+	case IsForbidden(err):
+		we = web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the resource is outside your device groups")
 	default:
 		u.Log.Error("internal api failed", "request_id", web.RequestID(r.Context()), "method", r.Method,
 			"path", r.URL.Path, "err", err)

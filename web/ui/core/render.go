@@ -169,3 +169,16 @@ func parsePages() (map[string]*template.Template, error) {
 	}
 	return pages, nil
 }
+
+// PartView is what a partial given more than the page's data runs on: the
+// page's view, for its texts and permissions, and Part, the partial's
+// own data.
+type PartView struct {
+	*View
+	Part any
+}
+
+// With hands part to a partial along with the page's view:
+//
+//	{{template "diff-gap" $.With .Gap}}
+func (v *View) With(part any) PartView { return PartView{View: v, Part: part} }

@@ -40,6 +40,7 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("GET /devices/{id}/versions/{backup}/raw", u.Page("backups.view", u.deviceVersionRaw))
 	mux.Handle("GET /devices/{id}/diff", u.Page("backups.view", u.deviceDiff))
 	mux.Handle("GET /devices/{id}/diff/raw", u.Page("backups.view", u.deviceDiffRaw))
+	mux.Handle("GET /api/devices/{id}/versions/{backup}/lines", u.API("backups.view", u.apiVersionLines))
 	mux.Handle("POST /devices/{id}/host-key/accept", u.Page("devices.update", u.acceptDeviceHostKey))
 	mux.Handle("POST /devices/{id}/address/confirm", u.Page("devices.update", u.confirmDeviceAddress))
 }

@@ -39,6 +39,8 @@ type deviceDiffPage struct {
 	SwapURL      string
 	RawURL       string
 	HistoryURL   string
+	// LinesURL gives the new version's lines, for the gaps' rows.
+	LinesURL string
 	// Picks are the versions the pickers offer, newest first: the
 	// device's newest changes, and the two compared.
 	Picks []detailPick
@@ -59,6 +61,8 @@ const detailMaxPicks = 100
 type detailDiffRow struct {
 	Header      string
 	Left, Right detailDiffCell
+	// Gap, on a row of its own, is a run of unchanged lines left out.
+	Gap *detailGap
 }
 
 // detailDiffCell is one side of a row; No is 0 where the side has no line.
@@ -106,12 +110,25 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 	for _, h := range res.Hunks {
 		p.Total += len(h.Lines)
 	}
+	gaps := detailGaps(res.Hunks, res.NewTotal)
+	for i := range gaps {
+		gaps[i].Cols = 4
+		if unified {
+			gaps[i].Cols = 3
+		}
+	}
 	if unified {
-		p.Rows, p.Shown, p.HasNoise = detailUnifiedRows(res.Hunks, detailMaxDiffRows)
+		p.Rows, p.Shown, p.HasNoise = detailUnifiedRows(res.Hunks, gaps, detailMaxDiffRows)
 	} else {
-		p.Rows, p.Shown, p.HasNoise = detailSplitRows(res.Hunks, detailMaxDiffRows)
+		p.Rows, p.Shown, p.HasNoise = detailSplitRows(res.Hunks, gaps, detailMaxDiffRows)
 	}
 	p.Truncated = p.Shown < p.Total
+	if !p.Truncated && len(res.Hunks) > 0 {
+		if row, ok := detailGapRow(gaps[len(res.Hunks)]); ok {
+			p.Rows = append(p.Rows, row)
+		}
+	}
+	p.LinesURL = "/api" + detailVersionPath(d, to.ID) + "/lines"
 	p.View = view
 	if p.Picks, err = u.detailPicks(r, d, from, to); err != nil {
 		return err
@@ -285,14 +302,18 @@ func detailHunkHeader(h backup.Hunk) string {
 	return out
 }
 
-// detailSplitRows lays hunks out side by side: context lines on both
+// detailSplitRows lays hunks out side by side, each after the gap of
+// unchanged lines before it (gaps[i], when it has lines): context lines on both
 // sides, and in each run of changes the removed lines on the left beside
 // the added ones on the right, pair by pair. It stops at limit rows and
 // returns how many diff lines it laid out, and whether any is noise.
-func detailSplitRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, shown int, noise bool) {
-	for _, h := range hunks {
+func detailSplitRows(hunks []backup.Hunk, gaps []detailGap, limit int) (rows []detailDiffRow, shown int, noise bool) {
+	for i, h := range hunks {
 		if len(rows) >= limit {
 			break
+		}
+		if row, ok := detailGapRow(gaps[i]); ok {
+			rows = append(rows, row)
 		}
 		rows = append(rows, detailDiffRow{Header: detailHunkHeader(h)})
 		lines := h.Lines
@@ -363,11 +384,14 @@ func detailMarkUnified(rows []detailDiffRow, lines []backup.DiffLine) {
 }
 
 // detailUnifiedRows lays hunks out one line a row, as diff -u shows them,
-// up to limit rows.
-func detailUnifiedRows(hunks []backup.Hunk, limit int) (rows []detailDiffRow, shown int, noise bool) {
-	for _, h := range hunks {
+// each after its gap of unchanged lines, up to limit rows.
+func detailUnifiedRows(hunks []backup.Hunk, gaps []detailGap, limit int) (rows []detailDiffRow, shown int, noise bool) {
+	for i, h := range hunks {
 		if len(rows) >= limit {
 			break
+		}
+		if row, ok := detailGapRow(gaps[i]); ok {
+			rows = append(rows, row)
 		}
 		rows = append(rows, detailDiffRow{Header: detailHunkHeader(h)})
 		first := len(rows)
