@@ -1121,9 +1121,23 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 			return t, storeFailure(err)
 		}
 	}
-	cred, err := store.GetCredential(ctx, *d.CredentialID)
+	if err := openCredential(ctx, store, sealer, *d.CredentialID, &t); err != nil {
+		return t, err
+	}
+	if d.TemplateID != nil {
+		if t.Commands, err = templateCommands(ctx, store, *d.TemplateID); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// openCredential sets t's login from the stored credential id, its
+// secrets opened.
+func openCredential(ctx context.Context, store *db.Store, sealer *secret.Sealer, id int64, t *collect.Target) error {
+	cred, err := store.GetCredential(ctx, id)
 	if err != nil {
-		return t, storeFailure(fmt.Errorf("loading the device's credential: %w", err))
+		return storeFailure(fmt.Errorf("loading the device's credential: %w", err))
 	}
 	t.Username = cred.Username
 	open := func(sealed []byte, purpose string) (string, error) {
@@ -1137,28 +1151,32 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 		return v, nil
 	}
 	if t.Password, err = open(cred.Password, secret.PurposePassword); err != nil {
-		return t, err
+		return err
 	}
 	if t.EnablePassword, err = open(cred.EnablePassword, secret.PurposeEnablePassword); err != nil {
-		return t, err
+		return err
 	}
 	key, err := open(cred.PrivateKey, secret.PurposePrivateKey)
 	if err != nil {
-		return t, err
+		return err
 	}
 	if key != "" {
 		t.PrivateKey = []byte(key)
 	}
-	if d.TemplateID != nil {
-		tpl, err := store.GetTemplate(ctx, *d.TemplateID)
-		if err != nil && !errors.Is(err, db.ErrNotFound) {
-			return t, storeFailure(fmt.Errorf("loading the device's template: %w", err))
-		}
-		if err == nil {
-			t.Commands = commandLines(tpl.Commands)
-		}
+	return nil
+}
+
+// templateCommands are the command lines of the template id; none when
+// it was deleted meanwhile (the platform's own then run).
+func templateCommands(ctx context.Context, store *db.Store, id int64) ([]string, error) {
+	tpl, err := store.GetTemplate(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
 	}
-	return t, nil
+	if err != nil {
+		return nil, storeFailure(fmt.Errorf("loading the device's template: %w", err))
+	}
+	return commandLines(tpl.Commands), nil
 }
 
 // ReasonAddressUnconfirmed is the failure reason of an attempt that did

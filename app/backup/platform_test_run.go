@@ -145,6 +145,50 @@ func RunPlatformTest(ctx context.Context, store *db.Store, sealer *secret.Sealer
 	default:
 		return PlatformTestResult{}, ErrPlatformTestNoTarget
 	}
+	return runTest(ctx, p, target)
+}
+
+// CheckConnection logs in to device d, unsaved (a device form's values),
+// with its credential, as a backup would, and runs its template's or its
+// platform's commands: the device form's "Test connection". Nothing is
+// stored and no host key pinned; pinned, when set, is the key the device
+// must present (an edited device whose address did not change). The
+// caller checks that its user may send the credential to d's address.
+// Errors as RunPlatformTest's.
+func CheckConnection(ctx context.Context, store *db.Store, sealer *secret.Sealer, d db.Device, pinned []byte) (PlatformTestResult, error) {
+	p, ok := driver.Lookup(d.Platform)
+	if !ok {
+		return PlatformTestResult{}, ErrPlatformTestNoDevice
+	}
+	if !driver.ValidHost(d.Host) {
+		return PlatformTestResult{}, ErrPlatformTestHost
+	}
+	if d.Port < 1 || d.Port > 65535 {
+		return PlatformTestResult{}, ErrPlatformTestPort
+	}
+	if d.CredentialID == nil {
+		return PlatformTestResult{}, &PlatformTestLoginError{errors.New("the device has no credential; choose one to log in with")}
+	}
+	target := collect.Target{Host: d.Host, Port: d.Port, Method: d.LoginMethod, Encoding: d.Encoding, PinnedHostKey: pinned}
+	outbound, err := netguard.Load(ctx, store)
+	if err != nil {
+		return PlatformTestResult{}, err
+	}
+	target.Control = outbound.Control
+	if err := openCredential(ctx, store, sealer, *d.CredentialID, &target); err != nil {
+		return PlatformTestResult{}, &PlatformTestLoginError{err}
+	}
+	if d.TemplateID != nil {
+		if target.Commands, err = templateCommands(ctx, store, *d.TemplateID); err != nil {
+			return PlatformTestResult{}, err
+		}
+	}
+	return runTest(ctx, p, target)
+}
+
+// runTest collects from target with platform p, bounded in time, output
+// and transcript, one of platformTestSlots at a time.
+func runTest(ctx context.Context, p driver.Platform, target collect.Target) (PlatformTestResult, error) {
 	if !p.OffersTransport(target.Method) {
 		return PlatformTestResult{}, &PlatformTestTransportError{Method: target.Method}
 	}

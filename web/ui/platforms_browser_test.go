@@ -42,6 +42,11 @@ func TestPlatformsInChromium(t *testing.T) {
 	b.typeIn("#platform-test-enable", simEnable)
 	b.submit("test against the device", "#platform-test-submit")
 	b.waitFor("test result", `!!document.getElementById("platform-test-ok")`, 5*time.Second)
+	// The result is below a long form: the page opens at it.
+	b.waitFor("the result in view", `(function () {
+		const r = document.getElementById("platform-result").getBoundingClientRect();
+		return window.scrollY > 0 && r.top > -2 && r.top < window.innerHeight;
+	})()`, 5*time.Second)
 	if text := b.eval(`document.getElementById("platform-test-text").textContent`); !strings.Contains(text, "hostname acme-lab") {
 		t.Errorf("captured text lacks the configuration:\n%.300s", text)
 	}

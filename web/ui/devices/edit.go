@@ -100,6 +100,9 @@ func (u *handlers) devicesSave(w http.ResponseWriter, r *http.Request, p *device
 	if old != nil {
 		title = keyTitleDevicesEdit
 	}
+	if r.PostFormValue("action") == "test" {
+		return u.devicesTest(w, r, p, old, title)
+	}
 	d, errs := p.device()
 	if d.ZoneID == 0 && old != nil {
 		d.ZoneID = old.ZoneID

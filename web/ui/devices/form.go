@@ -104,6 +104,8 @@ type devicesFormPage struct {
 	Zones      []db.Zone
 	MaxName    int
 	MaxRemarks int
+	// Test is how "Test connection" went, nil before one.
+	Test *devicesTestResult
 
 	templates map[int64]db.DeviceChoice
 }
