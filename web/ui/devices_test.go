@@ -544,12 +544,21 @@ func TestDevicesBackupNowWithSimulator(t *testing.T) {
 // with the last page's CSRF token (or csrf when set).
 func (b *browser) uploadDevicesCSV(filename, content, csrf string) page {
 	b.e.t.Helper()
-	if csrf == "" {
-		csrf = b.csrf
+	return b.uploadDevicesCSVWith(filename, content, map[string]string{"csrf": csrf})
+}
+
+// uploadDevicesCSVWith sends the CSV import form with fields besides the
+// file ("csrf" the last page's token when unset or "").
+func (b *browser) uploadDevicesCSVWith(filename, content string, fields map[string]string) page {
+	b.e.t.Helper()
+	if fields["csrf"] == "" {
+		fields["csrf"] = b.csrf
 	}
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("csrf", csrf)
+	for k, v := range fields {
+		_ = mw.WriteField(k, v)
+	}
 	fw, err := mw.CreateFormFile("file", filename)
 	if err != nil {
 		b.e.t.Fatal(err)

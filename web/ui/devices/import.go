@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"backupd/app/collect/driver"
+	"backupd/app/inventory"
 	"backupd/db"
 	"backupd/web/ui/core"
 )
@@ -49,6 +50,22 @@ type devicesImportPage struct {
 	// Zones are the router.db form's choices, offered when there is more
 	// than the local one.
 	Zones []db.Zone
+	// Planned is what a dry run of a valid CSV file would create.
+	Planned *devicesImportPlan
+}
+
+// devicesImportPlan is a dry run's answer: Count devices would be
+// created; Rows are the first of them, More the others.
+type devicesImportPlan struct {
+	Count int
+	Rows  []devicesImportPlanned
+	More  int
+}
+
+// devicesImportPlanned is one device a dry run would create.
+type devicesImportPlanned struct {
+	Line                                       int
+	Name, Address, Platform, Group, Credential string
 }
 
 // devicesImportProblem is one bad cell (or row, when Column is "") of an
@@ -159,6 +176,13 @@ func (u *handlers) devicesImport(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	dryRun := r.PostFormValue("dry_run") != ""
+	if len(problems) == 0 && dryRun {
+		if p.Planned, err = u.devicesImportPlan(r.Context(), devices, lines); err != nil {
+			return err
+		}
+		return u.Render(w, r, http.StatusOK, "devices_import.html", keyTitleDevicesImport, p)
+	}
 	if len(problems) == 0 {
 		err := u.Store.ImportDevices(r.Context(), devices)
 		var ie *db.ImportError
@@ -184,6 +208,40 @@ func (u *handlers) devicesImport(w http.ResponseWriter, r *http.Request) error {
 	u.AuditAs(r, "device.import", "device", "", details)
 	http.Redirect(w, r, devicesListPath+"?imported="+strconv.Itoa(len(devices)), http.StatusSeeOther)
 	return nil
+}
+
+// devicesImportPlan lists what importing devices (read from lines of the
+// file) would create: the first devicesImportShown of them, named as
+// people read them.
+func (u *handlers) devicesImportPlan(ctx context.Context, devices []db.Device, lines []int) (*devicesImportPlan, error) {
+	tree, err := u.GroupTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	creds := map[int64]string{}
+	plan := &devicesImportPlan{Count: len(devices)}
+	for i, d := range devices[:min(len(devices), devicesImportShown)] {
+		row := devicesImportPlanned{Line: lines[i], Name: d.Name, Address: inventory.ShowAddress(d.Address()), Platform: d.Platform}
+		if info, ok := driver.Lookup(d.Platform); ok {
+			row.Platform = info.Name
+		}
+		if d.GroupID != nil {
+			row.Group = tree.PathName(*d.GroupID)
+		}
+		if d.CredentialID != nil {
+			name, ok := creds[*d.CredentialID]
+			if !ok {
+				if name, err = u.credentialName(ctx, *d.CredentialID); err != nil {
+					return nil, err
+				}
+				creds[*d.CredentialID] = name
+			}
+			row.Credential = name
+		}
+		plan.Rows = append(plan.Rows, row)
+	}
+	plan.More = plan.Count - len(plan.Rows)
+	return plan, nil
 }
 
 // devicesCredentialIDs lists the credentials devices log in with, once
