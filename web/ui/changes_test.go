@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -74,6 +75,10 @@ func TestChangesList(t *testing.T) {
 		if !strings.Contains(body, fmt.Sprintf(">%d changes<", len(c.want))) {
 			t.Errorf("/changes?%s does not count %d changes", c.query, len(c.want))
 		}
+		// The internal API answers the same list.
+		if names, total := apiChangeNames(t, root, c.query); strings.Join(names, " ") != strings.Join(c.want, " ") || total != len(c.want) {
+			t.Errorf("/api/changes?%s lists %v of %d, want %v", c.query, names, total, c.want)
+		}
 	}
 	// Each row leads to the device, its diff and its version.
 	_, body := listed(root, "range=7d")
@@ -89,11 +94,26 @@ func TestChangesList(t *testing.T) {
 	scoped.mustLogin("brancher", "branch-password-1")
 	for _, q := range []string{"range=30d", "range=30d&group=" + fmt.Sprint(f.core)} {
 		_, body := listed(scoped, q)
-		for _, name := range rowNames(body) {
+		names, _ := apiChangeNames(t, scoped, q)
+		for _, name := range append(rowNames(body), names...) {
 			if name != "branch-1" {
-				t.Errorf("a user of Branch sees %s's change (/changes?%s)", name, q)
+				t.Errorf("a user of Branch sees %s's change (/changes?%s or /api/changes)", name, q)
 			}
 		}
+	}
+
+	// The internal API refuses what the page would quietly replace.
+	for _, c := range []struct{ query, field string }{
+		{"range=1y", "range"}, {"group=core", "group"}, {"group=0", "group"}, {"page=0", "page"},
+		{"range=custom&from=2026-13-01&to=2026-01-02", "from"}, {"range=custom&from=2026-02-01&to=2026-01-01", "to"},
+	} {
+		p := root.get("/api/changes?" + c.query)
+		if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, `"field":"`+c.field+`"`) {
+			t.Errorf("/api/changes?%s: %d %s, want 422 naming %s", c.query, p.status, p.body, c.field)
+		}
+	}
+	if p := e.browser().get("/api/changes"); p.status != http.StatusUnauthorized {
+		t.Errorf("/api/changes without a session: %d", p.status)
 	}
 
 	// Dates that are not dates, or the wrong way round: refused, kept.
@@ -132,4 +152,32 @@ func rowNames(body string) []string {
 		out = append(out, rest[k+2:end])
 		rest = rest[end:]
 	}
+}
+
+// apiChangeNames are the device names of GET /api/changes?query, in
+// order, and its total.
+func apiChangeNames(t *testing.T, who *browser, query string) ([]string, int) {
+	t.Helper()
+	p := who.get("/api/changes?" + query)
+	if p.status != http.StatusOK {
+		t.Fatalf("/api/changes?%s: %d %s", query, p.status, p.body)
+	}
+	var got struct {
+		Items []struct {
+			DeviceName string `json:"device_name"`
+			DiffURL    string `json:"diff_url"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(p.body), &got); err != nil {
+		t.Fatalf("/api/changes?%s: %v", query, err)
+	}
+	var names []string
+	for _, it := range got.Items {
+		names = append(names, it.DeviceName)
+		if !strings.Contains(it.DiffURL, "/diff?to=") {
+			t.Errorf("/api/changes?%s: diff_url %q", query, it.DiffURL)
+		}
+	}
+	return names, got.Total
 }

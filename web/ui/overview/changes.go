@@ -18,13 +18,16 @@ import (
 // changesPerPage is the rows of one page.
 const changesPerPage = 50
 
+// changesRange is a range the form offers: Label is a message key, Back
+// how far back from now it reaches.
+type changesRange struct {
+	Value, Label string
+	Back         time.Duration
+}
+
 // changesRanges are the ranges the form offers besides a custom one, by
 // their query value: how far back from now each reaches.
-var changesRanges = []struct {
-	Value string
-	Label string // message key
-	Back  time.Duration
-}{
+var changesRanges = []changesRange{
 	{"24h", keyChangesRange24h, 24 * time.Hour},
 	{"7d", keyChangesRange7d, 7 * 24 * time.Hour},
 	{"30d", keyChangesRange30d, 30 * 24 * time.Hour},

@@ -27,4 +27,5 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 
 	u.MountPage(mux, "GET "+core.PathSearch, "backups.view", u.search)
 	u.MountPage(mux, "GET "+core.PathChanges, "backups.view", u.changes)
+	mux.Handle("GET /api/changes", u.API("backups.view", u.apiChanges))
 }
