@@ -24,6 +24,9 @@ type Backup struct {
 	FinishedAt   *time.Time
 	Success      bool
 	ErrorMessage *string
+	// ErrorReason is ErrorMessage's class ("connect", "auth", ...): nil
+	// for a success, and when none was given.
+	ErrorReason  *string
 	SnapshotHash *string
 	Trigger      string
 	// Changed is set on a version that differs from the device's
@@ -35,14 +38,14 @@ type Backup struct {
 	Bytes      *int64
 }
 
-const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, first_backup, duration_ms, bytes`
+const backupColumns = `id, device_id, started_at, finished_at, success, error_message, snapshot_hash, trigger, changed, first_backup, duration_ms, bytes, error_reason`
 
 func scanBackup(row engine.Scanner) (Backup, error) {
 	var b Backup
 	var started string
-	var finished, errMsg, hash sql.NullString
+	var finished, errMsg, hash, reason sql.NullString
 	var dur, size sql.NullInt64
-	if err := row.Scan(&b.ID, &b.DeviceID, &started, &finished, &b.Success, &errMsg, &hash, &b.Trigger, &b.Changed, &b.First, &dur, &size); err != nil {
+	if err := row.Scan(&b.ID, &b.DeviceID, &started, &finished, &b.Success, &errMsg, &hash, &b.Trigger, &b.Changed, &b.First, &dur, &size, &reason); err != nil {
 		return b, err
 	}
 	var err error
@@ -58,6 +61,9 @@ func scanBackup(row engine.Scanner) (Backup, error) {
 	}
 	if errMsg.Valid {
 		b.ErrorMessage = &errMsg.String
+	}
+	if reason.Valid {
+		b.ErrorReason = &reason.String
 	}
 	if hash.Valid {
 		b.SnapshotHash = &hash.String
@@ -86,12 +92,12 @@ func (s *Store) InsertBackup(ctx context.Context, b Backup) error {
 }
 
 // insertBackupQuery is prepared when the store opens (jobQueries).
-const insertBackupQuery = `INSERT INTO backups (` + backupColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertBackupQuery = `INSERT INTO backups (` + backupColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func insertBackup(ctx context.Context, q engine.Querier, b Backup) error {
 	_, err := q.ExecContext(ctx, insertBackupQuery,
 		b.ID, b.DeviceID, backupTime(b.StartedAt), optionalTime(b.FinishedAt), b.Success, b.ErrorMessage,
-		b.SnapshotHash, b.Trigger, b.Changed && !b.First, b.First, b.DurationMS, b.Bytes)
+		b.SnapshotHash, b.Trigger, b.Changed && !b.First, b.First, b.DurationMS, b.Bytes, b.ErrorReason)
 	if err != nil {
 		return fmt.Errorf("insert backup: %w", err)
 	}
@@ -223,7 +229,7 @@ func (s *Store) DeviceHistory(ctx context.Context, deviceID int64, q HistoryQuer
 		return p, fmt.Errorf("device history: count: %w", err)
 	}
 	const sel = `SELECT b.id, b.device_id, b.started_at, b.finished_at, b.success, b.error_message, b.snapshot_hash,
-		b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes FROM backups b WHERE b.device_id = ?`
+		b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes, b.error_reason FROM backups b WHERE b.device_id = ?`
 	args := append([]any{deviceID}, filterArgs...)
 	var query string
 	ascending := false
@@ -279,7 +285,7 @@ func (s *Store) NextVersion(ctx context.Context, deviceID int64, at BackupCursor
 func (s *Store) neighbourVersion(ctx context.Context, deviceID int64, where string, at BackupCursor) (Backup, bool, error) {
 	// backups_device_success (device_id, success, started_at) serves both.
 	b, err := scanBackup(s.reader.QueryRowContext(ctx, `SELECT b.id, b.device_id, b.started_at, b.finished_at,
-		b.success, b.error_message, b.snapshot_hash, b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes
+		b.success, b.error_message, b.snapshot_hash, b.trigger, b.changed, b.first_backup, b.duration_ms, b.bytes, b.error_reason
 		FROM backups b WHERE b.device_id = ? AND b.success = 1 AND b.snapshot_hash IS NOT NULL `+where+` LIMIT 1`,
 		append([]any{deviceID}, cursorArgs(at)...)...))
 	if errors.Is(err, sql.ErrNoRows) {

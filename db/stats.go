@@ -273,7 +273,8 @@ type FailingDevice struct {
 	// At is when the failed attempt ended.
 	At time.Time
 	// Error is the failed attempt's message; empty when none was kept.
-	Error string
+	// Reason is its class ("connect", "auth", ...), empty when none.
+	Error, Reason string
 }
 
 // FailingDevices returns up to limit enabled devices of scope whose last
@@ -284,8 +285,8 @@ func (s *Store) FailingDevices(ctx context.Context, scope Scope, limit int) ([]F
 	// through backups_device_success.
 	out, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (FailingDevice, error) {
 		var f FailingDevice
-		var at, msg sql.NullString
-		if err := r.Scan(&f.ID, &f.Name, &at, &msg); err != nil {
+		var at, msg, reason sql.NullString
+		if err := r.Scan(&f.ID, &f.Name, &at, &msg, &reason); err != nil {
 			return f, err
 		}
 		if at.Valid {
@@ -295,10 +296,12 @@ func (s *Store) FailingDevices(ctx context.Context, scope Scope, limit int) ([]F
 			}
 			f.At = t
 		}
-		f.Error = msg.String
+		f.Error, f.Reason = msg.String, reason.String
 		return f, nil
 	}, `SELECT d.id, d.name, d.last_backup_at,
 		(SELECT b.error_message FROM backups b WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL
+		 ORDER BY b.started_at DESC LIMIT 1),
+		(SELECT b.error_reason FROM backups b WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL
 		 ORDER BY b.started_at DESC LIMIT 1)
 		FROM devices d WHERE d.last_backup_success = 0 AND d.enabled = 1 AND `+cond+`
 		ORDER BY d.last_backup_at DESC, d.id DESC LIMIT ?`, append(args, limit)...)

@@ -714,7 +714,7 @@ func (e *Engine) work(parent context.Context, c queue.Claim) {
 		o = e.attempt(ctx, c)
 	}()
 	if errors.Is(context.Cause(ctx), errCancelled) && !o.Success {
-		o = queue.Outcome{Error: queue.ErrorCancelled, Reason: "cancelled", Cancelled: true}
+		o = queue.Outcome{Error: queue.ErrorCancelled, Reason: queue.ReasonCancelled, Cancelled: true}
 	} else if parent.Err() != nil && !o.Success {
 		// Shut down mid-backup: the shutdown marks it interrupted and
 		// queues it again.
@@ -931,7 +931,7 @@ func (e *Engine) outcome(ctx context.Context, c queue.Claim, platform string, pi
 	}
 	text := Normalise(cp.Text)
 	if text == "" {
-		o.Error, o.Reason = "the device returned no configuration text", "empty"
+		o.Error, o.Reason = "the device returned no configuration text", ReasonEmpty
 		return o
 	}
 	dctx, release := detach(ctx)
@@ -1004,7 +1004,7 @@ func (e *Engine) cancelledCapture(ctx context.Context, c queue.Claim) (queue.Out
 		return queue.Outcome{}, fmt.Errorf("checking the job's cancellation: %w", err)
 	}
 	if slices.Contains(asked, c.ID) {
-		return queue.Outcome{Error: queue.ErrorCancelled, Reason: "cancelled", Cancelled: true}, nil
+		return queue.Outcome{Error: queue.ErrorCancelled, Reason: queue.ReasonCancelled, Cancelled: true}, nil
 	}
 	e.log.Warn("a collector reported a backup cancelled that no one cancelled; recorded as failed",
 		"job_id", c.ID, "device_id", c.DeviceID)
@@ -1106,7 +1106,7 @@ func DeviceTarget(ctx context.Context, store *db.Store, sealer *secret.Sealer, d
 	}
 	t.Control = outbound.Control
 	if d.CredentialID == nil {
-		return t, errors.New("the device has no credential; assign one to back it up")
+		return t, ErrNoCredential
 	}
 	// The credential goes only to an address it was sent to or confirmed
 	// for: checked before it is even opened.
@@ -1204,11 +1204,27 @@ func (e *AddressUnconfirmedError) Error() string {
 // could not be gathered (DeviceTarget's error).
 func TargetFailureReason(err error) string {
 	var ae *AddressUnconfirmedError
-	if errors.As(err, &ae) {
+	switch {
+	case errors.As(err, &ae):
 		return ReasonAddressUnconfirmed
+	case errors.Is(err, ErrNoCredential):
+		return ReasonNoCredential
 	}
-	return "config"
+	return ReasonConfig
 }
+
+// ErrNoCredential is the failure of a device without a credential.
+var ErrNoCredential = errors.New("the device has no credential; assign one to back it up")
+
+// Failure reasons of the engine's own, besides app/collect's.
+const (
+	ReasonNoCredential = "no_credential"
+	// ReasonConfig: what the attempt needs could not be read (the
+	// credential's secret does not open, the device is gone).
+	ReasonConfig = "config"
+	// ReasonEmpty: the device answered with no configuration text.
+	ReasonEmpty = "empty"
+)
 
 // reasonStore is the reason of an attempt the database failed (reading
 // what the collection needs, or comparing with the previous version):

@@ -34,7 +34,7 @@ type Claim struct {
 // writer, so its claims never overlap.
 func claimQuery(d engine.Dialect) string {
 	return `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
-				attempt = attempt + 1, finished_at = NULL, error = NULL
+				attempt = attempt + 1, finished_at = NULL, error = NULL, error_reason = NULL
 			WHERE state = 'queued' AND id ` + d.InLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
 				ORDER BY not_before, id LIMIT ?`) + `
 			RETURNING ` + Columns
@@ -45,7 +45,7 @@ func claimQuery(d engine.Dialect) string {
 // claim.
 func claimAmongQuery(d engine.Dialect) string {
 	return `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
-				attempt = attempt + 1, finished_at = NULL, error = NULL
+				attempt = attempt + 1, finished_at = NULL, error = NULL, error_reason = NULL
 			WHERE state = 'queued' AND id ` + d.InLockedPick(`SELECT id FROM jobs WHERE state = 'queued' AND zone_id = 1 AND not_before <= ?
 				AND id IN (SELECT CAST(value AS BIGINT) FROM `+d.JSONEach()+`) ORDER BY not_before, id LIMIT ?`) + `
 			RETURNING ` + Columns

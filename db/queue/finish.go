@@ -13,7 +13,7 @@ import (
 type Outcome struct {
 	Success bool
 	Error   string // when failed: what to tell the operator; never secrets or config text
-	Reason  string // when failed: its class, for logs and metrics (not stored)
+	Reason  string // when failed: its class (ReasonInterrupted, the engine's), stored beside Error
 	// Text is the configuration captured when succeeded; FinishJob stores
 	// it (once per distinct content) in the same transaction that names
 	// it, so a retention purge can never slip in between.
@@ -43,12 +43,12 @@ type Outcome struct {
 
 // The end of an attempt's statements (writeQueries).
 const (
-	finishBackupQuery = `UPDATE backups SET finished_at = ?, success = ?, error_message = ?,
+	finishBackupQuery = `UPDATE backups SET finished_at = ?, success = ?, error_message = ?, error_reason = ?,
 				snapshot_hash = ?, changed = ?, first_backup = ?, duration_ms = ?, bytes = ? WHERE id = ?`
-	finishSucceededQuery = `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL WHERE id = ? AND state = 'running' AND owner = ?`
-	finishCancelledQuery = `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ? WHERE id = ? AND state = 'running' AND owner = ?`
-	finishRetryQuery     = `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ? WHERE id = ? AND state = 'running' AND owner = ?`
-	finishFailedQuery    = `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ? WHERE id = ? AND state = 'running' AND owner = ?`
+	finishSucceededQuery = `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL, error_reason = NULL WHERE id = ? AND state = 'running' AND owner = ?`
+	finishCancelledQuery = `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ?, error_reason = ? WHERE id = ? AND state = 'running' AND owner = ?`
+	finishRetryQuery     = `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?, error_reason = ? WHERE id = ? AND state = 'running' AND owner = ?`
+	finishFailedQuery    = `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?, error_reason = ? WHERE id = ? AND state = 'running' AND owner = ?`
 )
 
 // FinishJob records the end of a claimed attempt: the job, its backups
@@ -59,6 +59,10 @@ func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	dur := finished.Sub(c.StartedAt).Milliseconds()
 	var stored bool // a new text was stored: its predecessor can become a delta
 	var storedHash string
+	var reason any // NULL for no reason given
+	if o.Reason != "" {
+		reason = o.Reason
+	}
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
 		stored = false
 		q := jq.prepared(tx)
@@ -75,11 +79,11 @@ func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		case o.Success:
 			res, err = q.ExecContext(ctx, finishSucceededQuery, backupTime(finished), c.ID, owner)
 		case o.Cancelled:
-			res, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, c.ID, owner)
+			res, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, reason, c.ID, owner)
 		case o.RetryAt != nil:
-			res, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, c.ID, owner)
+			res, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, reason, c.ID, owner)
 		default:
-			res, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, c.ID, owner)
+			res, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, reason, c.ID, owner)
 		}
 		if err != nil {
 			return err
@@ -89,7 +93,7 @@ func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 		} else if n == 0 {
 			return ErrJobNotOwned
 		}
-		var errMsg, hash, size any
+		var errMsg, errReason, hash, size any
 		if o.Success {
 			h, isNew, err := snapstore.PutNew(ctx, q, jq.d, o.Text, o.Hash)
 			if err != nil {
@@ -97,10 +101,10 @@ func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 			}
 			hash, size, stored, storedHash = h, len(o.Text), isNew, h
 		} else {
-			errMsg = o.Error
+			errMsg, errReason = o.Error, reason
 		}
 		if _, err := q.ExecContext(ctx, finishBackupQuery,
-			backupTime(finished), o.Success, errMsg, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
+			backupTime(finished), o.Success, errMsg, errReason, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
 			dur, size, c.BackupID); err != nil {
 			return err
 		}

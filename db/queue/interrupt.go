@@ -80,7 +80,7 @@ func (jq *Queue) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jo
 	if jobID > 0 {
 		mine, arg = mine+` AND id = ?`, append(arg, jobID)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?,
+	res, err := tx.ExecContext(ctx, `UPDATE backups SET finished_at = ?, success = 0, error_message = ?, error_reason = '`+ReasonInterrupted+`',
 			duration_ms = `+jq.d.MillisBetween("started_at", "?")+`
 		WHERE id IN (SELECT backup_id FROM jobs WHERE `+mine+`) AND finished_at IS NULL`,
 		append([]any{stamp, ErrorInterrupted, stamp}, arg...)...)
@@ -96,7 +96,7 @@ func (jq *Queue) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jo
 		err := r.Scan(&c.DeviceID, &backupID, &c.Trigger, &c.Attempt)
 		c.BackupID = backupID.String
 		return c, err
-	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?,
+	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?, error_reason = '`+ReasonInterrupted+`',
 			attempt = `+jq.d.Greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine+` AND interruptions + 1 >= ?
 		RETURNING device_id, backup_id, trigger, attempt`,
@@ -111,11 +111,11 @@ func (jq *Queue) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jo
 		if c.Attempt > 1 {
 			trigger = TriggerRetry
 		}
-		if err := jq.ended(ctx, tx, c, Outcome{Error: ErrorInterruptedTooOften, Reason: "interrupted"}, now, trigger); err != nil {
+		if err := jq.ended(ctx, tx, c, Outcome{Error: ErrorInterruptedTooOften, Reason: ReasonInterrupted}, now, trigger); err != nil {
 			return err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?,
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?, error_reason = '`+ReasonInterrupted+`',
 			attempt = `+jq.d.Greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine, append([]any{stamp, ErrorInterrupted}, arg...)...)
 	return err

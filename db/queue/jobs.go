@@ -116,8 +116,8 @@ func (jq *Queue) ActiveJobs(ctx context.Context, deviceIDs []int64) (map[int64]A
 func (jq *Queue) CancelJob(ctx context.Context, id int64) (bool, error) {
 	var n int64
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?
-			WHERE id = ? AND state = 'queued'`, backupTime(time.Now()), ErrorCancelled, id)
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?, error_reason = ?
+			WHERE id = ? AND state = 'queued'`, backupTime(time.Now()), ErrorCancelled, ReasonCancelled, id)
 		if err != nil {
 			return err
 		}

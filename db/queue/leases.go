@@ -53,7 +53,7 @@ func (jq *Queue) LeaseJobs(ctx context.Context, collectorID, zoneID int64, n int
 		}
 		for _, id := range ids {
 			j, err := ScanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET state = 'running', owner = ?, started_at = ?,
-					attempt = attempt + 1, finished_at = NULL, error = NULL, collector_id = ?, lease_until = ?
+					attempt = attempt + 1, finished_at = NULL, error = NULL, error_reason = NULL, collector_id = ?, lease_until = ?
 				WHERE id = ? AND state = 'queued' RETURNING `+Columns,
 				leaseOwner(collectorID), stamp, collectorID, backupTime(until), id))
 			if errors.Is(err, sql.ErrNoRows) {

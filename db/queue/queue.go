@@ -56,6 +56,13 @@ const DefaultMaxInterruptions = 10
 // ErrorCancelled is the error of an attempt an operator stopped.
 const ErrorCancelled = "cancelled by an operator"
 
+// The reasons the queue itself gives an attempt's end (the engine gives
+// the others: app/collect's, and its own).
+const (
+	ReasonInterrupted = "interrupted"
+	ReasonCancelled   = "cancelled"
+)
+
 // Hooks are what the queue asks of the store above it.
 type Hooks struct {
 	// Ended writes, in tx, what the end of attempt c means for its
@@ -138,18 +145,21 @@ type Job struct {
 	Owner         *string
 	BackupID      *string
 	Error         *string
+	// ErrorReason is Error's class ("connect", "auth", ...), nil when
+	// none was given.
+	ErrorReason *string
 }
 
 // Columns are the jobs table's columns ScanJob reads, in its order.
-const Columns = `id, device_id, trigger, state, attempt, interruptions, not_before, created_at, started_at, finished_at, owner, backup_id, error`
+const Columns = `id, device_id, trigger, state, attempt, interruptions, not_before, created_at, started_at, finished_at, owner, backup_id, error, error_reason`
 
 // ScanJob reads a row of Columns.
 func ScanJob(row engine.Scanner) (Job, error) {
 	var j Job
 	var notBefore, created string
-	var started, finished, owner, backupID, errText sql.NullString
+	var started, finished, owner, backupID, errText, errReason sql.NullString
 	if err := row.Scan(&j.ID, &j.DeviceID, &j.Trigger, &j.State, &j.Attempt, &j.Interruptions, &notBefore, &created,
-		&started, &finished, &owner, &backupID, &errText); err != nil {
+		&started, &finished, &owner, &backupID, &errText, &errReason); err != nil {
 		return j, err
 	}
 	var err error
@@ -177,6 +187,9 @@ func ScanJob(row engine.Scanner) (Job, error) {
 	}
 	if errText.Valid {
 		j.Error = &errText.String
+	}
+	if errReason.Valid {
+		j.ErrorReason = &errReason.String
 	}
 	return j, err
 }

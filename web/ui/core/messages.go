@@ -8,6 +8,21 @@ package core
 // messages*.go; the ones here are the core's own, and (exported) those
 // several rooms share.
 const (
+	keyReasonConnect            = "reason.connect"
+	keyReasonAuth               = "reason.auth"
+	keyReasonHostKeyChanged     = "reason.host_key_changed"
+	keyReasonTimeout            = "reason.timeout"
+	keyReasonEnable             = "reason.enable"
+	keyReasonOutputTooLarge     = "reason.output_too_large"
+	keyReasonProtocol           = "reason.protocol"
+	keyReasonRefused            = "reason.address_refused"
+	keyReasonAddressUnconfirmed = "reason.address_unconfirmed"
+	keyReasonNoCredential       = "reason.no_credential"
+	keyReasonConfig             = "reason.config"
+	keyReasonEmpty              = "reason.empty"
+	keyReasonInterrupted        = "reason.interrupted"
+	keyReasonCancelled          = "reason.cancelled"
+
 	keyTitleError     = "title.error"
 	keyTitleForbidden = "title.forbidden"
 

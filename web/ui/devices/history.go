@@ -123,7 +123,9 @@ type detailHistoryRow struct {
 	Running      bool
 	Success      bool
 	Error        string
-	Changed      bool
+	// Reason is Error's class, which the page says in its language.
+	Reason  string
+	Changed bool
 	// First marks the device's first version (not a change).
 	First      bool
 	Size       string
@@ -269,6 +271,9 @@ func (u *handlers) detailRow(d db.Device, b db.Backup) detailHistoryRow {
 	}
 	if row.TriggerKey == "" {
 		row.TriggerKey = keyDetailTriggerOther
+	}
+	if b.ErrorReason != nil {
+		row.Reason = *b.ErrorReason
 	}
 	if b.ErrorMessage != nil {
 		row.Error = *b.ErrorMessage

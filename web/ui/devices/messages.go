@@ -106,15 +106,15 @@ const (
 // Refusals of a device save or import that would use a credential the
 // user may not use (app/inventory.CheckCredentialUse).
 const (
-	keyDevicesErrCredentialUse      = "devices.error.credential_use"
+	keyDevicesErrCredentialUse = "devices.error.credential_use"
 
-	keyDevicesTestOK           = "devices.test.ok"
-	keyDevicesTestFailed       = "devices.test.failed"
-	keyDevicesTestNeedsBackup  = "devices.test.needs_backup"
-	keyDevicesTestNoCredential = "devices.test.no_credential"
-	keyDevicesTestRemoteZone   = "devices.test.remote_zone"
-	keyDevicesTestBusy         = "devices.test.busy"
-	keyDevicesTestTransport    = "devices.test.transport"
+	keyDevicesTestOK                = "devices.test.ok"
+	keyDevicesTestFailed            = "devices.test.failed"
+	keyDevicesTestNeedsBackup       = "devices.test.needs_backup"
+	keyDevicesTestNoCredential      = "devices.test.no_credential"
+	keyDevicesTestRemoteZone        = "devices.test.remote_zone"
+	keyDevicesTestBusy              = "devices.test.busy"
+	keyDevicesTestTransport         = "devices.test.transport"
 	keyDevicesErrCredentialAddress  = "devices.error.credential_address"
 	keyDevicesRouterDBCredentialUse = "devices.routerdb.reason.credential_use"
 )

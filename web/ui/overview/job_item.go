@@ -127,7 +127,7 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 	} else if j.FinishedAt != nil {
 		it.FinishedText = u.TimeText(*j.FinishedAt)
 	}
-	u.jobResult(&it, j, now, t)
+	u.jobResult(&it, j, now, lang, t)
 	if (j.State == queue.JobQueued || j.State == queue.JobRunning) && core.SessionOf(r).Can("backups.create") {
 		it.CancelURL = core.PathJobs + "/" + strconv.FormatInt(j.ID, 10) + "/cancel"
 	}
@@ -136,7 +136,7 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 }
 
 // jobResult fills in what came of a job.
-func (u *handlers) jobResult(it *jobItem, j queue.Job, now time.Time, t func(string, ...any) string) {
+func (u *handlers) jobResult(it *jobItem, j queue.Job, now time.Time, lang string, t func(string, ...any) string) {
 	msg := ""
 	if j.Error != nil {
 		switch *j.Error {
@@ -148,6 +148,11 @@ func (u *handlers) jobResult(it *jobItem, j queue.Job, now time.Time, t func(str
 			msg = t(keyJobResultInterruptedTooOften)
 		default:
 			msg = *j.Error
+			if j.ErrorReason != nil {
+				if reason := u.ReasonText(lang, *j.ErrorReason); reason != "" {
+					msg = t(keyJobResultReason, reason, msg)
+				}
+			}
 		}
 	}
 	switch j.State {

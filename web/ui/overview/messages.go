@@ -34,6 +34,7 @@ const (
 	keyJobAttempt                   = "jobs.attempt"
 	keyJobInterruptions             = "jobs.interruptions"
 	keyJobResultInterruptedTooOften = "jobs.result.interrupted_too_often"
+	keyJobResultReason              = "jobs.result.reason"
 	keyJobResultVersion             = "jobs.result.version"
 	keyJobResultCancelled           = "jobs.result.cancelled"
 	keyJobResultInterrupted         = "jobs.result.interrupted"
