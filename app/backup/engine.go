@@ -5,6 +5,7 @@ package backup
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -853,8 +854,43 @@ func (e *Engine) attempt(ctx context.Context, c queue.Claim) queue.Outcome {
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeouts.Job)
 	defer cancel()
+	tr := &collect.Transcript{Max: SessionLogMax}
+	t.Transcript = tr
 	res, err := e.collect(ctx, t)
-	return e.outcome(ctx, c, t.Platform, t.PinnedHostKey != nil, CaptureOf(res, err))
+	o := e.outcome(ctx, c, t.Platform, t.PinnedHostKey != nil, CaptureOf(res, err))
+	if !o.Success {
+		o.Log, o.LogTruncated = SessionLog(tr)
+	}
+	return o
+}
+
+// SessionLogMax bounds the session log kept of a failed attempt: its
+// first 64 KiB, which hold the login and the first commands' answers.
+const SessionLogMax = 64 << 10
+
+// LogSegment is one run of a session log in one direction, as stored.
+type LogSegment struct {
+	Kind string `json:"kind"` // collect.SegmentSent, SegmentReceived or SegmentNote
+	Text string `json:"text"`
+}
+
+// SessionLog is a transcript as an attempt's stored log (JSON of
+// LogSegment, passwords masked), and whether it was cut short; "" for an
+// empty one.
+func SessionLog(tr *collect.Transcript) (string, bool) {
+	segs, truncated := tr.Segments()
+	if len(segs) == 0 {
+		return "", false
+	}
+	out := make([]LogSegment, len(segs))
+	for i, sg := range segs {
+		out[i] = LogSegment{Kind: sg.Kind, Text: sg.Text}
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return "", false // strings always marshal
+	}
+	return string(raw), truncated
 }
 
 // Capture is what one collection from a device produced, wherever it

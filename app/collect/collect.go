@@ -334,6 +334,9 @@ func (c *collector) run(ctx context.Context, method string, commands []string) (
 func (c *collector) login(ctx context.Context, method string) (runner, fileFetcher, []byte, func() error, error) {
 	dctx, cancel := context.WithTimeout(ctx, c.t.Timeouts.Connect+c.t.Timeouts.Login)
 	defer cancel()
+	if tr := c.t.Transcript; tr != nil {
+		tr.note(fmt.Sprintf("[%s] connecting to %s as %s\n", method, c.addr, c.t.Username))
+	}
 	switch {
 	case method == "ssh" && c.filesOnly:
 		// Files only: the SSH login is all a fetch needs, and a device
@@ -490,6 +493,15 @@ func quoteCommands(cmds []string) string {
 // dialError explains a transport failure: connect, authentication, host
 // key or handshake.
 func (c *collector) dialError(ctx context.Context, err error, presented []byte) error {
+	out := c.dialFailure(ctx, err, presented)
+	if tr := c.t.Transcript; tr != nil {
+		// The message is written for the operator, free of secrets.
+		tr.note("[login] " + out.Error() + "\n")
+	}
+	return out
+}
+
+func (c *collector) dialFailure(ctx context.Context, err error, presented []byte) error {
 	var opErr *net.OpError
 	var refused *netguard.RefusedError
 	switch {

@@ -39,6 +39,11 @@ type Outcome struct {
 	RetryAt *time.Time
 	// Cancelled ends the job as cancelled (an operator stopped it).
 	Cancelled bool
+	// Log is a failed attempt's session log (JSON, passwords masked),
+	// stored with it; LogTruncated when the session said more than was
+	// kept. Ignored on a success.
+	Log          string
+	LogTruncated bool
 }
 
 // The end of an attempt's statements (writeQueries).
@@ -48,6 +53,7 @@ const (
 	finishSucceededQuery = `UPDATE jobs SET state = 'succeeded', finished_at = ?, owner = NULL, error = NULL, error_reason = NULL WHERE id = ? AND state = 'running' AND owner = ?`
 	finishCancelledQuery = `UPDATE jobs SET state = 'cancelled', finished_at = ?, owner = NULL, error = ?, error_reason = ? WHERE id = ? AND state = 'running' AND owner = ?`
 	finishRetryQuery     = `UPDATE jobs SET state = 'queued', not_before = ?, owner = NULL, error = ?, error_reason = ? WHERE id = ? AND state = 'running' AND owner = ?`
+	insertLogQuery       = `INSERT INTO backup_logs (backup_id, segments, truncated) VALUES (?, ?, ?)`
 	finishFailedQuery    = `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?, error_reason = ? WHERE id = ? AND state = 'running' AND owner = ?`
 )
 
@@ -107,6 +113,11 @@ func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 			backupTime(finished), o.Success, errMsg, errReason, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
 			dur, size, c.BackupID); err != nil {
 			return err
+		}
+		if !o.Success && o.Log != "" {
+			if _, err := q.ExecContext(ctx, insertLogQuery, c.BackupID, o.Log, o.LogTruncated); err != nil {
+				return err
+			}
 		}
 		// What the end means for the device commits or rolls back with it.
 		trigger := c.Trigger

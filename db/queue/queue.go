@@ -111,7 +111,7 @@ func (jq *Queue) Close() error {
 // writeQueries are the statements every backup runs in its transactions.
 func writeQueries(d engine.Dialect) []string {
 	return append([]string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertAttemptQuery,
-		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery},
+		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery, insertLogQuery},
 		snapstore.PutQueries(d)...)
 }
 

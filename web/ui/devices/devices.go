@@ -38,6 +38,7 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("GET /devices/{id}", u.Page("devices.view", u.deviceDetail))
 	mux.Handle("GET /devices/{id}/versions/{backup}", u.Page("backups.view", u.deviceVersion))
 	mux.Handle("GET /devices/{id}/versions/{backup}/raw", u.Page("backups.view", u.deviceVersionRaw))
+	mux.Handle("GET /devices/{id}/versions/{backup}/log", u.Page("backups.view", u.deviceLog))
 	mux.Handle("GET /devices/{id}/diff", u.Page("backups.view", u.deviceDiff))
 	mux.Handle("GET /devices/{id}/diff/raw", u.Page("backups.view", u.deviceDiffRaw))
 	mux.Handle("GET /api/devices/{id}/versions/{backup}/lines", u.API("backups.view", u.apiVersionLines))

@@ -124,7 +124,9 @@ type detailHistoryRow struct {
 	Success      bool
 	Error        string
 	// Reason is Error's class, which the page says in its language.
-	Reason  string
+	Reason string
+	// LogURL is the failed attempt's session log, when one was kept.
+	LogURL  string
 	Changed bool
 	// First marks the device's first version (not a change).
 	First      bool
@@ -206,8 +208,21 @@ func (u *handlers) detailHistory(r *http.Request, d db.Device) (*detailHistory, 
 // the page as the comparison form's default.
 func (u *handlers) detailRows(r *http.Request, d db.Device, h *detailHistory, items []db.Backup) error {
 	h.Rows = make([]detailHistoryRow, len(items))
+	var failed []string
 	for i, b := range items {
 		h.Rows[i] = u.detailRow(d, b)
+		if b.FinishedAt != nil && !b.Success {
+			failed = append(failed, b.ID)
+		}
+	}
+	logs, err := u.Store.BackupsWithLogs(r.Context(), failed)
+	if err != nil {
+		return err
+	}
+	for i := range h.Rows {
+		if logs[h.Rows[i].ID] {
+			h.Rows[i].LogURL = detailLogPath(d.ID, h.Rows[i].ID)
+		}
 	}
 	// Each changed version links to a diff with the version before it,
 	// found walking up from the page's oldest version, which needs one

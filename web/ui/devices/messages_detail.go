@@ -6,6 +6,7 @@ const (
 	keyDetailTitle        = "device.title"
 	keyDetailVersionTitle = "device.version.title"
 	keyDetailDiffTitle    = "device.diff.title"
+	keyDetailLogTitle     = "device.log.title"
 
 	keyDetailBackupQueued    = "device.notice.queued"
 	keyDetailFollowJob       = "device.notice.follow_job"

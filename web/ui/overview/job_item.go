@@ -73,6 +73,8 @@ type jobItem struct {
 	// Retry is set on a failed job the user may back up again: the form
 	// queues its device at once, as "Back up now" does.
 	Retry bool `json:"retry,omitempty"`
+	// LogURL is a failed job's last session log, when one was kept.
+	LogURL string `json:"log_url,omitempty"`
 }
 
 // jobItem prepares one job for the page and the script.

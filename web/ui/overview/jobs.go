@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web"
 	"backupd/web/ui/core"
 )
@@ -221,8 +222,22 @@ func (u *handlers) jobsData(r *http.Request, jq jobsQuery) (jobsData, error) {
 		d.PagerText = u.Text(lang, keyJobPager, core.FormatNum(d.Page), core.FormatNum(d.Pages), core.FormatNum(total))
 	}
 	d.Items = make([]jobItem, len(rows))
+	var failed []string
 	for i, row := range rows {
 		d.Items[i] = u.jobItem(r, row, now)
+		if row.State == queue.JobFailed && row.BackupID != nil {
+			failed = append(failed, *row.BackupID)
+		}
+	}
+	// A failed job's last attempt links to its session log, when kept.
+	logs, err := u.Store.BackupsWithLogs(ctx, failed)
+	if err != nil {
+		return d, err
+	}
+	for i, row := range rows {
+		if row.State == queue.JobFailed && row.BackupID != nil && logs[*row.BackupID] {
+			d.Items[i].LogURL = core.VersionPath(row.DeviceID, *row.BackupID) + "/log"
+		}
 	}
 	if d.Progress, err = u.jobProgress(r, jq.Since); err != nil {
 		return d, err

@@ -1,0 +1,61 @@
+package devices
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"backupd/app/backup"
+	"backupd/app/collect"
+	"backupd/db"
+)
+
+// The session log of a failed attempt: what backupd sent and the device
+// answered, passwords masked (app/backup.SessionLog), linked from the
+// device's history and the jobs page.
+
+// deviceLogPage is the data of device_log.html.
+type deviceLogPage struct {
+	Device db.Device
+	Backup detailHistoryRow
+	// Segments are the log's runs; none when no log was kept.
+	Segments   []backup.LogSegment
+	Truncated  bool
+	HistoryURL string
+}
+
+// detailLogPath is the session log page of an attempt.
+func detailLogPath(deviceID int64, backupID string) string {
+	return detailPath(db.Device{ID: deviceID}) + "/versions/" + url.PathEscape(backupID) + "/log"
+}
+
+func (u *handlers) deviceLog(w http.ResponseWriter, r *http.Request) error {
+	d, err := u.detailDevice(r)
+	if err != nil {
+		return err
+	}
+	b, err := u.detailBackup(r, d, r.PathValue("backup"))
+	if err != nil {
+		return err
+	}
+	p := deviceLogPage{Device: d, Backup: u.detailRow(d, b), HistoryURL: detailPath(d) + "#history"}
+	raw, truncated, err := u.Store.BackupLog(r.Context(), b.ID)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal([]byte(raw), &p.Segments); err != nil {
+			return err
+		}
+		p.Truncated = truncated
+		for i, sg := range p.Segments {
+			// The kind names a CSS class: only the known ones.
+			if sg.Kind != collect.SegmentSent && sg.Kind != collect.SegmentNote {
+				p.Segments[i].Kind = collect.SegmentReceived
+			}
+		}
+	}
+	return u.Render(w, r, http.StatusOK, "device_log.html", keyDetailLogTitle, p)
+}
