@@ -481,3 +481,20 @@ func TestPlatformsCSVImport(t *testing.T) {
 	p = b.get("/devices?platform=custom_acme_os")
 	expectBody(t, "device list filter", p, "acme-1", "acme-2")
 }
+
+// The list of platforms gives the built-ins' notes in the page's
+// language.
+func TestPlatformNotesInChinese(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	b := e.browser()
+	b.mustLogin("root", "root-password-1")
+	b.header.Set("Accept-Language", "zh-CN")
+	p := b.get("/platforms")
+	expectBody(t, "platforms in Chinese", p, "密码以哈希形式显示（service password-encryption）")
+	if strings.Contains(p.body, "Passwords are shown hashed (service password-encryption)") {
+		t.Error("the Chinese page shows the English note too")
+	}
+	b.header.Del("Accept-Language")
+	expectBody(t, "platforms in English", b.get("/platforms"), "Passwords are shown hashed (service password-encryption)")
+}

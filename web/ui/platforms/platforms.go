@@ -128,8 +128,11 @@ func (u *handlers) platformsList(w http.ResponseWriter, r *http.Request) error {
 func (u *handlers) renderPlatforms(w http.ResponseWriter, r *http.Request, status int, errs []platformMsg) error {
 	ctx := r.Context()
 	p := platformsPage{Notice: core.Notice(r, platformNotices), Errors: errs, Max: db.MaxCustomPlatforms}
+	lang := core.LangOf(r)
 	for _, b := range driver.Builtins() {
-		p.Builtins = append(p.Builtins, platformRowOf(b))
+		row := platformRowOf(b)
+		row.Notes = PlatformNote(lang, b.ID, b.Notes)
+		p.Builtins = append(p.Builtins, row)
 	}
 	stored, err := custom.ListStored(ctx, u.Store)
 	if err != nil {
