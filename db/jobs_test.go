@@ -740,4 +740,17 @@ func TestJobBatchStartKeepsTheEndedJobsOfTheBatch(t *testing.T) {
 	if err != nil || p.Total != 5 || p.Done != 3 {
 		t.Fatalf("progress %+v, %v; want 3 of 5", p, err)
 	}
+	// Within one millisecond: the batch's first job ended in the
+	// millisecond it was queued, and so did the earlier job. The first is
+	// the batch's; the earlier one, queued before, is not.
+	poke := dbtest.Poke(t, s)
+	if _, err := poke.ExecContext(ctx, `UPDATE jobs SET finished_at = created_at WHERE id = ?`, batch[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := poke.ExecContext(ctx, `UPDATE jobs SET finished_at = (SELECT created_at FROM jobs WHERE id = ?) WHERE id = ?`, batch[0], earlier[0]); err != nil {
+		t.Fatal(err)
+	}
+	if start, ok, err := s.JobBatchStart(ctx, db.Scope{All: true}); err != nil || !ok || start != batch[0] {
+		t.Fatalf("within one millisecond, batch start %d %v %v, want the batch's first job %d", start, ok, err, batch[0])
+	}
 }

@@ -268,7 +268,8 @@ type JobProgress struct {
 
 // JobBatchStart is where the progress of the work in hand starts: the
 // oldest job in scope that is queued or running, or that ended after the
-// oldest of those was queued (it was in hand at the same time); false
+// oldest of those was queued or was queued with it (it was in hand at the
+// same time); false
 // when nothing is in hand. Counting from the oldest active job alone
 // dropped the jobs of a batch that had already ended: right after 31
 // backups were queued, the page said "14 of 15".
@@ -286,9 +287,14 @@ func (s *Store) JobBatchStart(ctx context.Context, scope Scope) (int64, bool, er
 		return 0, false, nil
 	}
 	var ended sql.NullInt64
+	// An ended job was in hand with it when it ended after the oldest
+	// active one was queued, or was queued with it (the same millisecond
+	// or later: a batch's jobs that ended within the millisecond it was
+	// queued are its too). A job queued before and ended in that
+	// millisecond is not.
 	if err := s.reader.QueryRowContext(ctx, `SELECT MIN(j.id) FROM `+from+`
-		WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND j.finished_at > ? AND `+cond,
-		append([]any{queuedAt.String}, args...)...).Scan(&ended); err != nil {
+		WHERE j.state IN ('succeeded', 'failed', 'cancelled') AND (j.finished_at > ? OR j.created_at >= ?) AND `+cond,
+		append([]any{queuedAt.String, queuedAt.String}, args...)...).Scan(&ended); err != nil {
 		return 0, false, fmt.Errorf("job batch start: %w", err)
 	}
 	if ended.Valid && ended.Int64 < id.Int64 {
