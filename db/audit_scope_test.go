@@ -9,6 +9,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/outbox"
+	"backupd/internal/dbtest"
 )
 
 // A user scoped to some device groups sees the audit entries about no
@@ -76,7 +77,7 @@ func TestAuditScope(t *testing.T) {
 func TestDeliveryLogScope(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	east := createGroup(t, s, "East", nil)
 	west := createGroup(t, s, "West", nil)

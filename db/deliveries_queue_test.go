@@ -7,6 +7,7 @@ import (
 
 	"backupd/db"
 	"backupd/db/outbox"
+	"backupd/internal/dbtest"
 )
 
 // The queue's state follows its deliveries: new ones, leased ones, and
@@ -19,7 +20,7 @@ func TestDeliveryQueueState(t *testing.T) {
 		t.Fatalf("empty queue: %+v, %v", q, err)
 	}
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, dev, 2) // a first backup and two changes
 	q, _ = s.DeliveryQueueState(ctx)

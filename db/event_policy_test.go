@@ -9,6 +9,7 @@ import (
 	"backupd/db"
 	"backupd/db/outbox"
 	"backupd/db/queue"
+	"backupd/internal/dbtest"
 )
 
 // Without an event policy the store refuses to record what would cause
@@ -16,7 +17,7 @@ import (
 func TestNoEventPolicyFailsLoudly(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	s.SetEventPolicy(nil)
@@ -52,7 +53,7 @@ func TestNoEventPolicyFailsLoudly(t *testing.T) {
 // the policy is handed the next time.
 func TestStoreRecordsWhatThePolicyDecides(t *testing.T) {
 	s := openStore(t)
-	c2, c3 := mkChannel(t, s, "two"), mkChannel(t, s, "three")
+	c2, c3 := dbtest.Channel(t, s, "two"), dbtest.Channel(t, s, "three")
 	mkRule(t, s, db.NotificationRule{Name: "at two", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{c2}, FailureThreshold: 2})
 	mkRule(t, s, db.NotificationRule{Name: "at three", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{c3}, FailureThreshold: 3})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)

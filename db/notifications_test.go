@@ -18,18 +18,6 @@ import (
 	"backupd/internal/dbtest"
 )
 
-func mkChannel(t testing.TB, s *db.Store, name string) int64 {
-	t.Helper()
-	c, err := s.CreateNotificationChannel(context.Background(), db.NotificationChannel{
-		Name: name, Type: db.ChannelWebhook, Enabled: true, Config: json.RawMessage(`{"url":"https://example.invalid/hook"}`),
-		Secret: []byte("sealed-bytes"),
-	})
-	if err != nil {
-		t.Fatalf("CreateNotificationChannel(%q): %v", name, err)
-	}
-	return c.ID
-}
-
 func mkRule(t testing.TB, s *db.Store, r db.NotificationRule) db.NotificationRule {
 	t.Helper()
 	r.Enabled = true
@@ -122,7 +110,7 @@ func countRows(t testing.TB, s *db.Store, table string) int {
 func TestNotificationChannelsAndRulesAreValidated(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "ops hook")
+	ch := dbtest.Channel(t, s, "ops hook")
 	if _, err := s.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "OPS HOOK", Type: db.ChannelSlack}); !errors.Is(err, db.ErrNameExists) {
 		t.Fatalf("duplicate channel name (other case): %v, want ErrNameExists", err)
 	}
@@ -219,7 +207,7 @@ func TestNotificationChannelsAndRulesAreValidated(t *testing.T) {
 // completion path the engine uses.
 func TestEventsOfBackupResults(t *testing.T) {
 	s := openStore(t)
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}, IncludeDiff: true})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	yes, no := true, false
@@ -304,7 +292,7 @@ func TestEventsOfBackupResults(t *testing.T) {
 // backup.recovered only after a streak that reached it.
 func TestFailureThresholdPerRule(t *testing.T) {
 	s := openStore(t)
-	c1, c3 := mkChannel(t, s, "first failure"), mkChannel(t, s, "third failure")
+	c1, c3 := dbtest.Channel(t, s, "first failure"), dbtest.Channel(t, s, "third failure")
 	ev := []outbox.EventKind{outbox.EventBackupFailed, outbox.EventBackupRecovered}
 	mkRule(t, s, db.NotificationRule{Name: "at once", Events: ev, ChannelIDs: []int64{c1}})
 	mkRule(t, s, db.NotificationRule{Name: "after three", Events: ev, ChannelIDs: []int64{c3}, FailureThreshold: 3})
@@ -361,7 +349,7 @@ func TestRuleScopes(t *testing.T) {
 	inOther := insertDevice(t, s, "other", &other.ID, nil, nil)
 	loose := insertDevice(t, s, "loose", nil, nil, nil)
 
-	cg, cd, cx := mkChannel(t, s, "groups"), mkChannel(t, s, "devices"), mkChannel(t, s, "disabled channel")
+	cg, cd, cx := dbtest.Channel(t, s, "groups"), dbtest.Channel(t, s, "devices"), dbtest.Channel(t, s, "disabled channel")
 	ev := []outbox.EventKind{outbox.EventFirstBackup}
 	mkRule(t, s, db.NotificationRule{Name: "core and below", Events: ev, Scope: db.RuleScopeGroups, GroupIDs: []int64{child.ID}, ChannelIDs: []int64{cg}})
 	mkRule(t, s, db.NotificationRule{Name: "two devices", Events: ev, Scope: db.RuleScopeDevices, DeviceIDs: []int64{loose, inChild}, ChannelIDs: []int64{cd, cg}, IncludeDiff: true})
@@ -415,7 +403,7 @@ func TestRuleScopes(t *testing.T) {
 func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "failures", Events: []outbox.EventKind{outbox.EventBackupFailed}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	enqueueNow(t, s, queue.TriggerSchedule, dev)
@@ -445,7 +433,7 @@ func TestGivenUpInterruptedJobIsAFailure(t *testing.T) {
 // With no rule wanting them, events leave no rows.
 func TestNoMatchingRuleRecordsNothing(t *testing.T) {
 	s := openStore(t)
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	g := createGroup(t, s, "elsewhere", nil)
 	mkRule(t, s, db.NotificationRule{Name: "other group", Events: outbox.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
@@ -463,7 +451,7 @@ func TestNoMatchingRuleRecordsNothing(t *testing.T) {
 func TestEventCommitsWithTheBackupResult(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	// A failure after the event is written: inserting its delivery.
@@ -528,7 +516,7 @@ func recordEvents(t testing.TB, s *db.Store, dev int64, n int) {
 func TestClaimDeliveries(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	dev := insertDevice(t, s, "r1", nil, nil, nil)
 	recordEvents(t, s, dev, 3)
@@ -620,7 +608,7 @@ func TestEventQueriesArePrepared(t *testing.T) {
 func TestReleaseDeliveriesOfDeadOwner(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, insertDevice(t, s, "r1", nil, nil, nil), 2)
 	now := time.Now()
@@ -648,7 +636,7 @@ func TestDeliveriesSurviveReopening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, insertDevice(t, s, "r1", nil, nil, nil), 1)
 	if got, err := s.ClaimDeliveries(ctx, time.Now(), 10, "before"); err != nil || len(got) != 1 {
@@ -678,7 +666,7 @@ func TestStaleEventsOncePerPeriod(t *testing.T) {
 	if n, err := s.RecordStaleEvents(ctx, now.Add(49*time.Hour), 48*time.Hour); err != nil || n != 0 || countRows(t, s, "notification_device_state") != 0 {
 		t.Fatalf("without a rule: %d, %v", n, err)
 	}
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{ch}})
 	runAttempt(t, s, dev, queue.Outcome{Success: true, First: true, Text: "x\n"})
 	if n, err := s.RecordStaleEvents(ctx, now.Add(47*time.Hour), 48*time.Hour); err != nil || n != 0 {
@@ -711,7 +699,7 @@ func TestStaleEventsOncePerPeriod(t *testing.T) {
 func TestPruneNotifications(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "changes", Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch}})
 	recordEvents(t, s, insertDevice(t, s, "r1", nil, nil, nil), 3)
 	now := time.Now()
@@ -757,7 +745,7 @@ func TestNotificationsMigrationUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.SetEventPolicy(policy.Decide)
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 	runAttempt(t, s, 1, queue.Outcome{Success: true, Changed: true, Text: "new\n"})
 	if n := countRows(t, s, "deliveries"); n != 1 {
@@ -804,10 +792,10 @@ func BenchmarkFinishJobNotifications(b *testing.B) {
 			}
 			switch mode {
 			case "other_scope":
-				ch := mkChannel(b, s, "hook")
+				ch := dbtest.Channel(b, s, "hook")
 				mkRule(b, s, db.NotificationRule{Name: "other", Events: outbox.EventKinds, Scope: db.RuleScopeGroups, GroupIDs: []int64{g.ID}, ChannelIDs: []int64{ch}})
 			case "matching_rule":
-				ch := mkChannel(b, s, "hook")
+				ch := dbtest.Channel(b, s, "hook")
 				mkRule(b, s, db.NotificationRule{Name: "all", Events: outbox.EventKinds, ChannelIDs: []int64{ch}})
 			}
 			b.ResetTimer()

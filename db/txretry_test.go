@@ -169,7 +169,7 @@ func TestRetriedTransactionCountsOnce(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	insertDevice(t, s, "r1", nil, nil, nil)
-	ch := mkChannel(t, s, "hook")
+	ch := dbtest.Channel(t, s, "hook")
 	mkRule(t, s, db.NotificationRule{Name: "stale", Events: []outbox.EventKind{outbox.EventBackupStale}, ChannelIDs: []int64{ch}})
 	abortOnceOn(t, s, "notification_device_state")
 	before := engine.TxRetries()

@@ -31,19 +31,6 @@ func hashOf(s string) []byte {
 	return h[:]
 }
 
-func enrol(t *testing.T, s *db.Store, zone int64, name string) db.Collector {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := s.CreateEnrolmentToken(ctx, zone, hashOf("enrol-"+name), time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.EnrolCollector(ctx, hashOf("enrol-"+name), db.Collector{Name: name, PublicKey: "pk-" + name, Version: "v1"}, hashOf("bearer-"+name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // Zones: the built-in local zone, names unique regardless of case, the
 // same address in two zones.
 func TestZones(t *testing.T) {
@@ -98,7 +85,7 @@ func TestCollectorEnrolment(t *testing.T) {
 	if _, err := s.CreateEnrolmentToken(ctx, 999, hashOf("x"), time.Now().Add(time.Hour)); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("a token for a missing zone: %v", err)
 	}
-	c := enrol(t, s, site.ID, "c1")
+	c := dbtest.Collector(t, s, site.ID, "c1")
 	if c.ZoneID != site.ID || c.ZoneName != "site" || c.PublicKey != "pk-c1" || c.Version != "v1" {
 		t.Fatalf("enrolled = %+v", c)
 	}
@@ -165,7 +152,7 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 		t.Fatalf("running owners = %v", owners)
 	}
 
-	ca := enrol(t, s, siteA.ID, "ca")
+	ca := dbtest.Collector(t, s, siteA.ID, "ca")
 	lease := time.Now().Add(time.Minute)
 	got, err := s.LeaseJobs(ctx, ca.ID, ca.ZoneID, 10, lease)
 	if err != nil || len(got) != 1 || got[0].DeviceID != inA || got[0].Owner == nil {
@@ -181,7 +168,7 @@ func TestZoneJobsAreLeasedToTheirCollectors(t *testing.T) {
 	if err != nil || cl.ID != got[0].ID || cl.Attempt != 1 {
 		t.Fatalf("LeasedClaim = %+v, %v", cl, err)
 	}
-	cb := enrol(t, s, siteB.ID, "cb")
+	cb := dbtest.Collector(t, s, siteB.ID, "cb")
 	if _, err := s.LeasedClaim(ctx, cb.ID, got[0].ID, got[0].BackupID); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Fatalf("another collector's claim: %v", err)
 	}
@@ -343,7 +330,7 @@ func TestZoneJobsDue(t *testing.T) {
 	ready := zoneDevice(t, s, "ready", "10.0.0.4", site.ID)
 	enqueueNow(t, s, queue.TriggerManual, ready)
 	check("a due job", site.ID, now, true)
-	c := enrol(t, s, site.ID, "taker")
+	c := dbtest.Collector(t, s, site.ID, "taker")
 	if got, err := s.LeaseJobs(ctx, c.ID, c.ZoneID, 10, now.Add(time.Minute)); err != nil || len(got) != 1 {
 		t.Fatalf("LeaseJobs = %+v, %v", got, err)
 	}

@@ -3,7 +3,6 @@ package outbox_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -37,18 +36,6 @@ func TestClaimDeliveriesUsesPartialIndexes(t *testing.T) {
 	}
 }
 
-func channel(t *testing.T, s *db.Store, name string) int64 {
-	t.Helper()
-	c, err := s.CreateNotificationChannel(context.Background(), db.NotificationChannel{
-		Name: name, Type: db.ChannelWebhook, Enabled: true, Config: json.RawMessage(`{"url":"https://example.invalid/hook"}`),
-		Secret: []byte("sealed-bytes"),
-	})
-	if err != nil {
-		t.Fatalf("CreateNotificationChannel(%q): %v", name, err)
-	}
-	return c.ID
-}
-
 // An event appended in a transaction that rolls back leaves nothing to
 // deliver; appended in one that commits, it is one delivery per target,
 // claimed by channel then event, with its payload and diff flag as
@@ -56,7 +43,7 @@ func channel(t *testing.T, s *db.Store, name string) int64 {
 func TestAppendClaimAndSettle(t *testing.T) {
 	s := dbtest.Open(t)
 	ctx := context.Background()
-	a, b := channel(t, s, "a"), channel(t, s, "b")
+	a, b := dbtest.Channel(t, s, "a"), dbtest.Channel(t, s, "b")
 	e, err := engineOf(s)
 	if err != nil {
 		t.Fatal(err)

@@ -6,23 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"backupd/db"
 	"backupd/db/queue"
 	"backupd/internal/dbtest"
 )
-
-func enrol(t *testing.T, s *db.Store, zone int64, name string) db.Collector {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := s.CreateEnrolmentToken(ctx, zone, hashOf("enrol-"+name), time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.EnrolCollector(ctx, hashOf("enrol-"+name), db.Collector{Name: name, PublicKey: "pk-" + name, Version: "v1"}, hashOf("bearer-"+name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // A collector that renews its lease after ExpireLeases listed it as run
 // out, but before the lease is ended, keeps its job: the statement that
@@ -38,7 +24,7 @@ func TestExpireLeaseSparesARenewedLease(t *testing.T) {
 	}
 	dev := device(t, s, "renewed-1", site.ID)
 	enqueueNow(t, q, queue.TriggerManual, dev)
-	c := enrol(t, s, site.ID, "renewer")
+	c := dbtest.Collector(t, s, site.ID, "renewer")
 	leased, err := q.LeaseJobs(ctx, c.ID, c.ZoneID, 1, time.Now().Add(-time.Second))
 	if err != nil || len(leased) != 1 || leased[0].Owner == nil {
 		t.Fatalf("LeaseJobs = %+v, %v", leased, err)

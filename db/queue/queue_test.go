@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"slices"
@@ -62,11 +61,6 @@ func enqueueNow(t *testing.T, q *queue.Queue, trigger string, ids ...int64) []in
 		t.Fatalf("EnqueueJobs: %v", err)
 	}
 	return jobs
-}
-
-func hashOf(s string) []byte {
-	h := sha256.Sum256([]byte(s))
-	return h[:]
 }
 
 // The queue's frequent statements are prepared: none failed to compile

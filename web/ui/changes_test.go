@@ -80,6 +80,11 @@ func TestChangesList(t *testing.T) {
 			t.Errorf("/api/changes?%s lists %v of %d, want %v", c.query, names, total, c.want)
 		}
 	}
+	// The form keeps the group asked for.
+	if _, body := listed(root, fmt.Sprintf("range=30d&group=%d", f.branch)); !strings.Contains(body, fmt.Sprintf(`<option value="%d" selected>`, f.branch)) ||
+		!strings.Contains(body, `<select id="changes-group" name="group">`) {
+		t.Error("the changes form does not keep the group asked for")
+	}
 	// Each row leads to the device, its diff and its version.
 	_, body := listed(root, "range=7d")
 	for _, want := range []string{`href="/devices/` + fmt.Sprint(id["branch-1"]) + `"`,

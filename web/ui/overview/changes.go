@@ -129,6 +129,11 @@ type changesPage struct {
 	Pager core.Pager
 }
 
+// GroupChoice is the changes form's group <select>.
+func (p changesPage) GroupChoice() groupChoice {
+	return groupChoice{ID: "changes-group", Groups: p.Groups, Selected: p.Form.Group}
+}
+
 // changesChoice is a range the form offers; Label is a message key.
 type changesChoice struct{ Value, Label string }
 

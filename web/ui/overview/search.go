@@ -114,6 +114,20 @@ type searchPage struct {
 	Pager core.Pager
 }
 
+// groupChoice is the group <select> of the search and the changes forms
+// (partial "group-select"): ID is the element's id, Selected the group
+// chosen (0: all).
+type groupChoice struct {
+	ID       string
+	Groups   []searchGroup
+	Selected int64
+}
+
+// GroupChoice is the search form's group <select>.
+func (p searchPage) GroupChoice() groupChoice {
+	return groupChoice{ID: "search-group", Groups: p.Groups, Selected: p.Form.Group}
+}
+
 // searchGroup is a group the search can be narrowed to; Label is indented
 // by depth.
 type searchGroup struct {
