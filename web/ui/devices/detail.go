@@ -71,6 +71,26 @@ func (u *handlers) detailBackup(r *http.Request, d db.Device, id string) (db.Bac
 	return b, nil
 }
 
+// detailVersionOf loads the device of the request's path and its attempt
+// {backup}, as detailDevice and detailBackup check them.
+func (u *handlers) detailVersionOf(r *http.Request) (db.Device, db.Backup, error) {
+	d, err := u.detailDevice(r)
+	if err != nil {
+		return d, db.Backup{}, err
+	}
+	b, err := u.detailBackup(r, d, r.PathValue("backup"))
+	return d, b, err
+}
+
+// detailLines are a stored text's lines as a diff numbers them (line n
+// is [n-1]); none for an empty text.
+func detailLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
 func detailPath(d db.Device) string { return core.DevicePath(d.ID) }
 
 func detailVersionPath(d db.Device, backupID string) string { return core.VersionPath(d.ID, backupID) }

@@ -3,7 +3,6 @@ package devices
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"backupd/app/backup"
 	"backupd/web"
@@ -70,11 +69,7 @@ func (u *handlers) apiVersionLines(w http.ResponseWriter, r *http.Request) error
 	if err != nil || count < 1 || count > detailMaxContextLines {
 		return web.FieldInvalid("query", "count", "must be a number of lines from 1 to "+strconv.Itoa(detailMaxContextLines))
 	}
-	d, err := u.detailDevice(r)
-	if err != nil {
-		return err
-	}
-	b, err := u.detailBackup(r, d, r.PathValue("backup"))
+	d, b, err := u.detailVersionOf(r)
 	if err != nil {
 		return err
 	}
@@ -98,10 +93,7 @@ func (u *handlers) apiVersionLines(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 	}
-	var lines []string
-	if text != "" {
-		lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	}
+	lines := detailLines(text)
 	out := struct {
 		Lines []detailLine `json:"lines"`
 		Total int          `json:"total"`

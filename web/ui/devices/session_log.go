@@ -31,11 +31,7 @@ func detailLogPath(deviceID int64, backupID string) string {
 }
 
 func (u *handlers) deviceLog(w http.ResponseWriter, r *http.Request) error {
-	d, err := u.detailDevice(r)
-	if err != nil {
-		return err
-	}
-	b, err := u.detailBackup(r, d, r.PathValue("backup"))
+	d, b, err := u.detailVersionOf(r)
 	if err != nil {
 		return err
 	}

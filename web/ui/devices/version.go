@@ -34,11 +34,7 @@ type deviceVersionPage struct {
 }
 
 func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
-	d, err := u.detailDevice(r)
-	if err != nil {
-		return err
-	}
-	b, err := u.detailBackup(r, d, r.PathValue("backup"))
+	d, b, err := u.detailVersionOf(r)
 	if err != nil {
 		return err
 	}
@@ -51,10 +47,7 @@ func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.HasText = true
 		p.RawURL = detailVersionPath(d, b.ID) + "/raw"
-		p.Lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-		if text == "" {
-			p.Lines = nil
-		}
+		p.Lines = detailLines(text)
 		p.TotalLines = len(p.Lines)
 		if len(p.Lines) > detailMaxConfigLines {
 			p.Lines, p.Truncated = p.Lines[:detailMaxConfigLines], true
@@ -84,11 +77,7 @@ func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 // deviceVersionRaw serves a version's text exactly as stored: inline, or
 // with ?download=1 as a file named after the device and the time.
 func (u *handlers) deviceVersionRaw(w http.ResponseWriter, r *http.Request) error {
-	d, err := u.detailDevice(r)
-	if err != nil {
-		return err
-	}
-	b, err := u.detailBackup(r, d, r.PathValue("backup"))
+	d, b, err := u.detailVersionOf(r)
 	if err != nil {
 		return err
 	}
