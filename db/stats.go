@@ -281,8 +281,8 @@ type FailingDevice struct {
 // backup failed, the most recent failure first.
 func (s *Store) FailingDevices(ctx context.Context, scope Scope, limit int) ([]FailingDevice, error) {
 	cond, args := scope.clause()
-	// The message comes from the device's newest finished failure, found
-	// through backups_device_success.
+	// The message and its reason come from the device's newest finished
+	// failure, found once through backups_device_success.
 	out, err := engine.QueryAll(ctx, s.reader, func(r engine.Scanner) (FailingDevice, error) {
 		var f FailingDevice
 		var at, msg, reason sql.NullString
@@ -298,12 +298,10 @@ func (s *Store) FailingDevices(ctx context.Context, scope Scope, limit int) ([]F
 		}
 		f.Error, f.Reason = msg.String, reason.String
 		return f, nil
-	}, `SELECT d.id, d.name, d.last_backup_at,
-		(SELECT b.error_message FROM backups b WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL
-		 ORDER BY b.started_at DESC LIMIT 1),
-		(SELECT b.error_reason FROM backups b WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL
-		 ORDER BY b.started_at DESC LIMIT 1)
-		FROM devices d WHERE d.last_backup_success = 0 AND d.enabled = 1 AND `+cond+`
+	}, `SELECT d.id, d.name, d.last_backup_at, f.error_message, f.error_reason
+		FROM devices d LEFT JOIN backups f ON f.id = (SELECT b.id FROM backups b
+			WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL ORDER BY b.started_at DESC LIMIT 1)
+		WHERE d.last_backup_success = 0 AND d.enabled = 1 AND `+cond+`
 		ORDER BY d.last_backup_at DESC, d.id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("failing devices: %w", err)

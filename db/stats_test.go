@@ -142,7 +142,8 @@ func TestDashboardQueriesUseIndexes(t *testing.T) {
 	for _, c := range []struct{ query, want string }{
 		{`SELECT d.id FROM devices d WHERE d.last_backup_success = 0 AND d.enabled = 1 ORDER BY d.last_backup_at DESC, d.id DESC LIMIT 10`,
 			"devices_last_failed"},
-		{`SELECT b.error_message FROM backups b WHERE b.device_id = 1 AND b.success = 0 AND b.finished_at IS NOT NULL ORDER BY b.started_at DESC LIMIT 1`,
+		{`SELECT d.id, f.error_message, f.error_reason FROM devices d LEFT JOIN backups f ON f.id = (SELECT b.id FROM backups b
+			WHERE b.device_id = d.id AND b.success = 0 AND b.finished_at IS NOT NULL ORDER BY b.started_at DESC LIMIT 1) WHERE d.id = 1`,
 			"backups_device_success"},
 		{`WITH periods(i, lo, hi) AS (VALUES (0, 'a', 'b')) SELECT p.i, ` + s.OutcomeSums("b.") + `
 			FROM periods p JOIN backups b ON b.started_at >= p.lo AND b.started_at < p.hi GROUP BY p.i`,
