@@ -58,9 +58,11 @@ func jobsEnd(t *testing.T, e *env, id int64, state, msg, backupID string, ago ti
 	if backupID != "" {
 		bid = backupID
 	}
-	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE jobs SET state = ?, attempt = 1, started_at = ?, finished_at = ?,
-		error = ?, backup_id = ? WHERE id = ?`, state, end.Add(-75*time.Second).Format(db.BackupTimeFormat),
-		end.Format(db.BackupTimeFormat), errText, bid, id); err != nil {
+	// A job ended ago was queued before it started, not now: the batch a
+	// later job belongs to goes by when jobs were queued.
+	if _, err := dbtest.Poke(t, e.store).ExecContext(context.Background(), `UPDATE jobs SET state = ?, attempt = 1, created_at = ?, started_at = ?,
+		finished_at = ?, error = ?, backup_id = ? WHERE id = ?`, state, end.Add(-76*time.Second).Format(db.BackupTimeFormat),
+		end.Add(-75*time.Second).Format(db.BackupTimeFormat), end.Format(db.BackupTimeFormat), errText, bid, id); err != nil {
 		t.Fatal(err)
 	}
 }
