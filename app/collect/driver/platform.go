@@ -50,6 +50,10 @@ type Platform struct {
 	// Noise are the lines (or, with a group named MaskGroup, the parts of
 	// lines) that change while the configuration does not.
 	Noise []string
+	// Secrets are what a configuration holds that must not leave the
+	// box in clear text: passwords and their hashes, keys, communities.
+	// Every platform also masks PEM private keys.
+	Secrets []SecretRule
 	// Syslog are the log messages by which the device says its
 	// configuration changed.
 	Syslog []SyslogPattern
@@ -60,8 +64,9 @@ type Platform struct {
 	// database) rather than one built in.
 	Custom bool
 
-	strip []*regexp.Regexp
-	noise []*regexp.Regexp
+	strip   []*regexp.Regexp
+	noise   []*regexp.Regexp
+	secrets *Secrets
 }
 
 // SyslogPattern recognises one kind of configuration-change log message;
@@ -119,6 +124,11 @@ func (p *Platform) compile() error {
 		}
 		p.noise = append(p.noise, re)
 	}
+	secrets, err := newSecrets(p.Secrets)
+	if err != nil {
+		return fmt.Errorf("platform %s: %w", p.ID, err)
+	}
+	p.secrets = secrets
 	for _, s := range p.Syslog {
 		if s.Name == "" || s.Match == nil {
 			return fmt.Errorf("platform %s: a syslog pattern needs a name and an expression", p.ID)
@@ -133,6 +143,7 @@ func (p Platform) clone() Platform {
 	p.Transports = slices.Clone(p.Transports)
 	p.Strip = slices.Clone(p.Strip)
 	p.Noise = slices.Clone(p.Noise)
+	p.Secrets = slices.Clone(p.Secrets)
 	p.Syslog = slices.Clone(p.Syslog)
 	p.Dialogue.PagingOff = slices.Clone(p.Dialogue.PagingOff)
 	p.Dialogue.PreLogin = slices.Clone(p.Dialogue.PreLogin)

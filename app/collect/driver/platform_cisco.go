@@ -68,6 +68,7 @@ func init() {
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        cisco(),
 		Noise:           iosNoise,
+		Secrets:         ciscoSecrets,
 		Syslog:          []SyslogPattern{ciscoConfigI},
 	})
 	Register(Platform{
@@ -76,6 +77,7 @@ func init() {
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        cisco(),
 		Noise:           iosNoise,
+		Secrets:         ciscoSecrets,
 		Syslog:          []SyslogPattern{ciscoConfigI},
 	})
 
