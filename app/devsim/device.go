@@ -17,6 +17,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -434,6 +435,32 @@ func (d *Device) Mutate(seed int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.model.mutate(seed, d.units)
+	d.docs = renderers[d.p.Platform](d.model, d.units)
+	d.changedAt = d.tick()
+}
+
+// Secrets returns the secrets the device's configuration holds or held
+// (passwords, their hashes and salts, keys, communities), as generated,
+// sorted: what a backup's masked text must not show, in any case.
+func (d *Device) Secrets() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.model.issued))
+	for s := range d.model.issued {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RotateSecret changes one secret of the configuration (the purpose a
+// personality names it by: "user", "snmp", "enable"…), as an operator
+// changing a password does, and moves the "last change" timestamps.
+// Nothing else changes.
+func (d *Device) RotateSecret(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.model.rotations[name]++
 	d.docs = renderers[d.p.Platform](d.model, d.units)
 	d.changedAt = d.tick()
 }

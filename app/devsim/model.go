@@ -79,18 +79,26 @@ type model struct {
 	seed     uint64
 	words    []string // description words the device's character set can carry
 	edits    map[int]uint64
+	// issued are the secrets the configuration holds (secret's values,
+	// as generated): what must never leave backupd in clear text, see
+	// Device.Secrets. rotations counts each secret's changes
+	// (Device.RotateSecret).
+	issued    map[string]bool
+	rotations map[string]uint64
 }
 
 func newModel(platform, host, user string, seed int64, encoding string) *model {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s|%s|%d", platform, host, seed)
 	return &model{
-		platform: platform,
-		host:     host,
-		user:     user,
-		seed:     h.Sum64(),
-		words:    localWords(encoding),
-		edits:    map[int]uint64{},
+		platform:  platform,
+		host:      host,
+		user:      user,
+		seed:      h.Sum64(),
+		words:     localWords(encoding),
+		edits:     map[int]uint64{},
+		issued:    map[string]bool{},
+		rotations: map[string]uint64{},
 	}
 }
 
@@ -113,10 +121,22 @@ func randString(r *rand.Rand, n int, alphabet string) string {
 }
 
 // secret returns a stable random string in the given alphabet, e.g. the
-// salt and digest of a password hash.
+// salt and digest of a password hash. A purpose's text before a colon
+// names the secret ("user" for "user:salt"): RotateSecret changes all of
+// it. Values of notSecret purposes (a serial number) are random text
+// that is no secret.
 func (m *model) secret(purpose string, n int, alphabet string) string {
-	return randString(m.rng("secret:"+purpose, 0), n, alphabet)
+	name, _, _ := strings.Cut(purpose, ":")
+	s := randString(m.rng("secret:"+purpose, m.rotations[name]), n, alphabet)
+	if !notSecret[name] {
+		m.issued[s] = true
+	}
+	return s
 }
+
+// notSecret are the purposes of secret whose values a configuration may
+// show: serial numbers, software IDs, a file's integrity digest.
+var notSecret = map[string]bool{"serial": true, "swid": true, "swid2": true, "ssd": true}
 
 func (m *model) sha512Crypt(purpose string) string {
 	return "$6$" + m.secret(purpose+":salt", 16, cryptAlphabet) + "$" + m.secret(purpose, 86, cryptAlphabet)

@@ -82,7 +82,8 @@ func renderIOS(m *model, n int) doc {
 	b.f("snmp-server community %s RO 99", m.secret("snmp", 12, cryptAlphabet[2:]))
 	b.f("snmp-server location DC1 rack %d", m.seed%40+1)
 	b.l("snmp-server contact noc@example.net")
-	b.l("snmp-server host 192.0.2.10 version 2c public", "!")
+	b.f("snmp-server host 192.0.2.10 version 2c %s", m.secret("trap", 10, cryptAlphabet[2:]))
+	b.l("!")
 	b.l("ntp server 192.0.2.123 prefer", "ntp server 192.0.2.124")
 	if m.platform == "cisco_ios" {
 		b.vol(func(v volatile) string { return fmt.Sprintf("ntp clock-period %d", 17179800+v.R.IntN(200)) })
