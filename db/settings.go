@@ -21,7 +21,37 @@ const (
 	// SettingSyslogPatterns holds []SyslogPattern: the user's own
 	// configuration-change messages, on top of the built-in ones.
 	SettingSyslogPatterns = "syslog_patterns"
+	// SettingSecretMasking holds a SecretMasking.
+	SettingSecretMasking = "secret_masking"
 )
+
+// SecretMasking says where the secrets inside configurations are masked
+// (app/redact). The store always keeps them.
+type SecretMasking struct {
+	// Git masks the files of the git mirror.
+	Git bool `json:"git"`
+	// Notifications masks the diffs notifications carry.
+	Notifications bool `json:"notifications"`
+	// Views masks the web pages and the CLI for everyone without the
+	// permission to reveal secrets.
+	Views bool `json:"views"`
+	// API masks the public API's backup content for keys without that
+	// permission; off, the API returns the stored text, as its contract
+	// says.
+	API bool `json:"api"`
+}
+
+// DefaultSecretMasking masks everywhere but in the public API, whose
+// contract is to return the stored text.
+var DefaultSecretMasking = SecretMasking{Git: true, Notifications: true, Views: true}
+
+// SecretMaskingSettings returns where secrets are masked, or
+// DefaultSecretMasking.
+func (s *Store) SecretMaskingSettings(ctx context.Context) (SecretMasking, error) {
+	m := DefaultSecretMasking
+	_, err := s.GetSetting(ctx, SettingSecretMasking, &m)
+	return m, err
+}
 
 // NoiseRule is a user rule: lines matching Pattern (a Go regular
 // expression) are ignored when deciding whether a configuration changed.

@@ -12,6 +12,12 @@ type Permission = string
 // credentials (db.SetRoleCredentials); see Principal.CanUseCredential.
 const PermCredentialsUse = "credentials.use"
 
+// PermRevealSecrets lets a user see the secrets inside configurations
+// (passwords, keys, communities) that the web pages, the CLI and, when
+// the administrator asks, the public API otherwise mask (app/redact).
+// Each reveal is audited.
+const PermRevealSecrets = "configs.reveal_secrets"
+
 // The permission catalogue. Anything not listed here is not a permission.
 var Permissions = []Permission{
 	"groups.view", "groups.create", "groups.update", "groups.delete",
@@ -19,6 +25,7 @@ var Permissions = []Permission{
 	"templates.view", "templates.create", "templates.update", "templates.delete",
 	"devices.view", "devices.create", "devices.update", "devices.delete",
 	"backups.view", "backups.create", "backups.delete",
+	PermRevealSecrets,
 	"dashboard.view",
 	"api_keys.view", "api_keys.create", "api_keys.delete",
 	"users.view", "users.create", "users.update", "users.delete",

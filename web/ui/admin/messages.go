@@ -73,6 +73,7 @@ var adminResourceLabels = []string{
 	"admin.resource.templates",
 	"admin.resource.devices",
 	"admin.resource.backups",
+	"admin.resource.configs",
 	"admin.resource.dashboard",
 	"admin.resource.api_keys",
 	"admin.resource.users",
@@ -90,6 +91,7 @@ var adminActionLabels = []string{
 	"admin.action.update",
 	"admin.action.delete",
 	"admin.action.use",
+	"admin.action.reveal_secrets",
 }
 
 // Refusals of the role form's credential list (role_save.go).
