@@ -21,6 +21,8 @@ type SearchVersion struct {
 	BackupID     string
 	StartedAt    time.Time
 	SnapshotHash string
+	// Platform is the device's, whose rules mask its secrets.
+	Platform string
 
 	text func() (string, error)
 }
@@ -42,13 +44,13 @@ func (v SearchVersion) Text() (string, error) {
 // device and snapshot, the newest backup (SQLite takes the bare columns
 // of a MAX() aggregate from the row holding the maximum).
 const (
-	searchLatestQuery = `SELECT d.id, d.name, b.id, b.started_at, b.snapshot_hash
+	searchLatestQuery = `SELECT d.id, d.name, b.id, b.started_at, b.snapshot_hash, d.platform
 		FROM devices d JOIN backups b ON b.id = (
 			SELECT b2.id FROM backups b2
 			WHERE b2.device_id = d.id AND b2.success = 1 AND b2.snapshot_hash IS NOT NULL
 			ORDER BY b2.started_at DESC, b2.id DESC LIMIT 1)
 		WHERE %s ORDER BY d.name, d.id`
-	searchAllQuery = `SELECT d.id, d.name, v.id, v.started_at, v.snapshot_hash
+	searchAllQuery = `SELECT d.id, d.name, v.id, v.started_at, v.snapshot_hash, d.platform
 		FROM devices d JOIN (
 			SELECT device_id, snapshot_hash, id, MAX(started_at) AS started_at FROM backups
 			WHERE success = 1 AND snapshot_hash IS NOT NULL
@@ -56,7 +58,7 @@ const (
 		WHERE %s ORDER BY d.name, d.id, v.started_at DESC, v.id DESC`
 	// PostgreSQL has no bare columns beside MAX(): the newest backup per
 	// device and snapshot is DISTINCT ON's first row.
-	searchAllQueryPostgres = `SELECT d.id, d.name, v.id, v.started_at, v.snapshot_hash
+	searchAllQueryPostgres = `SELECT d.id, d.name, v.id, v.started_at, v.snapshot_hash, d.platform
 		FROM devices d JOIN (
 			SELECT DISTINCT ON (device_id, snapshot_hash) device_id, snapshot_hash, id, started_at FROM backups
 			WHERE success = 1 AND snapshot_hash IS NOT NULL
@@ -170,7 +172,7 @@ func searchVersionsPostgres(ctx context.Context, tx *sql.Tx, query string, args 
 func scanSearchVersion(row engine.Scanner) (SearchVersion, error) {
 	var v SearchVersion
 	var started string
-	if err := row.Scan(&v.DeviceID, &v.DeviceName, &v.BackupID, &started, &v.SnapshotHash); err != nil {
+	if err := row.Scan(&v.DeviceID, &v.DeviceName, &v.BackupID, &started, &v.SnapshotHash, &v.Platform); err != nil {
 		return v, err
 	}
 	var err error

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"backupd/app/redact"
 	"backupd/db"
 )
 
@@ -103,6 +104,13 @@ var (
 // the device platform's built-in ones. A backup that does not exist is
 // db.ErrNotFound; scope is the caller's to check, on the device.
 func Diff(ctx context.Context, store *db.Store, fromBackupID, toBackupID string, user []db.NoiseRule) (DiffResult, error) {
+	return DiffMasked(ctx, store, fromBackupID, toBackupID, user, nil)
+}
+
+// DiffMasked is Diff with the secrets of the lines it shows masked by the
+// device's masker from keys (nil: none masked). Noise and whether the
+// configuration changed are judged on the whole texts, as Diff does.
+func DiffMasked(ctx context.Context, store *db.Store, fromBackupID, toBackupID string, user []db.NoiseRule, keys *redact.Keyring) (DiffResult, error) {
 	from, err := diffBackup(ctx, store, fromBackupID)
 	if err != nil {
 		return DiffResult{}, err
@@ -132,7 +140,11 @@ func Diff(ctx context.Context, store *db.Store, fromBackupID, toBackupID string,
 			return DiffResult{}, fmt.Errorf("diff: configuration of backup %s: %w", toBackupID, err)
 		}
 	}
-	return diffTexts(oldText, newText, f, diffLabel(dev, from), diffLabel(dev, to)), nil
+	var mask *redact.Masker
+	if keys != nil {
+		mask = keys.Device(dev.ID, dev.Platform)
+	}
+	return diffTexts(oldText, newText, f, diffLabel(dev, from), diffLabel(dev, to), mask), nil
 }
 
 // diffBackup loads a backup that has a configuration.
@@ -161,10 +173,18 @@ func diffLabel(d db.Device, b db.Backup) string {
 
 // DiffTexts compares two plain texts, noise judged by f (nil: none).
 func DiffTexts(a, b string, f *NoiseFilter) DiffResult {
-	return diffTexts(a, b, f, "a", "b")
+	return diffTexts(a, b, f, "a", "b", nil)
 }
 
-func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResult {
+// DiffTextsMasked is DiffTexts with the lines shown masked by mask.
+func DiffTextsMasked(a, b string, f *NoiseFilter, mask *redact.Masker) DiffResult {
+	return diffTexts(a, b, f, "a", "b", mask)
+}
+
+// diffTexts compares a and b. With mask, the lines the result shows (its
+// hunks, their sections, the unified diff) are those of the masked texts:
+// masking keeps lines where they are, so the line numbers hold for both.
+func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string, mask *redact.Masker) DiffResult {
 	res := DiffResult{NewTotal: LineCount(b)}
 	if a == b {
 		return res
@@ -180,6 +200,11 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 	out.WriteString("--- " + fromLabel + "\n+++ " + toLabel + "\n")
 	res.Hunks = make([]Hunk, 0, len(u.Hunks))
 	oldLines := strings.Split(a, "\n")
+	shownOld, shownNew := oldLines, []string(nil)
+	if mask != nil {
+		shownOld = strings.Split(mask.Text(a), "\n")
+		shownNew = strings.Split(mask.Text(b), "\n")
+	}
 	// go-udiff's hunks hold the right lines and old line numbers; the new
 	// side's numbers are counted here from the lines added and removed
 	// before each hunk.
@@ -187,8 +212,9 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 	for _, uh := range u.Hunks {
 		h := Hunk{OldStart: uh.FromLine, NewStart: uh.FromLine + shift, Lines: make([]DiffLine, 0, len(uh.Lines))}
 		oldNo, newNo := h.OldStart, h.NewStart
-		var body strings.Builder
-		for _, l := range uh.Lines {
+		// lastLine marks the hunk line without a newline at its end.
+		lastLine := -1
+		for i, l := range uh.Lines {
 			line := DiffLine{Text: strings.TrimSuffix(l.Content, "\n")}
 			switch l.Kind {
 			case udiff.Equal:
@@ -198,23 +224,19 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 				newNo++
 				h.OldLines++
 				h.NewLines++
-				body.WriteByte(' ')
 			case udiff.Delete:
 				line.Kind, line.OldNo = LineRemoved, oldNo
 				oldNo++
 				h.OldLines++
 				res.Removed++
-				body.WriteByte('-')
 			case udiff.Insert:
 				line.Kind, line.NewNo = LineAdded, newNo
 				newNo++
 				h.NewLines++
 				res.Added++
-				body.WriteByte('+')
 			}
-			body.WriteString(l.Content)
 			if !strings.HasSuffix(l.Content, "\n") {
-				body.WriteString("\n\\ No newline at end of file\n")
+				lastLine = i
 			}
 			h.Lines = append(h.Lines, line)
 		}
@@ -225,13 +247,30 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 		for _, l := range h.Lines {
 			if l.Kind != LineContext {
 				if sectionAbove([]string{l.Text}, 1) == "" {
-					h.Section = sectionAbove(oldLines, firstOld-1)
+					h.Section = sectionAbove(shownOld, firstOld-1)
 				}
 				break
 			}
 			firstOld = l.OldNo + 1
 		}
 		markNoise(h.Lines, f)
+		var body strings.Builder
+		for i := range h.Lines {
+			l := &h.Lines[i]
+			switch {
+			case mask == nil:
+			case l.OldNo > 0 && l.OldNo <= len(shownOld):
+				l.Text = shownOld[l.OldNo-1]
+			case l.NewNo > 0 && l.NewNo <= len(shownNew):
+				l.Text = shownNew[l.NewNo-1]
+			}
+			body.WriteByte(unifiedMark(l.Kind))
+			body.WriteString(l.Text)
+			body.WriteByte('\n')
+			if i == lastLine {
+				body.WriteString("\\ No newline at end of file\n")
+			}
+		}
 		for _, l := range h.Lines {
 			switch {
 			case !l.Noise:
@@ -247,6 +286,17 @@ func diffTexts(a, b string, f *NoiseFilter, fromLabel, toLabel string) DiffResul
 	}
 	res.Unified = out.String()
 	return res
+}
+
+// unifiedMark starts a line of a unified diff of kind.
+func unifiedMark(kind string) byte {
+	switch kind {
+	case LineRemoved:
+		return '-'
+	case LineAdded:
+		return '+'
+	}
+	return ' '
 }
 
 // hunkRange formats one side of a hunk header the way diff -u does: an

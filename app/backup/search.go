@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"backupd/app/redact"
 	"backupd/db"
 )
 
@@ -37,6 +39,10 @@ type SearchOptions struct {
 	CaseSensitive bool
 	AllVersions   bool
 	Limit         int
+	// Mask, when set, masks each text's secrets before it is searched
+	// (app/redact): a secret's value then matches nothing, and the lines
+	// reported are masked.
+	Mask *redact.Keyring
 }
 
 // SearchHit is one matching line. LineNo counts from 1 in the version's
@@ -96,17 +102,25 @@ func Search(ctx context.Context, store *db.Store, scope db.Scope, opts SearchOpt
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		sc, ok := seen[v.SnapshotHash]
+		// A masked text is the device's own: its tags are keyed by it.
+		key := v.SnapshotHash
+		if opts.Mask != nil {
+			key += "|" + strconv.FormatInt(v.DeviceID, 10)
+		}
+		sc, ok := seen[key]
 		if !ok {
 			text, err := v.Text()
 			if err != nil {
 				return res, fmt.Errorf("search: version %s of %s: %w", v.BackupID, v.DeviceName, err)
 			}
+			if opts.Mask != nil {
+				text = opts.Mask.Device(v.DeviceID, v.Platform).Text(text)
+			}
 			sc.hits, sc.truncated, err = m.scan(ctx, text)
 			if err != nil {
 				return res, err
 			}
-			seen[v.SnapshotHash] = sc
+			seen[key] = sc
 		}
 		res.Truncated = res.Truncated || sc.truncated
 		for _, h := range sc.hits {
