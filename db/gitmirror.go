@@ -160,6 +160,8 @@ type MirrorVersion struct {
 	Trigger      string
 	SnapshotHash string
 	First        bool
+	// Platform is the device's, for masking the secrets of its text.
+	Platform string
 }
 
 // MirrorVersions returns, per device with a good backup, its latest
@@ -169,7 +171,7 @@ type MirrorVersion struct {
 // removed every such version does the newest good backup stand in.
 func (s *Store) MirrorVersions(ctx context.Context) ([]MirrorVersion, error) {
 	return engine.QueryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
-		b.trigger, b.snapshot_hash, b.first_backup FROM devices d JOIN backups b ON b.id = COALESCE(
+		b.trigger, b.snapshot_hash, b.first_backup, d.platform FROM devices d JOIN backups b ON b.id = COALESCE(
 			(SELECT x.id FROM backups x WHERE x.device_id = d.id AND x.success = 1 AND (x.changed = 1 OR x.first_backup = 1)
 				ORDER BY x.started_at DESC, x.id DESC LIMIT 1),
 			(SELECT x.id FROM backups x WHERE x.device_id = d.id AND x.success = 1
@@ -181,7 +183,7 @@ func (s *Store) MirrorVersions(ctx context.Context) ([]MirrorVersion, error) {
 // ignored) of the devices that exist, oldest first.
 func (s *Store) MirrorHistory(ctx context.Context) ([]MirrorVersion, error) {
 	return engine.QueryAll(ctx, s.reader, scanMirrorVersion, `SELECT d.id, d.name, d.group_id, b.id, b.started_at,
-		b.trigger, b.snapshot_hash, b.first_backup FROM backups b JOIN devices d ON d.id = b.device_id
+		b.trigger, b.snapshot_hash, b.first_backup, d.platform FROM backups b JOIN devices d ON d.id = b.device_id
 		WHERE b.success = 1 AND (b.changed = 1 OR b.first_backup = 1) AND b.snapshot_hash IS NOT NULL
 		ORDER BY b.started_at, b.id`)
 }
@@ -190,7 +192,7 @@ func scanMirrorVersion(r engine.Scanner) (MirrorVersion, error) {
 	var v MirrorVersion
 	var group sql.NullInt64
 	var started string
-	if err := r.Scan(&v.DeviceID, &v.Name, &group, &v.BackupID, &started, &v.Trigger, &v.SnapshotHash, &v.First); err != nil {
+	if err := r.Scan(&v.DeviceID, &v.Name, &group, &v.BackupID, &started, &v.Trigger, &v.SnapshotHash, &v.First, &v.Platform); err != nil {
 		return v, err
 	}
 	if group.Valid {
@@ -243,13 +245,15 @@ func (s *Store) GroupPaths(ctx context.Context) (map[int64][]string, error) {
 // MirrorFingerprint changes when the git mirror may have to: a backup
 // started (every finished backup started after the last one the mirror
 // saw, once the queue is idle), a device was added, changed or deleted,
-// or a group was renamed. It reads indexes only.
+// a group was renamed, or where secrets are masked changed. It reads
+// indexes only.
 func (s *Store) MirrorFingerprint(ctx context.Context) (string, error) {
 	var fp string
 	err := s.reader.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(started_at), '') FROM backups) || '|' ||
 		(SELECT COUNT(*) || ':' || COALESCE(MAX(updated_at), '') FROM devices) || '|' ||
-		(SELECT COUNT(*) || ':' || COALESCE(`+s.d.Joined("name", "'/'")+`, '') FROM device_groups)`).Scan(&fp)
+		(SELECT COUNT(*) || ':' || COALESCE(`+s.d.Joined("name", "'/'")+`, '') FROM device_groups) || '|' ||
+		(SELECT COALESCE(MAX(updated_at), '') FROM settings WHERE key = ?)`, SettingSecretMasking).Scan(&fp)
 	if err != nil {
 		return "", fmt.Errorf("git mirror fingerprint: %w", err)
 	}

@@ -27,10 +27,20 @@ func newExport(cfg *config.Config) *cobra.Command {
 	return cmd
 }
 
+// rewriteWarning is what --rewrite says before it acts, and what it
+// asks --yes for.
+const rewriteWarning = `WARNING: --rewrite replaces the git mirror's whole history with a new one,
+written as secret masking is set now, and force-pushes it over the remote's
+branch. Every clone, fork and cache of the remote made before keeps the old
+commits: treat each secret they held in clear text as exposed and change it
+on the devices. The old working clone is kept in the data directory (its
+path is printed); delete it once the new history is pushed.
+`
+
 func newExportGit(cfg *config.Config) *cobra.Command {
-	var history, noPush bool
+	var history, rewrite, yes, noPush bool
 	cmd := &cobra.Command{
-		Use:   "git [--history]",
+		Use:   "git [--history [--rewrite --yes]]",
 		Short: "Write the git mirror now (DATA/git/mirror) and push it to its remote",
 		Long: `Write the latest good configuration of every device into the git mirror in
 the data directory (DATA/git/mirror: one file per device, named after it,
@@ -43,9 +53,23 @@ device's first backup and each change): one commit per past run (backups
 less than 10 minutes apart, no device twice), oldest first, dated when its
 last backup ran, so that git log -p DEVICE shows each change.
 
+--history --rewrite replaces a mirror's existing history the same way: to
+mask the secrets of commits written before masking was on (see
+docs/secrets.md). It asks for --yes, since everyone who cloned the remote
+keeps the old commits, and force-pushes.
+
 Needs the git program (apt install git); backups themselves never do.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rewrite {
+				if !history {
+					return errors.New("--rewrite goes with --history: it writes the whole history anew")
+				}
+				fmt.Fprint(cmd.ErrOrStderr(), rewriteWarning)
+				if !yes {
+					return errors.New("nothing was changed: add --yes to replace the mirror's history")
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
@@ -55,6 +79,20 @@ Needs the git program (apt install git); backups themselves never do.`,
 			defer store.Close()
 			m := gitmirror.New(store, sealer, cfg.Logger(cmd.ErrOrStderr()), cfg.DataDir)
 			out := cmd.OutOrStdout()
+			if rewrite {
+				moved, n, err := m.RewriteHistory(ctx)
+				if moved != "" {
+					fmt.Fprintf(out, "moved the old clone to %s\n", moved)
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "wrote %d commit(s) into %s\n", n, m.Dir())
+				if noPush {
+					return nil
+				}
+				return forcePushMirror(ctx, store, m, out)
+			}
 			if history {
 				n, err := m.Backfill(ctx)
 				if err != nil {
@@ -80,8 +118,27 @@ Needs the git program (apt install git); backups themselves never do.`,
 		},
 	}
 	cmd.Flags().BoolVar(&history, "history", false, "fill an empty mirror with the whole history, one commit per past run, oldest first")
+	cmd.Flags().BoolVar(&rewrite, "rewrite", false, "with --history: replace the mirror's existing history (to mask secrets it holds), then force-push")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --rewrite: go ahead, having read its warning")
 	cmd.Flags().BoolVar(&noPush, "no-push", false, "commit only; do not push to the remote")
 	return cmd
+}
+
+// forcePushMirror pushes a rewritten history over the remote's, if a
+// remote is set.
+func forcePushMirror(ctx context.Context, store *db.Store, m *gitmirror.Mirror, out io.Writer) error {
+	gm, err := store.GitMirrorSettings(ctx)
+	if err != nil {
+		return err
+	}
+	if gm.RemoteURL == "" {
+		return nil
+	}
+	if err := m.ForcePush(ctx); err != nil {
+		return fmt.Errorf("force-push to %s: %w", gitmirror.PublicRemote(gm.RemoteURL, nil), err)
+	}
+	fmt.Fprintf(out, "force-pushed the new history to %s\n", gitmirror.PublicRemote(gm.RemoteURL, nil))
+	return nil
 }
 
 // printSync says what a Sync committed.

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
+	"backupd/app/redact"
 	"backupd/db"
 )
 
@@ -39,9 +42,50 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer unlock()
+	return m.backfill(ctx, r, cfg)
+}
+
+// RewriteHistory replaces the mirror's whole history by one written as
+// secret masking is set now (see Backfill): the working clone moves
+// aside, to the folder it returns ("" when there was none), and the
+// history is written anew. Pushing it needs ForcePush; whoever cloned
+// the remote before keeps the old commits.
+func (m *Mirror) RewriteHistory(ctx context.Context) (moved string, commits int, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cfg, err := m.store.GitMirrorSettings(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	r, unlock, err := m.openAfter(ctx, func(r *runner) error {
+		if _, err := os.Stat(filepath.Join(r.repo, ".git")); err != nil {
+			return nil // nothing to move
+		}
+		to := r.repo + ".replaced-" + time.Now().UTC().Format("20060102-150405")
+		if err := os.Rename(r.repo, to); err != nil {
+			return err
+		}
+		moved = to
+		return nil
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	defer unlock()
+	m.written, m.clean = nil, false
+	commits, err = m.backfill(ctx, r, cfg)
+	return moved, commits, err
+}
+
+func (m *Mirror) backfill(ctx context.Context, r *runner, cfg db.GitMirror) (int, error) {
 	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err == nil {
 		return 0, ErrHasHistory
 	}
+	masking, err := m.store.SecretMaskingSettings(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("git mirror: %w", err)
+	}
+	maskers := map[int64]*redact.Masker{}
 	history, err := m.store.MirrorHistory(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("git mirror: %w", err)
@@ -88,6 +132,14 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 					streamErr = fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
 					break
 				}
+				if masking.Git {
+					mk := maskers[v.DeviceID]
+					if mk == nil {
+						mk = m.keys.Device(v.DeviceID, v.Platform)
+						maskers[v.DeviceID] = mk
+					}
+					text = mk.Text(text)
+				}
 				if id := blobID(text); have[changes[i].Path] != id {
 					have[changes[i].Path] = id
 					es = append(es, entry{Path: changes[i].Path, Mode: "100644", Blob: id, Status: 'M'})
@@ -128,6 +180,13 @@ func (m *Mirror) Backfill(ctx context.Context) (int, error) {
 			return 0, err
 		}
 		if err := r.setLayoutState(ctx, cfg.Groups); err != nil {
+			return 0, err
+		}
+		state := secretsClear
+		if masking.Git {
+			state = secretsMasked
+		}
+		if err := r.noteSecrets(ctx, "", state); err != nil {
 			return 0, err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"backupd/app/redact"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -35,6 +36,7 @@ const (
 type Mirror struct {
 	store  *db.Store
 	sealer *secret.Sealer
+	keys   *redact.Keyring
 	log    *slog.Logger
 	root   string
 
@@ -49,8 +51,9 @@ type Mirror struct {
 	Resolver *net.Resolver
 
 	mu sync.Mutex
-	// written maps each file to the snapshot it holds, as committed; a
-	// device whose version is the same needs no reading.
+	// written maps each file to the snapshot it holds, as committed, and
+	// whether its secrets are masked; a device whose version is the same
+	// needs no reading.
 	written map[string]string
 	// clean is set once the working clone is known to match HEAD.
 	clean bool
@@ -64,7 +67,7 @@ func New(store *db.Store, sealer *secret.Sealer, log *slog.Logger, dataDir strin
 	if abs, err := filepath.Abs(dataDir); err == nil {
 		dataDir = abs
 	}
-	return &Mirror{store: store, sealer: sealer, log: log, root: filepath.Join(dataDir, "git"),
+	return &Mirror{store: store, sealer: sealer, keys: redact.NewKeyring(sealer), log: log, root: filepath.Join(dataDir, "git"),
 		PushAttempts: 3, PushBackoff: 5 * time.Second, PushTimeout: 2 * time.Minute}
 }
 
@@ -101,6 +104,12 @@ type Result struct {
 // processes: the server and the command line) and makes sure the working
 // clone exists.
 func (m *Mirror) open(ctx context.Context) (*runner, func(), error) {
+	return m.openAfter(ctx, nil)
+}
+
+// openAfter is open, with prepare run under the lock before the working
+// clone is looked for.
+func (m *Mirror) openAfter(ctx context.Context, prepare func(r *runner) error) (*runner, func(), error) {
 	r, err := newRunner(m.root)
 	if err != nil {
 		return nil, nil, err
@@ -108,6 +117,12 @@ func (m *Mirror) open(ctx context.Context) (*runner, func(), error) {
 	unlock, err := lockFile(filepath.Join(m.root, "lock"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("git mirror: %w", err)
+	}
+	if prepare != nil {
+		if err := prepare(r); err != nil {
+			unlock()
+			return nil, nil, fmt.Errorf("git mirror: %w", err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(r.repo, ".git")); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(r.repo, 0o700); err != nil {
@@ -232,11 +247,24 @@ func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject 
 			}
 		}
 	}
+	masking, err := m.store.SecretMaskingSettings(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("git mirror: %w", err)
+	}
+	secrets := secretsClear
+	if masking.Git {
+		secrets = secretsMasked
+	}
+	was, wasKnown := r.secretsState(ctx)
+	if subject == "" && hasHead && was != secrets && (wasKnown || masking.Git) {
+		subject = secretsSubject(masking.Git)
+	}
 	pending := map[string]string{}
 	wrote := false
 	for path, v := range p.want {
 		full := filepath.Join(r.repo, filepath.FromSlash(path))
-		if m.written[path] == v.SnapshotHash {
+		written := v.SnapshotHash + "|" + secrets
+		if m.written[path] == written {
 			if _, err := os.Stat(full); err == nil {
 				continue
 			}
@@ -245,7 +273,10 @@ func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject 
 		if err != nil {
 			return Result{}, fmt.Errorf("git mirror: device %d: %w", v.DeviceID, err)
 		}
-		pending[path] = v.SnapshotHash
+		if masking.Git {
+			text = m.keys.Device(v.DeviceID, v.Platform).Text(text)
+		}
+		pending[path] = written
 		if old, err := os.ReadFile(full); err == nil && string(old) == text {
 			continue
 		}
@@ -270,6 +301,9 @@ func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject 
 	}
 	if !wrote && len(gone) == 0 && m.clean {
 		maps.Copy(m.written, pending)
+		if err := r.noteSecrets(ctx, was, secrets); err != nil {
+			return Result{}, err
+		}
 		return res, m.noteLayout(ctx, r, cfg, layout, layoutKnown)
 	}
 	m.clean = false
@@ -289,6 +323,9 @@ func (m *Mirror) sync(ctx context.Context, r *runner, cfg db.GitMirror, subject 
 		return Message(subject, changes)
 	})
 	if err != nil {
+		return Result{}, err
+	}
+	if err := r.noteSecrets(ctx, was, secrets); err != nil {
 		return Result{}, err
 	}
 	if commit == "" {

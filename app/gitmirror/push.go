@@ -208,7 +208,13 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // no commit yet) is no error. A branch (remote or in the clone) with a
 // commit no backupd mirror wrote is refused at once, a
 // *ForeignCommitError.
-func (m *Mirror) Push(ctx context.Context) error {
+func (m *Mirror) Push(ctx context.Context) error { return m.pushAs(ctx, false) }
+
+// ForcePush pushes the mirror's branch over the remote's, whatever the
+// remote holds: after RewriteHistory, and only then.
+func (m *Mirror) ForcePush(ctx context.Context) error { return m.pushAs(ctx, true) }
+
+func (m *Mirror) pushAs(ctx context.Context, force bool) error {
 	cfg, err := m.store.GitMirrorSettings(ctx)
 	if err != nil {
 		return err
@@ -217,7 +223,7 @@ func (m *Mirror) Push(ctx context.Context) error {
 		return nil
 	}
 	before, _ := m.PushStatus(ctx) // for the recovery's log line only
-	attempts, secrets, err := m.push(ctx, cfg)
+	attempts, secrets, err := m.push(ctx, cfg, force)
 	now := time.Now().UTC()
 	st := db.GitPushStatus{At: now, OK: err == nil}
 	var foreign *ForeignCommitError
@@ -285,7 +291,7 @@ func (m *Mirror) head(ctx context.Context) (string, error) {
 // push tries the push, and returns how many tries it made and the
 // secrets the remote's authentication used (to keep them out of what is
 // shown).
-func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secrets []string, err error) {
+func (m *Mirror) push(ctx context.Context, cfg db.GitMirror, force bool) (attempts int, secrets []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, unlock, err := m.open(ctx)
@@ -314,19 +320,26 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror) (attempts int, secr
 	limit := max(m.PushAttempts, 1)
 	wait := m.PushBackoff
 	for attempt := 1; ; attempt++ {
-		err = m.followRemote(ctx, r, cfg, env, secrets, branch)
+		err = nil
+		if !force {
+			err = m.followRemote(ctx, r, cfg, env, secrets, branch)
+		}
 		if fe := (*ForeignCommitError)(nil); errors.As(err, &fe) {
 			// Trying again changes nothing: someone has to act.
 			m.log.Warn("git mirror: push refused", "err", err)
 			return attempt, secrets, err
 		}
 		if err == nil {
-			_, err = r.run(ctx, m.PushTimeout, nil, env, "push", "-q", "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)
+			args := []string{"push", "-q"}
+			if force {
+				args = append(args, "--force")
+			}
+			_, err = r.run(ctx, m.PushTimeout, nil, env, append(args, "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)...)
 		}
 		if err == nil {
 			return attempt, secrets, nil
 		}
-		err = redact(err, secrets)
+		err = redactError(err, secrets)
 		m.log.Warn("git mirror: push failed", "attempt", attempt, "err", err)
 		if attempt >= limit || ctx.Err() != nil {
 			return attempt, secrets, err
@@ -394,8 +407,8 @@ func (m *Mirror) followRemote(ctx context.Context, r *runner, cfg db.GitMirror, 
 	return nil
 }
 
-// redact removes secrets from git's message, should it ever quote one.
-func redact(err error, secrets []string) error {
+// redactError removes secrets from git's message, should it ever quote one.
+func redactError(err error, secrets []string) error {
 	msg := err.Error()
 	for _, s := range secrets {
 		if s != "" {
