@@ -10,6 +10,7 @@ import (
 	"backupd/app/config"
 	"backupd/app/metrics"
 	"backupd/app/notify"
+	"backupd/app/redact"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -48,6 +49,7 @@ func runNotifications(bg context.Context, cfg config.Config, store *db.Store, se
 		LockDir: filepath.Join(cfg.DataDir, "run"),
 		Logger:  wlog,
 		Sent:    metrics.NotificationsSent,
+		Secrets: redact.NewKeyring(sealer),
 	})
 	goBG(func() { keepRunning(bg, wlog, "notification delivery", w.Run) })
 	goBG(func() { notify.RunStaleCheck(bg, store, cfg.StaleAfter, 0, wlog) })

@@ -18,6 +18,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/app/netguard"
+	"backupd/app/redact"
 	"backupd/db"
 	"backupd/db/outbox"
 )
@@ -85,6 +86,10 @@ type WorkerOptions struct {
 	Sent func(channelType, result string, deliveries int)
 	// Now is the worker's clock; nil: time.Now.
 	Now func() time.Time
+	// Secrets masks the secrets of the diffs events carry, when the
+	// secret masking setting says so (app/redact). Without it such
+	// events carry no diff.
+	Secrets *redact.Keyring
 }
 
 // Worker delivers the outbox. Run it once per process.
@@ -236,9 +241,13 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 		}
 		batches[i] = append(batches[i], d)
 	}
-	rules, err := w.store.NoiseRules(ctx)
-	if err != nil {
-		rules = nil
+	how := rendering{mask: true}
+	if how.rules, err = w.store.NoiseRules(ctx); err != nil {
+		how.rules = nil
+	}
+	// Masked unless the setting, read, says otherwise.
+	if m, err := w.store.SecretMaskingSettings(ctx); err == nil {
+		how.mask = m.Notifications
 	}
 	sem := make(chan struct{}, w.o.Concurrency)
 	var wg sync.WaitGroup
@@ -247,7 +256,7 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			w.sendBatch(context.WithoutCancel(ctx), b, rules)
+			w.sendBatch(context.WithoutCancel(ctx), b, how)
 		}()
 	}
 	wg.Wait()
@@ -259,7 +268,7 @@ func (w *Worker) Pass(ctx context.Context) (int, error) {
 // first rendered; deliveries never sent become a new batch, recorded
 // before the send, so that whatever happens to this process the
 // receiver gets the same message again.
-func (w *Worker) sendBatch(ctx context.Context, batch []outbox.Delivery, rules []db.NoiseRule) {
+func (w *Worker) sendBatch(ctx context.Context, batch []outbox.Delivery, how rendering) {
 	ids := make([]int64, len(batch))
 	for i, d := range batch {
 		ids[i] = d.ID
@@ -282,7 +291,7 @@ func (w *Worker) sendBatch(ctx context.Context, batch []outbox.Delivery, rules [
 		w.fail(ctx, row.Type, chID, batch, Result{Permanent: true, Err: err})
 		return
 	}
-	deliveryID, events, ok := w.batchContent(ctx, batch, ids, rules)
+	deliveryID, events, ok := w.batchContent(ctx, batch, ids, how)
 	if !ok {
 		return
 	}
@@ -315,11 +324,11 @@ func (w *Worker) sendBatch(ctx context.Context, batch []outbox.Delivery, rules [
 // keeps when it was sent before, or, for deliveries never sent, new ones
 // rendered now and recorded as their batch first. ok is false when the
 // deliveries are no longer this worker's (their lease ran out).
-func (w *Worker) batchContent(ctx context.Context, batch []outbox.Delivery, ids []int64, rules []db.NoiseRule) (string, []Event, bool) {
+func (w *Worker) batchContent(ctx context.Context, batch []outbox.Delivery, ids []int64, how rendering) (string, []Event, bool) {
 	render := func() []Event {
 		events := make([]Event, 0, len(batch))
 		for _, d := range batch {
-			events = append(events, w.event(ctx, d, rules))
+			events = append(events, w.event(ctx, d, how))
 		}
 		return BoundDiffs(events)
 	}
@@ -413,7 +422,14 @@ func Backoff(attempts int) time.Duration {
 // kept, and for a change the diff's counts (and the diff itself where the
 // rule includes it), made now from the two versions. A version gone since
 // (retention) leaves the event without them, not undelivered.
-func (w *Worker) event(ctx context.Context, d outbox.Delivery, rules []db.NoiseRule) Event {
+// rendering is how events are rendered in one pass: the user's noise
+// rules, and whether the diffs' secrets are masked.
+type rendering struct {
+	rules []db.NoiseRule
+	mask  bool
+}
+
+func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Event {
 	p := d.Event.Payload
 	ev := Event{
 		Schema: Schema, ID: strconv.FormatInt(d.OutboxID, 10), Kind: string(p.Kind), At: p.At.UTC(), Trigger: p.Trigger,
@@ -445,14 +461,20 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, rules []db.NoiseR
 			ev.Backup.StartedAt = b.StartedAt.UTC()
 		}
 		if p.Kind == outbox.EventConfigChanged && p.PreviousBackupID != "" {
-			res, err := backup.Diff(ctx, w.store, p.PreviousBackupID, p.BackupID, rules)
+			var keys *redact.Keyring
+			if how.mask {
+				keys = w.o.Secrets
+			}
+			res, err := backup.DiffMasked(ctx, w.store, p.PreviousBackupID, p.BackupID, how.rules, keys)
 			var bad *backup.NoiseRuleError
 			if errors.As(err, &bad) {
-				res, err = backup.Diff(ctx, w.store, p.PreviousBackupID, p.BackupID, nil)
+				res, err = backup.DiffMasked(ctx, w.store, p.PreviousBackupID, p.BackupID, nil, keys)
 			}
 			if err == nil {
 				ev.Backup.LinesAdded, ev.Backup.LinesRemoved = res.Added, res.Removed
-				if d.IncludeDiff {
+				// Without the keys to mask with, a diff to be masked
+				// stays out: never the clear text instead.
+				if d.IncludeDiff && (!how.mask || keys != nil) {
 					ev.Diff = DiffOf(res, DiffLimit)
 				}
 			} else {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"backupd/app/notify"
+	"backupd/app/redact"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/engine"
@@ -60,7 +61,7 @@ func TestWorkerCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := notify.NewWorker(s, notify.Opener(sealer), notify.WorkerOptions{Window: time.Nanosecond, Poll: 20 * time.Millisecond,
-		Timeout: 2 * time.Minute, LockDir: c.LockDir})
+		Timeout: 2 * time.Minute, LockDir: c.LockDir, Secrets: redact.NewKeyring(sealer)})
 	err = w.Run(ctx)
 	t.Fatalf("the worker was not killed: %v", err)
 }
@@ -190,7 +191,7 @@ func TestWorkerRedeliversSameBatch(t *testing.T) {
 			if tc.first != 0 {
 				shift = notify.FirstRetry // the retry is due
 			}
-			w := notify.NewWorker(s2, notify.Opener(f.sealer), notify.WorkerOptions{Window: time.Nanosecond, LockDir: lockDir,
+			w := notify.NewWorker(s2, notify.Opener(f.sealer), notify.WorkerOptions{Window: time.Nanosecond, LockDir: lockDir, Secrets: redact.NewKeyring(f.sealer),
 				Now: func() time.Time { return time.Now().Add(shift) }})
 			released, err := w.Recover(ctx)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"backupd/app/notify"
+	"backupd/app/redact"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/outbox"
@@ -104,6 +105,9 @@ func (f *fleetStore) channel(t testing.TB, ch notify.Channel, includeDiff bool) 
 func (f *fleetStore) worker(o notify.WorkerOptions) *notify.Worker {
 	if o.Window == 0 {
 		o.Window = time.Nanosecond
+	}
+	if o.Secrets == nil {
+		o.Secrets = redact.NewKeyring(f.sealer)
 	}
 	return notify.NewWorker(f.s, notify.Opener(f.sealer), o)
 }

@@ -12,6 +12,7 @@ import (
 
 	"backupd/app/auth"
 	"backupd/app/notify"
+	"backupd/app/redact"
 	"backupd/db"
 	"backupd/db/outbox"
 	"backupd/internal/dbtest"
@@ -79,7 +80,7 @@ func newHealthFixture(t *testing.T, e *env) healthFixture {
 		time.Now().Add(time.Hour).UTC().Format(db.BackupTimeFormat), f.mail); err != nil {
 		t.Fatal(err)
 	}
-	w := notify.NewWorker(e.store, notify.Opener(e.sealer), notify.WorkerOptions{Window: time.Nanosecond})
+	w := notify.NewWorker(e.store, notify.Opener(e.sealer), notify.WorkerOptions{Window: time.Nanosecond, Secrets: redact.NewKeyring(e.sealer)})
 	if n, err := w.Pass(ctx); err != nil || n != 2 {
 		t.Fatalf("worker pass claimed %d: %v", n, err)
 	}
