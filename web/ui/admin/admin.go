@@ -48,6 +48,8 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("POST /settings/syslog", u.Page("settings.update", u.saveSyslogPatterns))
 	mux.Handle("POST /settings/git", u.Page("settings.update", u.saveGit))
 	mux.Handle("POST /settings/outbound", u.Page("settings.update", u.saveOutbound))
+	mux.Handle("POST /settings/secrets", u.Page("settings.update", u.saveSecrets))
+	mux.Handle("GET "+pathSecretsReport, u.Page("settings.view", u.secretsReport))
 }
 
 // Length limit of the administration forms' descriptions (as the

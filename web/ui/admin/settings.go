@@ -45,6 +45,7 @@ type settingsPage struct {
 	Syslog          settingsSyslog
 	Git             settingsGit
 	Outbound        settingsOutbound
+	Secrets         settingsSecrets
 	// gitTyped and outboundTyped keep their section as the refused form
 	// had it.
 	gitTyped      bool
@@ -97,6 +98,8 @@ func (u *handlers) settingsNotice(q url.Values, p *settingsPage) {
 		p.Notice = keyGitNoticeSaved
 	case "outbound_saved":
 		p.Notice = keyOutboundNoticeSaved
+	case "secrets_saved":
+		p.Notice = keySecretsNoticeSaved
 	}
 }
 
@@ -115,6 +118,9 @@ func (u *handlers) renderSettingsTyped(w http.ResponseWriter, r *http.Request, s
 		return err
 	}
 	if err := u.fillOutbound(r, &p.Outbound, p.outboundTyped); err != nil {
+		return err
+	}
+	if err := u.fillSecrets(r, &p.Secrets); err != nil {
 		return err
 	}
 	at, saved, err := u.Store.SettingUpdatedAt(ctx, db.SettingRetention)

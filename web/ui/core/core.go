@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"backupd/app/backup"
+	"backupd/app/redact"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -62,6 +63,8 @@ type UI struct {
 	// mounted holds the paths of the pages this build serves, so the
 	// navigation shows only those.
 	mounted map[string]bool
+	// keys masks the secrets of configurations pages show.
+	keys *redact.Keyring
 }
 
 // New loads the catalogs, templates and static files (all embedded; a
@@ -83,6 +86,7 @@ func New(deps Deps) *UI {
 		pages:   mustParsePages(),
 		assets:  mustLoadAssets(),
 		mounted: map[string]bool{},
+		keys:    redact.NewKeyring(deps.Sealer),
 	}
 }
 

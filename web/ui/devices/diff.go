@@ -47,6 +47,8 @@ type deviceDiffPage struct {
 	// View is the view asked for ("unified", "split" or ""), which the
 	// pickers' form and the swap link keep.
 	View string
+	// Secrets says whether the lines' secrets are masked.
+	Secrets core.Secrets
 }
 
 // detailPick is a version the diff's pickers offer.
@@ -82,7 +84,11 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, rulesIgnored, err := u.detailDiff(r, from, to)
+	sec, err := u.SecretsFor(r, "device", d.ID, map[string]any{"page": "diff", "from": from.ID, "to": to.ID})
+	if err != nil {
+		return err
+	}
+	res, rulesIgnored, err := u.detailDiff(r, from, to, sec)
 	if err != nil {
 		return err
 	}
@@ -98,15 +104,16 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 		Same: len(res.Hunks) == 0, NoiseOnly: len(res.Hunks) > 0 && !res.Changed,
 		Added: res.Added - res.NoiseAdded, Removed: res.Removed - res.NoiseRemoved, Noise: res.NoiseAdded + res.NoiseRemoved,
 		Unified: unified, RulesIgnored: rulesIgnored,
-		HistoryURL: detailPath(d) + "#history",
+		HistoryURL: detailPath(d) + "#history", Secrets: sec,
 	}
 	base := detailDiffPath(d, from.ID, to.ID)
-	p.SplitURL, p.UnifiedURL = base+"&view=split", base+"&view=unified"
+	p.SplitURL, p.UnifiedURL = sec.Keep(base+"&view=split"), sec.Keep(base+"&view=unified")
 	p.SwapURL = detailDiffPath(d, to.ID, from.ID)
 	if view != "" {
 		p.SwapURL += "&view=" + view
 	}
-	p.RawURL = detailPath(d) + "/diff/raw?" + url.Values{"from": {from.ID}, "to": {to.ID}}.Encode()
+	p.SwapURL = sec.Keep(p.SwapURL)
+	p.RawURL = sec.Keep(detailPath(d) + "/diff/raw?" + url.Values{"from": {from.ID}, "to": {to.ID}}.Encode())
 	for _, h := range res.Hunks {
 		p.Total += len(h.Lines)
 	}
@@ -128,7 +135,7 @@ func (u *handlers) deviceDiff(w http.ResponseWriter, r *http.Request) error {
 			p.Rows = append(p.Rows, row)
 		}
 	}
-	p.LinesURL = "/api" + detailVersionPath(d, to.ID) + "/lines"
+	p.LinesURL = sec.Keep("/api" + detailVersionPath(d, to.ID) + "/lines")
 	p.View = view
 	if p.Picks, err = u.detailPicks(r, d, from, to); err != nil {
 		return err
@@ -170,7 +177,11 @@ func (u *handlers) deviceDiffRaw(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, _, err := u.detailDiff(r, from, to)
+	sec, err := u.SecretsFor(r, "device", d.ID, map[string]any{"page": "diff download", "from": from.ID, "to": to.ID})
+	if err != nil {
+		return err
+	}
+	res, _, err := u.detailDiff(r, from, to, sec)
 	if err != nil {
 		return err
 	}
@@ -220,16 +231,16 @@ func (u *handlers) detailDiffVersions(r *http.Request) (d db.Device, from, to db
 // uses: the platform's built-in ones and the user's. A user rule that
 // cannot be used (saved by an older release, say) does not stop the
 // diff: it is made with the built-in rules only, and the page says so.
-func (u *handlers) detailDiff(r *http.Request, from, to db.Backup) (backup.DiffResult, bool, error) {
+func (u *handlers) detailDiff(r *http.Request, from, to db.Backup, sec core.Secrets) (backup.DiffResult, bool, error) {
 	ctx := r.Context()
 	rules, err := u.Store.NoiseRules(ctx)
 	if err != nil {
 		return backup.DiffResult{}, false, err
 	}
-	res, err := backup.Diff(ctx, u.Store, from.ID, to.ID, rules)
+	res, err := backup.DiffMasked(ctx, u.Store, from.ID, to.ID, rules, sec.Keys)
 	var bad *backup.NoiseRuleError
 	if errors.As(err, &bad) {
-		res, err = backup.Diff(ctx, u.Store, from.ID, to.ID, nil)
+		res, err = backup.DiffMasked(ctx, u.Store, from.ID, to.ID, nil, sec.Keys)
 		return res, true, err
 	}
 	return res, false, err

@@ -77,6 +77,10 @@ func (u *handlers) apiVersionLines(w http.ResponseWriter, r *http.Request) error
 		return web.NewError(http.StatusNotFound, web.CodeNotFound, "the version has no configuration text")
 	}
 	ctx := r.Context()
+	sec, err := u.SecretsFor(r, "device", d.ID, map[string]any{"page": "lines", "backup": b.ID})
+	if err != nil {
+		return err
+	}
 	text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
 	if err != nil {
 		return err
@@ -94,12 +98,16 @@ func (u *handlers) apiVersionLines(w http.ResponseWriter, r *http.Request) error
 		}
 	}
 	lines := detailLines(text)
+	shown := lines
+	if sec.Keys != nil {
+		shown = detailLines(sec.Mask(d.ID, d.Platform, text))
+	}
 	out := struct {
 		Lines []detailLine `json:"lines"`
 		Total int          `json:"total"`
 	}{Lines: []detailLine{}, Total: len(lines)}
 	for n := start; n < start+count && n <= len(lines); n++ {
-		out.Lines = append(out.Lines, detailLine{No: n, Text: lines[n-1], Noise: f.IsNoise(lines[n-1])})
+		out.Lines = append(out.Lines, detailLine{No: n, Text: shown[n-1], Noise: f.IsNoise(lines[n-1])})
 	}
 	return core.WriteJSON(w, http.StatusOK, out)
 }

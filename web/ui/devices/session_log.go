@@ -9,6 +9,7 @@ import (
 	"backupd/app/backup"
 	"backupd/app/collect"
 	"backupd/db"
+	"backupd/web/ui/core"
 )
 
 // The session log of a failed attempt: what backupd sent and the device
@@ -23,6 +24,8 @@ type deviceLogPage struct {
 	Segments   []backup.LogSegment
 	Truncated  bool
 	HistoryURL string
+	// Secrets says whether the log's secrets are masked.
+	Secrets core.Secrets
 }
 
 // detailLogPath is the session log page of an attempt.
@@ -35,7 +38,11 @@ func (u *handlers) deviceLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := deviceLogPage{Device: d, Backup: u.detailRow(d, b), HistoryURL: detailPath(d) + "#history"}
+	sec, err := u.SecretsFor(r, "device", d.ID, map[string]any{"page": "session log", "backup": b.ID})
+	if err != nil {
+		return err
+	}
+	p := deviceLogPage{Device: d, Backup: u.detailRow(d, b), HistoryURL: detailPath(d) + "#history", Secrets: sec}
 	raw, truncated, err := u.Store.BackupLog(r.Context(), b.ID)
 	switch {
 	case errors.Is(err, db.ErrNotFound):
@@ -51,6 +58,8 @@ func (u *handlers) deviceLog(w http.ResponseWriter, r *http.Request) error {
 			if sg.Kind != collect.SegmentSent && sg.Kind != collect.SegmentNote {
 				p.Segments[i].Kind = collect.SegmentReceived
 			}
+			// What the device printed may be configuration.
+			p.Segments[i].Text = sec.Mask(d.ID, d.Platform, sg.Text)
 		}
 	}
 	return u.Render(w, r, http.StatusOK, "device_log.html", keyDetailLogTitle, p)

@@ -27,6 +27,10 @@ type deviceVersionPage struct {
 	TotalLines int
 	Truncated  bool
 	RawURL     string
+	// DownloadURL is RawURL as a file.
+	DownloadURL string
+	// Secrets says whether the text's secrets are masked.
+	Secrets core.Secrets
 	// PrevURL and NextURL open the neighbouring versions; DiffPrevURL
 	// compares this one with the previous.
 	PrevURL, NextURL, DiffPrevURL string
@@ -41,12 +45,18 @@ func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := deviceVersionPage{Device: d, Backup: u.detailRow(d, b), HistoryURL: detailPath(d) + "#history"}
 	if b.SnapshotHash != nil {
+		sec, err := u.SecretsFor(r, "device", d.ID, map[string]any{"page": "version", "backup": b.ID})
+		if err != nil {
+			return err
+		}
 		text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
 		if err != nil {
 			return err
 		}
-		p.HasText = true
-		p.RawURL = detailVersionPath(d, b.ID) + "/raw"
+		text = sec.Mask(d.ID, d.Platform, text)
+		p.HasText, p.Secrets = true, sec
+		raw := detailVersionPath(d, b.ID) + "/raw"
+		p.RawURL, p.DownloadURL = sec.Keep(raw), sec.Keep(raw+"?download=1")
 		p.Lines = detailLines(text)
 		p.TotalLines = len(p.Lines)
 		if len(p.Lines) > detailMaxConfigLines {
@@ -74,8 +84,9 @@ func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 	return u.Render(w, r, http.StatusOK, "device_version.html", keyDetailVersionTitle, p)
 }
 
-// deviceVersionRaw serves a version's text exactly as stored: inline, or
-// with ?download=1 as a file named after the device and the time.
+// deviceVersionRaw serves a version's text as stored (its secrets masked
+// as the page's are): inline, or with ?download=1 as a file named after
+// the device and the time.
 func (u *handlers) deviceVersionRaw(w http.ResponseWriter, r *http.Request) error {
 	d, b, err := u.detailVersionOf(r)
 	if err != nil {
@@ -84,10 +95,15 @@ func (u *handlers) deviceVersionRaw(w http.ResponseWriter, r *http.Request) erro
 	if b.SnapshotHash == nil {
 		return &core.PageError{Status: http.StatusNotFound, Message: keyDetailNoTextError}
 	}
+	sec, err := u.SecretsFor(r, "device", d.ID, map[string]any{"page": "raw", "backup": b.ID})
+	if err != nil {
+		return err
+	}
 	text, err := u.Store.SnapshotText(r.Context(), *b.SnapshotHash)
 	if err != nil {
 		return err
 	}
+	text = sec.Mask(d.ID, d.Platform, text)
 	disposition := "inline"
 	if r.URL.Query().Get("download") != "" {
 		disposition = "attachment"

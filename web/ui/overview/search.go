@@ -112,6 +112,8 @@ type searchPage struct {
 	Devices       []searchDevice
 	// Pager pages the devices; its From and To number this page's.
 	Pager core.Pager
+	// Secrets says whether the lines' secrets are masked.
+	Secrets core.Secrets
 }
 
 // groupChoice is the group <select> of the search and the changes forms
@@ -173,10 +175,17 @@ func (u *handlers) search(w http.ResponseWriter, r *http.Request) error {
 		scope = db.Scope{GroupIDs: []int64{f.Group}}
 	}
 
+	// Masked texts are searched as shown: a secret's value finds
+	// nothing.
+	sec, err := u.SecretsFor(r, "search", 0, map[string]any{"page": "search", "all_versions": f.All})
+	if err != nil {
+		return err
+	}
+	p.Secrets = sec
 	sctx, cancel := context.WithTimeout(ctx, searchTimeout)
 	defer cancel()
 	res, err := backup.Search(sctx, u.Store, scope, backup.SearchOptions{
-		Query: f.Q, Regex: f.Regex, CaseSensitive: f.Case, AllVersions: f.All, Limit: searchHitLimit,
+		Query: f.Q, Regex: f.Regex, CaseSensitive: f.Case, AllVersions: f.All, Limit: searchHitLimit, Mask: sec.Keys,
 	})
 	switch {
 	case errors.Is(err, backup.ErrInvalidQuery):
@@ -202,7 +211,7 @@ func (u *handlers) search(w http.ResponseWriter, r *http.Request) error {
 	for i := range p.Devices {
 		for j := range p.Devices[i].Versions {
 			v := &p.Devices[i].Versions[j]
-			lines, err := u.versionLines(ctx, v.BackupID, f.Context, texts)
+			lines, err := u.versionLines(ctx, v.BackupID, f.Context, texts, sec)
 			if err != nil {
 				return err
 			}

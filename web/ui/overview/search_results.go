@@ -3,6 +3,7 @@ package overview
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -94,7 +95,7 @@ func groupHits(hits []backup.SearchHit) []searchDevice {
 // versionLines returns the lines of a version's text for context, read
 // once per snapshot a page shows; nil without context or when the
 // version is gone (a retention purge since the search).
-func (u *handlers) versionLines(ctx context.Context, backupID string, context int, cache map[string][]string) ([]string, error) {
+func (u *handlers) versionLines(ctx context.Context, backupID string, context int, cache map[string][]string, sec core.Secrets) ([]string, error) {
 	if context == 0 {
 		return nil, nil
 	}
@@ -105,7 +106,9 @@ func (u *handlers) versionLines(ctx context.Context, backupID string, context in
 	if err != nil {
 		return nil, err
 	}
-	if lines, ok := cache[*b.SnapshotHash]; ok {
+	// Masked lines are the device's own: its tags are keyed by it.
+	key := *b.SnapshotHash + "|" + strconv.FormatInt(b.DeviceID, 10)
+	if lines, ok := cache[key]; ok {
 		return lines, nil
 	}
 	text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
@@ -115,9 +118,19 @@ func (u *handlers) versionLines(ctx context.Context, backupID string, context in
 	if err != nil {
 		return nil, err
 	}
+	if sec.Keys != nil {
+		d, err := u.Store.GetDevice(ctx, b.DeviceID)
+		if errors.Is(err, db.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		text = sec.Mask(d.ID, d.Platform, text)
+	}
 	// A final newline ends the last line; it does not start another.
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	cache[*b.SnapshotHash] = lines
+	cache[key] = lines
 	return lines, nil
 }
 

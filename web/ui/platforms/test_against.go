@@ -9,6 +9,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/app/collect"
+	"backupd/app/collect/driver"
 	custom "backupd/app/platforms"
 	"backupd/web/ui/core"
 )
@@ -92,10 +93,28 @@ func (u *handlers) platformTest(w http.ResponseWriter, r *http.Request, p platfo
 	case err != nil:
 		return err
 	}
+	// The output is configuration: its secrets masked by the rules under
+	// test, unless the user may see them.
+	compiled, err := driver.Prepare(pl)
+	if err != nil {
+		return err
+	}
+	mask, err := u.MaskerFor(r, t.DeviceID, compiled.SecretSet())
+	if err != nil {
+		return err
+	}
+	if mask != nil {
+		res.Text = mask.Text(res.Text)
+		for i, sg := range res.Segments {
+			if sg.Kind == collect.SegmentReceived {
+				res.Segments[i].Text = mask.Text(sg.Text)
+			}
+		}
+	}
 	p.Test = &platformTestResult{OK: res.OK, Error: res.Error, Text: res.Text, TextCut: res.TextCut,
 		Segments: res.Segments, Truncated: res.Truncated, Elapsed: res.Elapsed.Round(10 * time.Millisecond).String()}
 
-	details := map[string]any{"ok": res.OK, "method": res.Method}
+	details := map[string]any{"ok": res.OK, "method": res.Method, "secrets_shown": mask == nil}
 	if t.DeviceID > 0 {
 		details["device_id"] = t.DeviceID
 	} else {
