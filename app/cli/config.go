@@ -62,6 +62,13 @@ const (
 	configMaxArg        = 1000
 )
 
+// configSecretsHelp is what the config commands' help says of secrets.
+const configSecretsHelp = `Passwords, keys and communities are masked as the web pages mask them
+(<secret:3f9a1c>, a tag that changes when the secret does), unless the
+setting "mask in the web pages and the CLI" is off. --reveal prints them in
+clear text: only the owner of the data directory may, and it is written to
+the audit log.`
+
 // farFuture is a history position after every backup.
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
@@ -72,7 +79,7 @@ func newConfig(cfg *config.Config) *cobra.Command {
 		Short: "Show, compare and search backed-up configurations from the shell (read-only)",
 		Long: `Read the configurations in the store (SQLite in --data, or the PostgreSQL
 database of --db), also while backupd serve runs.
-Nothing is changed and nothing is written to the audit log.
+Nothing is changed, and nothing is written to the audit log but a --reveal.
 
 DEVICE is a device's name (any case) or its ID. A number is taken as an ID
 when a device has that ID, otherwise as a name; --name always takes it as
@@ -89,14 +96,18 @@ web UI's version page shows it in its address).`,
 
 func newConfigShow(cfg *config.Config, byName *bool) *cobra.Command {
 	var version, at string
+	var reveal bool
 	cmd := &cobra.Command{
 		Use:   "show DEVICE [--version ID | --at TIME]",
-		Short: "Print a device's configuration exactly as stored (by default the latest good one)",
-		Long: `Print a device's configuration exactly as it was stored, byte for byte: by
-default the latest good version; with --version the version of that backup;
-with --at the version in effect at TIME, that is the newest good backup
-started at or before it. TIME is RFC 3339 (2026-11-25T14:00:00Z) or local
-time as "2026-11-25 14:00" (seconds optional).`,
+		Short: "Print a device's configuration as stored (by default the latest good one)",
+		Long: `Print a device's configuration as it was stored, byte for byte but for its
+secrets: by default the latest good version; with --version the version of
+that backup; with --at the version in effect at TIME, that is the newest
+good backup started at or before it. TIME is RFC 3339
+(2026-11-25T14:00:00Z) or local time as "2026-11-25 14:00" (seconds
+optional).
+
+` + configSecretsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var when time.Time
@@ -129,14 +140,22 @@ time as "2026-11-25 14:00" (seconds optional).`,
 			if err != nil {
 				return err
 			}
+			keys, err := configKeys(cmd, cfg, store, reveal, map[string]any{"device_id": d.ID, "command": "config show", "backup": b.ID})
+			if err != nil {
+				return err
+			}
 			text, err := store.SnapshotText(ctx, *b.SnapshotHash)
 			if err != nil {
 				return fmt.Errorf("configuration of backup %s: %w", b.ID, err)
+			}
+			if keys != nil {
+				text = keys.Device(d.ID, d.Platform).Text(text)
 			}
 			_, err = io.WriteString(cmd.OutOrStdout(), text)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&reveal, "reveal", false, "print the secrets in clear text (the data directory's owner only; audited)")
 	cmd.Flags().StringVar(&version, "version", "", "backup `ID` of the version to show")
 	cmd.Flags().StringVar(&at, "at", "", "show the version in effect at `TIME`")
 	cmd.MarkFlagsMutuallyExclusive("version", "at")
@@ -144,7 +163,7 @@ time as "2026-11-25 14:00" (seconds optional).`,
 }
 
 func newConfigDiff(cfg *config.Config, byName *bool) *cobra.Command {
-	var noNoise bool
+	var noNoise, reveal bool
 	var color string
 	cmd := &cobra.Command{
 		Use:   "diff DEVICE [A] [B]",
@@ -158,7 +177,9 @@ rules and your own) are dimmed on a terminal, as the web UI dims them.
 --no-noise leaves out the hunks whose changes are all noise.
 
 Exit status, as diff(1): 0 no differences, 1 differences, 2 trouble.
-With --no-noise, differences in noise only count as none.`,
+With --no-noise, differences in noise only count as none.
+
+` + configSecretsHelp,
 		Args:        cobra.RangeArgs(1, 3),
 		Annotations: map[string]string{annotationErrorExit: "2"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -209,13 +230,17 @@ With --no-noise, differences in noise only count as none.`,
 			if err != nil {
 				return err
 			}
-			res, err := backup.Diff(ctx, store, from.ID, to.ID, rules)
+			keys, err := configKeys(cmd, cfg, store, reveal, map[string]any{"device_id": d.ID, "command": "config diff", "from": from.ID, "to": to.ID})
+			if err != nil {
+				return err
+			}
+			res, err := backup.DiffMasked(ctx, store, from.ID, to.ID, rules, keys)
 			var bad *backup.NoiseRuleError
 			if errors.As(err, &bad) {
 				// As the web UI: a rule this release cannot use does not
 				// stop the diff, which is then made with the built-in rules.
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: your noise rules cannot be used (%v); only the built-in ones are applied\n", bad)
-				res, err = backup.Diff(ctx, store, from.ID, to.ID, nil)
+				res, err = backup.DiffMasked(ctx, store, from.ID, to.ID, nil, keys)
 			}
 			if err != nil {
 				return err
@@ -235,13 +260,14 @@ With --no-noise, differences in noise only count as none.`,
 		},
 	}
 	cmd.Flags().BoolVar(&noNoise, "no-noise", false, "leave out hunks whose changes are all noise; noise-only differences exit 0")
+	cmd.Flags().BoolVar(&reveal, "reveal", false, "print the secrets in clear text (the data directory's owner only; audited)")
 	cmd.Flags().StringVar(&color, "color", "auto", "colour the diff: auto (on a terminal, unless NO_COLOR is set), always or never")
 	return cmd
 }
 
 func newConfigSearch(cfg *config.Config) *cobra.Command {
 	var group string
-	var caseSensitive, fixed bool
+	var caseSensitive, fixed, reveal bool
 	limit := backup.DefaultSearchLimit
 	cmd := &cobra.Command{
 		Use:   "search REGEX [--group G]",
@@ -256,7 +282,10 @@ The search keeps the web UI's bounds: at most --limit lines (up to ` + strconv.I
 ` + strconv.Itoa(backup.MaxHitsPerVersion) + ` per device, a line longer than ` + strconv.Itoa(backup.MaxHitLine) + ` bytes cut around its match,
 and at most ` + configSearchTimeout.String() + `; a note on stderr says when a bound was reached.
 
-Exit status, as grep(1): 0 lines found, 1 none, 2 trouble.`,
+Exit status, as grep(1): 0 lines found, 1 none, 2 trouble.
+
+` + configSecretsHelp + ` Masked configurations are searched as
+printed: a secret's value matches nothing.`,
 		Args:        cobra.ExactArgs(1),
 		Annotations: map[string]string{annotationErrorExit: "2"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -277,10 +306,14 @@ Exit status, as grep(1): 0 lines found, 1 none, 2 trouble.`,
 				}
 				scope = db.Scope{GroupIDs: []int64{g.ID}}
 			}
+			keys, err := configKeys(cmd, cfg, store, reveal, map[string]any{"device_id": "", "command": "config search"})
+			if err != nil {
+				return err
+			}
 			sctx, cancel := context.WithTimeout(ctx, configSearchTimeout)
 			defer cancel()
 			res, err := backup.Search(sctx, store, scope, backup.SearchOptions{
-				Query: args[0], Regex: !fixed, CaseSensitive: caseSensitive, Limit: limit,
+				Query: args[0], Regex: !fixed, CaseSensitive: caseSensitive, Limit: limit, Mask: keys,
 			})
 			timedOut := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 			switch {
@@ -320,6 +353,7 @@ Exit status, as grep(1): 0 lines found, 1 none, 2 trouble.`,
 	f.BoolVar(&caseSensitive, "case-sensitive", false, "match case (by default case is ignored)")
 	f.BoolVarP(&fixed, "fixed-strings", "F", false, "take REGEX as plain text")
 	f.IntVar(&limit, "limit", limit, "stop after this many lines (at most "+strconv.Itoa(backup.MaxSearchLimit)+")")
+	f.BoolVar(&reveal, "reveal", false, "search and print the secrets in clear text (the data directory's owner only; audited)")
 	return cmd
 }
 

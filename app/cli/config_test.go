@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/queue"
 	"backupd/internal/dbtest"
@@ -52,6 +53,10 @@ func newConfigFleet(t *testing.T) configFleet {
 	f := configFleet{data: filepath.Dir(store.Path()), store: store}
 	if store.Postgres() {
 		f.data, f.db = t.TempDir(), store.Location()
+		// A node's data directory holds the key secrets are masked with.
+		if _, err := secret.LoadOrCreate(f.data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	core, err := store.CreateGroup(ctx, "Core", nil)
 	if err != nil {

@@ -120,3 +120,22 @@ func TestPrepareLeavesStickyAndMissingDirectories(t *testing.T) {
 		t.Errorf("Prepare created %s (%v); creating it is the store's job", missing, err)
 	}
 }
+
+// CheckOwner lets the data directory's owner through and refuses anyone
+// else, naming both users.
+func TestCheckOwner(t *testing.T) {
+	dir := t.TempDir()
+	if err := datadir.CheckOwner(dir); err != nil {
+		t.Fatalf("the owner is refused: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("giving the folder to another user needs root")
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	err := datadir.CheckOwner(dir)
+	if err == nil || !strings.Contains(err.Error(), "only the owner of the data directory") {
+		t.Fatalf("another user's data directory: %v", err)
+	}
+}

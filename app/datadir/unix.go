@@ -73,3 +73,22 @@ func checkOwners(dataDir string, list []string) error {
 	return fmt.Errorf("files in the data directory %s do not belong to user %s, who runs backupd: %s; give them back with: sudo chown -R %s: %s",
 		dataDir, me, strings.Join(foreign, ", "), me, dataDir)
 }
+
+// CheckOwner refuses unless the process runs as the owner of dataDir
+// (root, which Prepare switches to the owner, then runs as the owner
+// too): what only the appliance's own account may do.
+func CheckOwner(dataDir string) error {
+	where, fi, err := ownerOf(dataDir)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dataDir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("data directory %s: no owner", where)
+	}
+	if me := os.Geteuid(); uint32(me) != st.Uid {
+		return fmt.Errorf("only the owner of the data directory %s (user %s) may do this; this runs as user %s",
+			where, userName(int(st.Uid)), userName(me))
+	}
+	return nil
+}
