@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"backupd/app/auth"
+	"backupd/app/redact"
 	"backupd/db"
 	"backupd/web"
 )
@@ -103,7 +105,7 @@ func (a *API) registerBackups() {
 		})
 
 	register(a, operation(http.MethodGet, "/backups/{backup_id}/content", "get-backup-content", "Backups", "backups.view",
-		"Get a backup's configuration text", "Returns the configuration text of a backup record. A 200 response does not guarantee text: config_text is null when the record has none (for example a failed backup). The text may hold sensitive data: keep it out of logs and tickets.",
+		"Get a backup's configuration text", "Returns the configuration text of a backup record. A 200 response does not guarantee text: config_text is null when the record has none (for example a failed backup). The text may hold sensitive data: keep it out of logs and tickets. It is the stored text, secrets included, unless an administrator has turned on masking in the API (Settings, Secrets in configurations): then a key without the permission `configs.reveal_secrets` gets each secret as `<secret:3f9a1c>`, and each read in clear text is audited.",
 		Codes{http.StatusNotFound: {{"BACKUP_NOT_FOUND", "no backup record has this id.", "backup not found"}}, http.StatusForbidden: {permissionDenied("the permission is missing."), {"BACKUP_DEVICE_FORBIDDEN", "the backup's device is outside the caller's device groups.", "the device is outside your device groups"}}}),
 		func(ctx context.Context, in *struct {
 			BackupID string `path:"backup_id" format:"uuid" doc:"Backup record identifier (UUID) from the history."`
@@ -115,7 +117,8 @@ func (a *API) registerBackups() {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := a.visibleDevice(ctx, b.DeviceID, web.NewError(http.StatusNotFound, "BACKUP_NOT_FOUND", "backup not found"), errBackupDeviceForbidden()); err != nil {
+			d, err := a.visibleDevice(ctx, b.DeviceID, web.NewError(http.StatusNotFound, "BACKUP_NOT_FOUND", "backup not found"), errBackupDeviceForbidden())
+			if err != nil {
 				return nil, err
 			}
 			out := &struct{ Body BackupContent }{}
@@ -125,9 +128,32 @@ func (a *API) registerBackups() {
 					return nil, err
 				}
 				if err == nil {
+					if text, err = a.contentSecrets(ctx, d, b.ID, text); err != nil {
+						return nil, err
+					}
 					out.Body.ConfigText = &text
 				}
 			}
 			return out, nil
 		})
+}
+
+// contentSecrets is a backup's text as the caller may read it. The
+// contract returns the stored text; only when the administrator has
+// turned on masking in the API (db.SecretMasking.API) are its secrets
+// masked (app/redact), for every key without auth.PermRevealSecrets, and
+// each read in clear text by one with it is audited.
+func (a *API) contentSecrets(ctx context.Context, d db.Device, backupID, text string) (string, error) {
+	set, err := a.deps.Store.SecretMaskingSettings(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !set.API {
+		return text, nil
+	}
+	if !callerFrom(ctx).Can(auth.PermRevealSecrets) {
+		return redact.NewKeyring(a.deps.Sealer).Device(d.ID, d.Platform).Text(text), nil
+	}
+	a.audit(ctx, "config.reveal", "device", d.ID, map[string]any{"page": "backup content", "backup": backupID})
+	return text, nil
 }
