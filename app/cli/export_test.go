@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"backupd/app/devsim"
+	"backupd/app/redact"
+	"backupd/app/secret"
 	"backupd/db"
 )
 
@@ -49,13 +51,18 @@ func TestExportGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sealer, err := secret.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range vs {
 		text, err := store.SnapshotText(ctx, v.SnapshotHash)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if gitOut(t, repo, "show", "HEAD:"+v.Name) != text {
-			t.Fatalf("%s in git differs from the stored text", v.Name)
+		// Secrets masked, as the default setting asks.
+		if gitOut(t, repo, "show", "HEAD:"+v.Name) != redact.NewKeyring(sealer).Device(v.DeviceID, v.Platform).Text(text) {
+			t.Fatalf("%s in git differs from the stored text, masked", v.Name)
 		}
 	}
 	mustFail(t, call{}, []string{"already has commits"}, "export", "git", "--history", "--data", data)
@@ -82,6 +89,20 @@ func TestExportGit(t *testing.T) {
 		t.Fatalf("remote has %d commits, want 3", n)
 	}
 	_ = ids
+
+	// --rewrite warns and asks for --yes; with it, the history is written
+	// anew (the old clone kept aside) and force-pushed.
+	r = mustFail(t, call{}, []string{"WARNING: --rewrite replaces", "add --yes"}, "export", "git", "--history", "--rewrite", "--data", data)
+	if n := len(strings.Fields(gitOut(t, bare, "log", "--format=%H", "main"))); n != 3 {
+		t.Fatalf("without --yes the remote changed: %d commits", n)
+	}
+	r = mustRun(t, call{}, "export", "git", "--history", "--rewrite", "--yes", "--data", data)
+	if !strings.Contains(r.stdout, "moved the old clone to "+repo+".replaced-") || !strings.Contains(r.stdout, "force-pushed the new history") {
+		t.Fatalf("export git --history --rewrite --yes:\n%s", r)
+	}
+	if got, want := strings.TrimSpace(gitOut(t, bare, "rev-parse", "main")), strings.TrimSpace(gitOut(t, repo, "rev-parse", "HEAD")); got != want {
+		t.Fatalf("the remote's main %s is not the rewritten %s", got, want)
+	}
 
 	// Without git: a clear error, and backups still run.
 	noGit := call{env: []string{"PATH=" + t.TempDir()}}

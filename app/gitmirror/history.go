@@ -73,9 +73,21 @@ func (m *Mirror) RewriteHistory(ctx context.Context) (moved string, commits int,
 	}
 	defer unlock()
 	m.written, m.clean = nil, false
-	commits, err = m.backfill(ctx, r, cfg)
-	return moved, commits, err
+	if commits, err = m.backfill(ctx, r, cfg); err != nil {
+		return moved, commits, err
+	}
+	// Until it is pushed over the remote's, any push (the server's own,
+	// at its next run) must replace the remote's history rather than
+	// build on it, which would bring the old commits back.
+	if _, err := r.run(ctx, gitTimeout, nil, nil, "config", "--local", rewrittenKey, "true"); err != nil {
+		return moved, commits, fmt.Errorf("git mirror: %w", err)
+	}
+	return moved, commits, nil
 }
+
+// rewrittenKey marks a clone whose history RewriteHistory replaced and
+// that was not pushed since: its next push is forced.
+const rewrittenKey = "backupd.rewritten"
 
 func (m *Mirror) backfill(ctx context.Context, r *runner, cfg db.GitMirror) (int, error) {
 	if _, err := r.run(ctx, gitTimeout, nil, nil, "rev-parse", "-q", "--verify", "HEAD"); err == nil {

@@ -16,6 +16,7 @@ import (
 	"backupd/app/collect"
 	"backupd/app/devsim"
 	"backupd/app/gitmirror"
+	"backupd/app/redact"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/queue"
@@ -160,7 +161,8 @@ func commits(t *testing.T, dir string) []string {
 	return strings.Split(out, "\n")
 }
 
-// latestText is the stored text of a device's mirrored version.
+// latestText is the text the mirror holds of a device's version: the
+// stored text with its secrets masked (as the default setting asks).
 func (e *env) latestText(id int64) string {
 	e.t.Helper()
 	vs, err := e.store.MirrorVersions(e.ctx)
@@ -169,15 +171,29 @@ func (e *env) latestText(id int64) string {
 	}
 	for _, v := range vs {
 		if v.DeviceID == id {
-			text, err := e.store.SnapshotText(e.ctx, v.SnapshotHash)
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			return text
+			return e.mirrored(v)
 		}
 	}
 	e.t.Fatalf("device %d has no version", id)
 	return ""
+}
+
+// mirrored is a version's stored text as the mirror writes it: masked
+// with the device's masker when the setting masks the mirror.
+func (e *env) mirrored(v db.MirrorVersion) string {
+	e.t.Helper()
+	text, err := e.store.SnapshotText(e.ctx, v.SnapshotHash)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m, err := e.store.SecretMaskingSettings(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if m.Git {
+		text = redact.NewKeyring(e.sealer).Device(v.DeviceID, v.Platform).Text(text)
+	}
+	return text
 }
 
 func TestOneCommitPerRunNothingWhenNothingChanged(t *testing.T) {
@@ -193,7 +209,8 @@ func TestOneCommitPerRunNothingWhenNothingChanged(t *testing.T) {
 	if got := commits(t, repo); len(got) != 1 {
 		t.Fatalf("commits after the first run: %q", got)
 	}
-	// Byte for byte what the store holds; the unsafe name is made safe.
+	// Byte for byte what the store holds, secrets masked; the unsafe name
+	// is made safe.
 	if got := git(t, repo, "show", "HEAD:core-r1"); got != e.latestText(r1) {
 		t.Fatal("core-r1 in git differs from the stored text")
 	}
@@ -343,7 +360,8 @@ func TestBackfillHistoryInTimeOrder(t *testing.T) {
 	if got := len(strings.Split(strings.TrimSpace(git(t, repo, "log", "--format=%H", "--", "r2")), "\n")); got != 2 {
 		t.Fatalf("r2 has %d commits, want 2 (its unchanged run has none)", got)
 	}
-	// Each run's commit holds its versions byte for byte, dated when its
+	// Each run's commit holds its versions byte for byte (secrets
+	// masked), dated when its
 	// last backup started; dates never go back.
 	h, err := e.store.MirrorHistory(e.ctx)
 	if err != nil {
@@ -357,11 +375,7 @@ func TestBackfillHistoryInTimeOrder(t *testing.T) {
 	var last int64
 	for i, run := range runs {
 		for _, v := range run {
-			text, err := e.store.SnapshotText(e.ctx, v.SnapshotHash)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if git(t, repo, "show", revs[i]+":"+v.Name) != text {
+			if git(t, repo, "show", revs[i]+":"+v.Name) != e.mirrored(v) {
 				t.Fatalf("commit %d: %s differs from version %s", i, v.Name, v.BackupID)
 			}
 		}

@@ -211,7 +211,8 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func (m *Mirror) Push(ctx context.Context) error { return m.pushAs(ctx, false) }
 
 // ForcePush pushes the mirror's branch over the remote's, whatever the
-// remote holds: after RewriteHistory, and only then.
+// remote holds: after RewriteHistory, and only then. (Until it has, Push
+// forces too, so that no push builds on the old history.)
 func (m *Mirror) ForcePush(ctx context.Context) error { return m.pushAs(ctx, true) }
 
 func (m *Mirror) pushAs(ctx context.Context, force bool) error {
@@ -317,6 +318,10 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror, force bool) (attemp
 	if err := m.checkClone(ctx, r); err != nil {
 		return 1, secrets, err
 	}
+	if !force {
+		out, err := r.run(ctx, gitTimeout, nil, nil, "config", "--local", "--get", rewrittenKey)
+		force = err == nil && strings.TrimSpace(out) == "true"
+	}
 	limit := max(m.PushAttempts, 1)
 	wait := m.PushBackoff
 	for attempt := 1; ; attempt++ {
@@ -335,6 +340,10 @@ func (m *Mirror) push(ctx context.Context, cfg db.GitMirror, force bool) (attemp
 				args = append(args, "--force")
 			}
 			_, err = r.run(ctx, m.PushTimeout, nil, env, append(args, "--", cfg.RemoteURL, "HEAD:refs/heads/"+branch)...)
+		}
+		if err == nil && force {
+			// The rewritten history is the remote's now.
+			_, _ = r.run(ctx, gitTimeout, nil, nil, "config", "--local", "--unset", rewrittenKey)
 		}
 		if err == nil {
 			return attempt, secrets, nil
