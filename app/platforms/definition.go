@@ -62,6 +62,17 @@ type Definition struct {
 	DefaultCommands []string `json:"default_commands"`
 	Strip           []string `json:"strip,omitempty"`
 	Noise           []string `json:"noise,omitempty"`
+	Secrets         []Secret `json:"secrets,omitempty"`
+}
+
+// Secret is a secret rule (driver.SecretRule): Match, an expression
+// whose groups named "secret" are masked, or Begin and End, the lines
+// around a block masked whole.
+type Secret struct {
+	Name  string `json:"name"`
+	Match string `json:"match,omitempty"`
+	Begin string `json:"begin,omitempty"`
+	End   string `json:"end,omitempty"`
 }
 
 // Enable is how the platform raises privilege.
@@ -98,6 +109,8 @@ const (
 	NotPrintable     Problem = "not_printable"
 	UnknownTransport Problem = "unknown_transport"
 	ExecNeedsSSH     Problem = "exec_needs_ssh"
+	NoSecretGroup    Problem = "no_secret_group"
+	SecretForm       Problem = "secret_form"
 )
 
 // FieldError is one bad field. Field is the JSON name, with an index for
@@ -371,7 +384,57 @@ func (v *validator) convert(d Definition) driver.Platform {
 	p.DefaultCommands = strings.Join(v.commands("default_commands", d.DefaultCommands, true), "\n")
 	p.Strip = v.patterns("strip", d.Strip)
 	p.Noise = v.patterns("noise", d.Noise)
+	p.Secrets = v.secrets(d.Secrets)
 	return p
+}
+
+// secrets checks the secret rules: a name, and either an expression
+// with a group named "secret" or a begin and an end that never match an
+// empty line.
+func (v *validator) secrets(list []Secret) []driver.SecretRule {
+	if len(list) > MaxRules {
+		v.add("secrets", TooMany, fmt.Sprint(MaxRules), fmt.Sprintf("more than %d rules", MaxRules))
+		return nil
+	}
+	var out []driver.SecretRule
+	for i, s := range list {
+		f := fmt.Sprintf("secrets[%d]", i)
+		name := v.text(f+".name", s.Name, MaxName, true)
+		switch {
+		case s.Match != "" && (s.Begin != "" || s.End != ""), s.Match == "" && (s.Begin == "" || s.End == ""):
+			v.add(f, SecretForm, "", "set either match, or begin and end")
+			continue
+		case s.Match != "":
+			re := v.pattern(f+".match", s.Match, true)
+			if re == nil {
+				continue
+			}
+			if !slices.Contains(re.SubexpNames(), driver.SecretGroup) {
+				v.add(f+".match", NoSecretGroup, driver.SecretGroup,
+					"names no group \"secret\": put the secret in (?P<secret>…), e.g. ^snmp community (?P<secret>\\S+)")
+				continue
+			}
+			if name != "" {
+				out = append(out, driver.SecretRule{Name: name, Match: s.Match})
+			}
+		default:
+			begin, end := v.pattern(f+".begin", s.Begin, true), v.pattern(f+".end", s.End, true)
+			ok := begin != nil && end != nil
+			for _, x := range []struct {
+				f  string
+				re *regexp.Regexp
+			}{{f + ".begin", begin}, {f + ".end", end}} {
+				if x.re != nil && x.re.MatchString("") {
+					v.add(x.f, MatchesEmpty, "", "matches an empty line")
+					ok = false
+				}
+			}
+			if ok && name != "" {
+				out = append(out, driver.SecretRule{Name: name, Begin: s.Begin, End: s.End})
+			}
+		}
+	}
+	return out
 }
 
 // send checks an answer sent to the device: short, printable, with "\n"
@@ -422,6 +485,9 @@ func FromPlatform(p driver.Platform) Definition {
 		Exec:         p.Dialogue.Exec,
 		Strip:        slices.Clone(p.Strip),
 		Noise:        slices.Clone(p.Noise),
+	}
+	for _, r := range p.Secrets {
+		d.Secrets = append(d.Secrets, Secret{Name: r.Name, Match: r.Match, Begin: r.Begin, End: r.End})
 	}
 	if !p.Custom {
 		d.ID = BuiltinCopyID(p.ID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -150,6 +151,9 @@ func TestBuiltinsExportAndImport(t *testing.T) {
 		if p.DefaultCommands != b.DefaultCommands || p.Dialogue.Prompt.String() != b.Dialogue.Prompt.String() {
 			t.Errorf("%s: export changed the definition", b.ID)
 		}
+		if !reflect.DeepEqual(p.Secrets, b.Secrets) {
+			t.Errorf("%s: export changed the secret rules", b.ID)
+		}
 	}
 }
 
@@ -212,7 +216,61 @@ func TestDocsExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(p.Secrets) != 3 || p.Secrets[2].Begin == "" {
+		t.Fatalf("the example's secret rules convert to %+v", p.Secrets)
+	}
 	if p.Dialogue.PreLogin[0].Send != "\n" || !p.Dialogue.Prompt.MatchString("core-1#") {
 		t.Fatalf("the example of docs/platforms.md converts to %+v", p.Dialogue)
+	}
+}
+
+// A definition's secret rules mask what they name, and bad ones are
+// refused field by field with the reason.
+func TestDefinitionSecrets(t *testing.T) {
+	d := valid()
+	d.Secrets = []platforms.Secret{
+		{Name: "SNMP community", Match: `^snmp community (?P<secret>\S+)`},
+		{Name: "license", Begin: `^-----BEGIN LICENSE-----$`, End: `^-----END LICENSE-----$`},
+	}
+	p, err := d.Platform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = driver.Prepare(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "snmp community Pr1vate ro\n-----BEGIN LICENSE-----\nAAAA-BBBB\n-----END LICENSE-----\nhostname x\n"
+	got := p.SecretSet().Mask(text, func(string) string { return "<secret:000000>" }, nil)
+	want := "snmp community <secret:000000> ro\n-----BEGIN LICENSE-----\n<secret:000000>\n-----END LICENSE-----\nhostname x\n"
+	if got != want {
+		t.Fatalf("masked:\n%s\nwant:\n%s", got, want)
+	}
+	for _, tc := range []struct {
+		rule  platforms.Secret
+		field string
+		p     platforms.Problem
+	}{
+		{platforms.Secret{Name: "x", Match: `^password (\S+)`}, "secrets[0].match", platforms.NoSecretGroup},
+		{platforms.Secret{Name: "x", Match: `^password (?P<secret>\S+`}, "secrets[0].match", platforms.BadPattern},
+		{platforms.Secret{Name: "", Match: `^password (?P<secret>\S+)`}, "secrets[0].name", platforms.Required},
+		{platforms.Secret{Name: "x", Match: `a(?P<secret>b)`, Begin: "c", End: "d"}, "secrets[0]", platforms.SecretForm},
+		{platforms.Secret{Name: "x", Begin: "c"}, "secrets[0]", platforms.SecretForm},
+		{platforms.Secret{Name: "x", Begin: "x*", End: "y"}, "secrets[0].begin", platforms.MatchesEmpty},
+	} {
+		d := valid()
+		d.Secrets = []platforms.Secret{tc.rule}
+		_, err := d.Platform()
+		var errs platforms.Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Field != tc.field || errs[0].Problem != tc.p {
+			t.Errorf("%+v: %v, want %s on %s", tc.rule, err, tc.p, tc.field)
+		}
+	}
+	d = valid()
+	for range platforms.MaxRules + 1 {
+		d.Secrets = append(d.Secrets, platforms.Secret{Name: "x", Match: `^x (?P<secret>\S+)`})
+	}
+	if _, err := d.Platform(); err == nil || !strings.Contains(err.Error(), "secrets: more than") {
+		t.Errorf("too many rules: %v", err)
 	}
 }

@@ -247,3 +247,29 @@ func TestSecretsSettingsAndReport(t *testing.T) {
 	op.header.Set("Accept-Language", "zh-CN")
 	expectBody(t, "report zh", op.get("/settings/secrets"), "设备配置中被遮盖的密钥")
 }
+
+// A custom platform's secret rules are typed one a line, name first;
+// saved, they mask its devices' configurations; a line without a name,
+// or an expression without its secret group, is refused with the line.
+func TestCustomPlatformSecretRules(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	b.get("/platforms/new")
+	form := platformForm("custom_acme_os")
+	form.Set("secrets", "^snmp community (?P<secret>\\S+)")
+	expectBody(t, "no name", b.post("/platforms", form), "Secret rules, line 1: write a name")
+	form.Set("secrets", "SNMP community: ^snmp community (\\S+)")
+	expectBody(t, "no group", b.post("/platforms", form), "names no group “secret”")
+	form.Set("secrets", "SNMP community: ^snmp community (?P<secret>\\S+)\nlicense: ^-----BEGIN LICENSE-----$ ... ^-----END LICENSE-----$")
+	expect(t, "create", b.post("/platforms", form), http.StatusSeeOther, "")
+	stored, err := e.store.GetCustomPlatform(context.Background(), "custom_acme_os")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name": "SNMP community"`, `"match": "^snmp community (?P\u003csecret\u003e\\S+)"`, `"begin": "^-----BEGIN LICENSE-----$"`} {
+		if !strings.Contains(string(stored.Definition), want) {
+			t.Errorf("stored definition lacks %s:\n%s", want, stored.Definition)
+		}
+	}
+	expectBody(t, "edit form", b.get("/platforms/custom_acme_os"), "SNMP community: ^snmp community (?P&lt;secret&gt;\\S&#43;)\nlicense: ^-----BEGIN LICENSE-----$ ... ^-----END LICENSE-----$")
+}

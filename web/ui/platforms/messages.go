@@ -41,4 +41,7 @@ const (
 	keyPlatErrNotPrintable     = "platforms.error.not_printable"
 	keyPlatErrUnknownTransport = "platforms.error.unknown_transport"
 	keyPlatErrExecNeedsSSH     = "platforms.error.exec_needs_ssh"
+	keyPlatErrNoSecretGroup    = "platforms.error.no_secret_group"
+	keyPlatErrSecretForm       = "platforms.error.secret_form"
+	keyPlatErrSecretLine       = "platforms.error.secret_line"
 )

@@ -15,10 +15,13 @@ import (
 
 // platformFields are the form's values as typed.
 type platformFields struct {
-	ID, Name, Vendor, Notes                         string
-	SSH, Telnet, Exec                               bool
-	Prompt, PromptLines, Pager, PagerAnswer         string
-	PagingOff, DefaultCommands, Strip, Noise        string
+	ID, Name, Vendor, Notes                  string
+	SSH, Telnet, Exec                        bool
+	Prompt, PromptLines, Pager, PagerAnswer  string
+	PagingOff, DefaultCommands, Strip, Noise string
+	// Secrets are the secret rules, a line each: "name: expression", or
+	// "name: begin ... end" for a block.
+	Secrets                                         string
 	EnableCommand, EnablePrompt, Privileged, Failed string
 	CommandError                                    string
 	PreLogin                                        []custom.Answer
@@ -63,7 +66,7 @@ func fieldsOfDefinition(d custom.Definition) platformFields {
 		Prompt: d.Prompt, PromptLines: d.PromptLines, Pager: d.Pager, PagerAnswer: d.PagerAnswer,
 		PagingOff: strings.Join(d.PagingOff, "\n"), DefaultCommands: strings.Join(d.DefaultCommands, "\n"),
 		Strip: strings.Join(d.Strip, "\n"), Noise: strings.Join(d.Noise, "\n"), CommandError: d.CommandError,
-		PreLogin: d.PreLogin}
+		PreLogin: d.PreLogin, Secrets: secretsText(d.Secrets)}
 	f.SSH, f.Telnet = len(d.Transports) == 0, len(d.Transports) == 0
 	for _, t := range d.Transports {
 		switch strings.ToLower(t) {
@@ -84,6 +87,7 @@ func (f platformFields) definition() custom.Definition {
 		Notes: f.Notes, Exec: f.Exec, Prompt: f.Prompt, PromptLines: f.PromptLines, Pager: f.Pager,
 		PagerAnswer: f.PagerAnswer, PagingOff: formLines(f.PagingOff), DefaultCommands: formLines(f.DefaultCommands),
 		Strip: formLines(f.Strip), Noise: formLines(f.Noise), CommandError: f.CommandError}
+	d.Secrets, _ = secretsOfText(f.Secrets)
 	if f.SSH != f.Telnet {
 		if f.SSH {
 			d.Transports = []string{"ssh"}
@@ -100,6 +104,47 @@ func (f platformFields) definition() custom.Definition {
 		}
 	}
 	return d
+}
+
+// secretBlock separates a block rule's begin and end on its line.
+const secretBlock = " ... "
+
+// secretsText writes secret rules as the form's lines.
+func secretsText(rules []custom.Secret) string {
+	lines := make([]string, 0, len(rules))
+	for _, r := range rules {
+		if r.Match != "" {
+			lines = append(lines, r.Name+": "+r.Match)
+		} else {
+			lines = append(lines, r.Name+": "+r.Begin+secretBlock+r.End)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// secretsOfText reads the form's secret rules; bad are the lines (from
+// 1) without a name.
+func secretsOfText(text string) (rules []custom.Secret, bad []int) {
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n++
+		name, expr, ok := strings.Cut(strings.TrimRight(l, " \t\r"), ": ")
+		if !ok || strings.TrimSpace(name) == "" {
+			bad = append(bad, n)
+			continue
+		}
+		r := custom.Secret{Name: strings.TrimSpace(name)}
+		if begin, end, block := strings.Cut(expr, secretBlock); block {
+			r.Begin, r.End = begin, end
+		} else {
+			r.Match = expr
+		}
+		rules = append(rules, r)
+	}
+	return rules, bad
 }
 
 // formLines splits a textarea into its non-blank lines.
@@ -131,9 +176,12 @@ func readPlatformFields(r *http.Request) (platformFields, []platformMsg) {
 		SSH: core.Checked(r, "ssh"), Telnet: core.Checked(r, "telnet"), Exec: core.Checked(r, "exec"),
 		Prompt: field("prompt"), PromptLines: field("prompt_lines"), Pager: field("pager"),
 		PagerAnswer: field("pager_answer"), PagingOff: field("paging_off"), DefaultCommands: field("default_commands"),
-		Strip: field("strip"), Noise: field("noise"), EnableCommand: trimmed("enable_command"),
+		Strip: field("strip"), Noise: field("noise"), Secrets: field("secrets"), EnableCommand: trimmed("enable_command"),
 		EnablePrompt: field("enable_password_prompt"), Privileged: field("enable_privileged"),
 		Failed: field("enable_failed"), CommandError: field("command_error"),
+	}
+	if _, bad := secretsOfText(f.Secrets); len(bad) > 0 {
+		errs = append(errs, platformMsg{Key: keyPlatErrSecretLine, Args: []any{bad[0]}})
 	}
 	matches, sends := r.PostForm["pre_login_match"], r.PostForm["pre_login_send"]
 	for i := 0; i < len(matches) && i < len(sends) && i <= custom.MaxRules; i++ {

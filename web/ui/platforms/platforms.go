@@ -82,6 +82,8 @@ var platformProblemKeys = map[custom.Problem]string{
 	custom.NotPrintable:     keyPlatErrNotPrintable,
 	custom.UnknownTransport: keyPlatErrUnknownTransport,
 	custom.ExecNeedsSSH:     keyPlatErrExecNeedsSSH,
+	custom.NoSecretGroup:    keyPlatErrNoSecretGroup,
+	custom.SecretForm:       keyPlatErrSecretForm,
 }
 
 var platformProblemArg = map[custom.Problem]bool{
