@@ -15,12 +15,14 @@ import (
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated platform table in docs/platforms.md and the platform count in README.md from the registry")
 
 const (
-	tableBegin = "<!-- platforms:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
-	tableEnd   = "<!-- platforms:end -->"
-	countBegin = "<!-- platform-count:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
-	countEnd   = "<!-- platform-count:end -->"
-	namesBegin = "<!-- platform-names:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
-	namesEnd   = "<!-- platform-names:end -->"
+	tableBegin   = "<!-- platforms:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
+	tableEnd     = "<!-- platforms:end -->"
+	countBegin   = "<!-- platform-count:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
+	countEnd     = "<!-- platform-count:end -->"
+	secretsBegin = "<!-- secrets:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
+	secretsEnd   = "<!-- secrets:end -->"
+	namesBegin   = "<!-- platform-names:begin (generated from app/collect/driver by TestDocsPlatformTable; go test ./app/collect/driver -run DocsPlatformTable -update-docs) -->"
+	namesEnd     = "<!-- platform-names:end -->"
 )
 
 // platformTable renders the platform table of docs/platforms.md from the
@@ -79,6 +81,24 @@ func TestDocsPlatformTable(t *testing.T) {
 	checkGenerated(t, "../../../docs/platforms.md", tableBegin, tableEnd, table)
 	checkGenerated(t, "../../../README.md", countBegin, countEnd, platformCount(table))
 	checkGenerated(t, "../../../docs/platforms.md", namesBegin, namesEnd, platformNames())
+	checkGenerated(t, "../../../README.md", secretsBegin, secretsEnd, secretsTable())
+}
+
+// secretsTable lists what each built-in platform's secret rules mask,
+// by their names: the README's "Secrets in configurations".
+func secretsTable() string {
+	var b strings.Builder
+	b.WriteString("| Platform | What is masked |\n|---|---|\n")
+	for _, p := range driver.Builtins() {
+		var names []string
+		for _, r := range p.SecretSet().Rules() {
+			if !slices.Contains(names, r.Name) {
+				names = append(names, r.Name)
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", p.ID, strings.Join(names, ", "))
+	}
+	return b.String()
 }
 
 // platformNames renders the names each platform imports under (the
