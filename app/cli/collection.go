@@ -83,10 +83,17 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 		if syslogTrigger != nil {
 			fleet.LogTo(syslogTrigger.Addr())
 		}
-		goBG(func() { fleet.Mutate(bg, 3*time.Minute, 3) })
+		every := cfg.DemoChangesEvery
+		if every <= 0 {
+			every = demoChangesEvery
+		}
+		goBG(func() { fleet.Mutate(bg, max(every, time.Second), 3) })
 	}
 	return engine, syslogTrigger, lead, stop, nil
 }
+
+// demoChangesEvery is how often the demo fleet changes, by default.
+const demoChangesEvery = 3 * time.Minute
 
 // leaderCollection runs the fleet-wide part of collection, which one node
 // of a cluster runs (the leader; on SQLite the one process), until ctx

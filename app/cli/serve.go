@@ -65,6 +65,7 @@ func newServe(cfg *config.Config) *cobra.Command {
 	f.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "TLS private key file (PEM)")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "devices backed up at once")
 	f.BoolVar(&cfg.Demo, "demo", cfg.Demo, "also run a fleet of simulated devices on loopback, registered and backed up")
+	f.DurationVar(&cfg.DemoChangesEvery, "demo-changes-every", cfg.DemoChangesEvery, "with --demo: how often a few demo devices change their configuration (default 3m; 1s at least)")
 	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "serve Prometheus metrics on this host:port (off when empty)")
 	f.StringArrayVar(&cfg.TrustedProxy, "trusted-proxy", cfg.TrustedProxy,
 		"a TLS-terminating reverse proxy whose X-Forwarded-For/-Proto (or Forwarded) headers are believed: an IP address or CIDR prefix; repeat the flag for several "+

@@ -31,6 +31,9 @@ type Config struct {
 	Workers int
 	// Demo starts a simulated fleet on loopback and registers it.
 	Demo bool
+	// DemoChangesEvery is how often the demo fleet changes a few
+	// configurations (0: every 3 minutes).
+	DemoChangesEvery time.Duration
 	// MetricsListen is where Prometheus metrics are served; empty is off.
 	MetricsListen string
 	// TrustedProxy lists the reverse proxies (IP addresses or CIDR

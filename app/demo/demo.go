@@ -131,16 +131,7 @@ func Start(ctx context.Context, store *db.Store, sealer *secret.Sealer, log *slo
 				return nil, err
 			}
 		} else {
-			o := devsim.Options{
-				Platform: m.platform, Hostname: m.name, Username: username, Password: password,
-				ConfigSize: m.size, Seed: int64(1000 + i), // the seed keeps host keys across restarts
-			}
-			if p, ok := devsim.Lookup(m.platform); ok && p.EnableCommand != "" {
-				o.EnablePassword = enable
-			}
-			if m.failure != "" {
-				o.Failures = []devsim.Failure{m.failure}
-			}
+			o := m.options(i, password, enable)
 			if method == "telnet" {
 				o.TelnetAddr = "127.0.0.1:0"
 			} else {
@@ -175,6 +166,50 @@ func Start(ctx context.Context, store *db.Store, sealer *secret.Sealer, log *slo
 	}
 	log.Info("demo fleet started", "devices", len(fleet), "group", GroupName)
 	return f, nil
+}
+
+// options are the simulator's options of the fleet's i-th member m.
+func (m member) options(i int, password, enable string) devsim.Options {
+	o := devsim.Options{
+		Platform: m.platform, Hostname: m.name, Username: username, Password: password,
+		ConfigSize: m.size, Seed: int64(1000 + i), // the seed keeps host keys across restarts
+	}
+	if p, ok := devsim.Lookup(m.platform); ok && p.EnableCommand != "" {
+		o.EnablePassword = enable
+	}
+	if m.failure != "" {
+		o.Failures = []devsim.Failure{m.failure}
+	}
+	return o
+}
+
+// Rotated are the secrets (the simulator's names for them) a change may
+// rotate, as an operator changing a local password or a community does.
+var Rotated = []string{"user", "snmp"}
+
+// Secrets returns, for each demo device that runs, the secrets its
+// configuration holds, now and after up to rotations changes of each of
+// Rotated: what must never leave backupd in clear text. The devices'
+// secrets follow from their seeds, as the running fleet's do.
+func Secrets(rotations int) (map[string][]string, error) {
+	out := map[string][]string{}
+	for i, m := range fleet {
+		if m.down {
+			continue
+		}
+		d, err := devsim.NewDevice(m.options(i, "unused", "unused"))
+		if err != nil {
+			return nil, fmt.Errorf("demo device %s: %w", m.name, err)
+		}
+		for range rotations {
+			for _, name := range Rotated {
+				d.RotateSecret(name)
+			}
+		}
+		out[m.name] = d.Secrets()
+		d.Close()
+	}
+	return out, nil
 }
 
 // Mutate changes the configuration of a few healthy devices every
@@ -217,10 +252,14 @@ func (f *Fleet) Change(name string) bool {
 	return false
 }
 
-// change mutates d and has it log the change; it reports whether a
-// message the syslog listener recognises went out.
+// change mutates d (and one time in three rotates one of its secrets,
+// which backupd shows masked) and has it log the change; it reports
+// whether a message the syslog listener recognises went out.
 func (f *Fleet) change(d *devsim.Device) bool {
 	d.Mutate(time.Now().UnixNano())
+	if randInt(3) == 0 {
+		d.RotateSecret(Rotated[randInt(len(Rotated))])
+	}
 	if f.logTo == "" {
 		return false
 	}
