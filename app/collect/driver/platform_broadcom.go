@@ -45,6 +45,47 @@ var fastpathNoise = []string{
 	`^! ?Current SNTP Synchronized Time:`,
 }
 
+// Secrets of FASTPATH configurations (EFOS, EdgeSwitch, Netgear's
+// managed switches): user passwords as hashes (username "admin"
+// password … level 15 encryption-type sha256 encrypted), the enable
+// password, SNMP communities (also in trap receivers) and SNMPv3 keys,
+// and RADIUS and TACACS+ keys ("encrypted …"). Netgear's Smart Managed
+// Pro switches write "snmp" for "snmp-server" and "secret" for
+// "password".
+var (
+	fastpathUser = SecretRule{Name: "local user password",
+		Match: `^username \S+ (?:password|secret) (?:encrypted )?` + secretValue}
+	fastpathEnable = SecretRule{Name: "enable password", Match: `^enable pass(?:wor)?d ` + secretTyped}
+	// snmp-server community "public" ro; older FASTPATH's snmp-server
+	// community ipaddr 10.0.0.5 public, snmp-server community rw
+	// private; Netgear's snmp community "public" enable 0.0.0.0 mask
+	// 0.0.0.0 ro.
+	fastpathCommunity = SecretRule{Name: "SNMP community",
+		Match: `^snmp(?:-server)? community (?:(?:ipaddr|ipmask) \S+ |(?:mode|ro|rw) )?` + secretValue}
+	// A v1 or v2c trap receiver: snmptrap "public" 10.0.0.5 snmpversion
+	// snmpv2 (an address follows the community, so that snmptrap
+	// source-interface 0/1 stays); snmp host 10.0.0.5 enable version 2c
+	// "public".
+	fastpathTrap = SecretRule{Name: "SNMP trap community",
+		Match: `^(?:snmptrap ` + secretValue + ` (?:ipaddr )?[0-9A-Fa-f.:]+(?: |$)|` +
+			`snmp(?:-server)? host \S+ (?:\S+ )*?version (?:1|2c?|snmpv1|snmpv2c?) ` + secretValue + `)`}
+	// snmp-server user NAME GROUP auth-sha-key KEY priv-des-key KEY;
+	// Netgear's snmp user "NAME" "GROUP" auth md5 encrypted KEY.
+	fastpathSNMPv3 = SecretRule{Name: "SNMPv3 keys",
+		Match: `^snmp(?:-server)? user \S+ \S+ (?:\S+ )*?auth[- ](?:md5|sha\d*)(?:-key)? (?:encrypted )?` + secretValue +
+			`(?: priv[- ](?:des|3des|aes\d*)(?:-key)? (?:encrypted )?` + secretValue + `)?`}
+	// Global, on one line, or the key line of a "tacacs-server host"
+	// mode ("key encrypted …", not indented).
+	fastpathTacacs = SecretRule{Name: "TACACS+ key",
+		Match: `^(?:tacacs-server (?:\S+ )*?key (?:encrypted )?|key encrypted )` + secretValue}
+	// "radius server key auth 10.0.0.9 encrypted …".
+	fastpathRadius = SecretRule{Name: "RADIUS key",
+		Match: `^radius[- ]server (?:\S+ )*?key (?:(?:auth|acct) \S+ )?(?:encrypted )?` + secretValue}
+)
+
+// fastpathSecrets are those of EFOS and EdgeSwitch.
+var fastpathSecrets = []SecretRule{fastpathUser, fastpathEnable, fastpathCommunity, fastpathTrap, fastpathSNMPv3, fastpathTacacs, fastpathRadius}
+
 func init() {
 	// EFOS is FASTPATH as Broadcom ships it (NetApp BES-53248 cluster
 	// switches): same prompt, enable and paging. The recording shows the
@@ -57,6 +98,7 @@ func init() {
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        fastpath(),
 		Noise:           fastpathNoise,
+		Secrets:         fastpathSecrets,
 		Notes: "Also Quanta LB-series switches (FASTPATH). Logs in at \">\" and runs \"enable\"; set the enable password on the device " +
 			"credential when the switch asks for one. The configuration shows passwords encrypted, as the switch stores them.",
 	})

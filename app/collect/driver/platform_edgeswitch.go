@@ -13,6 +13,7 @@ func init() {
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        fastpath(),
 		Noise:           fastpathNoise,
+		Secrets:         fastpathSecrets,
 		Notes: "Logs in at \">\" and runs \"enable\"; give the device credential an enable password. " +
 			"Proven on the simulator only: no public recording of an EdgeSwitch session exists.",
 	})

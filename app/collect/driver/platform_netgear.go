@@ -13,6 +13,7 @@ func init() {
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        d,
 		Noise:           fastpathNoise,
+		Secrets:         fastpathSecrets,
 		Notes: "Managed (FASTPATH) models log in at \">\" and run \"enable\" with the enable password; " +
 			"Smart Managed Pro models log in privileged. Passwords and SNMP users appear encrypted, as the switch stores them.",
 	})

@@ -28,6 +28,7 @@ func init() {
 			EnableFailed:     enableFailed,
 			CommandError:     re(`^\s*(Invalid input ->|Incomplete command\.|Ambiguous input ->|Error - |% ?Invalid input)`),
 		},
+		Secrets: fastironSecrets,
 		Notes: "Logs in at \">\" and runs \"enable\" (with the login user name when enable authentication asks for one). " +
 			"Passwords appear encrypted, as the switch stores them.",
 		Syslog: []SyslogPattern{{
@@ -39,4 +40,28 @@ func init() {
 			Match:   regexp.MustCompile(`\brunning-config was changed (?:by|from)\b`),
 		}},
 	})
+}
+
+// fastironSecrets are the secrets of FastIron and IronWare
+// configurations. The switch prints most of them as "....." unless
+// "enable password-display" is set, and then encrypted ("8 $1$…" for
+// passwords, "2 $…" for keys and communities): user and enable
+// passwords, SNMP communities (also in trap hosts) and SNMPv3 keys,
+// RADIUS and TACACS+ keys, BGP neighbor passwords, OSPF and NTP keys and
+// VRRP authentication. The rules mask the dots too.
+var fastironSecrets = []SecretRule{
+	{Name: "user password", Match: `^username \S+ (?:\S+ )*?password ` + secretTyped},
+	{Name: "enable password", Match: `^enable (?:super-user-password|port-config-password|read-only-password|telnet password) ` + secretTyped},
+	{Name: "SNMP community", Match: `^snmp-server community ` + secretTyped},
+	{Name: "SNMP trap community", Match: `^snmp-server host \S+ version v(?:1|2c) ` + secretTyped},
+	// "snmp-server user NAME GROUP v3 encrypted auth md5 KEY priv
+	// encrypted des KEY".
+	{Name: "SNMPv3 keys", Match: `^snmp-server user \S+ \S+ v3 (?:\S+ )*?auth (?:md5|sha) ` + secretValue +
+		`(?: priv (?:encrypted )?(?:des|aes) ` + secretValue + `)?`},
+	{Name: "RADIUS/TACACS+ key", Match: `^(?:radius|tacacs)-server (?:\S+ )*?key ` + secretTyped},
+	{Name: "BGP neighbor password", Match: `^ +neighbor \S+ password ` + secretTyped},
+	{Name: "OSPF key", Match: `^ +ip ospf (?:authentication-key|md5-authentication key-id \d+ key) ` + secretTyped},
+	// In the "ntp" mode: "authentication-key key-id 1 md5 …".
+	{Name: "NTP key", Match: `^ +authentication-key key-id \d+ (?:md5|sha1) ` + secretTyped},
+	{Name: "VRRP authentication", Match: `^ +ip vrrp(?:-extended)? auth-type (?:simple-text-auth|md5-auth) ` + secretTyped},
 }

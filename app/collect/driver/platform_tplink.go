@@ -17,7 +17,26 @@ func init() {
 		Aliases:         []string{"tplink"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        d,
+		Secrets:         jetstreamSecrets,
 		Notes: "Logs in at \">\" and runs \"enable\" when the user is not privileged. User passwords appear " +
 			"as stored (\"secret 5\"); the running configuration carries no clock or uptime.",
 	})
+}
+
+// jetstreamSecrets are the secrets of JetStream configurations: user and
+// enable passwords ("secret 5 …" hashes, "password 0 …" clear), SNMP
+// communities (also in trap hosts) and SNMPv3 passwords ("cpwd",
+// "epwd"), and RADIUS and TACACS+ keys.
+var jetstreamSecrets = []SecretRule{
+	// "user name admin privilege admin secret 5 …"; older firmware's
+	// "user admin password … privilege admin".
+	{Name: "user password", Match: `^user (?:name )?\S+ (?:\S+ )*?(?:password|secret) ` + secretTyped},
+	{Name: "enable password", Match: `^enable (?:password|secret) ` + secretTyped},
+	{Name: "SNMP community", Match: `^snmp-server community ` + secretValue},
+	// "snmp-server host IP PORT NAME smode v2c …": NAME is the community
+	// for v1 and v2c (a user for v3).
+	{Name: "SNMP trap community", Match: `^snmp-server host \S+ \d+ ` + secretValue + ` smode v(?:1|2c)\b`},
+	{Name: "SNMPv3 passwords", Match: `^snmp-server user \S+ (?:local|remote) \S+ (?:\S+ )*?cpwd ` + secretValue +
+		`(?: (?:\S+ )*?epwd ` + secretValue + `)?`},
+	{Name: "RADIUS/TACACS+ key", Match: `^(?:radius|tacacs)-server (?:\S+ )*?key ` + secretTyped},
 }

@@ -15,6 +15,26 @@ func init() {
 		Aliases:         []string{"zxros", "zxr10", "zte"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        zx,
+		Secrets:         zxrosSecrets,
 		Notes:           "Needs the enable password where the login lands in user mode (\"ZXR10>\").",
 	})
+}
+
+// zxrosSecrets are the secrets of ZXROS configurations, which write
+// "encrypted" before a value the device encrypted: user and enable
+// passwords, SNMP communities (also in trap hosts) and SNMPv3 keys,
+// TACACS+ and RADIUS keys (also of a RADIUS group's servers), BGP
+// neighbor passwords and OSPF keys.
+var zxrosSecrets = []SecretRule{
+	{Name: "user password", Match: `^username \S+ (?:\S+ )*?password ` + secretTyped},
+	{Name: "enable password", Match: `^enable (?:secret|password)(?: level \d+)? ` + secretTyped},
+	{Name: "SNMP community", Match: `^snmp-server community ` + secretTyped},
+	{Name: "SNMP trap community", Match: `^snmp-server host \S+ (?:\S+ )*?version (?:1|2c) ` + secretTyped},
+	{Name: "SNMPv3 keys", Match: `^snmp-server user \S+ \S+ (?:\S+ )*?auth (?:md5|sha) ` + secretValue +
+		`(?: priv (?:des56|aes\d*) ` + secretValue + `)?`},
+	// "tacacs-server host 10.0.0.10 key encrypted …", and a server of
+	// a "radius authentication-group": " server 1 10.0.0.9 master key …".
+	{Name: "TACACS+/RADIUS key", Match: `^(?:(?:tacacs|radius)-server (?:\S+ )*?| +server \d+ \S+ (?:\S+ )*?)key ` + secretTyped},
+	{Name: "BGP neighbor password", Match: `^ +neighbor \S+ password ` + secretTyped},
+	{Name: "OSPF key", Match: `^ +(?:ip ospf )?(?:authentication-key|message-digest-key \d+ md5) ` + secretTyped},
 }
