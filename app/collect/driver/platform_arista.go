@@ -15,6 +15,35 @@ func init() {
 			`^! device: \S+ \(.*\)$`,
 			`^! Startup-config last modified at `,
 		},
-		Syslog: []SyslogPattern{ciscoConfigI},
+		Secrets: eosSecrets,
+		Syslog:  []SyslogPattern{ciscoConfigI},
 	})
+}
+
+// eosSecrets: EOS writes user, enable and root secrets (sha512 crypt,
+// older type 5), SNMP communities (also per trap host) and SNMPv3 keys,
+// TACACS+/RADIUS keys (global and per host), BGP neighbor, OSPF, IS-IS,
+// VRRP and NTP keys (type 7), shared-secret profile keys, MACsec CAKs,
+// the unsupported-transceiver licence key and the CloudVision shared key
+// in the TerminAttr command.
+var eosSecrets = []SecretRule{
+	{Name: "user secret", Match: `^username \S+ (?:\S+ )*?secret ` + secretTyped},
+	{Name: "enable password", Match: `^enable (?:password|secret) ` + secretTyped},
+	{Name: "root password", Match: `^aaa root secret ` + secretTyped},
+	// A key of a "management security / session shared-secret profile".
+	{Name: "shared secret", Match: `^ +secret \d+ ` + secretTyped},
+	{Name: "SNMP community", Match: `^snmp-server community ` + secretValue},
+	{Name: "SNMP trap community", Match: `^snmp-server host \S+(?: vrf \S+)?(?: (?:informs|traps))?(?: version (?:1|2c|3 (?:auth|noauth|priv)))? ` + secretValue},
+	{Name: "SNMPv3 keys", Match: `^snmp-server user \S+ \S+ v3 (?:\S+ )*?auth (?:md5|sha\d*) ` + secretValue +
+		`(?: priv (?:des|3des|aes\d*) ` + secretValue + `)?`},
+	ciscoAAAKeyRule,
+	{Name: "BGP neighbor password", Match: `^ +neighbor \S+ password ` + secretTyped},
+	{Name: "OSPF key", Match: `^ +ip ospf (?:authentication-key|message-digest-key \d+ md5) ` + secretTyped},
+	{Name: "IS-IS key", Match: `^ +(?:isis )?authentication key ` + secretTyped},
+	{Name: "VRRP key", Match: `^ +vrrp \d+ (?:peer )?authentication (?:text|ietf-md5 key-string) ` + secretTyped},
+	ciscoNTPRule,
+	// A MACsec profile's "key <CKN> 7 <CAK>": the CAK is the secret.
+	{Name: "MACsec key", Match: `^ +key [0-9A-Fa-f]+ (?:[0-9] )?` + secretValue},
+	{Name: "transceiver licence key", Match: `^service unsupported-transceiver \S+ ` + secretValue},
+	{Name: "CloudVision key", Match: `-cvauth=key,(?P<secret>[^\s,]+)`},
 }

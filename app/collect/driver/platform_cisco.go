@@ -94,6 +94,7 @@ func init() {
 			`^!Running configuration last done at: `,
 			`^!No configuration change since last restart$`,
 		},
+		Secrets: nxosSecrets,
 		Syslog: []SyslogPattern{{
 			// "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on ..."
 			Name:    "nxos-vshd-config-i",
@@ -119,6 +120,7 @@ func init() {
 			`^!! Last configuration change at `,
 			`^!! No configuration change since last restart$`,
 		},
+		Secrets: xrSecrets,
 		Syslog: []SyslogPattern{{
 			// "%MGBL-CONFIG-6-DB_COMMIT : Configuration committed by user
 			// 'admin'. ..." (and DB_COMMIT_ADMIN for the admin plane).
@@ -145,6 +147,7 @@ func init() {
 			`^: Written by \S+ at `,
 			`^Cryptochecksum: ?[0-9a-fA-F ]+$`,
 		},
+		Secrets: asaSecrets,
 		Syslog: []SyslogPattern{{
 			// %ASA-5-111008 "User 'admin' executed the 'X' command" (every
 			// command but show) and %ASA-5-111010 "User 'admin', running
@@ -192,6 +195,7 @@ func init() {
 		Aliases:         []string{"ciscosmb", "ciscocbs", "cisco_s300", "cisco-sb", "ios-sb"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        smb,
+		Secrets:         smbSecrets,
 		Notes: "SG300/350/550 and CBS250/350 switches. Without `ip ssh password-auth` the switch asks for " +
 			"the username and password again after the SSH login; backupd answers with the device's credentials.",
 	})
@@ -216,6 +220,7 @@ func init() {
 		Noise: []string{
 			`^(config )?rogue (adhoc|client) (alert|Unknown) [0-9a-fA-F]{2}:`,
 		},
+		Secrets: wlcSecrets,
 		Notes: "AireOS (5500/8500/3504 and vWLC). The controller asks for the username and password again " +
 			"after the SSH login; backupd answers with the device's credentials. Catalyst 9800 controllers run IOS-XE: use cisco_xe.",
 	})
@@ -238,7 +243,170 @@ func init() {
 			`^: Written by \S+ at `,
 			`^Cryptochecksum: ?[0-9a-fA-F ]+$`,
 		},
+		Secrets: asaSecrets,
 		Notes: "FTD on Firepower and Secure Firewall appliances, collected from the CLISH \">\" prompt. " +
 			"`show running-config all` includes the defaults; the CLISH masks passwords and keys (only expert mode shows them).",
 	})
+}
+
+// Secret rules of the Cisco platforms other than IOS and IOS-XE (which
+// use ciscoSecrets), and the IOS-like rules the switches that copy IOS
+// (Arista, Ruijie, FS.com, Lenovo) share.
+
+// ciscoShown is a value as ASA, FTD and AireOS print it: they hide some
+// secrets themselves behind a row of asterisks ("*****"), which is no
+// secret and stays as it is; any other value is masked (inside its
+// quotes when quoted).
+const ciscoShown = `(?:"(?P<secret>[^"]*)"|(?P<secret>[^\s"*]\S*|\*+[^\s*]\S*))`
+
+// IOS-like rules: the statements IOS writes, with an optional type word
+// or digit before the value (0, 5, 7, 8, 9, encrypted, sha512…).
+var (
+	ciscoEnableRule   = SecretRule{Name: "enable password", Match: `^enable (?:secret|password)(?: level \d+)? ` + secretTyped}
+	ciscoUserRule     = SecretRule{Name: "user password", Match: `^username \S+ (?:\S+ )*?(?:password|secret) ` + secretTyped}
+	ciscoCommunity    = SecretRule{Name: "SNMP community", Match: `^snmp-server community ` + secretTyped}
+	ciscoAAAKeyRule   = SecretRule{Name: "TACACS+/RADIUS key", Match: `^(?:tacacs|radius)-server (?:\S+ )*?key ` + secretTyped}
+	ciscoOSPFRule     = SecretRule{Name: "OSPF key", Match: `\bip ospf (?:authentication-key|message-digest-key \d+ md5) ` + secretTyped}
+	ciscoKeyString    = SecretRule{Name: "key string", Match: `\bkey-string ` + secretTyped}
+	ciscoRMONRule     = SecretRule{Name: "RMON trap community", Match: `^rmon event \d+(?: log)? trap ` + secretValue}
+	ciscoLinePassword = SecretRule{Name: "line or neighbor password", Match: `^ +(?:neighbor \S+ )?password ` + secretTyped}
+	// IOS writes the key's type after it ("md5 0822455D0A16 7"), EOS
+	// and others before it ("md5 7 0822455D0A16").
+	ciscoNTPRule = SecretRule{Name: "NTP key", Match: `^ntp authentication-key \d+ (?:md5|sha1|sha256) (?:[0-9] )?` + secretValue}
+)
+
+// nxosSecrets: NX-OS writes user password hashes (type 5), SNMP
+// communities (also in RMON events and community maps) and SNMPv3
+// localized keys, TACACS+/RADIUS/LDAP keys in quotes, BGP neighbor
+// passwords (type 3 or 7, under the neighbor), OSPF, key chain, HSRP/VRRP,
+// MACsec, PIM and NTP keys.
+var nxosSecrets = []SecretRule{
+	// NX-OS always writes the type (5). A locked account's password is
+	// "!", which stays.
+	{Name: "user password", Match: `^username \S+ password [0-9] (?P<secret>[^\s!]\S*|!\S+)`},
+	{Name: "enable secret", Match: `^enable secret (?:[0-9] )?` + secretValue},
+	{Name: "SNMP community", Match: `^snmp-server community ` + secretValue},
+	// The community follows the version: other snmp-server host lines
+	// ("use-vrf management", "source-interface mgmt0") hold none.
+	{Name: "SNMP trap community", Match: `^snmp-server host \S+ (?:(?:informs|traps) )?version (?:1|2c) ` + secretValue},
+	{Name: "SNMP community map", Match: `^snmp-server mib community-map ` + secretValue},
+	{Name: "SNMPv3 keys", Match: `^snmp-server user \S+ (?:\S+ )*?auth (?:md5|sha\S*) ` + secretValue +
+		`(?: priv (?:(?:aes-128|des|3des) )?` + secretValue + `)?`},
+	ciscoRMONRule,
+	ciscoAAAKeyRule,
+	{Name: "LDAP bind password", Match: `^ldap-server host .*? password ` + secretTyped},
+	{Name: "BGP neighbor password", Match: `^ +password ` + secretTyped},
+	{Name: "OSPF key", Match: `^ +(?:ip ospf )?(?:authentication-key|message-digest-key \d+ md5) ` + secretTyped},
+	ciscoKeyString,
+	{Name: "MACsec key", Match: `^ +key-octet-string ` + secretTyped},
+	{Name: "HSRP/VRRP text authentication", Match: `^ +authentication text ` + secretValue},
+	{Name: "PIM hello key", Match: `^ +ip pim hello-authentication ah-md5 ` + secretTyped},
+	ciscoNTPRule,
+}
+
+// xrSecrets: IOS-XR writes user secrets and passwords under the username
+// (and BGP, LDP neighbor passwords) always with their type ("secret 10",
+// "password encrypted"), so that "password inheritance-disable" stays;
+// SNMP communities and SNMPv3 keys, TACACS+/RADIUS keys (global or under
+// the host), key chains, OSPF, IS-IS, NTP, VRRP and CoA keys.
+var xrSecrets = []SecretRule{
+	{Name: "password or secret", Match: `^ +(?:neighbor \S+ )?(?:password|secret) (?:[0-9]{1,2}|encrypted|clear) ` + secretValue},
+	{Name: "SNMP community", Match: `^snmp-server community (?:clear |encrypted )?` + secretValue},
+	// Under "snmp-server vrf NAME" the host is " host ...".
+	{Name: "SNMP trap community", Match: `^(?:snmp-server | +)host \S+(?: (?:clear|encrypted|informs|traps|version (?:1|2c|3 (?:auth|noauth|priv))))+ ` + secretValue},
+	{Name: "SNMPv3 keys", Match: `^snmp-server user \S+ \S+ v3 auth (?:md5|sha\S*) (?:clear |encrypted )?` + secretValue +
+		`(?: priv (?:(?:aes|des|3des)(?:-?\d+)?(?: \d+)? )?(?:clear |encrypted )?` + secretValue + `)?`},
+	ciscoAAAKeyRule,
+	// The key line under "tacacs-server host" or "radius-server host";
+	// a key chain's " key 1" has no type and stays.
+	{Name: "AAA server key", Match: `^ +key (?:[0-9] |encrypted |clear )` + secretValue},
+	{Name: "key string", Match: `\bkey-string (?:password )?` + secretTyped},
+	{Name: "OSPF key", Match: `^ +(?:authentication-key|message-digest-key \d+ md5) (?:encrypted|clear) ` + secretValue},
+	{Name: "IS-IS password", Match: `^ +(?:lsp|hello)-password (?:hmac-md5|text) (?:encrypted |clear )?` + secretValue},
+	{Name: "NTP key", Match: `^(?:ntp)? +authentication-key \d+ md5 (?:encrypted |clear )?` + secretValue},
+	{Name: "VRRP password", Match: `^ +text-authentication ` + secretValue},
+	{Name: "CoA server key", Match: `^ +server-key (?:[0-9] |encrypted |clear )?` + secretValue},
+}
+
+// asaSecrets: ASA (and FTD, whose data plane is the ASA's) configurations
+// from "more system:running-config" show keys in clear: enable, passwd and
+// user password hashes, aaa-server keys and LDAP bind passwords, IKEv1/IKEv2
+// and failover pre-shared keys, SNMP communities (also per trap host) and
+// SNMPv3 keys, NTP, failover, OSPF, BGP, EIGRP, IS-IS, key chain and VPDN
+// secrets. A type digit (0, 8 with "password encryption aes") may come
+// before the value.
+var asaSecrets = []SecretRule{
+	{Name: "enable password", Match: `^enable password (?:level \d+ )?` + ciscoShown},
+	{Name: "login password", Match: `^passwd ` + ciscoShown},
+	{Name: "user password", Match: `^username \S+ password ` + ciscoShown},
+	// The key line of an "aaa-server NAME (if) host" block; a key chain's
+	// " key 1" (an ID: digits, short) stays.
+	{Name: "AAA server key", Match: `^ +key (?P<secret>\S*[^\s0-9*]\S*|[0-9]{6,})$`},
+	{Name: "LDAP bind password", Match: `^ +ldap-login-password ` + ciscoShown},
+	// " ikev1 pre-shared-key", " ikev2 remote-authentication
+	// pre-shared-key hex", " pre-shared-key" (8.2), "failover ipsec
+	// pre-shared-key 0".
+	{Name: "pre-shared key", Match: `^(?: +(?:ikev[12] (?:(?:local|remote)-authentication )?)?|failover ipsec )pre-shared-key(?: hex)?(?: [0-9])? ` + ciscoShown},
+	{Name: "SNMP community", Match: `^snmp-server community (?:[0-9] )?` + ciscoShown},
+	{Name: "SNMP host community", Match: `^snmp-server host(?:-group)? (?:\S+ )+?community (?:[0-9] )?` + ciscoShown},
+	{Name: "SNMPv3 keys", Match: `^snmp-server user \S+ \S+ v3 (?:\S+ )*?auth (?:md5|sha\d*) ` + ciscoShown +
+		`(?: priv (?:des|3des|aes(?: \d+)?) ` + ciscoShown + `)?`},
+	{Name: "NTP key", Match: `^ntp authentication-key \d+ (?:md5|sha1|sha256|sha512|cmac) (?:[0-9] )?` + ciscoShown},
+	{Name: "failover key", Match: `^failover key (?:hex |[0-9] )?` + ciscoShown},
+	{Name: "OSPF key", Match: `^ +ospf (?:authentication-key|message-digest-key \d+ md5)(?: [0-9])? ` + ciscoShown},
+	{Name: "BGP neighbor password", Match: `^ +neighbor \S+ password(?: [0-9])? ` + ciscoShown},
+	{Name: "EIGRP key", Match: `^ +authentication key eigrp \d+(?: [0-9])? ` + ciscoShown},
+	{Name: "key string", Match: `^ +key-string(?: [0-9])? ` + ciscoShown},
+	{Name: "IS-IS password", Match: `^ +(?:isis password|area-password|domain-password) ` + ciscoShown},
+	{Name: "VPDN password", Match: `^vpdn username \S+ password ` + ciscoShown},
+}
+
+// smbSecrets: the small-business switches write most secrets encrypted,
+// with "encrypted" before the statement or the value: enable and user
+// password hashes, RADIUS/TACACS+ keys, SNTP keys, the SSH client
+// password, and SNMP communities and SNMPv3 keys.
+var smbSecrets = []SecretRule{
+	{Name: "enable password", Match: `^(?:encrypted )?enable password (?:level \d+ )?(?:encrypted )?` + secretValue},
+	{Name: "user password", Match: `^(?:encrypted )?username (?:"[^"]*"|\S+) (?:privilege \d+ )?password (?:encrypted )?` + secretValue},
+	{Name: "SNMP community", Match: `^(?:encrypted )?snmp-server community ` + secretValue},
+	{Name: "SNMP trap community", Match: `^snmp-server host \S+(?: (?:traps|informs|version (?:1|2c?|3 (?:auth|noauth|priv))))* ` + secretValue},
+	{Name: "SNMPv3 keys", Match: `^(?:encrypted )?snmp-server user \S+ \S+ v3 (?:\S+ )*?auth (?:md5|sha\S*) ` + secretValue +
+		`(?: priv ` + secretValue + `)?`},
+	{Name: "TACACS+/RADIUS key", Match: `^(?:encrypted )?(?:tacacs|radius)-server (?:\S+ )*?key ` + secretValue},
+	{Name: "SNTP key", Match: `^(?:encrypted )?sntp authentication-key \d+ md5 ` + secretValue},
+	{Name: "SSH client password", Match: `^(?:encrypted )?ip ssh-client password ` + secretValue},
+	{Name: "line password", Match: `^ +password ` + secretValue},
+}
+
+// wlcBlob is a secret AireOS keeps encrypted: "1 <hex> <hex> <length>
+// <hex>" (a key version, two hex digests, the length, the zero-padded
+// ciphertext). The three hex fields are masked.
+const wlcBlob = `[0-9] (?P<secret>[0-9a-fA-F]+) (?P<secret>[0-9a-fA-F]+) \d+ (?P<secret>[0-9a-fA-F]+)`
+
+// wlcSecrets: AireOS "config" commands with RADIUS/TACACS+ secrets and
+// key-wrap keys, management, AP management and guest user passwords, Wi-Fi
+// PSKs and WEP keys, SNMP communities (create, access mode, address, mode,
+// and trap receivers, named by their community) and SNMPv3 keys, LDAP bind
+// and file transfer passwords. Encrypted values are "encrypt" blobs;
+// "****" is the controller hiding a value itself.
+var wlcSecrets = []SecretRule{
+	{Name: "RADIUS/TACACS+ secret", Match: `^config (?:radius|tacacs) (?:auth|acct|athr) add (?:encrypt )?\d+ \S+ \d+ (?:password ` + wlcBlob +
+		`|(?:ascii|hex) ` + ciscoShown + `)`},
+	{Name: "RADIUS key wrap keys", Match: `^config radius auth keywrap add (?:ascii|hex) ` + ciscoShown + ` ` + ciscoShown},
+	{Name: "FlexConnect RADIUS secret", Match: `^config flexconnect group \S+ radius server auth add (?:primary|secondary) \S+ \d+ ` + ciscoShown},
+	{Name: "management user password", Match: `^config mgmtuser (?:add encrypt \S+ ` + wlcBlob + `|(?:add|password) \S+ ` + ciscoShown + `)`},
+	// The encrypted form adds the hash of the password, in hex.
+	{Name: "AP management user", Match: `^config ap mgmtuser add (?:encrypt username \S+ password ` + wlcBlob +
+		`(?: (?P<secret>[0-9a-fA-F]+))? secret encrypt (?P<secret>[0-9a-fA-F]+)|username \S+ password ` + ciscoShown + ` secret ` + ciscoShown + `)`},
+	{Name: "AP 802.1X supplicant password", Match: `^config ap 802\.1Xuser add username \S+ password ` + ciscoShown},
+	{Name: "Wi-Fi passphrase", Match: `^config wlan security wpa akm psk set-key (?:ascii|hex) (?:encrypt ` + wlcBlob + `|` + ciscoShown + `)`},
+	{Name: "WEP key", Match: `^config wlan security static-wep-key encryption \d+ \d+ (?:ascii|hex) ` + ciscoShown},
+	// "config snmp community delete public" removes the default: it stays.
+	{Name: "SNMP community", Match: `^config snmp community (?:create|accessmode r[ow]|mode (?:enable|disable)|ipaddr \S+ \S+) ` + ciscoShown},
+	{Name: "SNMP trap receiver community", Match: `^config snmp trapreceiver (?:create ` + ciscoShown + ` \S+$|mode (?:enable|disable) ` + ciscoShown +
+		`$|ipsec .* ` + ciscoShown + `$)`},
+	{Name: "SNMPv3 keys", Match: `^config snmp v3user create \S+ r[ow] (?:none|hmacmd5|hmacsha) (?:none|des|aescfb128) ` + ciscoShown + `(?: ` + ciscoShown + `)?`},
+	{Name: "local user password", Match: `^config netuser (?:add encrypt \S+ ` + wlcBlob + `|(?:add|password) \S+ ` + ciscoShown + `)`},
+	{Name: "LDAP bind password", Match: `^config ldap simple-bind authenticated \d+ \S+ ` + ciscoShown},
+	{Name: "file transfer password", Match: `^transfer (?:download|upload) (?:encrypt password ` + wlcBlob + `|password ` + ciscoShown + `)`},
 }
