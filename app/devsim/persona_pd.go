@@ -332,13 +332,15 @@ func renderSmartAX(m *model, n int) doc {
 		b.f("  gem mapping 1 0 vlan %d", u.VLAN)
 		b.l("  commit", "  quit")
 	}
+	// An ONT's serial number ("sn-auth") identifies it, printed on its
+	// label: no secret.
 	for i := 0; i < n; i++ {
 		u := m.unit(i)
 		b.l("#", "[gpon-0/1/"+fmt.Sprint(u.Slot-1)+"]")
 		b.f("  <gpon-0/1/%d>", u.Slot-1)
 		b.f(" interface gpon 0/1/%d", u.Slot-1)
 		b.f(" ont add %d %d sn-auth \"48575443%s\" omci ont-lineprofile-id %d ont-srvprofile-id 10 desc \"%s\"",
-			u.Slot-1, u.Port, strings.ToUpper(m.secret(fmt.Sprint("ont", i), 8, hexDigits)), m.unit(i/4*4).VLAN, u.Desc)
+			u.Slot-1, u.Port, strings.ToUpper(m.secret(fmt.Sprint("serial:ont", i), 8, hexDigits)), m.unit(i/4*4).VLAN, u.Desc)
 		if u.Shut {
 			b.f(" ont deactivate %d %d", u.Slot-1, u.Port)
 		}

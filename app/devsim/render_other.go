@@ -216,7 +216,13 @@ func renderScreenOS(m *model, n int) doc {
 // fresh IV at every show, as the real system does.
 func renderFortiOS(m *model, n int) doc {
 	var b builder
-	enc := func(v volatile) string { return "ENC " + randString(v.R, 88, base64Alphabet) + "==" }
+	// A blob is the key encrypted anew: a secret the device held, which
+	// Device.Secrets lists (shows run under the device's lock).
+	enc := func(v volatile) string {
+		s := randString(v.R, 88, base64Alphabet)
+		m.issued[s] = true
+		return "ENC " + s + "=="
+	}
 	b.l("#config-version=FGT60F-7.4.8-FW-build2795-250523:opmode=0:vdom=0:user=" + m.user)
 	b.vol(func(v volatile) string { return fmt.Sprintf("#conf_file_ver=%d", 1e15+v.ChangedAt.Unix()) })
 	b.l("#buildno=2795", "#global_vdom=1", "config system global")

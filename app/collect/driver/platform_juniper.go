@@ -7,6 +7,45 @@ import "regexp"
 // VyOS print the same "[edit]".
 var juniperPromptLines = re(`^(\{[\w:\-]+\}|\[edit[^\]]*\])$`)
 
+// junosValue is a value of a Junos statement, in braces ("…;") or as a
+// `display set` command (the line's end): quoted, only its inside masked,
+// or a bare word.
+const junosValue = `(?:"(?P<secret>[^"]*)"|(?P<secret>[^\s";{}]+))(?:;|$)`
+
+// junosSecrets are the secrets of Junos configurations, in braces or
+// `display set` commands. Junos stores every password and key it can as
+// "$9$…" (reversible) or a crypt hash ($1$, $5$, $6$) and tags the line
+// "## SECRET-DATA" in braces; SNMP communities (and trap groups, whose
+// names are the traps' community) and passwords in archive URLs are in
+// clear.
+var junosSecrets = []SecretRule{
+	{Name: "user password hash", Match: `(?:^|\s)encrypted-password ` + junosValue},
+	{Name: "authentication key", Match: `(?:^|\s)(?:hello-)?authentication-key ` + junosValue},
+	{Name: "NTP key", Match: `(?:^|\s)authentication-key \d+ (?:type \S+ )?value ` + junosValue},
+	{Name: "RADIUS/TACACS+ or key-chain secret", Match: `(?:^|\s)secret ` + junosValue},
+	{Name: "IKE pre-shared key", Match: `(?:^|\s)pre-shared-key (?:ascii-text|hexadecimal) ` + junosValue},
+	{Name: "OSPF/IS-IS password", Match: `(?:^|\s)(?:simple-password|md5 \d+ key) ` + junosValue},
+	{Name: "SNMPv3 privacy key", Match: `(?:^|\s)privacy-key ` + junosValue},
+	{Name: "MACsec CAK", Match: `(?:^|\s)cak ` + junosValue},
+	{Name: "PPP password", Match: `(?:^|\s)(?:default-chap-secret|chap-secret|local-password|default-pap-password) ` + junosValue},
+	// "community NAME {" or "community NAME;" of the snmp stanza (4
+	// spaces in, 12 in a group), "set snmp community NAME …". One line does
+	// not tell an SNMP community from a policy-options community defined
+	// with a block, which is masked as well; "community NAME members …"
+	// and a policy term's "community NAME;" (deeper) stay.
+	{Name: "SNMP community", Match: `^(?: {4}| {12})community (?:"(?P<secret>[^"]*)"|(?P<secret>[^\s";{}]+))(?: \{|;)$|` +
+		`^set (?:groups \S+ )?snmp (?:routing-instance \S+ )?community (?:"(?P<secret>[^"]*)"|(?P<secret>[^\s"]+))(?: |$)`},
+	{Name: "SNMP trap group (community)", Match: `^(?: {4}| {12})trap-group (?:"(?P<secret>[^"]*)"|(?P<secret>[^\s";{}]+))(?: \{|;)$|` +
+		`^set (?:groups \S+ )?snmp trap-group (?:"(?P<secret>[^"]*)"|(?P<secret>[^\s"]+))(?: |$)`},
+	{Name: "password in URL", Match: `(?:s?ftp|pasvftp|scp|https?)://[^/@:"\s]+:(?P<secret>[^@"\s]+)@`},
+	// Any other quoted "$9$…" (reversible) or "$8$…" (encrypted with the
+	// master password), in either form.
+	{Name: "encrypted value ($9$, $8$)", Match: `"(?P<secret>\$9\$[^"]*)"|"(?P<secret>\$8\$[^"]*)"`},
+	// Whatever else Junos tags secret in braces, but SSH public keys
+	// (`ssh-rsa "ssh-rsa AAAA… user"`), which are public.
+	{Name: "value tagged SECRET-DATA", Match: `(?:"(?:ssh-|ecdsa-|sk-)[^"]*"|"(?P<secret>[^"]*)"|(?P<secret>[^\s";]+)); ## SECRET-DATA`},
+}
+
 func init() {
 	// Junos over SSH: one exec request per command runs the CLI without a
 	// terminal, so nothing pages and no prompt is printed. Over telnet the
@@ -31,6 +70,7 @@ func init() {
 			`^## Last changed: `,
 			`^## Last commit: `,
 		},
+		Secrets: junosSecrets,
 		Syslog: []SyslogPattern{{
 			// "mgd[4410]: UI_COMMIT: User 'netops' requested 'commit'
 			// operation ..." and "UI_COMMIT_COMPLETED: commit complete"; in
@@ -54,6 +94,23 @@ func init() {
 			Pager:        re(`(?i)--- ?more ?---$`),
 			CommandError: re(`^\s*(unknown keyword|Unknown command|command not completed)`),
 		},
-		Noise: []string{`^Total Config size \d+:$`},
+		Noise:   []string{`^Total Config size \d+:$`},
+		Secrets: screenosSecrets,
 	})
+}
+
+// screenosSecrets are the secrets of ScreenOS `get config`: every value
+// is quoted, passwords and keys encrypted by the device. Only quoted
+// values are taken after the common words, so that "set admin password
+// restrict length 8" and the "preshare" method of a P1 proposal stay.
+var screenosSecrets = []SecretRule{
+	{Name: "admin password", Match: `^set admin (?:user \S+ )?password "(?P<secret>[^"]*)"`},
+	{Name: "local user password", Match: `^set user \S+ (?:hash-password|password) "(?P<secret>[^"]*)"`},
+	// "set snmp community "NAME" Read-Write …"; "set snmp host "NAME"
+	// 10.0.0.5 …" names the community its traps carry.
+	{Name: "SNMP community", Match: `^set snmp (?:community|host) "(?P<secret>[^"]*)"`},
+	{Name: "IKE pre-shared key", Match: `\bpreshare "(?P<secret>[^"]*)"`},
+	{Name: "RADIUS/TACACS+ secret", Match: `^set auth-server \S+ (?:radius|tacacs) secret "(?P<secret>[^"]*)"`},
+	{Name: "NTP key", Match: `^set ntp server key-id \d+ preshare-key "(?P<secret>[^"]*)"`},
+	{Name: "OSPF/BGP authentication", Match: `\b(?:ospf authentication (?:md5|password)|md5-authentication) "(?P<secret>[^"]*)"`},
 }

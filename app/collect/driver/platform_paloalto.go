@@ -2,6 +2,25 @@ package driver
 
 import "regexp"
 
+// panosValue is a PAN-OS value, in braces ("…;") or a set command.
+const panosValue = `(?:"(?P<secret>[^"]*)"|(?P<secret>[^\s";{}]+))`
+
+// panosSecrets are the secrets of PAN-OS `show config running`, in
+// braces or set commands: administrators' and local users' password
+// hashes ("phash $5$…"), every other password or key encrypted with the
+// master key ("-AQ==…", reversible by whoever holds it), SNMP
+// communities in clear.
+var panosSecrets = []SecretRule{
+	{Name: "password hash", Match: `(?:^|\s)phash ` + panosValue},
+	// The v2c agent's "snmp-community-string", a v2c trap server's
+	// "community".
+	{Name: "SNMP community", Match: `(?:^|\s)(?:snmp-community-string|community) ` + panosValue + `(?:;|$)`},
+	{Name: "SNMPv3 keys", Match: `(?:^|\s)(?:authpwd|privpwd) ` + panosValue},
+	// IKE pre-shared keys, RADIUS/TACACS+ secrets, LDAP bind passwords,
+	// routing authentication keys, certificates' private keys.
+	{Name: "encrypted value (-AQ==)", Match: `(?:^|\s)"?(?P<secret>-AQ==[^\s";]*)`},
+}
+
 func init() {
 	// PAN-OS: "admin@PA-VM>", with the HA state in brackets on pairs. Its
 	// output changes only when the configuration does.
@@ -25,5 +44,6 @@ func init() {
 			Needles: []string{",CONFIG,"},
 			Match:   regexp.MustCompile(`,CONFIG,(?:[^,]*,){5}commit,[^,]*,[^,]*,(?:Submitted|Succeeded)\b`),
 		}},
+		Secrets: panosSecrets,
 	})
 }

@@ -7,6 +7,19 @@ package driver
 // ask "I have read and accept the Logon Disclaimer message. (yes or no)? "
 // before the first prompt; it is accepted. `export config to console`
 // prints the whole XML configuration, which needs the admin account.
+// firewareValue is an XML element's text, on the element's line.
+const firewareValue = `>(?P<secret>[^<]+)</`
+
+// firewareSecrets are the secrets of the Fireware XML profile: elements
+// holding passwords (hashed or encrypted), pre-shared keys, RADIUS and
+// LDAP secrets and SNMP communities.
+var firewareSecrets = []SecretRule{
+	{Name: "password or passphrase", Match: `<(?:[\w-]*-)?(?:password|passphrase|passwd)` + firewareValue},
+	{Name: "pre-shared key", Match: `<(?:pre-shared-key|shared-key|psk)` + firewareValue},
+	{Name: "RADIUS/LDAP secret", Match: `<(?:[\w-]*-)?secret` + firewareValue},
+	{Name: "SNMP community", Match: `<(?:[\w-]*-)?community` + firewareValue},
+}
+
 func init() {
 	Register(Platform{
 		ID: "watchguard_fireware", Name: "WatchGuard Fireware", Vendor: "WatchGuard",
@@ -22,6 +35,7 @@ func init() {
 				Send:  "yes\n",
 			}},
 		},
-		Notes: "SSH on port 4118 with the admin account (the status account cannot export the configuration).",
+		Secrets: firewareSecrets,
+		Notes:   "SSH on port 4118 with the admin account (the status account cannot export the configuration).",
 	})
 }
