@@ -41,6 +41,22 @@ func init() {
 	})
 }
 
+// shownSecret returns a generator of a secret the device prints anew at
+// every show (a value encrypted with a fresh salt each time): the show's
+// random text, which it keeps among the secrets the configuration holds
+// (Device.Secrets) in place of the one it printed before, so that the
+// list does not grow with every show. Show renders under the device's
+// lock.
+func (m *model) shownSecret() func(v volatile, n int, alphabet string) string {
+	var last string
+	return func(v volatile, n int, alphabet string) string {
+		delete(m.issued, last)
+		last = randString(v.R, n, alphabet)
+		m.issued[last] = true
+		return last
+	}
+}
+
 func renderNetScaler(m *model, n int) doc {
 	var b builder
 	b.l("#NS14.1 Build 25.56")
@@ -53,14 +69,16 @@ func renderNetScaler(m *model, n int) doc {
 	b.f("set system user nsroot %s -encrypted -hashmethod SHA512", m.secret("nsroot", 64, hexDigits))
 	b.f("add system user %s %s -encrypted -hashmethod SHA512", m.user, m.secret("user", 64, hexDigits))
 	b.f("bind system user %s superuser 100", m.user)
-	b.l("add ntp server 192.0.2.123", "set snmp community public ALL")
+	b.l("add ntp server 192.0.2.123")
+	b.f("set snmp community %s ALL", m.secret("snmp", 12, cryptAlphabet[12:]))
 	// NetScaler encrypts these secrets anew at every show.
+	rpc, ldap := m.shownSecret(), m.shownSecret()
 	b.vol(func(v volatile) string {
-		return "set ns rpcNode 192.0.2.10 -password " + randString(v.R, 64, hexDigits) + " -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_06_20_08_20_07 -srcIP *"
+		return "set ns rpcNode 192.0.2.10 -password " + rpc(v, 64, hexDigits) + " -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_06_20_08_20_07 -srcIP *"
 	})
 	b.vol(func(v volatile) string {
 		return "add authentication ldapAction ldap-corp -serverIP 192.0.2.30 -ldapBase \"dc=example,dc=net\" -ldapBindDn svc-ns@example.net -ldapBindDnPassword " +
-			randString(v.R, 64, hexDigits) + " -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_06_20_08_20_07 -ldapLoginName sAMAccountName"
+			ldap(v, 64, hexDigits) + " -encrypted -encryptmethod ENCMTHD_3 -kek -suffix 2024_06_20_08_20_07 -ldapLoginName sAMAccountName"
 	})
 	for i := 0; i < n; i += 8 {
 		u := m.unit(i)
@@ -326,12 +344,16 @@ func renderEatonM3(m *model, n int) doc {
 		if last {
 			comma = ""
 		}
+		value := m.shownSecret()
 		b.vol(func(v volatile) string {
-			return fmt.Sprintf(`%s"%s": {"plaintext": null, "cyphered": "%s"}%s`, indent, key, randString(v.R, 44, base64Alphabet), comma)
+			return fmt.Sprintf(`%s"%s": {"plaintext": null, "cyphered": "%s"}%s`, indent, key, value(v, 44, base64Alphabet), comma)
 		})
 	}
 	b.l("{")
-	b.vol(func(v volatile) string { return `  "passphrase": "` + randString(v.R, 64, hexDigits) + `",` })
+	// The passphrase's check value and the secrets are encrypted with a
+	// new salt at every export.
+	passphrase := m.shownSecret()
+	b.vol(func(v volatile) string { return `  "passphrase": "` + passphrase(v, 64, hexDigits) + `",` })
 	b.l(`  "version": "1.0",`, `  "features": {`)
 	b.l(`    "identification": {"data": {"version": "1.0", "dmeData": {"identification": {`)
 	b.f(`      "name": "%s", "contact": "noc@example.net", "location": "DC1 rack %d"}}}},`, m.host, m.seed%40+1)
@@ -341,13 +363,14 @@ func renderEatonM3(m *model, n int) doc {
 	cyphered("      ", "password", true)
 	b.l(`    }}},`)
 	b.l(`    "snmp": {"data": {"version": "2.0", "dmeData": {"traps": {"receivers": [`)
+	community := m.secret("snmp", 12, cryptAlphabet[12:])
 	for i := 0; i < n; i++ {
 		u := m.unit(i)
 		comma := ","
 		if i == n-1 {
 			comma = ""
 		}
-		b.f(`      {"name": "%s", "host": "%s", "port": 162, "community": "public", "protocol": 2, "user": "", "enabled": %v}%s`, u.Desc, u.Remote, !u.Shut, comma)
+		b.f(`      {"name": "%s", "host": "%s", "port": 162, "community": "%s", "protocol": 2, "user": "", "enabled": %v}%s`, u.Desc, u.Remote, community, !u.Shut, comma)
 	}
 	b.l(`    ]}}}},`)
 	b.l(`    "userAndSessionManagement": {"data": {"version": "1.0", "settings": {"local": {"predefinedAccounts": [`)

@@ -11,6 +11,19 @@ package driver
 //
 // Written from the ACOS CLI reference; there is no public capture of an
 // ACOS session.
+// acosSecrets: ACOS writes its secrets encrypted ("password encrypted
+// <base64>"): administrators' passwords, SNMP communities (read and
+// write) and SNMPv3 users' keys, RADIUS and TACACS+ secrets, routing and
+// key passphrases alike. A community typed in clear is kept in clear
+// until it is saved again, so the word "encrypted" is optional there.
+var acosSecrets = []SecretRule{
+	{Name: "administrator password", Match: `^admin \S+ password (?:encrypted )?` + secretValue},
+	{Name: "SNMP community", Match: `^snmp-server community (?:read|write) (?:encrypted )?` + secretValue},
+	{Name: "RADIUS/TACACS+ secret", Match: `^(?:radius|tacacs)-server host \S+ (?:\S+ )*?secret (?:encrypted )?` + secretValue},
+	// Any other "password|secret|key|passphrase encrypted <value>".
+	{Name: "encrypted secret", Match: `\b(?:password|secret|secret-string|key|passphrase|pass-phrase|authentication-key) encrypted (?P<secret>\S+)`},
+}
+
 func init() {
 	acos := cisco()
 	acos.Prompt = re(`^[\w.\-/:?\[\]()]{1,100}[>#]$`)
@@ -21,6 +34,7 @@ func init() {
 		Aliases:         []string{"acos", "a10"},
 		DefaultCommands: lines("show running-config all-partitions"),
 		Dialogue:        acos,
+		Secrets:         acosSecrets,
 		// The header: size, change and save times, the release line.
 		Noise: []string{
 			`^!Current configuration: \d+ bytes$`,

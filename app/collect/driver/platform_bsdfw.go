@@ -23,6 +23,42 @@ var configXMLNoise = []string{
 	`^\s*<last_rule_upd_time>\d{9,10}</last_rule_upd_time>$`,
 }
 
+// configXMLSecret is a config.xml element among tags whose text is a
+// secret: the text between the start tag (attributes allowed) and the
+// next "<", or the inside of a CDATA section. Empty elements
+// ("<password/>", "<password></password>") hold nothing.
+func configXMLSecret(tags ...string) string {
+	return `<` + unixWords(tags...) + `(?:\s[^>]*)?>(?:<!\[CDATA\[(?P<secret>.*?)\]\]>|(?P<secret>[^<]+))`
+}
+
+// configXMLSecrets are the secrets of pfSense's and OPNsense's
+// config.xml: the users' password hashes (bcrypt, SHA-512, older MD5 and
+// NT hashes) and the <password> of every service (dynamic DNS, PPP,
+// CARP, HA sync, monit, LDAP and RADIUS servers, OpenVPN clients), SNMP
+// communities, certificates' and CAs' private keys (<prv>, base64 of a
+// PEM key), OpenVPN shared and TLS keys, WireGuard keys, IPsec pre-shared
+// keys (phase 1, users', mobile clients', OPNsense's <Key> of
+// <preSharedKey>), RADIUS and LDAP secrets, API secrets, TOTP seeds.
+var configXMLSecrets = []SecretRule{
+	{Name: "password or password hash", Match: configXMLSecret(`bcrypt-hash`, `sha512-hash`, `md5-hash`, `nt-hash`, `password`, `passwd`, `pass`, `auth_pass`, `httpdPassword`, `smtppassword`, `md5password`)},
+	{Name: "SNMP community", Match: configXMLSecret(`rocommunity`, `rwcommunity`, `trapstring`)},
+	{Name: "private key", Match: configXMLSecret(`prv`, `privatekey`, `privkey`, `private-key`, `shared_key`, `tls`, `key`)},
+	{Name: "pre-shared key", Match: configXMLSecret(`pre-shared-key`, `ipsecpsk`, `psk`, `presharedkey`, `Key`)},
+	{Name: "RADIUS, LDAP or API secret", Match: configXMLSecret(`radius_secret`, `radius_secret2`, `radiuskey`, `radiuskey2`, `ldap_bindpw`, `secret`, `authkey`, `apikey`, `api_key`, `otp_seed`)},
+}
+
+// tnsrSecrets are the secrets of TNSR's "show configuration running cli":
+// local users' password hashes and BGP neighbours' passwords (both a
+// "password" line inside their block), SNMP communities, IPsec IKE
+// pre-shared keys ("psk" inside "authentication local|remote" rounds)
+// and WireGuard private keys.
+var tnsrSecrets = []SecretRule{
+	{Name: "password", Match: `^\s+password ` + secretValue},
+	{Name: "SNMP community", Match: `^snmp community community-name ` + secretValue},
+	{Name: "IPsec pre-shared key", Match: `^\s+psk ` + secretValue},
+	{Name: "WireGuard private key", Match: `^\s+private-key (?:base64 )?` + secretValue},
+}
+
 func init() {
 	// pfSense keeps its whole configuration, password hashes and keys
 	// included, in /cf/conf/config.xml: that file is what a restore
@@ -33,6 +69,7 @@ func init() {
 		Aliases:         []string{"pfsense"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines("cat /cf/conf/config.xml"),
+		Secrets:         configXMLSecrets,
 		Dialogue: Dialogue{
 			Exec:         true,
 			Prompt:       bsdShellPrompt,
@@ -50,6 +87,7 @@ func init() {
 		Aliases:         []string{"opnsense"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines("cat /conf/config.xml"),
+		Secrets:         configXMLSecrets,
 		Dialogue: Dialogue{
 			Exec:         true,
 			Prompt:       bsdShellPrompt,
@@ -72,6 +110,7 @@ func init() {
 		Aliases:         []string{"tnsr"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines("show configuration running cli"),
+		Secrets:         tnsrSecrets,
 		Dialogue: Dialogue{
 			Prompt:       re(`^[\w.\-]+ tnsr(\([\w\-]+\))?#$`),
 			Pager:        re(`--More--$`),

@@ -9,11 +9,24 @@ package driver
 // CN5171, testdata/recordings/saos10_*). Both paging commands are sent,
 // the one the release does not know is rejected and tolerated; the
 // configuration command is SAOS 10's (see Notes).
+// saosSecrets: SAOS 10 writes its OpenConfig-based AAA settings as one
+// line each: local users' password hashes ("system aaa authentication
+// users user "u" config password "$6$..."", or password-hashed) and the
+// RADIUS and TACACS+ servers' secret-key. SAOS 6 writes users with their
+// encrypted secret ("user create user u access-level super secret
+// <hex>").
+var saosSecrets = []SecretRule{
+	{Name: "user password hash", Match: `^system aaa authentication users user \S+ config (?:\S+ \S+ )*?password(?:-hashed)? ` + secretValue},
+	{Name: "RADIUS/TACACS+ secret", Match: `\bsecret-key ` + secretValue},
+	{Name: "user secret (SAOS 6)", Match: `^user create user \S+ (?:\S+ )*?(?:secret|password) ` + secretValue},
+}
+
 func init() {
 	Register(Platform{
 		ID: "ciena_saos", Name: "Ciena SAOS", Vendor: "Ciena",
 		Aliases:         []string{"saos", "saos10", "ciena"},
 		DefaultCommands: lines("show running config"),
+		Secrets:         saosSecrets,
 		Dialogue: Dialogue{
 			Prompt:         re(`^[\w.\-]{1,63}\*?> ?$`),
 			PromptVolatile: re(`\*?>$`),

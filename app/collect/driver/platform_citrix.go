@@ -25,11 +25,26 @@ var (
 	netscalerMore = re(`(?i)--\s?more\s?--(?: ?\(\d{1,3}%\))?$`)
 )
 
+// netscalerSecrets: NSCLI writes every secret it keeps encrypted, each
+// value followed by "-encrypted" ("-encryptmethod ENCMTHD_3 -kek
+// -suffix ..." after it): system users' hashes ("add system user u <hex>
+// -encrypted -hashmethod SHA512"), the RPC nodes' passwords, the RADIUS,
+// TACACS+ and LDAP servers' keys and bind passwords, SNMPv3 users'
+// keys, certificate key passphrases ("-passcrypt "..." -encrypted"),
+// monitors' passwords, IPsec keys. SNMP communities and trap
+// communities are written in clear.
+var netscalerSecrets = []SecretRule{
+	{Name: "encrypted secret", Match: `(?:"(?P<secret>[^"]*)"|(?P<secret>[^\s"-]\S*)) -encrypted\b`},
+	{Name: "SNMP community", Match: `^(?:add|set) snmp community ` + secretValue},
+	{Name: "SNMP trap community", Match: `^add snmp trap .* -communityName ` + secretValue},
+}
+
 func init() {
 	Register(Platform{
 		ID: "citrix_netscaler", Name: "Citrix NetScaler / ADC", Vendor: "Citrix",
 		Aliases:         []string{"netscaler", "citrix_adc"},
 		DefaultCommands: lines("show ns runningConfig"),
+		Secrets:         netscalerSecrets,
 		Dialogue: Dialogue{
 			Prompt:       netscalerPrompt,
 			Pager:        netscalerMore,

@@ -8,6 +8,36 @@ package driver
 // NCLU is, and the files are what such a switch runs on.
 const cumulusDetect = "nv config show -o commands 2>/dev/null || net show configuration commands 2>/dev/null || cat /etc/network/interfaces /etc/frr/frr.conf"
 
+// cumulusValue is a value NVUE writes, in single quotes when it has to,
+// or YAML writes: the "*" or "!" of an account without a password is
+// none.
+const cumulusValue = `(?:'(?P<secret>[^']*[^'*!][^']*)'|"(?P<secret>[^"]*[^"*!][^"]*)"|(?P<secret>[^\s'"*!{][^\s{]*))`
+
+// cumulusSecrets are those of Linux (the files: frr.conf, snmpd.conf,
+// /etc/tacplus_servers, interfaces...) and of NVUE ("nv set" commands and
+// its YAML) and NCLU ("net add" commands): user password hashes, SNMP
+// communities (read-only and trap), SNMPv3 users' keys, BGP neighbours'
+// passwords, OSPF keys, TACACS+ and RADIUS secrets.
+//
+// NVUE's YAML writes SNMP communities and SNMPv3 keys as mapping keys on
+// lines of their own ("auth-sha:" then "  <key>:"); a line rule cannot
+// tell them from any other key, so only the command forms of those are
+// masked.
+var cumulusSecrets = append(append([]SecretRule{}, linuxSecrets...),
+	SecretRule{Name: "user password", Match: `^nv set system aaa user \S+ (?:hashed-)?password ` + cumulusValue},
+	SecretRule{Name: "SNMP community (NVUE/NCLU)", Match: `^(?:nv set service snmp-server|net add snmp-server) readonly-community(?:-v6)? ` + cumulusValue},
+	SecretRule{Name: "SNMP trap community (NVUE/NCLU)", Match: `^(?:nv set service snmp-server|net add snmp-server) trap-destination \S+ (?:vrf \S+ )?community-password ` + cumulusValue},
+	SecretRule{Name: "SNMPv3 keys (NVUE/NCLU)", Match: `^(?:nv set service snmp-server|net add snmp-server) username \S+ auth-(?:md5|sha) ` + cumulusValue +
+		`(?: encrypt-(?:aes|des) ` + cumulusValue + `)?`},
+	SecretRule{Name: "BGP neighbour password (NVUE/NCLU)", Match: `^(?:nv set vrf \S+ router bgp|net add bgp(?: vrf \S+)?) neighbor \S+ password ` + cumulusValue},
+	SecretRule{Name: "OSPF key (NVUE/NCLU)", Match: `^(?:nv set interface \S+ router ospf authentication md5-key|net add interface \S+ ospf (?:message-digest-key \d+ md5|authentication-key)) ` + cumulusValue},
+	SecretRule{Name: "TACACS+/RADIUS secret (NVUE)", Match: `^nv set system aaa (?:tacacs|radius) (?:\S+ )*?secret ` + cumulusValue},
+	// "nv config show" (YAML): "hashed-password: '$6$...'", a BGP
+	// neighbour's "password:", a TACACS+ server's "secret:", an OSPF
+	// interface's "md5-key:".
+	SecretRule{Name: "secret (NVUE YAML)", Match: `^\s+(?:hashed-password|password|secret|md5-key):\s+` + cumulusValue},
+)
+
 func init() {
 	// Cumulus Linux is Debian: bash over SSH, collected with exec
 	// requests. Prompts (for the recordings replayed interactively) are
@@ -19,6 +49,7 @@ func init() {
 		Aliases:         []string{"cumulus"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines(cumulusDetect),
+		Secrets:         cumulusSecrets,
 		Dialogue: Dialogue{
 			Exec:   true,
 			Prompt: re(`^[\w.\-]+@[\w.\-]+(:[\w.\-]+)?:[^\s]{0,128}[$#]$`),

@@ -2,6 +2,27 @@ package driver
 
 import "regexp"
 
+// tmosSecrets are the secrets of "tmsh list" (and of the ZebOS routing
+// configuration a template may add): local users' password hashes
+// (encrypted-password), RADIUS and TACACS+ secrets, the LDAP bind
+// password (bind-pw), SNMP communities (community-name in communities,
+// community in traps) and SNMPv3 users' keys, SSL key and profile
+// passphrases, IKE peers' pre-shared keys, monitors' and SMTP servers'
+// passwords, ZebOS BGP neighbours' passwords. TMOS writes them encrypted
+// ("$M$..."), hashes as "$6$...". Key files are not in the listing ("sys
+// file ssl-key" and "sys crypto key" hold only their metadata and
+// passphrase).
+var tmosSecrets = []SecretRule{
+	{Name: "password or its hash", Match: `^\s+(?:encrypted-|challenge-|admin-encrypted-)?password(?:-encrypted)? ` + secretValue},
+	{Name: "SNMPv3 key", Match: `^\s+(?:auth|privacy)-password(?:-encrypted)? ` + secretValue},
+	{Name: "RADIUS/TACACS+ secret", Match: `^\s+secret ` + secretValue},
+	{Name: "LDAP bind password", Match: `^\s+bind-pw ` + secretValue},
+	{Name: "SNMP community", Match: `^\s+community(?:-name)? ` + secretValue},
+	{Name: "key passphrase", Match: `^\s+passphrase ` + secretValue},
+	{Name: "IKE pre-shared key", Match: `^\s+preshared-key(?:-encrypted)? ` + secretValue},
+	{Name: "BGP neighbour password (ZebOS)", Match: `^\s*neighbor \S+ password (?:[0-9] )?` + secretValue},
+}
+
 func init() {
 	// F5 BIG-IP (TMOS): collected with SSH exec requests into the
 	// account's bash shell, which runs tmsh for the configuration (and
@@ -22,6 +43,7 @@ func init() {
 		Aliases:         []string{"tmos", "f5", "bigip", "bigip13", "f5_ltm"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines("tmsh -q list", "tmsh -q list net route all"),
+		Secrets:         tmosSecrets,
 		Dialogue: Dialogue{
 			Exec:         true,
 			Prompt:       re(`^(\[[\w.\-]+@[\w.\-]+:[^\]]{1,64}\] [^\s]{1,128} # |[\w.\-]+@\([\w.\-]+\)\([^)]*\)\([^)]*\)\([^)]*\)#)$`),

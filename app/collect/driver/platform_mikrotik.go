@@ -2,6 +2,43 @@ package driver
 
 import "regexp"
 
+// routerosValue is a property's value as /export writes it: in double
+// quotes, with backslash escapes (only the text inside is the secret), or
+// a bare word.
+const routerosValue = `(?:"(?P<secret>(?:[^"\\]|\\.)*)"|(?P<secret>[^\s"]\S*))`
+
+// routerosSecrets are the secrets of a RouterOS export made with
+// show-sensitive (RouterOS 7; RouterOS 6 shows them in any export): every
+// one is a property (name=value) of an add or set command, anywhere on
+// the line, since /export wraps long commands onto indented continuation
+// lines. PPP, hotspot and client passwords, RADIUS and IPsec secrets,
+// Wi-Fi keys, WireGuard keys, routing keys, SNMP communities and SNMPv3
+// keys. Local users' passwords are never exported.
+var routerosSecrets = []SecretRule{
+	// /ppp secret, /ip hotspot user, PPPoE/L2TP/SSTP/OVPN clients,
+	// /tool e-mail, VRRP, LTE APNs, 802.1X clients.
+	{Name: "password", Match: `(?:^|\s)(?:password|mschapv2-password)=` + routerosValue},
+	// /radius, /ip ipsec identity and peer, the IPsec secret of EoIP,
+	// GRE, IPIP and L2TP server tunnels, User Manager routers, RoMON.
+	{Name: "shared secret", Match: `(?:^|\s)(?:secret|secrets|ipsec-secret|shared-secret)=` + routerosValue},
+	// Wireless security profiles and access lists, wifi (wave2)
+	// security, CAPsMAN.
+	{Name: "Wi-Fi key", Match: `(?:^|\s)(?:wpa-pre-shared-key|wpa2-pre-shared-key|private-pre-shared-key|passphrase|static-key-[0-3]|static-sta-private-key|management-protection-key)=` + routerosValue},
+	// /interface wireguard and its peers.
+	{Name: "WireGuard key", Match: `(?:^|\s)(?:private-key|preshared-key)=` + routerosValue},
+	// BGP TCP MD5 keys, OSPF authentication keys (v7 auth-key, v6
+	// authentication-key).
+	{Name: "routing protocol key", Match: `(?:^|\s)(?:tcp-md5-key|auth-key|authentication-key)=` + routerosValue},
+	// /snmp community: an SNMPv3 user's keys.
+	{Name: "SNMPv3 key", Match: `(?:^|\s)(?:authentication-password|encryption-password)=` + routerosValue},
+	// /snmp community: the default community renamed ("set [ find
+	// default=yes ] name=public"), or one added (its addresses come first:
+	// /export writes properties in alphabetical order), and the trap
+	// community of /snmp.
+	{Name: "SNMP community", Match: `^(?:set \[ find default=yes \] (?:\S+ )*?|add addresses=\S+ (?:\S+ )*?)name=` + routerosValue},
+	{Name: "SNMP trap community", Match: `(?:^|\s)trap-community=` + routerosValue},
+}
+
 func init() {
 	// RouterOS over SSH: exec requests (no colours, no pager, no terminal
 	// probing). Over telnet the "+ct" login flags switch colours and
@@ -16,6 +53,7 @@ func init() {
 		ID: "mikrotik_routeros", Name: "MikroTik RouterOS", Vendor: "MikroTik",
 		Aliases:         []string{"routeros", "mikrotik"},
 		DefaultCommands: lines("/export show-sensitive"),
+		Secrets:         routerosSecrets,
 		Dialogue: Dialogue{
 			Exec:             true,
 			Prompt:           re(`^\[[^\[\]@\s]+@[^\[\]]+\] [^\[\]]*>$`),

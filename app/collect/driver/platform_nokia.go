@@ -32,6 +32,23 @@ var (
 	srosError = re(`^\s*(Error: |(MINOR|MAJOR|CRITICAL): )`)
 )
 
+// srosSecrets are the secrets of SR OS configurations: any quoted value
+// marked "hash" or "hash2" (passwords, authentication keys of OSPF,
+// IS-IS, BGP, LDP, RSVP and VRRP, RADIUS and TACACS+ secrets, key-chain
+// keys, IPsec pre-shared keys), local users' password hashes (bcrypt or
+// PBKDF2, quoted, no mark), SNMP communities (classic "community "x" r
+// version both"; the MD-CLI's "snmp community "x"") and SNMP trap
+// communities, and those of the above written in clear.
+var srosSecrets = []SecretRule{
+	{Name: "hashed secret", Match: `"(?P<secret>[^"]*)" hash2?(?: |$)`},
+	{Name: "user password", Match: `^\s+(?:admin-)?password "(?P<secret>[^"]*)"`},
+	{Name: "SNMP community", Match: `^\s+community "(?P<secret>[^"]*)" (?:r|rw|rwa|mgmt|vpls-mgmt)\b`},
+	{Name: "SNMP community (MD-CLI)", Match: `\bsnmp community "(?P<secret>[^"]*)"`},
+	{Name: "SNMP trap community", Match: `\bnotify-community "(?P<secret>[^"]*)"`},
+	{Name: "RADIUS/TACACS+ secret", Match: `\bsecret "(?P<secret>[^"]*)"`},
+	{Name: "authentication key", Match: `\b(?:authentication-key|message-digest-key \d+ md5|pre-shared-key) "(?P<secret>[^"]*)"`},
+}
+
 // Oxidized's srosmd model and RANCID's sros-md type are SR OS with the
 // MD-CLI: the same platform.
 func init() {
@@ -39,6 +56,7 @@ func init() {
 		ID: "nokia_sros", Name: "Nokia SR OS", Vendor: "Nokia",
 		Aliases:         []string{"sros", "srosmd", "sros-md", "timos", "alcatel_sros"},
 		DefaultCommands: lines("admin display-config"),
+		Secrets:         srosSecrets,
 		Dialogue: Dialogue{
 			Prompt: srosPrompt,
 			// The unsaved-changes mark comes and goes between commands.

@@ -8,6 +8,15 @@ package driver
 // "Building running-config . . ." and ends with "! ***** END of
 // configuration *****", with no time stamps in between. The pager and
 // error texts are not in the capture; the Cisco-style ones are assumed.
+// perleSecrets: the SCG running configuration writes local users'
+// password hashes ("username u privilege admin password 8 $6$...") and
+// the TACACS+ and RADIUS keys encrypted anew at every display ("key 7
+// $0$...==").
+var perleSecrets = []SecretRule{
+	{Name: "user password", Match: `^username \S+ (?:\S+ )*?(?:password|secret) ` + secretTyped},
+	{Name: "TACACS+/RADIUS key", Match: `^(?:tacacs|radius)-server (?:\S+ )*?key ` + secretTyped},
+}
+
 func init() {
 	perle := unprivileged(cisco())
 	perle.Prompt = re(`^[\w.\-]{1,64}[>#]$`)
@@ -17,6 +26,7 @@ func init() {
 		Aliases:         []string{"perle", "iolan"},
 		DefaultCommands: lines("show running-config"),
 		Dialogue:        perle,
+		Secrets:         perleSecrets,
 		Notes:           "Log in with an administrator account: the running configuration needs it.",
 	})
 }

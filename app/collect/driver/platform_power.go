@@ -1,7 +1,38 @@
 package driver
 
+import "strings"
+
 // Power gear: APC / Schneider Electric Network Management Cards and Eaton
 // Network-M3 cards.
+
+// apcSecrets: config.ini writes SNMPv1 communities
+// ("AccessControl1Community=public", "TrapReceiver1Community=") in clear;
+// the passwords and phrases it accepts on import (AdminPassword,
+// UserProfile1AuthPhrase, RemotePassword of the FTP client...) are
+// masked wherever they appear.
+var apcSecrets = []SecretRule{
+	{Name: "SNMP community", Match: `^\s*(?:AccessControl|TrapReceiver)[0-9]+Community\s*=\s*(?P<secret>.*\S)`},
+	{Name: "password or passphrase", Match: `^\s*[A-Za-z0-9]*(?:Password|Phrase|Secret)\s*=\s*(?P<secret>.*\S)`},
+}
+
+// eatonString is a JSON string's text (escapes included).
+const eatonString = `"(?P<secret>(?:[^"\\]|\\.)+)"`
+
+// eatonSecrets: the Network-M3 export is JSON (one line as the card
+// prints it). Every secret is an object {"plaintext": null, "cyphered":
+// "..."} (SMTP, LDAP bind, RADIUS, SNMPv3, proxy, 802.1X passwords),
+// encrypted with the export's passphrase, whose check value is
+// "passphrase"; accounts keep their earlier password hashes in
+// "history"; SNMPv1 communities and trap receivers' communities are in
+// clear.
+var eatonSecrets = []SecretRule{
+	{Name: "encrypted secret", Match: `"(?:cyphered|ciphered|plaintext)"\s*:\s*` + eatonString},
+	{Name: "export passphrase", Match: `"passphrase"\s*:\s*` + eatonString},
+	// Up to 16 hashes, each masked inside its quotes.
+	{Name: "password history", Match: `"history"\s*:\s*\[\s*` + eatonString + strings.Repeat(`(?:\s*,\s*`+eatonString+`)?`, 15)},
+	{Name: "SNMP community", Match: `"read(?:Only|Write)"\s*:\s*\{\s*"name"\s*:\s*` + eatonString},
+	{Name: "SNMP trap community", Match: `"community"\s*:\s*` + eatonString},
+}
 
 func init() {
 	// APC Network Management Card (AOS): SSH only (the captured card has
@@ -21,6 +52,7 @@ func init() {
 		Aliases:         []string{"apcaos", "apc"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines(SCPPrefix + "config.ini"),
+		Secrets:         apcSecrets,
 		Dialogue: Dialogue{
 			Prompt:       re(`^(?:\S{1,64}@)?apc>$`),
 			CommandError: re(`^E1\d\d: `),
@@ -46,6 +78,7 @@ func init() {
 		Aliases:         []string{"eatonnetwork", "eaton"},
 		Transports:      []string{"ssh"},
 		DefaultCommands: lines("save_configuration -p backupd-export"),
+		Secrets:         eatonSecrets,
 		Dialogue: Dialogue{
 			Exec:         true,
 			Prompt:       re(`^[\w.\-@]{1,64}[>#$]$`),

@@ -1,5 +1,11 @@
 package driver
 
+// edgeosSecrets are those of VyOS (vyattaSecrets) and the UNMS / UISP
+// connection string, whose key lets a controller take the router over
+// ("wss://uisp.example.net:443+<key>+allowSelfSignedCertificate").
+var edgeosSecrets = append(append([]SecretRule{}, vyattaSecrets...),
+	SecretRule{Name: "UNMS connection key", Match: `^set service unms connection ` + vyattaValue})
+
 func init() {
 	// Ubiquiti EdgeOS (EdgeRouter) is Vyatta: the operational shell is
 	// vbash with the prompt "ubnt@ubnt:~$ ", configuration mode
@@ -14,6 +20,7 @@ func init() {
 		ID: "ubiquiti_edgeos", Name: "Ubiquiti EdgeOS", Vendor: "Ubiquiti",
 		Aliases:         []string{"edgeos", "ubiquiti_edgerouter", "edgerouter", "edgerouterbird"},
 		DefaultCommands: lines("show configuration commands | no-more"),
+		Secrets:         edgeosSecrets,
 		Dialogue: Dialogue{
 			Prompt:       re(`^[\w.\-]+@[\w.\-]+(:[^\s]*)?[$#]$`),
 			PromptLines:  juniperPromptLines,
