@@ -1,7 +1,5 @@
 package driver
 
-import "strings"
-
 // Power gear: APC / Schneider Electric Network Management Cards and Eaton
 // Network-M3 cards.
 
@@ -28,8 +26,9 @@ const eatonString = `"(?P<secret>(?:[^"\\]|\\.)+)"`
 var eatonSecrets = []SecretRule{
 	{Name: "encrypted secret", Match: `"(?:cyphered|ciphered|plaintext)"\s*:\s*` + eatonString},
 	{Name: "export passphrase", Match: `"passphrase"\s*:\s*` + eatonString},
-	// Up to 16 hashes, each masked inside its quotes.
-	{Name: "password history", Match: `"history"\s*:\s*\[\s*` + eatonString + strings.Repeat(`(?:\s*,\s*`+eatonString+`)?`, 15)},
+	// The earlier hashes, masked together inside the list's outer
+	// quotes: one tag for the list.
+	{Name: "password history", Match: `"history"\s*:\s*\[\s*"(?P<secret>[^\]]*?)"\s*\]`},
 	{Name: "SNMP community", Match: `"read(?:Only|Write)"\s*:\s*\{\s*"name"\s*:\s*` + eatonString},
 	{Name: "SNMP trap community", Match: `"community"\s*:\s*` + eatonString},
 }
