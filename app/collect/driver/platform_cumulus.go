@@ -19,10 +19,8 @@ const cumulusValue = `(?:'(?P<secret>[^']*[^'*!][^']*)'|"(?P<secret>[^"]*[^"*!][
 // communities (read-only and trap), SNMPv3 users' keys, BGP neighbours'
 // passwords, OSPF keys, TACACS+ and RADIUS secrets.
 //
-// NVUE's YAML writes SNMP communities and SNMPv3 keys as mapping keys on
-// lines of their own ("auth-sha:" then "  <key>:"); a line rule cannot
-// tell them from any other key, so only the command forms of those are
-// masked.
+// NVUE's YAML writes SNMPv3 keys as mapping keys on lines of their own
+// ("auth-sha:" then "  <key>:"): block rules mask the line after each.
 var cumulusSecrets = append(append([]SecretRule{}, linuxSecrets...),
 	SecretRule{Name: "user password", Match: `^nv set system aaa user \S+ (?:hashed-)?password ` + cumulusValue},
 	SecretRule{Name: "SNMP community (NVUE/NCLU)", Match: `^(?:nv set service snmp-server|net add snmp-server) readonly-community(?:-v6)? ` + cumulusValue},
@@ -36,6 +34,11 @@ var cumulusSecrets = append(append([]SecretRule{}, linuxSecrets...),
 	// neighbour's "password:", a TACACS+ server's "secret:", an OSPF
 	// interface's "md5-key:".
 	SecretRule{Name: "secret (NVUE YAML)", Match: `^\s+(?:hashed-password|password|secret|md5-key):\s+` + cumulusValue},
+	// An SNMPv3 user's keys in NVUE's YAML are mapping keys, each on the
+	// line after its kind: "auth-sha:", "<key>:", "encrypt-aes:",
+	// "<key>:", "view: …".
+	SecretRule{Name: "SNMPv3 authentication key (NVUE YAML)", Begin: `^\s*auth-(?:md5|sha):\s*$`, End: `^\s*(?:encrypt-(?:aes|des)|view):`},
+	SecretRule{Name: "SNMPv3 privacy key (NVUE YAML)", Begin: `^\s*encrypt-(?:aes|des):\s*$`, End: `^\s*view:`},
 )
 
 func init() {

@@ -19,7 +19,8 @@ const SecretGroup = "secret"
 // rule (Begin and End) masks every line between a line Begin matches
 // and the next line End matches, both of those kept (a PEM private
 // key's body between its BEGIN and END lines). Either Match or Begin
-// and End is set.
+// and End is set. The End line itself is tried by every rule, as any
+// other line is.
 type SecretRule struct {
 	// Name says what the rule masks, in the secrets report: "SNMP
 	// community", "enable secret".
@@ -239,16 +240,18 @@ func (s *Secrets) Scanner() *SecretScanner { return &SecretScanner{s: s, block: 
 func (sc *SecretScanner) Line(line string, mark func(secret string) string) (string, int) {
 	if sc.block >= 0 {
 		r := &sc.s.c[sc.block]
-		if r.end.MatchString(line) {
-			sc.block = -1
-			return line, -1
+		if !r.end.MatchString(line) {
+			body := strings.TrimSpace(line)
+			if body == "" {
+				return line, -1
+			}
+			i := strings.Index(line, body)
+			return line[:i] + mark(body) + line[i+len(body):], sc.block
 		}
-		body := strings.TrimSpace(line)
-		if body == "" {
-			return line, -1
-		}
-		i := strings.Index(line, body)
-		return line[:i] + mark(body) + line[i+len(body):], sc.block
+		// The end line is a line like any other: it may hold a secret,
+		// or open the next block (YAML's "auth-sha:" key, its value's
+		// line, then "encrypt-aes:").
+		sc.block = -1
 	}
 	lower := asciiLower(line)
 	sc.spans = sc.spans[:0]

@@ -16,8 +16,9 @@ import (
 // secretCases are one platform's seeded forms: in Masked, each {S} is a
 // secret (the test puts a value of its own there; {S:text} puts text,
 // for a form that takes only some characters) and the line must lose
-// it; a Masked line without {S} (a block's begin or end line) stays as
-// it is, as Plain lines, which hold no secret, do.
+// it; a form may be several lines ("\n"), and a line of it without {S}
+// (a block's begin or end line) stays as it is, as Plain lines, which
+// hold no secret, do.
 type secretCases struct {
 	Masked []string
 	Plain  []string
@@ -63,10 +64,13 @@ func TestSecretsSeeded(t *testing.T) {
 			s := SecretsOf(id)
 			n := 0
 			var lines, values []string
-			for _, l := range c.Masked {
-				line, vs := fill(l, &n)
-				lines = append(lines, line)
-				values = append(values, strings.Join(vs, "\x00"))
+			for _, form := range c.Masked {
+				// A form of several lines (a block) is seeded whole.
+				for _, l := range strings.Split(form, "\n") {
+					line, vs := fill(l, &n)
+					lines = append(lines, line)
+					values = append(values, strings.Join(vs, "\x00"))
+				}
 			}
 			text := strings.Join(append(append([]string{}, lines...), c.Plain...), "\n") + "\n"
 			counts := make([]int, len(s.Rules()))
