@@ -79,7 +79,7 @@ func TestDemoLeaksNoSecret(t *testing.T) {
 	gitOut(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
 	mustRun(t, call{stdin: "viewer-password-1\n"}, "user", "create", "--data", data, "vera", "--role", "Viewer", "--all-groups", "--password-stdin")
 
-	srv := startServe(t, data, "--demo", "--demo-changes-every", "3s",
+	srv := startServe(t, data, "--demo", "--demo-changes-every", "3s", "--notify-window", "1s",
 		"--git-mirror", "--git-remote", bare, "--git-allow-local-remote")
 
 	// Wait, bounded, for the mirror to push and for a diff with a masked
