@@ -213,3 +213,17 @@ func TestPrivateKeyBlockEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// Every built-in rule has needles, so that masking runs an expression
+// only on the few lines that can hold its secret (BenchmarkMask in
+// app/redact measures it).
+func TestSecretRulesHaveNeedles(t *testing.T) {
+	for _, id := range BuiltinIDs() {
+		s := SecretsOf(id)
+		for i, r := range s.Rules() {
+			if s.c[i].needles == nil {
+				t.Errorf("%s: rule %q has no literal of 3 bytes or more that every match holds", id, r.Name)
+			}
+		}
+	}
+}
