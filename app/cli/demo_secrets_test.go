@@ -37,6 +37,28 @@ func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Unlock()
 }
 
+// webhookRule stores a webhook channel to url, signed with key, and a
+// rule sending it the events (their diffs with includeDiff) of every
+// device.
+func webhookRule(t *testing.T, store *db.Store, sealer *secret.Sealer, name, url string, key []byte, includeDiff bool, events ...outbox.EventKind) int64 {
+	t.Helper()
+	ctx := context.Background()
+	cfg, sealed, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Name: name, Secret: key,
+		Webhook: &notify.WebhookConfig{URL: url}}, notify.Sealer(sealer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := store.CreateNotificationChannel(ctx, db.NotificationChannel{Name: name, Type: db.ChannelWebhook, Enabled: true, Config: cfg, Secret: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "rule " + name, Enabled: true, Scope: db.RuleScopeAll,
+		Events: events, ChannelIDs: []int64{ch.ID}, IncludeDiff: includeDiff}); err != nil {
+		t.Fatal(err)
+	}
+	return ch.ID
+}
+
 func (b *bodyRecorder) all() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -52,7 +74,6 @@ func TestDemoLeaksNoSecret(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	ctx := context.Background()
 	data := storeDir(t)
 	store := openStore(t, data)
 	sealer, err := secret.LoadOrCreate(data)
@@ -62,19 +83,7 @@ func TestDemoLeaksNoSecret(t *testing.T) {
 	hook := &bodyRecorder{}
 	hs := httptest.NewServer(hook)
 	defer hs.Close()
-	cfg, sealed, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Name: "leak scan", Secret: []byte("scan-hook-key"),
-		Webhook: &notify.WebhookConfig{URL: hs.URL + "/hook"}}, notify.Sealer(sealer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := store.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "leak scan", Type: db.ChannelWebhook, Enabled: true, Config: cfg, Secret: sealed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "changes with diffs", Enabled: true, Scope: db.RuleScopeAll,
-		Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch.ID}, IncludeDiff: true}); err != nil {
-		t.Fatal(err)
-	}
+	webhookRule(t, store, sealer, "leak scan", hs.URL+"/hook", []byte("scan-hook-key"), true, outbox.EventConfigChanged)
 	bare := filepath.Join(t.TempDir(), "configs.git")
 	gitOut(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
 	mustRun(t, call{stdin: "viewer-password-1\n"}, "user", "create", "--data", data, "vera", "--role", "Viewer", "--all-groups", "--password-stdin")

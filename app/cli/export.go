@@ -91,7 +91,7 @@ Needs the git program (apt install git); backups themselves never do.`,
 				if noPush {
 					return nil
 				}
-				return forcePushMirror(ctx, store, m, out)
+				return pushMirror(ctx, store, m, out, true)
 			}
 			if history {
 				n, err := m.Backfill(ctx)
@@ -104,7 +104,7 @@ Needs the git program (apt install git); backups themselves never do.`,
 				if fe := (*gitmirror.ForeignCommitError)(nil); errors.As(err, &fe) && !noPush {
 					// Recorded as the push's failure (settings page,
 					// metric, git.push_failed); the refusal is the error.
-					_ = pushMirror(ctx, store, m, out)
+					_ = pushMirror(ctx, store, m, out, false)
 				}
 				if err != nil {
 					return err
@@ -114,7 +114,7 @@ Needs the git program (apt install git); backups themselves never do.`,
 			if noPush {
 				return nil
 			}
-			return pushMirror(ctx, store, m, out)
+			return pushMirror(ctx, store, m, out, false)
 		},
 	}
 	cmd.Flags().BoolVar(&history, "history", false, "fill an empty mirror with the whole history, one commit per past run, oldest first")
@@ -122,23 +122,6 @@ Needs the git program (apt install git); backups themselves never do.`,
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --rewrite: go ahead, having read its warning")
 	cmd.Flags().BoolVar(&noPush, "no-push", false, "commit only; do not push to the remote")
 	return cmd
-}
-
-// forcePushMirror pushes a rewritten history over the remote's, if a
-// remote is set.
-func forcePushMirror(ctx context.Context, store *db.Store, m *gitmirror.Mirror, out io.Writer) error {
-	gm, err := store.GitMirrorSettings(ctx)
-	if err != nil {
-		return err
-	}
-	if gm.RemoteURL == "" {
-		return nil
-	}
-	if err := m.ForcePush(ctx); err != nil {
-		return fmt.Errorf("force-push to %s: %w", gitmirror.PublicRemote(gm.RemoteURL, nil), err)
-	}
-	fmt.Fprintf(out, "force-pushed the new history to %s\n", gitmirror.PublicRemote(gm.RemoteURL, nil))
-	return nil
 }
 
 // printSync says what a Sync committed.
@@ -154,8 +137,9 @@ func printSync(out io.Writer, res gitmirror.Result, dir string) {
 	}
 }
 
-// pushMirror pushes to the configured remote, if any, and says how it went.
-func pushMirror(ctx context.Context, store *db.Store, m *gitmirror.Mirror, out io.Writer) error {
+// pushMirror pushes to the configured remote, if any, and says how it
+// went; force pushes a rewritten history over the remote's.
+func pushMirror(ctx context.Context, store *db.Store, m *gitmirror.Mirror, out io.Writer, force bool) error {
 	gm, err := store.GitMirrorSettings(ctx)
 	if err != nil {
 		return err
@@ -163,10 +147,15 @@ func pushMirror(ctx context.Context, store *db.Store, m *gitmirror.Mirror, out i
 	if gm.RemoteURL == "" {
 		return nil
 	}
-	if err := m.Push(ctx); err != nil {
-		return fmt.Errorf("push to %s: %w", gm.RemoteURL, err)
+	push, what, done := m.Push, "push", "pushed to"
+	if force {
+		push, what, done = m.ForcePush, "force-push", "force-pushed the new history to"
 	}
-	fmt.Fprintf(out, "pushed to %s\n", gm.RemoteURL)
+	remote := gitmirror.PublicRemote(gm.RemoteURL, nil)
+	if err := push(ctx); err != nil {
+		return fmt.Errorf("%s to %s: %w", what, remote, err)
+	}
+	fmt.Fprintf(out, "%s %s\n", done, remote)
 	return nil
 }
 
@@ -185,7 +174,7 @@ func mirrorAfterRun(ctx context.Context, store *db.Store, sealer *secret.Sealer,
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 		if fe := (*gitmirror.ForeignCommitError)(nil); errors.As(err, &fe) {
-			_ = pushMirror(ctx, store, m, io.Discard) // records the refusal
+			_ = pushMirror(ctx, store, m, io.Discard, false) // records the refusal
 		}
 		return
 	}
@@ -195,7 +184,7 @@ func mirrorAfterRun(ctx context.Context, store *db.Store, sealer *secret.Sealer,
 	if res.Commit != "" && res.Commit != res.LayoutCommit {
 		fmt.Fprintf(stderr, "git mirror: committed %.12s (%d file(s) changed)\n", res.Commit, len(res.Changes))
 	}
-	if err := pushMirror(ctx, store, m, io.Discard); err != nil && !errors.Is(err, context.Canceled) {
+	if err := pushMirror(ctx, store, m, io.Discard, false); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "warning: git mirror: %v\n", err)
 	}
 }

@@ -93,19 +93,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 	rc := &hookReceiver{key: []byte("kill-9-hook-secret"), taken: map[string]int{}}
 	hook := httptest.NewServer(rc)
 	defer hook.Close()
-	cfg, sealed, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Name: "ops", Secret: rc.key,
-		Webhook: &notify.WebhookConfig{URL: hook.URL + "/hook"}}, notify.Sealer(sealer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := store.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "ops", Type: db.ChannelWebhook, Enabled: true, Config: cfg, Secret: sealed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "all", Enabled: true, Scope: db.RuleScopeAll,
-		Events: []outbox.EventKind{outbox.EventFirstBackup, outbox.EventConfigChanged}, ChannelIDs: []int64{ch.ID}, IncludeDiff: true}); err != nil {
-		t.Fatal(err)
-	}
+	ch := webhookRule(t, store, sealer, "ops", hook.URL+"/hook", rc.key, true, outbox.EventFirstBackup, outbox.EventConfigChanged)
 	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
 	for i, d := range sims {
 		d.Mutate(int64(i + 1))
@@ -190,7 +178,7 @@ func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
 			t.Errorf("event %s taken %d times", id, taken[id])
 		}
 	}
-	log, err := store.DeliveryLog(ctx, ch.ID, 100)
+	log, err := store.DeliveryLog(ctx, ch, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"backupd/app/collect/driver"
 	"backupd/app/demo"
 	"backupd/app/devsim"
-	"backupd/app/notify"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/outbox"
@@ -84,19 +83,7 @@ func TestSecretsNeverLeaveAnyOutput(t *testing.T) {
 	hook := &bodyRecorder{}
 	hs := httptest.NewServer(hook)
 	defer hs.Close()
-	chCfg, sealed, err := notify.ChannelToStore(notify.Channel{Type: notify.TypeWebhook, Name: "scan", Secret: []byte("scan-key"),
-		Webhook: &notify.WebhookConfig{URL: hs.URL + "/hook"}}, notify.Sealer(sealer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := store.CreateNotificationChannel(ctx, db.NotificationChannel{Name: "scan", Type: db.ChannelWebhook, Enabled: true, Config: chCfg, Secret: sealed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.CreateNotificationRule(ctx, db.NotificationRule{Name: "diffs", Enabled: true, Scope: db.RuleScopeAll,
-		Events: []outbox.EventKind{outbox.EventConfigChanged}, ChannelIDs: []int64{ch.ID}, IncludeDiff: true}); err != nil {
-		t.Fatal(err)
-	}
+	webhookRule(t, store, sealer, "scan", hs.URL+"/hook", []byte("scan-key"), true, outbox.EventConfigChanged)
 
 	mustRun(t, call{}, "backup", "run", "--all", "--data", data)
 	for _, d := range devices {
