@@ -159,7 +159,10 @@ func TestSearchFindsAndHighlights(t *testing.T) {
 	// Old versions only with "all versions".
 	p = b.searchFor(url.Values{"q": {"OldSecret"}})
 	expectBody(t, "latest only", p, `id="search-none"`, "Older versions are searched when you choose all versions.")
+	// A community is a secret: it is found only with the secrets shown.
 	p = b.searchFor(url.Values{"q": {"OldSecret"}, "versions": {"all"}})
+	expectBody(t, "a masked secret", p, `id="search-none"`)
+	p = b.searchFor(url.Values{"q": {"OldSecret"}, "versions": {"all"}, "reveal": {"1"}})
 	if got := searchHitLines(p.body); len(got) != 1 || got[0] != "snmp-server community [OldSecret] RO" {
 		t.Errorf("all versions hits %q", got)
 	}

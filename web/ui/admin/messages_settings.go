@@ -20,6 +20,9 @@ const (
 // Message keys of the settings page's outbound connections section.
 const (
 	keyOutboundNoticeSaved = "settings.outbound.notice.saved"
-	keyOutboundErrInvalid  = "settings.outbound.error.invalid"
-	keyOutboundErrTooMany  = "settings.outbound.error.too_many"
+	// The secrets section and its report.
+	keySecretsNoticeSaved = "settings.secrets.notice.saved"
+	keySecretsReportTitle = "settings.secrets.report.title"
+	keyOutboundErrInvalid = "settings.outbound.error.invalid"
+	keyOutboundErrTooMany = "settings.outbound.error.too_many"
 )

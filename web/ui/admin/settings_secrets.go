@@ -85,11 +85,5 @@ func (u *handlers) secretsReport(w http.ResponseWriter, r *http.Request) error {
 	return u.Render(w, r, http.StatusOK, "settings_secrets.html", keySecretsReportTitle, p)
 }
 
-// Messages of the secrets section and report.
-const (
-	keySecretsNoticeSaved = "settings.secrets.notice.saved"
-	keySecretsReportTitle = "settings.secrets.report.title"
-)
-
 // pathSecretsReport is the report's page.
 const pathSecretsReport = core.PathSettings + "/secrets"
