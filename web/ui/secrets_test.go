@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/collect/driver"
 	"backupd/db"
 	"backupd/internal/dbtest"
 )
@@ -272,4 +274,60 @@ func TestCustomPlatformSecretRules(t *testing.T) {
 		}
 	}
 	expectBody(t, "edit form", b.get("/platforms/custom_acme_os"), "SNMP community: ^snmp community (?P&lt;secret&gt;\\S&#43;)\nlicense: ^-----BEGIN LICENSE-----$ ... ^-----END LICENSE-----$")
+}
+
+// A platform under test masks what the device prints with its own
+// secret rules for an editor who may not reveal secrets; an
+// administrator sees the text, and the audit entry says which.
+func TestPlatformTestMasksSecrets(t *testing.T) {
+	e := newEnv(t)
+	t.Cleanup(func() { driver.SetCustom(nil) })
+	sim := platformSim(t)
+	if _, err := e.store.CreateRole(context.Background(), "Platform editors", "", []string{"settings.view", "settings.update"}); err != nil {
+		t.Fatal(err)
+	}
+	e.createUser("editor", "editor-password-1", "Platform editors", true)
+	editor := e.browser()
+	editor.mustLogin("editor", "editor-password-1")
+	admin := adminBrowser(t, e)
+	_, port, _ := net.SplitHostPort(sim.SSHAddr())
+	form := platformForm("")
+	form.Set("action", "test")
+	form.Set("target_host", "127.0.0.1")
+	form.Set("target_port", port)
+	form.Set("target_method", "ssh")
+	form.Set("target_username", "netops")
+	form.Set("target_password", simPassword)
+	form.Set("target_enable_password", simEnable)
+	form.Set("secrets", "enable secret: ^enable secret (?:[0-9] )?(?P<secret>\\S+)\nsnmp: ^snmp-server community (?P<secret>\\S+)")
+	secrets := sim.Secrets()
+	count := func(body string) int {
+		n := 0
+		for _, s := range secrets {
+			if strings.Contains(body, s) || strings.Contains(body, html.EscapeString(s)) {
+				n++
+			}
+		}
+		return n
+	}
+	editor.get("/platforms/new")
+	p := editor.post("/platforms", form)
+	expectBody(t, "editor's test", p, `id="platform-test-ok"`, "enable secret 9 &lt;secret:", "snmp-server community &lt;secret:")
+	// The rules the form names mask their secrets; the others (a user's
+	// password hash) are the form's own to add.
+	if strings.Contains(p.body, "snmp-server community "+secrets[0]) || count(p.body) >= len(secrets) {
+		t.Errorf("the editor sees %d of %d secrets", count(p.body), len(secrets))
+	}
+	if a := lastAudit(t, e, "platform.test"); a.Details["secrets_shown"] != false {
+		t.Errorf("audit %+v", a.Details)
+	}
+	admin.get("/platforms/new")
+	form.Del("csrf") // the editor's
+	p = admin.post("/platforms", form)
+	if !strings.Contains(p.body, `id="platform-test-ok"`) || strings.Contains(p.body, "&lt;secret:") {
+		t.Errorf("the administrator's test output is masked")
+	}
+	if a := lastAudit(t, e, "platform.test"); a.Details["secrets_shown"] != true {
+		t.Errorf("audit %+v", a.Details)
+	}
 }
