@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // SecretGroup is the name of the subexpression a secret rule masks: in
@@ -107,6 +108,13 @@ func needlesOf(expr string) []string {
 	}
 	set := needles(re.Simplify())
 	for i, n := range set {
+		// Text is lower-cased for ASCII letters only: a needle with
+		// other letters could miss a line, so the rule tries them all.
+		for _, c := range n {
+			if c >= utf8.RuneSelf {
+				return nil
+			}
+		}
 		set[i] = strings.ToLower(n)
 	}
 	return set

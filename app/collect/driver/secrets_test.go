@@ -227,3 +227,16 @@ func TestSecretRulesHaveNeedles(t *testing.T) {
 		}
 	}
 }
+
+// A rule whose literal has letters beyond ASCII still finds its lines in
+// any case: the text's other letters are not lower-cased for needles.
+func TestSecretRuleWithNonASCIILiteral(t *testing.T) {
+	s, err := newSecrets([]SecretRule{{Name: "mot de passe", Match: `(?i)^MOT DE PASSÉ (?P<secret>\S+)`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Mask("mot de passÉ Geheim\nhostname x\n", testMark, nil)
+	if got != "mot de passÉ <secret:000000>\nhostname x\n" {
+		t.Fatalf("masked %q", got)
+	}
+}
