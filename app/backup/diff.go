@@ -176,11 +176,6 @@ func DiffTexts(a, b string, f *NoiseFilter) DiffResult {
 	return diffTexts(a, b, f, "a", "b", nil)
 }
 
-// DiffTextsMasked is DiffTexts with the lines shown masked by mask.
-func DiffTextsMasked(a, b string, f *NoiseFilter, mask *redact.Masker) DiffResult {
-	return diffTexts(a, b, f, "a", "b", mask)
-}
-
 // diffTexts compares a and b. With mask, the lines the result shows (its
 // hunks, their sections, the unified diff) are those of the masked texts:
 // masking keeps lines where they are, so the line numbers hold for both.

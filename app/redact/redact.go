@@ -73,14 +73,3 @@ func (m *Masker) Mark(secret string) string {
 // masked text has as many, in the same order, so a line number means the
 // same line in both.
 func (m *Masker) Text(text string) string { return m.secrets.Mask(text, m.Mark, nil) }
-
-// Count tells, for each of the platform's rules (Rules), how many lines
-// of text it masked.
-func (m *Masker) Count(text string) []int {
-	counts := make([]int, len(m.secrets.Rules()))
-	m.secrets.Mask(text, func(string) string { return "" }, counts)
-	return counts
-}
-
-// Rules are the rules Count counts, in its order.
-func (m *Masker) Rules() []driver.SecretRule { return m.secrets.Rules() }

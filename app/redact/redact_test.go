@@ -58,16 +58,3 @@ func TestMarkersAreKeyedPerDevice(t *testing.T) {
 		t.Error("another data directory key gives the same tag")
 	}
 }
-
-// Count tells each rule's masked lines, for the secrets report.
-func TestCountPerRule(t *testing.T) {
-	m := keyring(t, 1).Device(1, "cisco_ios")
-	counts := m.Count(config + "snmp-server community Other RW\n")
-	byName := map[string]int{}
-	for i, r := range m.Rules() {
-		byName[r.Name] = counts[i]
-	}
-	if byName["SNMP community"] != 2 || byName["enable secret"] != 1 {
-		t.Errorf("counts %v", byName)
-	}
-}

@@ -41,14 +41,6 @@ func (s Secrets) Mask(deviceID int64, platform, text string) string {
 	return s.Keys.Device(deviceID, platform).Text(text)
 }
 
-// Masker is the device's masker for the page, nil when it shows secrets.
-func (s Secrets) Masker(deviceID int64, platform string) *redact.Masker {
-	if s.Keys == nil {
-		return nil
-	}
-	return s.Keys.Device(deviceID, platform)
-}
-
 // Keep adds the page's reveal to a link of the same page's parts (its
 // raw text, its lines), so that they show what the page shows.
 func (s Secrets) Keep(link string) string {
