@@ -21,7 +21,32 @@ type WebSession struct {
 	ExpiresAt  time.Time
 	RemoteAddr string
 	UserAgent  string
+	// Method is how it was signed in: SessionPassword, SessionLDAP or
+	// SessionOIDC.
+	Method string
+	// Pending is the step still owed before the session may do anything
+	// (PendingTOTP, PendingEnroll); "" when none.
+	Pending string
+	// IDPToken is the provider's ID token, sealed, for ending the
+	// provider's session at sign-out (OIDC sessions only).
+	IDPToken []byte
 }
+
+// How a session was signed in.
+const (
+	SessionPassword = "password"
+	SessionLDAP     = "ldap"
+	SessionOIDC     = "oidc"
+)
+
+// Steps a session may still owe.
+const (
+	// PendingTOTP: the password was right, a second-factor code is due.
+	PendingTOTP = "totp"
+	// PendingEnroll: the user's roles require a second factor it has not
+	// set up yet; it must before anything else.
+	PendingEnroll = "enroll"
+)
 
 // SessionUser is a session with what a request needs to know of its user,
 // read in one go: who, whether still active, must the password change,
@@ -33,6 +58,8 @@ type SessionUser struct {
 	MustChangePassword bool
 	AllGroups          bool
 	GroupIDs           []int64
+	// Source is the user's (db.User.Source).
+	Source string
 }
 
 func sessionTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
@@ -43,10 +70,14 @@ func (s *Store) CreateWebSession(ctx context.Context, ws WebSession) error {
 }
 
 func insertWebSession(ctx context.Context, q engine.Querier, ws WebSession) error {
+	method := ws.Method
+	if method == "" {
+		method = SessionPassword
+	}
 	_, err := q.ExecContext(ctx, `INSERT INTO web_sessions (id, user_id, csrf_secret, created_at, last_seen_at,
-		expires_at, remote_addr, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		expires_at, remote_addr, user_agent, method, pending, idp_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ws.ID, ws.UserID, ws.CSRFSecret, sessionTime(ws.CreatedAt), sessionTime(ws.LastSeenAt),
-		sessionTime(ws.ExpiresAt), ws.RemoteAddr, ws.UserAgent)
+		sessionTime(ws.ExpiresAt), ws.RemoteAddr, ws.UserAgent, method, ws.Pending, ws.IDPToken)
 	if err != nil {
 		return fmt.Errorf("create web session: %w", err)
 	}
@@ -71,10 +102,12 @@ func (s *Store) WebSessionByID(ctx context.Context, id string) (SessionUser, err
 	var su SessionUser
 	var created, seen, expires string
 	err := s.reader.QueryRowContext(ctx, `SELECT s.id, s.user_id, s.csrf_secret, s.created_at, s.last_seen_at,
-		s.expires_at, s.remote_addr, s.user_agent, u.username, u.active, u.must_change_password, u.all_groups
+		s.expires_at, s.remote_addr, s.user_agent, s.method, s.pending, s.idp_token,
+		u.username, u.active, u.must_change_password, u.all_groups, u.source
 		FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`, id).Scan(
 		&su.ID, &su.UserID, &su.CSRFSecret, &created, &seen, &expires, &su.RemoteAddr, &su.UserAgent,
-		&su.Username, &su.Active, &su.MustChangePassword, &su.AllGroups)
+		&su.Method, &su.Pending, &su.IDPToken,
+		&su.Username, &su.Active, &su.MustChangePassword, &su.AllGroups, &su.Source)
 	if errors.Is(err, sql.ErrNoRows) {
 		return su, ErrNotFound
 	}

@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ func TestWebSessionLifecycle(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ws := db.WebSession{ID: "aa", UserID: uid, CSRFSecret: "csrf", CreatedAt: now, LastSeenAt: now,
-		ExpiresAt: now.Add(7 * 24 * time.Hour), RemoteAddr: "192.0.2.1", UserAgent: "test"}
+		ExpiresAt: now.Add(7 * 24 * time.Hour), RemoteAddr: "192.0.2.1", UserAgent: "test",
+		Method: db.SessionOIDC, Pending: db.PendingTOTP, IDPToken: []byte("sealed")}
 	if err := s.CreateWebSession(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +29,7 @@ func TestWebSessionLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.WebSession != ws || got.Username != "alice" || !got.Active || !got.MustChangePassword || got.AllGroups ||
+	if !reflect.DeepEqual(got.WebSession, ws) || got.Username != "alice" || !got.Active || !got.MustChangePassword || got.AllGroups ||
 		len(got.GroupIDs) != 1 || got.GroupIDs[0] != g.ID {
 		t.Fatalf("WebSessionByID = %+v", got)
 	}

@@ -20,6 +20,14 @@ type User struct {
 	MustChangePassword bool
 	CreatedAt          string
 	UpdatedAt          string
+	// Source is where the identity lives: UserLocal, UserLDAP or
+	// UserOIDC. ExternalID names the user there (see NewDirectoryUser);
+	// SyncedAt is when the source last vouched for it (nil: never).
+	Source     string
+	ExternalID string
+	SyncedAt   *string
+	// TOTPEnabled: the user has confirmed a second factor.
+	TOTPEnabled bool
 	// Roles and GroupIDs are filled by the queries that need them.
 	Roles    []string
 	GroupIDs []int64
@@ -78,11 +86,17 @@ func (s *Store) CreateUser(ctx context.Context, u NewUser) (int64, error) {
 	return id, err
 }
 
-const userColumns = `id, username, password_hash, active, all_groups, must_change_password, created_at, updated_at`
+const userColumns = `id, username, password_hash, active, all_groups, must_change_password, created_at, updated_at,
+	source, external_id, synced_at, totp_enabled_at IS NOT NULL`
 
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
-	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.AllGroups, &u.MustChangePassword, &u.CreatedAt, &u.UpdatedAt)
+	var synced sql.NullString
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.AllGroups, &u.MustChangePassword, &u.CreatedAt, &u.UpdatedAt,
+		&u.Source, &u.ExternalID, &synced, &u.TOTPEnabled)
+	if synced.Valid {
+		u.SyncedAt = &synced.String
+	}
 	return u, err
 }
 
