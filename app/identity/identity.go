@@ -89,10 +89,9 @@ func sortedUnique(ids []int64) []int64 {
 
 // Provision signs id in as a backupd user: created on first sign-in,
 // otherwise its roles and scope replaced by what its groups give now.
-// A person whose groups give no role is ErrNotMapped, and an existing
-// user of that name is then disabled (sessions ended, keys revoked): the
-// directory has taken its access away. A name a local account holds is
-// db.ErrLocalAccount; nothing changes.
+// A person whose groups give no role is ErrNotMapped (the caller
+// disables an existing user with Revoke). A name a local account holds
+// is db.ErrLocalAccount; nothing changes.
 func Provision(ctx context.Context, store *db.Store, id Identity, mappings []db.GroupMapping) (db.User, Access, db.DirectoryChange, error) {
 	a := Resolve(mappings, id.Groups)
 	if len(a.RoleIDs) == 0 {
@@ -103,4 +102,19 @@ func Provision(ctx context.Context, store *db.Store, id Identity, mappings []db.
 		RoleIDs: a.RoleIDs, AllGroups: a.AllGroups, GroupIDs: a.GroupIDs,
 	})
 	return u, a, ch, err
+}
+
+// Revoke disables the user of source named username, if there is one and
+// it is active: the source no longer vouches for it. found reports a
+// user of that source and name.
+func Revoke(ctx context.Context, store *db.Store, source, username string) (u db.User, r db.Revoked, found bool, err error) {
+	u, err = store.UserByName(ctx, username)
+	if errors.Is(err, db.ErrNotFound) {
+		return u, r, false, nil
+	}
+	if err != nil || u.Source != source {
+		return u, r, false, err
+	}
+	r, err = store.DisableDirectoryUser(ctx, u.ID)
+	return u, r, true, err
 }
