@@ -21,6 +21,9 @@ type Role struct {
 	// (SetRoleCredentials), beside credentials.use, which is all of them.
 	Credentials []int64
 	CreatedAt   string
+	// Require2FA: the role's holders with a local account must use a
+	// second factor (set up at their next sign-in if they have none).
+	Require2FA bool
 }
 
 // EnsureRole creates the role by name, or brings an existing one in step
@@ -61,8 +64,8 @@ func (s *Store) EnsureRole(ctx context.Context, r Role) error {
 func (s *Store) RoleByName(ctx context.Context, name string) (Role, error) {
 	var r Role
 	err := s.reader.QueryRowContext(ctx,
-		`SELECT id, name, description, builtin, all_permissions, created_at FROM roles WHERE name = ?`, name).
-		Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt)
+		`SELECT id, name, description, builtin, all_permissions, created_at, require_2fa FROM roles WHERE name = ?`, name).
+		Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt, &r.Require2FA)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, ErrNotFound
 	}
@@ -110,9 +113,9 @@ type RoleSummary struct {
 func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
 	roles, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (RoleSummary, error) {
 		var r RoleSummary
-		err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt, &r.Users)
+		err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt, &r.Require2FA, &r.Users)
 		return r, err
-	}, `SELECT r.id, r.name, r.description, r.builtin, r.all_permissions, r.created_at,
+	}, `SELECT r.id, r.name, r.description, r.builtin, r.all_permissions, r.created_at, r.require_2fa,
 		(SELECT COUNT(*) FROM user_roles ur WHERE ur.role_id = r.id)
 		FROM roles r ORDER BY r.builtin DESC, CASE WHEN r.builtin = 1 THEN r.id END, `+s.d.FoldedOrder("r.name")+`, r.id LIMIT ?`, MaxRoles)
 	if err != nil {
@@ -150,8 +153,8 @@ func (s *Store) ListRoles(ctx context.Context) ([]RoleSummary, error) {
 func (s *Store) RoleByID(ctx context.Context, id int64) (Role, error) {
 	var r Role
 	err := s.reader.QueryRowContext(ctx,
-		`SELECT id, name, description, builtin, all_permissions, created_at FROM roles WHERE id = ?`, id).
-		Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt)
+		`SELECT id, name, description, builtin, all_permissions, created_at, require_2fa FROM roles WHERE id = ?`, id).
+		Scan(&r.ID, &r.Name, &r.Description, &r.Builtin, &r.AllPermissions, &r.CreatedAt, &r.Require2FA)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, ErrNotFound
 	}
@@ -249,6 +252,21 @@ func setRolePermissions(ctx context.Context, tx *sql.Tx, d engine.Dialect, id in
 		if _, err := tx.ExecContext(ctx, d.InsertOrIgnore(`role_permissions (role_id, permission)`, `VALUES (?, ?)`), id, p); err != nil {
 			return fmt.Errorf("grant %s: %w", p, err)
 		}
+	}
+	return nil
+}
+
+// SetRoleRequire2FA sets whether the role's holders (local accounts)
+// must use a second factor; built-in roles too, as their permissions
+// are what most needs guarding. It applies at each holder's next
+// sign-in: sessions already open stay.
+func (s *Store) SetRoleRequire2FA(ctx context.Context, id int64, on bool) error {
+	res, err := s.writer.ExecContext(ctx, `UPDATE roles SET require_2fa = ? WHERE id = ?`, on, id)
+	if err != nil {
+		return fmt.Errorf("set role second-factor rule: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
 	}
 	return nil
 }
