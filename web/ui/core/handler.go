@@ -3,7 +3,9 @@ package core
 import (
 	"net/http"
 	"net/url"
+	"slices"
 
+	"backupd/db"
 	"backupd/web"
 )
 
@@ -11,6 +13,9 @@ import (
 const (
 	codeCSRF                   = "CSRF_REJECTED"
 	codePasswordChangeRequired = "PASSWORD_CHANGE_REQUIRED"
+	// codeSignInIncomplete: the session still owes a step of signing in
+	// (a second-factor code, setting one up).
+	codeSignInIncomplete = "SIGN_IN_INCOMPLETE"
 )
 
 // Handler is a page or internal API handler. It returns an error rather
@@ -55,17 +60,52 @@ func (u *UI) Public(h Handler) http.Handler {
 // it checks the CSRF token first. A returned error becomes its error page
 // (PageError as it says, db.ErrNotFound a 404, anything else a logged
 // 500).
+//
+// A session still owing a step of signing in (Session.Pending) is sent
+// to that step's page.
 func (u *UI) Page(perm string, h Handler) http.Handler {
-	return u.signedIn(perm, false, h)
+	return u.signedIn(gate{perm: perm}, h)
 }
 
 // Account serves the pages a user must reach even before changing an
 // initial password: the change itself and sign-out.
 func (u *UI) Account(h Handler) http.Handler {
-	return u.signedIn("", true, h)
+	return u.signedIn(gate{duringPasswordChange: true}, h)
 }
 
-func (u *UI) signedIn(perm string, duringPasswordChange bool, h Handler) http.Handler {
+// SignOut serves sign-out, which every session reaches: one that must
+// change its password, and one still owing a step of signing in.
+func (u *UI) SignOut(h Handler) http.Handler {
+	return u.signedIn(gate{duringPasswordChange: true, steps: []string{db.PendingTOTP, db.PendingEnroll}}, h)
+}
+
+// Step serves the page of one step of signing in (db.PendingTOTP): only
+// a session owing it reaches it; a session that owes nothing is sent to
+// /, one owing another step to that step's page.
+func (u *UI) Step(step string, h Handler) http.Handler {
+	return u.signedIn(gate{duringPasswordChange: true, steps: []string{step}, stepOnly: true}, h)
+}
+
+// AccountOrStep serves one's own pages (as Page with no permission) that
+// a session owing step also reaches: setting up the second factor, which
+// db.PendingEnroll owes and everyone may do.
+func (u *UI) AccountOrStep(step string, h Handler) http.Handler {
+	return u.signedIn(gate{steps: []string{step}}, h)
+}
+
+// gate is who a signed-in page lets in.
+type gate struct {
+	// perm is the permission it needs ("" any).
+	perm string
+	// duringPasswordChange: reached while the password must change.
+	duringPasswordChange bool
+	// steps are the pending steps whose sessions reach it.
+	steps []string
+	// stepOnly: only sessions owing one of steps reach it.
+	stepOnly bool
+}
+
+func (u *UI) signedIn(g gate, h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, err := u.prepare(w, r)
 		if err != nil {
@@ -83,11 +123,20 @@ func (u *UI) signedIn(perm string, duringPasswordChange bool, h Handler) http.Ha
 				return
 			}
 		}
-		if s.MustChangePassword && !duringPasswordChange {
+		// The step owed comes before anything else, a forced password
+		// change too: that is for a user who has signed in.
+		switch {
+		case s.Pending != "" && !slices.Contains(g.steps, s.Pending):
+			http.Redirect(w, r, StepPath(s.Pending), http.StatusSeeOther)
+			return
+		case s.Pending == "" && g.stepOnly:
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		case s.Pending == "" && s.MustChangePassword && !g.duringPasswordChange:
 			http.Redirect(w, r, PathPassword, http.StatusSeeOther)
 			return
 		}
-		if !s.Can(perm) {
+		if !s.Can(g.perm) {
 			u.pageFailed(w, r, Forbidden())
 			return
 		}
@@ -154,6 +203,11 @@ func (u *UI) apiHandler(perm string, duringPasswordChange bool, h Handler) http.
 				u.apiFailed(w, r, err)
 				return
 			}
+		}
+		if s.Pending != "" {
+			u.apiFailed(w, r, web.NewError(http.StatusForbidden, codeSignInIncomplete,
+				"signing in is not finished: complete it at "+StepPath(s.Pending)+" first"))
+			return
 		}
 		if s.MustChangePassword && !duringPasswordChange {
 			u.apiFailed(w, r, web.NewError(http.StatusForbidden, codePasswordChangeRequired,

@@ -115,13 +115,20 @@ func (u *UI) Render(w http.ResponseWriter, r *http.Request, status int, page, ti
 		return errors.New("no page template " + page)
 	}
 	st := stateOf(r)
+	// A session still owing a step of signing in has not signed in as
+	// far as the page's frame goes (no menu, no navigation); its forms
+	// carry its CSRF token all the same.
+	shown := st.session
+	if shown != nil && shown.Pending != "" {
+		shown = nil
+	}
 	v := &View{
-		Lang: st.lang, HTMLLang: htmlLang[st.lang], Title: title, Session: st.session,
+		Lang: st.lang, HTMLLang: htmlLang[st.lang], Title: title, Session: shown,
 		CSRF: u.csrfToken(w, r), Here: r.URL.RequestURI(), Version: u.Version,
 		RequestID: web.RequestID(r.Context()), Data: data, ui: u,
 	}
-	if st.session != nil && !st.session.MustChangePassword {
-		v.Nav, v.Current = u.navFor(st.session, r.URL.Path)
+	if shown != nil && !shown.MustChangePassword {
+		v.Nav, v.Current = u.navFor(shown, r.URL.Path)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
