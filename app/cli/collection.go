@@ -11,6 +11,7 @@ import (
 	"backupd/app/config"
 	"backupd/app/demo"
 	"backupd/app/gitmirror"
+	"backupd/app/identity"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/queue"
@@ -99,7 +100,8 @@ const demoChangesEvery = 3 * time.Minute
 // of a cluster runs (the leader; on SQLite the one process), until ctx
 // ends, and returns once each loop has stopped: the schedules (each tick
 // queued in the transaction that moves the schedule on), reachability
-// checks, daily retention and repack, and the git mirror.
+// checks, daily retention and repack, the git mirror, notifications and
+// the directory sync.
 func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, sealer *secret.Sealer, engine *backup.Engine, log *slog.Logger) {
 	var wg sync.WaitGroup
 	goLead := func(fn func()) {
@@ -153,6 +155,10 @@ func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, s
 	// Notification delivery, the stale check and the delivery log's
 	// pruning.
 	goLead(func() { runNotifications(ctx, cfg, store, sealer, log) })
+	// The directory sync: roles follow directory groups, and users the
+	// directory no longer has lose their sessions and keys.
+	syncer := identity.Syncer{Store: store, Sealer: sealer, Log: log.With("component", "directory")}
+	goLead(func() { syncer.Run(ctx) })
 }
 
 // demoSyslogDebounce is the demo's quiet time after a logged change: short,

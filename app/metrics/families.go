@@ -57,6 +57,12 @@ var families = map[string]family{
 	// Counted by this process as things happen.
 	"backupd_http_requests_total": {counter, "HTTP requests this server answered, by route pattern " +
 		"(never the raw path) and status code."},
+	"backupd_signins_total": {counter, "Web sign-ins this server finished, by method (password, ldap, oidc) and " +
+		"result (success, failure); a second-factor step counts with its password sign-in."},
+	"backupd_directory_sync_total": {counter, "Runs of the LDAP directory sync on this server, by result (success, " +
+		"failure: the directory or the database did not answer, or the run would have disabled too many users)."},
+	"backupd_directory_users_disabled_total": {counter, "Directory users the sync disabled (sessions ended, API keys " +
+		"revoked) because the directory no longer has them or they are in no mapped group."},
 	"backupd_http_request_duration_seconds": {histogram, "Time this server took to answer HTTP requests, by route pattern."},
 	"backupd_backup_duration_seconds": {histogram, "Duration of the backup attempts this server process ran, " +
 		"by result (success, failure); attempts of backupd backup run count in backupd_backups_total only."},

@@ -96,6 +96,27 @@ func GitForeignCommit(refused bool) {
 	set.GetOrCreateGauge(`backupd_git_foreign_commit`, nil).Set(v)
 }
 
+// SignIn counts one finished web sign-in by method (password, ldap,
+// oidc) and result (success, failure).
+func SignIn(method string, success bool) {
+	result := "success"
+	if !success {
+		result = "failure"
+	}
+	set.GetOrCreateCounter(`backupd_signins_total{method=` + quote(method) + `,result="` + result + `"}`).Inc()
+}
+
+// DirectorySync counts one run of the directory sync by result
+// (success, failure) and the users it disabled.
+func DirectorySync(success bool, disabled int) {
+	result := "success"
+	if !success {
+		result = "failure"
+	}
+	set.GetOrCreateCounter(`backupd_directory_sync_total{result="` + result + `"}`).Inc()
+	set.GetOrCreateCounter(`backupd_directory_users_disabled_total`).Add(disabled)
+}
+
 // EngineRunning records whether this process's backup engine works the
 // queue (serve's engine: it does not while it waits for the database).
 func EngineRunning(on bool) {
