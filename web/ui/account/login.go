@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/metrics"
 	"backupd/db"
 	"backupd/web"
 	"backupd/web/ui/core"
@@ -65,10 +66,21 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 		return u.renderLocked(w, r, p, now, until)
 	}
 
-	user, ok, reason, err := u.checkPassword(r.Context(), username, password)
+	user, method, ok, reason, err := u.checkPassword(r.Context(), r, username, password)
+	if errors.Is(err, errDirectoryDown) {
+		// Neither right nor wrong: no failure is counted.
+		metrics.SignIn(method, false)
+		u.AuditEntry(r, db.AuditEntry{
+			Username: user.Username, Action: "session.login_failed", TargetType: "user", TargetID: core.IDString(user.ID),
+			Details: map[string]any{"method": method, "reason": reason},
+		})
+		p.Error = keyLoginDirectoryDown
+		return u.Render(w, r, http.StatusServiceUnavailable, "login.html", keyTitleLogin, p)
+	}
 	if err != nil {
 		return err
 	}
+	metrics.SignIn(method, ok)
 	if !ok {
 		until := u.throttle.failed(now, keys)
 		var uid *int64
@@ -78,7 +90,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.AuditEntry(r, db.AuditEntry{
 			UserID: uid, Username: name, Action: "session.login_failed", TargetType: "user",
-			TargetID: core.IDString(user.ID), Details: map[string]any{"reason": reason},
+			TargetID: core.IDString(user.ID), Details: map[string]any{"method": method, "reason": reason},
 		})
 		if !until.IsZero() {
 			u.Log.Warn("sign-in locked after failures", "request_id", web.RequestID(r.Context()),
@@ -90,7 +102,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	u.throttle.succeeded(keys)
-	ws, err := u.StartSession(r.Context(), w, r, user)
+	ws, err := u.StartSessionAs(r.Context(), w, r, user, core.SessionOptions{Method: method})
 	if err != nil {
 		return err
 	}
@@ -100,7 +112,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	ref := ws.ID[:16]
 	u.AuditEntry(r, db.AuditEntry{
 		UserID: &user.ID, Username: user.Username, SessionID: &ref, Action: "session.login",
-		TargetType: "user", TargetID: core.IDString(user.ID),
+		TargetType: "user", TargetID: core.IDString(user.ID), Details: map[string]any{"method": method},
 	})
 	target := core.LocalPath(p.Next, "/")
 	if user.MustChangePassword {
@@ -110,20 +122,37 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkPassword verifies a sign-in. user is filled whenever the username
-// exists; reason says why a refused one was refused (for the audit log).
-// An unknown username costs the same time as a wrong password.
-func (u *handlers) checkPassword(ctx context.Context, username, password string) (user db.User, ok bool, reason string, err error) {
+// checkPassword verifies a sign-in, by the local password or, for a name
+// no local account holds, by the LDAP directory (method says which).
+// user is filled whenever the username exists; reason says why a refused
+// one was refused (for the audit log); errDirectoryDown is a directory
+// that did not answer. An unknown username costs the same time as a
+// wrong password.
+func (u *handlers) checkPassword(ctx context.Context, r *http.Request, username, password string) (user db.User, method string, ok bool, reason string, err error) {
+	method = db.SessionPassword
 	if len(username) > core.MaxUsernameBytes || len(password) > core.MaxPasswordBytes {
-		return user, false, "too_long", nil
+		return user, method, false, "too_long", nil
 	}
 	user, err = u.Store.UserByName(ctx, username)
 	known := err == nil
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
-		return user, false, "", err
+		return user, method, false, "", err
+	}
+	if !known || user.Source == db.UserLDAP {
+		set, err := u.Store.LDAPConfig(ctx)
+		if err != nil {
+			return user, method, false, "", err
+		}
+		switch {
+		case set.Enabled:
+			user, ok, reason, err = u.ldapSignIn(ctx, r, set, username, password)
+			return user, db.SessionLDAP, ok, reason, err
+		case known:
+			return user, db.SessionLDAP, false, "ldap_turned_off", nil
+		}
 	}
 	hash := u.dummyHash()
-	if known {
+	if known && user.Source == db.UserLocal {
 		hash = user.PasswordHash
 	}
 	match, err := u.verify(ctx, hash, password)
@@ -132,20 +161,23 @@ func (u *handlers) checkPassword(ctx context.Context, username, password string)
 		// user until an administrator sets a password, and the answer
 		// must not differ from a wrong password's.
 		u.Log.Warn("stored password hash is unreadable", "user", user.Username)
-		return user, false, "unreadable_hash", nil
+		return user, method, false, "unreadable_hash", nil
 	}
 	if err != nil {
-		return user, false, "", err
+		return user, method, false, "", err
 	}
 	switch {
 	case !known:
-		return db.User{}, false, "unknown_user", nil
+		return db.User{}, method, false, "unknown_user", nil
+	case user.Source == db.UserOIDC:
+		// A single sign-on user has no password here.
+		return user, method, false, "single_sign_on_user", nil
 	case !match:
-		return user, false, "wrong_password", nil
+		return user, method, false, "wrong_password", nil
 	case !user.Active:
-		return user, false, "inactive", nil
+		return user, method, false, "inactive", nil
 	}
-	return user, true, "", nil
+	return user, method, true, "", nil
 }
 
 // verify checks a password against a hash, a few at a time.

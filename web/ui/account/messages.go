@@ -13,6 +13,9 @@ const (
 	keyLoginLockedMin = "login.error.locked_minutes"
 	keyLoginEnded     = "login.notice.ended"
 	keyLoginOut       = "login.notice.signed_out"
+	// keyLoginDirectoryDown is in embed/i18n/ui/signin.*.json.
+	keyLoginDirectoryDown = "login.error.directory_down"
+	keyPasswordExternal   = "password.error.external"
 
 	keyPasswordWrongCurrent = "password.error.current"
 	keyPasswordSame         = "password.error.same"

@@ -25,7 +25,19 @@ type passwordPage struct {
 	Field string
 }
 
+// externalPassword refuses the password page to a session signed in by
+// the directory or a provider: its password is theirs, backupd has none.
+func externalPassword(s *core.Session) error {
+	if s.Method == db.SessionLDAP || s.Method == db.SessionOIDC {
+		return &core.PageError{Status: http.StatusConflict, Message: keyPasswordExternal}
+	}
+	return nil
+}
+
 func (u *handlers) passwordForm(w http.ResponseWriter, r *http.Request) error {
+	if err := externalPassword(core.SessionOf(r)); err != nil {
+		return err
+	}
 	p := passwordPage{Forced: core.SessionOf(r).MustChangePassword, MinLength: auth.MinPasswordLength}
 	if r.URL.Query().Get("changed") != "" && !p.Forced {
 		p.Notice = keyPasswordChanged
@@ -39,6 +51,9 @@ func (u *handlers) passwordForm(w http.ResponseWriter, r *http.Request) error {
 // this one gets a new id.
 func (u *handlers) changePassword(w http.ResponseWriter, r *http.Request) error {
 	s := core.SessionOf(r)
+	if err := externalPassword(s); err != nil {
+		return err
+	}
 	current := r.PostFormValue("current")
 	next := r.PostFormValue("new")
 	confirm := r.PostFormValue("confirm")

@@ -50,6 +50,12 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("POST /settings/outbound", u.Page("settings.update", u.saveOutbound))
 	mux.Handle("POST /settings/secrets", u.Page("settings.update", u.saveSecrets))
 	mux.Handle("GET "+pathSecretsReport, u.Page("settings.view", u.secretsReport))
+	mux.Handle("GET "+pathSignIn, u.Page("settings.view", u.signInSettings))
+	mux.Handle("POST "+pathSignIn+"/ldap", u.Page("settings.update", u.saveLDAP))
+	mux.Handle("POST "+pathSignIn+"/ldap/test", u.Page("settings.update", u.testLDAP))
+	mux.Handle("POST "+pathSignIn+"/ldap/sync", u.Page("settings.update", u.syncNow))
+	mux.Handle("POST "+pathSignIn+"/oidc", u.Page("settings.update", u.saveOIDC))
+	mux.Handle("POST "+pathSignIn+"/mappings", u.Page("settings.update", u.saveMapping))
 }
 
 // Length limit of the administration forms' descriptions (as the
