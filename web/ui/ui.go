@@ -26,6 +26,8 @@
 //	               device"), collectors and zones
 //	admin          users, roles, API keys, the audit log, and the settings
 //	               page (retention, syslog, git mirror, outbound, nodes)
+//	sso            single sign-on through an OpenID Connect provider:
+//	               /login/oidc and its callback
 //
 // Rooms import core, app/… and db, never each other: a link from one
 // room to another's page is a path of core (core.PathJobs,
@@ -79,6 +81,7 @@ import (
 	"backupd/web/ui/overview"
 	"backupd/web/ui/platforms"
 	"backupd/web/ui/schedules"
+	"backupd/web/ui/sso"
 )
 
 // Session lifetimes: a session ends after IdleTimeout without a request,
@@ -112,6 +115,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	notifications.Mount(mux, c)
 	platforms.Mount(mux, c)
 	admin.Mount(mux, c)
+	sso.Mount(mux, c)
 
 	// Everything else is an unknown page.
 	mux.Handle("/", c.Public(c.NotFound))

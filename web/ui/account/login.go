@@ -24,6 +24,8 @@ type loginPage struct {
 	Error  string
 	Args   []any
 	Notice string
+	// SignIn are the buttons of single sign-on, beside the form.
+	SignIn []core.SignInOption
 }
 
 func (u *handlers) loginForm(w http.ResponseWriter, r *http.Request) error {
@@ -32,7 +34,7 @@ func (u *handlers) loginForm(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, core.LocalPath(next, "/"), http.StatusSeeOther)
 		return nil
 	}
-	p := loginPage{Next: next}
+	p := loginPage{Next: next, SignIn: u.SignInOptions(r.Context(), next)}
 	switch {
 	case r.URL.Query().Get("ended") != "":
 		p.Notice = keyLoginEnded
@@ -50,6 +52,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	username := strings.TrimSpace(r.PostFormValue("username"))
 	password := r.PostFormValue("password")
 	p := loginPage{Username: username, Next: core.LocalPath(r.PostFormValue("next"), "")}
+	p.SignIn = u.SignInOptions(r.Context(), p.Next)
 	if len(username) > core.MaxUsernameBytes {
 		p.Username = core.Truncate(username, core.MaxUsernameBytes)
 	}

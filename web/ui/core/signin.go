@@ -1,0 +1,107 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"backupd/app/auth"
+	"backupd/app/identity/oidc"
+	"backupd/app/netguard"
+	"backupd/db"
+)
+
+// PathOIDCLogin starts an OpenID Connect sign-in (web/ui/sso).
+const PathOIDCLogin = "/login/oidc"
+
+// SignInOption is a way to sign in beside the password form: a button of
+// the sign-in page.
+type SignInOption struct {
+	// ID names the button (id "sign-in-ID").
+	ID string
+	// Name is the provider as the button names it.
+	Name string
+	// URL starts the sign-in, coming back to the page asked for.
+	URL string
+}
+
+// SignInOptions are the sign-in page's buttons: single sign-on when it
+// is enabled. The password form stays whatever this says (local
+// accounts are the way in when the provider is down), so a failure to
+// read the settings is logged and shows no button.
+func (u *UI) SignInOptions(ctx context.Context, next string) []SignInOption {
+	s, err := u.Store.OIDCConfig(ctx)
+	if err != nil {
+		u.Log.Warn("reading the single sign-on settings failed", "err", err)
+		return nil
+	}
+	if !s.Enabled {
+		return nil
+	}
+	target := PathOIDCLogin
+	if next = LocalPath(next, ""); next != "" {
+		target += "?" + url.Values{"next": {next}}.Encode()
+	}
+	return []SignInOption{{ID: "oidc", Name: OIDCName(s), URL: target}}
+}
+
+// OIDCName is the provider as pages name it: the settings' name, else
+// the issuer's host.
+func OIDCName(s db.OIDCSettings) string {
+	if n := strings.TrimSpace(s.Name); n != "" {
+		return n
+	}
+	if iu, err := url.Parse(s.Issuer); err == nil && iu.Host != "" {
+		return iu.Host
+	}
+	return "OpenID Connect"
+}
+
+// oidcProviders keeps the provider of each configuration, for the whole
+// process: keyed by the settings themselves, so that a process serving
+// several interfaces (tests) shares it without mix-up, and a change of
+// the settings is a new key.
+var oidcProviders oidc.Cache
+
+// OIDCProvider is the OpenID Connect provider of settings s, its
+// discovery read once per settings version. The error says what failed
+// (oidc.ErrSettings, oidc.ErrDiscovery, or the client secret or the
+// outbound allow list unreadable); it names no secret.
+func (u *UI) OIDCProvider(ctx context.Context, s db.OIDCSettings) (*oidc.Provider, error) {
+	secret := ""
+	if len(s.ClientSecret) > 0 {
+		if u.Sealer == nil {
+			return nil, errors.New("the client secret cannot be unsealed: no data-directory key")
+		}
+		var err error
+		if secret, err = u.Sealer.Open(s.ClientSecret, db.OIDCSecretPurpose); err != nil {
+			return nil, errors.New("the client secret cannot be unsealed with this data-directory key")
+		}
+	}
+	outbound, err := netguard.Load(ctx, u.Store)
+	if err != nil {
+		return nil, err
+	}
+	return oidcProviders.Get(ctx, s, secret, outbound)
+}
+
+// StartSessionAs is StartSession for a session another way of signing in
+// opened: method (db.SessionOIDC …) is recorded, and idpToken (sealed)
+// kept to end the provider's session at sign-out.
+func (u *UI) StartSessionAs(ctx context.Context, w http.ResponseWriter, r *http.Request, user db.User, method string, idpToken []byte) (db.WebSession, error) {
+	ws, token := u.NewSession(r, user)
+	ws.Method, ws.IDPToken = method, idpToken
+	var err error
+	if old, cerr := r.Cookie(SessionCookie); cerr == nil && old.Value != "" && len(old.Value) <= 128 {
+		err = u.Store.ReplaceWebSession(ctx, auth.SessionID(old.Value), ws)
+	} else {
+		err = u.Store.CreateWebSession(ctx, ws)
+	}
+	if err != nil {
+		return ws, err
+	}
+	SetSessionCookie(w, r, token)
+	return ws, nil
+}
