@@ -73,15 +73,15 @@ type Provider struct {
 	users   map[string]*User // by subject
 	clients map[string]Client
 
-	mu        sync.Mutex
-	rewrite   func(idToken string) string
-	tokenHits int
+	mu      sync.Mutex
+	rewrite func(idToken string) string
+	hits    map[string]int
 }
 
 // Start runs a provider with users and clients until the test ends.
 func Start(t testing.TB, users []User, clients []Client) *Provider {
 	t.Helper()
-	p := &Provider{t: t, users: map[string]*User{}, clients: map[string]Client{}}
+	p := &Provider{t: t, users: map[string]*User{}, clients: map[string]Client{}, hits: map[string]int{}}
 	for i := range users {
 		u := users[i]
 		if u.Subject == "" {
@@ -100,7 +100,10 @@ func Start(t testing.TB, users []User, clients []Client) *Provider {
 	// A nil logger leaves the process's default logger alone.
 	router := exampleop.SetupServer(p.Issuer, st, nil, false)
 	p.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/oauth/token" {
+		p.mu.Lock()
+		p.hits[r.URL.Path]++
+		p.mu.Unlock()
+		if r.URL.Path == TokenPath {
 			p.token(router, w, r)
 			return
 		}
@@ -121,18 +124,18 @@ func (p *Provider) RewriteIDToken(f func(idToken string) string) {
 	p.rewrite = f
 }
 
-// TokenRequests is how many times the token endpoint was called.
-func (p *Provider) TokenRequests() int {
+// Requests is how many requests for path the provider has had
+// (TokenPath, EndSessionPath …).
+func (p *Provider) Requests(path string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.tokenHits
+	return p.hits[path]
 }
 
 // token serves the token endpoint through the provider, applying the
 // rewrite to the ID token of a successful answer.
 func (p *Provider) token(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	p.tokenHits++
 	rewrite := p.rewrite
 	p.mu.Unlock()
 	rec := httptest.NewRecorder()
@@ -155,8 +158,11 @@ func (p *Provider) token(next http.Handler, w http.ResponseWriter, r *http.Reque
 	_, _ = w.Write(body)
 }
 
-// EndSessionPath is the path of the provider's end-session endpoint.
-const EndSessionPath = "/end_session"
+// Paths of the provider's token and end-session endpoints.
+const (
+	TokenPath      = "/oauth/token"
+	EndSessionPath = "/end_session"
+)
 
 var (
 	authRequestID = regexp.MustCompile(`name="id" value="([^"]+)"`)
