@@ -7,17 +7,20 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"backupd/internal/testoidc"
 )
 
-// TestSSOBrowserSignIn signs in the way a person does: "Sign in
+// TestSSOBrowserSignInAndOut signs in the way a person does: "Sign in
 // with Test IdP" on backupd's page, the username and password on the
 // provider's own page, and back on backupd's dashboard with the role the
-// person's group maps to. In English and Chinese, with screenshots of
-// the sign-in page.
-func TestSSOBrowserSignIn(t *testing.T) {
-	for _, c := range []struct{ lang, button, settingsNav string }{
-		{"en", "Sign in with Test IdP", "Settings"},
-		{"zh", "使用 Test IdP 登录", "设置"},
+// person's group maps to; then signs out at both; then a person whose
+// groups map to nothing is told so on the sign-in page. In English and
+// Chinese, with screenshots of the sign-in page and the refusal.
+func TestSSOBrowserSignInAndOut(t *testing.T) {
+	for _, c := range []struct{ lang, button, settingsNav, notMapped string }{
+		{"en", "Sign in with Test IdP", "Settings", "Your account at Test IdP is in no group that gives access to backupd."},
+		{"zh", "使用 Test IdP 登录", "设置", "您在 Test IdP 的账户不属于任何可访问 backupd 的组。"},
 	} {
 		t.Run(c.lang, func(t *testing.T) {
 			e, idp := ssoEnv(t)
@@ -60,6 +63,32 @@ func TestSSOBrowserSignIn(t *testing.T) {
 			}
 			b.shot("sso-signed-in-" + c.lang)
 
+			// Signing out ends ours, then the provider's, and comes back.
+			b.submit("sign out", "#sign-out")
+			waitAcrossPages(b, "the sign-in page after the provider", `location.origin + location.pathname + location.search === `+
+				jsString(e.srv.URL+"/login?out=1"), 15*time.Second)
+			if n := idp.Requests(testoidc.EndSessionPath); n != 1 {
+				t.Fatalf("the browser called the provider's end-session endpoint %d times, want once", n)
+			}
+			if n := e.sessionCount(); n != 0 {
+				t.Fatalf("%d sessions after signing out", n)
+			}
+
+			// Bob's groups give nothing: back on the sign-in page, told why.
+			b.allow(func(m chromedp.ConsoleMessage) bool {
+				return strings.Contains(m.Text, "status of 403") && strings.HasPrefix(m.URL, e.srv.URL+"/login/oidc/callback")
+			})
+			b.at("bob")
+			b.run("sign in with Test IdP as bob", chromedp.Click(chromedp.CSS("#sign-in-oidc")))
+			waitAcrossPages(b, "the provider's login page", `location.pathname === "/login/username"`, 15*time.Second)
+			b.typeIn("#username", "bob")
+			b.typeIn("#password", "bob-at-idp")
+			b.run("sign in at the provider as bob", chromedp.Click(chromedp.CSS(`button[type="submit"]`)))
+			waitAcrossPages(b, "the refusal", `document.querySelector("#login-error") !== null`, 15*time.Second)
+			if msg := b.eval(`document.querySelector("#login-error").textContent.trim()`); !strings.HasPrefix(msg, c.notMapped) {
+				t.Fatalf("the refusal says %q, want %q", msg, c.notMapped)
+			}
+			b.shot("sso-refused-" + c.lang)
 			b.checkConsole()
 		})
 	}

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"encoding/base64"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -273,6 +274,44 @@ func TestSSOLocalAccountNameIsRefused(t *testing.T) {
 	}
 	// The local account still signs in with its password.
 	e.browser().mustLogin("carol", "carol-local-pw")
+}
+
+func TestSSOLogoutEndsTheProviderSession(t *testing.T) {
+	e, idp := ssoEnv(t)
+	b := e.browser()
+	ssoLogin(t, b, idp, "/dashboard", "alice", "alice-at-idp")
+	b.get("/dashboard")
+	// A form's redirect to another origin is against the pages' CSP: a
+	// page moves on (Refresh) to the provider's end-session endpoint.
+	p := b.post("/logout", nil)
+	loc, ok := strings.CutPrefix(p.header.Get("Refresh"), "0; url=")
+	if p.status != http.StatusOK || !ok || !strings.HasPrefix(loc, idp.Issuer+"/end_session?") {
+		t.Fatalf("sign-out: %d Refresh %q, want 200 moving on to the provider's end-session endpoint", p.status, p.header.Get("Refresh"))
+	}
+	expectBody(t, "sign-out page", p, "You have signed out of backupd", `id="continue-sign-out" href="`+html.EscapeString(loc)+`"`)
+	if strings.Contains(p.body, `id="sign-out"`) {
+		t.Fatal("the sign-out page shows the signed-in header")
+	}
+	u, _ := url.Parse(loc)
+	if q := u.Query(); q.Get("id_token_hint") == "" || q.Get("post_logout_redirect_uri") != e.srv.URL+"/login?out=1" || q.Get("client_id") != "backupd" {
+		t.Fatalf("end-session query %v", q)
+	}
+	if n := e.sessionCount(); n != 0 {
+		t.Fatalf("%d sessions after sign-out, want 0", n)
+	}
+	expect(t, "a page after sign-out", b.get("/dashboard"), http.StatusSeeOther, "")
+	// The provider takes the hint and sends the browser back.
+	back, err := idp.EndSession(loc)
+	if err != nil || back.String() != e.srv.URL+"/login?out=1" {
+		t.Fatalf("the provider sends the browser to %v (%v), want the sign-in page", back, err)
+	}
+
+	// A password session still signs out to the sign-in page.
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	pw := e.browser()
+	pw.mustLogin("root", "root-password-1")
+	pw.get("/dashboard")
+	expect(t, "password sign-out", pw.post("/logout", nil), http.StatusSeeOther, "/login?out=1")
 }
 
 func TestSSOLoginPageButton(t *testing.T) {

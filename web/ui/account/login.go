@@ -216,10 +216,8 @@ func (u *handlers) lockMessage(w http.ResponseWriter, now, until time.Time) (str
 	return keyLoginLockedMin, []any{(secs + 59) / 60, until.In(u.Location).Format("15:04")}
 }
 
+// logout ends the session; a single sign-on session is ended at the
+// provider too (core.SignOut).
 func (u *handlers) logout(w http.ResponseWriter, r *http.Request) error {
-	if err := u.EndSession(w, r); err != nil {
-		return err
-	}
-	http.Redirect(w, r, core.PathLogin+"?out=1", http.StatusSeeOther)
-	return nil
+	return u.SignOut(w, r)
 }

@@ -11,6 +11,7 @@ import (
 	"backupd/app/identity/oidc"
 	"backupd/app/netguard"
 	"backupd/db"
+	"backupd/web"
 )
 
 // PathOIDCLogin starts an OpenID Connect sign-in (web/ui/sso).
@@ -104,4 +105,67 @@ func (u *UI) StartSessionAs(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	SetSessionCookie(w, r, token)
 	return ws, nil
+}
+
+// signOutPage is the data of signout.html.
+type signOutPage struct {
+	// Name is the provider's, URL its end-session endpoint's.
+	Name string
+	URL  string
+}
+
+// SignOut ends the request's session and sends the browser on: for a
+// session the OpenID Connect provider signed in, to the provider's
+// end-session endpoint (which comes back to the sign-in page), so that
+// the next "Sign in with …" asks again; otherwise to the sign-in page.
+// Our session ends first, whatever the provider does.
+//
+// The way to the provider is a page that moves on by itself (a Refresh
+// header, and a link), not a redirect: sign-out is a form, and the
+// pages' Content-Security-Policy (form-action 'self') stops a form's
+// redirect to another origin.
+func (u *UI) SignOut(w http.ResponseWriter, r *http.Request) error {
+	var to, name string
+	var atProvider bool
+	if s := SessionOf(r); s != nil {
+		to, name, atProvider = u.providerSignOut(r.Context(), s)
+	}
+	if err := u.EndSession(w, r); err != nil {
+		return err
+	}
+	if !atProvider {
+		http.Redirect(w, r, PathLogin+"?out=1", http.StatusSeeOther)
+		return nil
+	}
+	stateOf(r).session = nil
+	w.Header().Set("Refresh", "0; url="+to)
+	return u.Render(w, r, http.StatusOK, "signout.html", keyTitleSignOut, signOutPage{Name: name, URL: to})
+}
+
+// providerSignOut is the provider's end-session URL for session s, and
+// the provider's name, when s was signed in by the provider and the
+// provider has one.
+func (u *UI) providerSignOut(ctx context.Context, s *Session) (to, name string, ok bool) {
+	ws, err := u.Store.WebSessionByID(ctx, s.id)
+	if err != nil || ws.Method != db.SessionOIDC {
+		return "", "", false
+	}
+	settings, err := u.Store.OIDCConfig(ctx)
+	if err != nil || !settings.Enabled {
+		return "", "", false
+	}
+	p, err := u.OIDCProvider(ctx, settings)
+	if err != nil {
+		u.Log.Warn("signing out at the OpenID Connect provider is not possible", "request_id", web.RequestID(ctx), "err", err)
+		return "", "", false
+	}
+	idToken := ""
+	if len(ws.IDPToken) > 0 && u.Sealer != nil {
+		if idToken, err = u.Sealer.Open(ws.IDPToken, oidc.IDTokenPurpose); err != nil {
+			u.Log.Warn("the session's ID token cannot be unsealed; signing out at the provider without it", "request_id", web.RequestID(ctx))
+			idToken = ""
+		}
+	}
+	to, ok = p.EndSessionURL(idToken, strings.TrimRight(settings.ExternalURL, "/")+PathLogin+"?out=1")
+	return to, OIDCName(settings), ok
 }
