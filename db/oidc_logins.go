@@ -76,14 +76,3 @@ func (s *Store) TakeOIDCLogin(ctx context.Context, stateHash string, notBefore t
 	}
 	return l, nil
 }
-
-// PruneOIDCLogins deletes the sign-ins made before cutoff and returns how
-// many.
-func (s *Store) PruneOIDCLogins(ctx context.Context, cutoff time.Time) (int, error) {
-	res, err := s.writer.ExecContext(ctx, `DELETE FROM oidc_logins WHERE created_at < ?`, sessionTime(cutoff))
-	if err != nil {
-		return 0, fmt.Errorf("prune oidc logins: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
-}

@@ -52,7 +52,7 @@ func TestOIDCLoginExpiredIsRefusedAndGone(t *testing.T) {
 	}
 }
 
-func TestOIDCLoginPrune(t *testing.T) {
+func TestOIDCLoginCreatePrunesAndIsBounded(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	base := time.Date(2026, 3, 4, 5, 0, 0, 0, time.UTC)
@@ -62,38 +62,31 @@ func TestOIDCLoginPrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Cut at +6 min: the rows of +0 and +5 go, the one of +10 stays.
-	n, err := s.PruneOIDCLogins(ctx, base.Add(6*time.Minute))
-	if err != nil || n != 2 {
-		t.Fatalf("PruneOIDCLogins = %d, %v; want 2", n, err)
+	// A sign-in begun at +16 min prunes what began before +6: the rows
+	// of +0 and +5 go, the one of +10 stays.
+	now := base.Add(16 * time.Minute)
+	if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: "a", Nonce: "n", Verifier: "v", CreatedAt: now}, now.Add(-10*time.Minute), 3); err != nil {
+		t.Fatalf("create after old rows: %v", err)
 	}
-	if _, err := s.TakeOIDCLogin(ctx, "h2", base); err != nil {
-		t.Fatalf("the young row: %v", err)
+	if n := oidcLoginRows(t, s); n != 2 {
+		t.Fatalf("%d rows after creating, want 2 (the old ones pruned)", n)
 	}
 	if _, err := s.TakeOIDCLogin(ctx, "h0", base.Add(-time.Hour)); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("a pruned row: %v, want ErrNotFound", err)
 	}
-
-	// Creating prunes what is too old to finish, and refuses beyond the
-	// limit of sign-ins under way.
-	now := base.Add(time.Hour)
-	for i := range 2 {
-		if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: fmt.Sprintf("old%d", i), Nonce: "n", Verifier: "v", CreatedAt: base},
-			base.Add(-time.Hour), 100); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: "a", Nonce: "n", Verifier: "v", CreatedAt: now}, now.Add(-10*time.Minute), 2); err != nil {
-		t.Fatalf("create after old rows: %v", err)
-	}
-	if n := oidcLoginRows(t, s); n != 1 {
-		t.Fatalf("%d rows after creating, want 1 (the old ones pruned)", n)
-	}
-	if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: "b", Nonce: "n", Verifier: "v", CreatedAt: now}, now.Add(-10*time.Minute), 2); err != nil {
+	// Three under way is the limit given: a fourth is refused, and
+	// nothing is stored.
+	if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: "b", Nonce: "n", Verifier: "v", CreatedAt: now}, now.Add(-10*time.Minute), 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: "c", Nonce: "n", Verifier: "v", CreatedAt: now}, now.Add(-10*time.Minute), 2); !errors.Is(err, db.ErrTooManyOIDCLogins) {
-		t.Fatalf("third of a limit of 2: %v, want ErrTooManyOIDCLogins", err)
+	if err := s.CreateOIDCLogin(ctx, db.OIDCLogin{StateHash: "c", Nonce: "n", Verifier: "v", CreatedAt: now}, now.Add(-10*time.Minute), 3); !errors.Is(err, db.ErrTooManyOIDCLogins) {
+		t.Fatalf("fourth of a limit of 3: %v, want ErrTooManyOIDCLogins", err)
+	}
+	if _, err := s.TakeOIDCLogin(ctx, "c", base); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("the refused row: %v, want ErrNotFound", err)
+	}
+	if _, err := s.TakeOIDCLogin(ctx, "h2", base); err != nil {
+		t.Fatalf("the young row: %v", err)
 	}
 }
 
