@@ -383,7 +383,8 @@ func TestValidate(t *testing.T) {
 		field  string
 		change func(*db.OIDCSettings)
 	}{
-		{"name", func(s *db.OIDCSettings) { s.Name = " " }},
+		{"name", func(s *db.OIDCSettings) { s.Name = "Corp\x01SSO" }},
+		{"name", func(s *db.OIDCSettings) { s.Name = strings.Repeat("n", oidc.MaxNameChars+1) }},
 		{"issuer", func(s *db.OIDCSettings) { s.Issuer = "" }},
 		{"issuer", func(s *db.OIDCSettings) { s.Issuer = "http://idp.example.com" }},
 		{"issuer", func(s *db.OIDCSettings) { s.Issuer = "https://idp.example.com/?x=1" }},

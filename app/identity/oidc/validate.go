@@ -46,8 +46,6 @@ func Validate(s db.OIDCSettings) []FieldError {
 		out = append(out, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	switch name := strings.TrimSpace(s.Name); {
-	case name == "":
-		add("name", "is required: the sign-in page's button names the provider with it")
 	case len([]rune(name)) > MaxNameChars:
 		add("name", "is longer than %d characters", MaxNameChars)
 	case hasControl(name):
