@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -83,6 +84,14 @@ func ssoStart(t *testing.T, b *browser, idp *testoidc.Provider, next, user, pass
 	c := ssoStateCookie(b)
 	if c == nil || c.Value == "" {
 		t.Fatal("no state cookie after the start")
+	}
+	// For the callback only, never to script, not on cross-site
+	// subrequests, ten minutes.
+	set := p.header.Get("Set-Cookie")
+	for _, want := range []string{"Path=/login/oidc", "Max-Age=600", "HttpOnly", "SameSite=Lax"} {
+		if !strings.Contains(set, want) {
+			t.Fatalf("state cookie %q lacks %s", set, want)
+		}
 	}
 	back, err := idp.SignIn(loc, user, password)
 	if err != nil {
@@ -312,6 +321,29 @@ func TestSSOLogoutEndsTheProviderSession(t *testing.T) {
 	pw.mustLogin("root", "root-password-1")
 	pw.get("/dashboard")
 	expect(t, "password sign-out", pw.post("/logout", nil), http.StatusSeeOther, "/login?out=1")
+}
+
+func TestSSOStateCookieIsSecureOverTLS(t *testing.T) {
+	e, _ := ssoEnv(t)
+	tlsSrv := httptest.NewTLSServer(e.srv.Config.Handler)
+	t.Cleanup(tlsSrv.Close)
+	b := e.browser()
+	b.client.Transport = tlsSrv.Client().Transport
+	plain := e.srv.URL
+	e.srv.URL = tlsSrv.URL
+	t.Cleanup(func() { e.srv.URL = plain })
+
+	p := b.get("/login/oidc")
+	expect(t, "start over TLS", p, http.StatusSeeOther, "")
+	var state *http.Cookie
+	for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		if c.Name == "backupd_oidc_state" {
+			state = c
+		}
+	}
+	if state == nil || !state.Secure || !state.HttpOnly {
+		t.Fatalf("state cookie over TLS: %+v, want Secure and HttpOnly", state)
+	}
 }
 
 func TestSSOLoginPageButton(t *testing.T) {
