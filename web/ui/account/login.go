@@ -219,5 +219,5 @@ func (u *handlers) lockMessage(w http.ResponseWriter, now, until time.Time) (str
 // logout ends the session; a single sign-on session is ended at the
 // provider too (core.SignOut).
 func (u *handlers) logout(w http.ResponseWriter, r *http.Request) error {
-	return u.SignOut(w, r)
+	return u.Leave(w, r)
 }

@@ -168,6 +168,9 @@ func (u *UI) sessionOf(ctx context.Context, su db.SessionUser) (*Session, error)
 type SessionOptions struct {
 	Method  string
 	Pending string
+	// IDPToken is the provider's ID token, sealed, kept to end the
+	// provider's session at sign-out (single sign-on sessions).
+	IDPToken []byte
 }
 
 // StartSession signs user in on this browser: a new session (a new id,
@@ -215,7 +218,7 @@ func (u *UI) NewSessionAs(r *http.Request, user db.User, opt SessionOptions) (db
 		ID: id, UserID: user.ID, CSRFSecret: auth.NewCSRFSecret(),
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(life),
 		RemoteAddr: ClientIP(r), UserAgent: Truncate(r.UserAgent(), 256),
-		Method: opt.Method, Pending: opt.Pending,
+		Method: opt.Method, Pending: opt.Pending, IDPToken: opt.IDPToken,
 	}, token
 }
 

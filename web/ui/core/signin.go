@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 
-	"backupd/app/auth"
 	"backupd/app/identity/oidc"
 	"backupd/app/netguard"
 	"backupd/db"
@@ -88,25 +87,6 @@ func (u *UI) OIDCProvider(ctx context.Context, s db.OIDCSettings) (*oidc.Provide
 	return oidcProviders.Get(ctx, s, secret, outbound)
 }
 
-// StartSessionAs is StartSession for a session another way of signing in
-// opened: method (db.SessionOIDC …) is recorded, and idpToken (sealed)
-// kept to end the provider's session at sign-out.
-func (u *UI) StartSessionAs(ctx context.Context, w http.ResponseWriter, r *http.Request, user db.User, method string, idpToken []byte) (db.WebSession, error) {
-	ws, token := u.NewSession(r, user)
-	ws.Method, ws.IDPToken = method, idpToken
-	var err error
-	if old, cerr := r.Cookie(SessionCookie); cerr == nil && old.Value != "" && len(old.Value) <= 128 {
-		err = u.Store.ReplaceWebSession(ctx, auth.SessionID(old.Value), ws)
-	} else {
-		err = u.Store.CreateWebSession(ctx, ws)
-	}
-	if err != nil {
-		return ws, err
-	}
-	SetSessionCookie(w, r, token)
-	return ws, nil
-}
-
 // signOutPage is the data of signout.html.
 type signOutPage struct {
 	// Name is the provider's, URL its end-session endpoint's.
@@ -114,7 +94,7 @@ type signOutPage struct {
 	URL  string
 }
 
-// SignOut ends the request's session and sends the browser on: for a
+// Leave ends the request's session and sends the browser on: for a
 // session the OpenID Connect provider signed in, to the provider's
 // end-session endpoint (which comes back to the sign-in page), so that
 // the next "Sign in with …" asks again; otherwise to the sign-in page.
@@ -124,7 +104,7 @@ type signOutPage struct {
 // header, and a link), not a redirect: sign-out is a form, and the
 // pages' Content-Security-Policy (form-action 'self') stops a form's
 // redirect to another origin.
-func (u *UI) SignOut(w http.ResponseWriter, r *http.Request) error {
+func (u *UI) Leave(w http.ResponseWriter, r *http.Request) error {
 	var to, name string
 	var atProvider bool
 	if s := SessionOf(r); s != nil {

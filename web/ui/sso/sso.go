@@ -226,7 +226,7 @@ func (h *handlers) callback(w http.ResponseWriter, r *http.Request) error {
 	if h.Sealer != nil {
 		sealed = h.Sealer.Seal(id.IDToken, oidc.IDTokenPurpose)
 	}
-	ws, err := h.StartSessionAs(ctx, w, r, user, db.SessionOIDC, sealed)
+	ws, err := h.StartSessionAs(ctx, w, r, user, core.SessionOptions{Method: db.SessionOIDC, IDPToken: sealed})
 	if err != nil {
 		return err
 	}
