@@ -35,6 +35,15 @@ const (
 // that a directory cannot take over the break-glass administrator.
 var ErrLocalAccount = errors.New("the username belongs to an account of another kind")
 
+// ErrUserDisabled is a directory or provider sign-in of a user an
+// administrator disabled: the source's word does not undo that.
+var ErrUserDisabled = errors.New("an administrator disabled this user")
+
+// ErrOtherPerson is a single sign-on whose provider names, under the
+// user's name, another subject than the one the user was created for: a
+// name reused or renamed at the provider must not take over an account.
+var ErrOtherPerson = errors.New("the provider's subject for this username changed")
+
 // GroupMapping gives the members of a directory group (or holders of a
 // claim value) backupd roles and a device-group scope. Several mappings
 // that match one user add up.
@@ -184,7 +193,10 @@ type DirectoryChange struct {
 // SyncDirectoryUser creates the user on its first sign-in or brings an
 // existing one of the same source in step: roles, scope and external id
 // replaced, active, synced now. A name held by a user of another source
-// is ErrLocalAccount and changes nothing. Role and group ids that no
+// is ErrLocalAccount, a user an administrator disabled ErrUserDisabled,
+// and a single sign-on user whose provider subject changed
+// ErrOtherPerson (an LDAP DN may change: entries move between OUs); each
+// changes nothing. Role and group ids that no
 // longer exist are skipped (a mapping may outlive a deleted role).
 func (s *Store) SyncDirectoryUser(ctx context.Context, d DirectoryUser) (User, DirectoryChange, error) {
 	var ch DirectoryChange
@@ -193,9 +205,9 @@ func (s *Store) SyncDirectoryUser(ctx context.Context, d DirectoryUser) (User, D
 		ch = DirectoryChange{}
 		now := Now()
 		var source, ext string
-		var active bool
-		err := tx.QueryRowContext(ctx, `SELECT id, source, external_id, active FROM users WHERE username = ?`, d.Username).
-			Scan(&id, &source, &ext, &active)
+		var active, sourceDisabled bool
+		err := tx.QueryRowContext(ctx, `SELECT id, source, external_id, active, source_disabled FROM users WHERE username = ?`, d.Username).
+			Scan(&id, &source, &ext, &active, &sourceDisabled)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			id, err = engine.InsertID(ctx, tx, `INSERT INTO users (username, password_hash, all_groups, must_change_password,
@@ -209,6 +221,10 @@ func (s *Store) SyncDirectoryUser(ctx context.Context, d DirectoryUser) (User, D
 			return fmt.Errorf("get user: %w", err)
 		case source != d.Source:
 			return ErrLocalAccount
+		case !active && !sourceDisabled:
+			return ErrUserDisabled
+		case d.Source == UserOIDC && ext != "" && ext != d.ExternalID:
+			return ErrOtherPerson
 		default:
 			ch.Reactivated = !active
 			ch.Changed = !active || ext != d.ExternalID
@@ -217,8 +233,8 @@ func (s *Store) SyncDirectoryUser(ctx context.Context, d DirectoryUser) (User, D
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET active = 1, all_groups = ?, external_id = ?, synced_at = ?, updated_at = ?
-			WHERE id = ?`, d.AllGroups, d.ExternalID, now, now, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET active = 1, source_disabled = 0, all_groups = ?, external_id = ?, synced_at = ?,
+			updated_at = ? WHERE id = ?`, d.AllGroups, d.ExternalID, now, now, id); err != nil {
 			return fmt.Errorf("update user: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM user_roles WHERE user_id = ?`, id); err != nil {
@@ -303,8 +319,8 @@ func (s *Store) DisableDirectoryUser(ctx context.Context, id int64) (Revoked, er
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		r = Revoked{}
 		now := Now()
-		res, err := tx.ExecContext(ctx, `UPDATE users SET active = 0, updated_at = ? WHERE id = ? AND active = 1 AND source <> ?`,
-			now, id, UserLocal)
+		res, err := tx.ExecContext(ctx, `UPDATE users SET active = 0, source_disabled = 1, updated_at = ?
+			WHERE id = ? AND active = 1 AND source <> ?`, now, id, UserLocal)
 		if err != nil {
 			return fmt.Errorf("disable user: %w", err)
 		}

@@ -60,6 +60,29 @@ func TestSyncDirectoryUser(t *testing.T) {
 	if u, ch, err = s.SyncDirectoryUser(ctx, d); err != nil || !ch.Reactivated || !u.Active {
 		t.Fatalf("back: %+v %+v %v", u, ch, err)
 	}
+	// An administrator's disabling sticks; a single sign-on user's
+	// subject may not change under its name.
+	if err := s.SetUserActive(ctx, "ann", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.SyncDirectoryUser(ctx, d); !errors.Is(err, db.ErrUserDisabled) {
+		t.Fatalf("sign-in of a user an administrator disabled: %v", err)
+	}
+	if err := s.SetUserActive(ctx, "ann", true); err != nil {
+		t.Fatal(err)
+	}
+	o := db.DirectoryUser{Source: db.UserOIDC, ExternalID: "https://idp.example sub-1", Username: "otto", RoleIDs: []int64{f.viewer}}
+	if _, _, err := s.SyncDirectoryUser(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	o.ExternalID = "https://idp.example sub-2"
+	if _, _, err := s.SyncDirectoryUser(ctx, o); !errors.Is(err, db.ErrOtherPerson) {
+		t.Fatalf("another subject under otto's name: %v", err)
+	}
+	d.ExternalID = "uid=ann,ou=moved,dc=example,dc=test"
+	if u, _, err := s.SyncDirectoryUser(ctx, d); err != nil || u.ExternalID != d.ExternalID {
+		t.Fatalf("an LDAP entry that moved: %+v %v", u, err)
+	}
 	if dir, err := s.DirectoryUsers(ctx, db.UserLDAP); err != nil || len(dir) != 1 || dir[0].Username != "ann" {
 		t.Fatalf("DirectoryUsers = %+v, %v", dir, err)
 	}

@@ -104,15 +104,16 @@ func Provision(ctx context.Context, store *db.Store, id Identity, mappings []db.
 	return u, a, ch, err
 }
 
-// Revoke disables the user of source named username, if there is one and
-// it is active: the source no longer vouches for it. found reports a
-// user of that source and name.
-func Revoke(ctx context.Context, store *db.Store, source, username string) (u db.User, r db.Revoked, found bool, err error) {
-	u, err = store.UserByName(ctx, username)
+// Revoke disables id's user, if there is one and it is active: its
+// source no longer vouches for it. found reports a user of id's source
+// and name — for single sign-on, of id's subject too, so that someone
+// else under the same name at the provider cannot disable the user.
+func Revoke(ctx context.Context, store *db.Store, id Identity) (u db.User, r db.Revoked, found bool, err error) {
+	u, err = store.UserByName(ctx, id.Username)
 	if errors.Is(err, db.ErrNotFound) {
 		return u, r, false, nil
 	}
-	if err != nil || u.Source != source {
+	if err != nil || u.Source != id.Source || (id.Source == db.UserOIDC && u.ExternalID != id.ExternalID) {
 		return u, r, false, err
 	}
 	r, err = store.DisableDirectoryUser(ctx, u.ID)

@@ -52,10 +52,15 @@ func TestProvisionAndRevoke(t *testing.T) {
 	if _, _, _, err := identity.Provision(ctx, store, id, maps); !errors.Is(err, identity.ErrNotMapped) {
 		t.Fatalf("unmapped: %v", err)
 	}
-	if _, _, found, err := identity.Revoke(ctx, store, db.UserLDAP, "ann"); err != nil || found {
+	if _, _, found, err := identity.Revoke(ctx, store, identity.Identity{Source: db.UserLDAP, Username: "ann"}); err != nil || found {
 		t.Fatalf("revoke from another source found the user: %v %v", found, err)
 	}
-	if _, _, found, err := identity.Revoke(ctx, store, db.UserOIDC, "ann"); err != nil || !found {
+	other := id
+	other.ExternalID = "https://idp.example sub-2"
+	if _, _, found, err := identity.Revoke(ctx, store, other); err != nil || found {
+		t.Fatalf("another subject under ann's name revoked her: %v %v", found, err)
+	}
+	if _, _, found, err := identity.Revoke(ctx, store, id); err != nil || !found {
 		t.Fatalf("revoke: %v %v", found, err)
 	}
 	if u, err := store.UserByName(ctx, "ann"); err != nil || u.Active {

@@ -418,3 +418,41 @@ func TestSSORefusalsAreClearPages(t *testing.T) {
 		t.Fatalf("a refusal logged an error:\n%s", e.logs.String())
 	}
 }
+
+// A user an administrator disabled stays disabled whatever the provider
+// says, and an existing single sign-on user is never taken over by
+// another subject under the same name (nor disabled by one in no mapped
+// group).
+func TestSSODisabledOrOtherSubjectIsRefused(t *testing.T) {
+	e, idp := ssoEnv(t)
+	ctx := context.Background()
+	ssoLogin(t, e.browser(), idp, "", "alice", "alice-at-idp")
+	if err := e.store.SetUserActive(ctx, "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	p := b.get(ssoStart(t, b, idp, "", "alice", "alice-at-idp"))
+	expect(t, "disabled alice", p, http.StatusForbidden, "")
+	expectBody(t, "disabled alice", p, "An administrator disabled the backupd user alice")
+	if u, _ := e.store.UserByName(ctx, "alice"); u.Active {
+		t.Fatal("signing in through the provider undid an administrator's disabling")
+	}
+	if err := e.store.SetUserActive(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+
+	// The user's recorded subject is someone else's now.
+	if _, err := dbtest.Poke(t, e.store).Exec(`UPDATE users SET external_id = ? WHERE username = 'alice'`, idp.Issuer+" s-other"); err != nil {
+		t.Fatal(err)
+	}
+	b = e.browser()
+	p = b.get(ssoStart(t, b, idp, "", "alice", "alice-at-idp"))
+	expect(t, "alice under another subject", p, http.StatusForbidden, "")
+	expectBody(t, "alice under another subject", p, "belongs to another person at Test IdP")
+	if a := e.lastAudit("session.login_failed"); a.Details["reason"] != "other_subject" {
+		t.Fatalf("audit = %+v", a.Details)
+	}
+	if u, _ := e.store.UserByName(ctx, "alice"); !u.Active || u.ExternalID != idp.Issuer+" s-other" {
+		t.Fatalf("the other subject changed alice: %+v", u)
+	}
+}

@@ -6,9 +6,13 @@
 -- users have no local password (password_hash ''). external_id names the
 -- user at its source: the LDAP entry's DN, or the provider's issuer and
 -- subject ("ISSUER SUBJECT"). synced_at is when the source last vouched
--- for the user (sign-in or directory sync).
+-- for the user (sign-in or directory sync). source_disabled marks a user
+-- its source stopped vouching for (the sync disabled it): signing in
+-- again through the source makes it active again, while a user an
+-- administrator disabled stays disabled.
 ALTER TABLE users ADD COLUMN source TEXT COLLATE "C" NOT NULL DEFAULT 'local';
 ALTER TABLE users ADD COLUMN external_id TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE users ADD COLUMN source_disabled BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE users ADD COLUMN synced_at TEXT COLLATE "C";
 
 -- A local user's second factor (RFC 6238 TOTP): the shared secret,
@@ -68,5 +72,6 @@ ALTER TABLE users DROP COLUMN totp_last_step;
 ALTER TABLE users DROP COLUMN totp_enabled_at;
 ALTER TABLE users DROP COLUMN totp_secret;
 ALTER TABLE users DROP COLUMN synced_at;
+ALTER TABLE users DROP COLUMN source_disabled;
 ALTER TABLE users DROP COLUMN external_id;
 ALTER TABLE users DROP COLUMN source;

@@ -43,7 +43,7 @@ func (u *handlers) ldapSignIn(ctx context.Context, r *http.Request, set db.LDAPS
 	}, set.Mappings)
 	switch {
 	case errors.Is(err, identity.ErrNotMapped):
-		gone, r2, found, rerr := identity.Revoke(ctx, u.Store, db.UserLDAP, e.Username)
+		gone, r2, found, rerr := identity.Revoke(ctx, u.Store, identity.Identity{Source: db.UserLDAP, Username: e.Username})
 		if rerr != nil {
 			return user, false, "", rerr
 		}
@@ -60,6 +60,8 @@ func (u *handlers) ldapSignIn(ctx context.Context, r *http.Request, set db.LDAPS
 		return user, false, "no_mapped_group", nil
 	case errors.Is(err, db.ErrLocalAccount):
 		return user, false, "local_account_exists", nil
+	case errors.Is(err, db.ErrUserDisabled):
+		return user, false, "inactive", nil
 	case err != nil:
 		return user, false, "", err
 	}

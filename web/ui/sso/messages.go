@@ -14,4 +14,6 @@ const (
 	keyClaims       = "sso.error.claims"
 	keyNotMapped    = "sso.error.not_mapped"
 	keyLocalAccount = "sso.error.local_account"
+	keyUserDisabled = "sso.error.user_disabled"
+	keyOtherPerson  = "sso.error.other_person"
 )

@@ -200,7 +200,7 @@ func (h *handlers) callback(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, identity.ErrNotMapped):
 		f := refusal{status: http.StatusForbidden, key: keyNotMapped, args: []any{name}, reason: "not_mapped", next: next,
 			details: map[string]any{"username": id.Username, "groups": boundedGroups(id.Groups)}}
-		old, revoked, found, rerr := identity.Revoke(ctx, h.Store, db.UserOIDC, id.Username)
+		old, revoked, found, rerr := identity.Revoke(ctx, h.Store, person)
 		if rerr != nil {
 			return rerr
 		}
@@ -214,6 +214,16 @@ func (h *handlers) callback(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, db.ErrLocalAccount):
 		f := refusal{status: http.StatusForbidden, key: keyLocalAccount, args: []any{id.Username, name},
 			reason: "local_account", next: next, details: map[string]any{"username": id.Username}}
+		if other, uerr := h.Store.UserByName(ctx, id.Username); uerr == nil {
+			f.user = &other
+		}
+		return h.refuse(w, r, s, f)
+	case errors.Is(err, db.ErrUserDisabled), errors.Is(err, db.ErrOtherPerson):
+		f := refusal{status: http.StatusForbidden, key: keyUserDisabled, args: []any{id.Username},
+			reason: "inactive", next: next, details: map[string]any{"username": id.Username}}
+		if errors.Is(err, db.ErrOtherPerson) {
+			f.key, f.args, f.reason = keyOtherPerson, []any{id.Username, name}, "other_subject"
+		}
 		if other, uerr := h.Store.UserByName(ctx, id.Username); uerr == nil {
 			f.user = &other
 		}
