@@ -1,8 +1,11 @@
 // Package account is the room of the signed-in person's own business:
 // signing in (throttled per username, address and both, see throttle.go),
-// signing out, changing one's own password (also the forced change after
-// an initial or reset password), GET/DELETE /api/session for the pages'
-// script, and / itself, which sends a user to the first page it may open.
+// with a second factor for local accounts that have one or whose role
+// requires one (twofactor_login.go), signing out, changing one's own
+// password (also the forced change after an initial or reset password),
+// one's own second factor (twofactor.go), GET/DELETE /api/session for
+// the pages' script, and / itself, which sends a user to the first page
+// it may open.
 package account
 
 import (
@@ -10,6 +13,7 @@ import (
 	"sync"
 
 	"backupd/app/auth"
+	"backupd/db"
 	"backupd/web/ui/core"
 )
 
@@ -39,9 +43,15 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("GET /{$}", u.Page("", u.home))
 	mux.Handle("GET "+core.PathLogin, u.Public(u.loginForm))
 	mux.Handle("POST "+core.PathLogin, u.Public(u.login))
-	mux.Handle("POST /logout", u.Account(u.logout))
+	mux.Handle("POST /logout", u.SignOut(u.logout))
 	mux.Handle("GET "+core.PathPassword, u.Account(u.passwordForm))
 	mux.Handle("POST "+core.PathPassword, u.Account(u.changePassword))
+	mux.Handle("GET "+core.PathLogin2FA, u.Step(db.PendingTOTP, u.loginCodeForm))
+	mux.Handle("POST "+core.PathLogin2FA, u.Step(db.PendingTOTP, u.loginCode))
+	mux.Handle("GET "+core.PathAccount2FA, u.AccountOrStep(db.PendingEnroll, u.twoFactorForm))
+	mux.Handle("POST "+core.PathAccount2FA+"/confirm", u.AccountOrStep(db.PendingEnroll, u.confirmTwoFactor))
+	mux.Handle("POST "+core.PathAccount2FA+"/recovery-codes", u.Page("", u.regenerateCodes))
+	mux.Handle("POST "+core.PathAccount2FA+"/disable", u.Page("", u.disableTwoFactor))
 	mux.Handle("GET /api/session", u.APIAccount(u.apiSession))
 	mux.Handle("DELETE /api/session", u.APIAccount(u.apiLogout))
 }

@@ -105,12 +105,25 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	u.throttle.succeeded(keys)
-	ws, err := u.StartSessionAs(r.Context(), w, r, user, core.SessionOptions{Method: method})
+	// A local account with a second factor, or whose role requires one,
+	// is not signed in yet: its session owes that step (twofactor_login.go).
+	// A directory user's second factor is the directory's business.
+	step := ""
+	if method == db.SessionPassword {
+		if step, err = u.signInStep(r.Context(), user); err != nil {
+			return err
+		}
+	}
+	ws, err := u.StartSessionAs(r.Context(), w, r, user, core.SessionOptions{Method: method, Pending: step})
 	if err != nil {
 		return err
 	}
 	if _, err := u.Store.PruneWebSessions(r.Context(), now, now.Add(-core.IdleTimeout)); err != nil {
 		u.Log.Warn("pruning ended sessions failed", "err", err)
+	}
+	if step != "" {
+		http.Redirect(w, r, stepTarget(step, p.Next), http.StatusSeeOther)
+		return nil
 	}
 	ref := ws.ID[:16]
 	u.AuditEntry(r, db.AuditEntry{
