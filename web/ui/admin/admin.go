@@ -27,6 +27,7 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("GET /users/{id}", u.Page("users.view", u.userForm))
 	mux.Handle("POST /users/{id}", u.Page("users.update", u.updateUser))
 	mux.Handle("POST /users/{id}/password", u.Page("users.update", u.resetUserPassword))
+	mux.Handle("POST /users/{id}/2fa/reset", u.Page("users.update", u.resetUserTwoFactor))
 	mux.Handle("POST /users/{id}/delete", u.Page("users.delete", u.deleteUser))
 
 	u.MountPage(mux, "GET "+core.PathRoles, "roles.view", u.roles)

@@ -58,7 +58,9 @@ func (u *handlers) createRole(w http.ResponseWriter, r *http.Request) error {
 	if !credsOK && msg == "" {
 		msg = keyAdminErrBadForm
 	}
-	p := roleFormPage{New: true, CanEdit: true, Name: core.Truncate(name, 4*core.MaxNameChars), Description: core.Truncate(description, 4*maxDescriptionChars)}
+	require2FA := r.PostFormValue("require_2fa") != ""
+	p := roleFormPage{New: true, CanEdit: true, Name: core.Truncate(name, 4*core.MaxNameChars), Description: core.Truncate(description, 4*maxDescriptionChars),
+		Require2FA: require2FA}
 	fail := func(status int, key string, args ...any) error {
 		p.Error, p.Args = key, args
 		p.Grid = u.roleGrid(s, false, perms, true)
@@ -94,6 +96,14 @@ func (u *handlers) createRole(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	details := map[string]any{"name": name, "permissions": orEmpty(perms)}
+	if require2FA {
+		// A second statement: should it fail, the role exists without
+		// holders yet, and the form says so.
+		if err := u.Store.SetRoleRequire2FA(r.Context(), id, true); err != nil {
+			return err
+		}
+		details["require_2fa"] = true
+	}
 	if len(creds) > 0 {
 		// A second transaction: should it fail, the role exists with
 		// fewer grants, never more.
@@ -121,9 +131,13 @@ func (u *handlers) updateRole(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if ro.Builtin {
+		if r.PostFormValue("part") == "two_factor" {
+			return u.saveRoleTwoFactor(w, r, ro)
+		}
 		return &core.PageError{Status: http.StatusConflict, Message: keyAdminErrBuiltinRole}
 	}
 	name, description, perms, msg, args := readRole(r)
+	p.Require2FA = r.PostFormValue("require_2fa") != ""
 	creds, credsOK := formCredentials(r)
 	if !credsOK && msg == "" {
 		msg = keyAdminErrBadForm
@@ -178,6 +192,12 @@ func (u *handlers) updateRole(w http.ResponseWriter, r *http.Request) error {
 	if name != ro.Name {
 		details["old_name"] = ro.Name
 	}
+	if p.Require2FA != ro.Require2FA {
+		if err := u.Store.SetRoleRequire2FA(r.Context(), id, p.Require2FA); err != nil {
+			return err
+		}
+		details["require_2fa"] = p.Require2FA
+	}
 	if credsAdded, credsRemoved := idDiff(ro.Credentials, creds); len(credsAdded)+len(credsRemoved) > 0 {
 		if err := u.Store.SetRoleCredentials(r.Context(), id, creds); err != nil {
 			return err
@@ -186,6 +206,21 @@ func (u *handlers) updateRole(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.Audit(r, "role.update", "role", id, details)
 	core.RedirectDone(w, r, "/roles/"+strconv.FormatInt(id, 10), "updated")
+	return nil
+}
+
+// saveRoleTwoFactor sets whether a built-in role's holders must use a
+// second factor: the one thing of a built-in role that may change, as
+// its permissions are what most needs guarding.
+func (u *handlers) saveRoleTwoFactor(w http.ResponseWriter, r *http.Request, ro db.Role) error {
+	on := r.PostFormValue("require_2fa") != ""
+	if on != ro.Require2FA {
+		if err := u.Store.SetRoleRequire2FA(r.Context(), ro.ID, on); err != nil {
+			return err
+		}
+		u.Audit(r, "role.update", "role", ro.ID, map[string]any{"name": ro.Name, "require_2fa": on})
+	}
+	core.RedirectDone(w, r, "/roles/"+strconv.FormatInt(ro.ID, 10), "updated")
 	return nil
 }
 

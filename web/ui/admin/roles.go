@@ -96,9 +96,14 @@ type roleFormPage struct {
 	Holders     []string
 	Users       int
 	MoreHolders int
-	Error       string
-	Args        []any
-	Notice      string
+	// Require2FA: the role's holders (local accounts) must use a second
+	// factor. A built-in role, read-only otherwise, may still be given
+	// the rule (CanSet2FA) in a form of its own.
+	Require2FA bool
+	CanSet2FA  bool
+	Error      string
+	Args       []any
+	Notice     string
 }
 
 // shownHolders bounds the names a role page lists.
@@ -165,9 +170,11 @@ func (u *handlers) loadRolePage(r *http.Request, id int64) (roleFormPage, db.Rol
 	if err != nil {
 		return roleFormPage{}, ro, err
 	}
-	p := roleFormPage{ID: ro.ID, Name: ro.Name, Description: ro.Description, Builtin: ro.Builtin, All: ro.AllPermissions}
+	p := roleFormPage{ID: ro.ID, Name: ro.Name, Description: ro.Description, Builtin: ro.Builtin, All: ro.AllPermissions,
+		Require2FA: ro.Require2FA}
 	if ro.Builtin {
 		p.BuiltinText = builtinRoleDescriptions[ro.Name]
+		p.CanSet2FA = s.Can("roles.update")
 	} else {
 		p.CanEdit = s.Can("roles.update")
 		p.CanDelete = s.Can("roles.delete")

@@ -155,6 +155,10 @@ func (u *handlers) editPage(r *http.Request, m managed) userFormPage {
 	if t, err := u.Store.LastSignIn(r.Context(), m.user.ID); err == nil {
 		p.LastLoginAt = t
 	}
+	if f, err := u.Store.TwoFactorSummaries(r.Context(), []int64{m.user.ID}); err == nil {
+		p.TwoFactor = f[m.user.ID]
+	}
+	p.CanReset2FA = p.CanEdit && !self && p.TwoFactor.Enabled
 	return p
 }
 
@@ -262,6 +266,32 @@ func (u *handlers) resetUserPassword(w http.ResponseWriter, r *http.Request) err
 			secretPage{ID: id, Username: m.user.Username, Password: password, Reset: true})
 	}
 	core.RedirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "password")
+	return nil
+}
+
+// resetUserTwoFactor clears another user's second factor (a lost
+// phone) and ends the user's sessions; it signs in with its password
+// next and sets a new one up (at once, when a role requires it). One's
+// own is turned off on the account page, where a code of it is asked
+// for.
+func (u *handlers) resetUserTwoFactor(w http.ResponseWriter, r *http.Request) error {
+	m, err := u.changeable(r)
+	if err != nil {
+		return err
+	}
+	ctx, id := r.Context(), m.user.ID
+	p := u.editPage(r, m)
+	if p.Self {
+		p.Error = keyAdminErr2FASelf
+		return u.renderUserForm(w, r, http.StatusConflict, p, m.roleIDs, m.user.GroupIDs)
+	}
+	if err := u.Store.ResetTOTP(ctx, id); err != nil {
+		return err
+	}
+	u.Audit(r, "user.2fa_reset", "user", id, map[string]any{
+		"username": m.user.Username, "was_enabled": m.user.TOTPEnabled, "sessions_ended": true,
+	})
+	core.RedirectDone(w, r, "/users/"+strconv.FormatInt(id, 10), "2fa_reset")
 	return nil
 }
 

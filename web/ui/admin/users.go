@@ -33,6 +33,8 @@ type userRow struct {
 	db.UserSummary
 	MoreGroups int
 	Self       bool
+	// TwoFactor is the user's second factor.
+	TwoFactor db.TwoFactorSummary
 }
 
 const shownGroups = 3
@@ -40,6 +42,7 @@ const shownGroups = 3
 var userNotices = map[string]string{
 	"created": keyAdminUserCreated, "updated": keyAdminUserUpdated,
 	"deleted": keyAdminUserDeleted, "password": keyAdminUserPasswordReset,
+	"2fa_reset": keyAdmin2FAReset,
 }
 
 func (u *handlers) users(w http.ResponseWriter, r *http.Request) error {
@@ -51,9 +54,17 @@ func (u *handlers) users(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := usersPage{Q: q, Total: total, Pager: core.NewPager(r, n, adminPageSize, total), Notice: core.DoneNotice(r, userNotices)}
+	ids := make([]int64, len(list))
+	for i, us := range list {
+		ids[i] = us.ID
+	}
+	factors, err := u.Store.TwoFactorSummaries(r.Context(), ids)
+	if err != nil {
+		return err
+	}
 	self := core.SessionOf(r).UserID
 	for _, us := range list {
-		row := userRow{UserSummary: us, Self: us.ID == self}
+		row := userRow{UserSummary: us, Self: us.ID == self, TwoFactor: factors[us.ID]}
 		if len(us.Groups) > shownGroups {
 			row.MoreGroups = len(us.Groups) - shownGroups
 			row.Groups = us.Groups[:shownGroups]
@@ -92,6 +103,10 @@ type userFormPage struct {
 	// SeesNothing: the user has neither every group nor any group, so
 	// sees no device at all.
 	SeesNothing bool
+	// TwoFactor is the user's second factor; CanReset2FA lets the
+	// signed-in user clear it (another user it may change).
+	TwoFactor   db.TwoFactorSummary
+	CanReset2FA bool
 }
 
 // roleChoice is a role checkbox; Disabled ones the signed-in user may not
