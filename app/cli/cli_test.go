@@ -632,7 +632,7 @@ func TestExpiredKeyRefused(t *testing.T) {
 }
 
 // userRow is one line of `user list`, split on the column padding.
-type userRow struct{ id, username, active, roles, groups string }
+type userRow struct{ id, username, active, roles, groups, twoFA string }
 
 func userList(t *testing.T, data string) map[string]userRow {
 	t.Helper()
@@ -645,10 +645,10 @@ func userList(t *testing.T, data string) map[string]userRow {
 	rows := map[string]userRow{}
 	for _, line := range lines[1:] {
 		f := cols.Split(strings.TrimSpace(line), -1)
-		if len(f) != 6 {
-			t.Fatalf("user list line %q has %d columns, want 6", line, len(f))
+		if len(f) != 7 {
+			t.Fatalf("user list line %q has %d columns, want 7", line, len(f))
 		}
-		rows[f[1]] = userRow{id: f[0], username: f[1], active: f[2], roles: f[3], groups: f[4]}
+		rows[f[1]] = userRow{id: f[0], username: f[1], active: f[2], roles: f[3], groups: f[4], twoFA: f[6]}
 	}
 	return rows
 }

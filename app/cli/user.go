@@ -16,8 +16,8 @@ import (
 )
 
 func newUser(cfg *config.Config) *cobra.Command {
-	cmd := &cobra.Command{Use: "user", Short: "Create and list users, set passwords"}
-	cmd.AddCommand(newUserCreate(cfg), newUserPasswd(cfg), newUserList(cfg))
+	cmd := &cobra.Command{Use: "user", Short: "Create and list users, set passwords, reset second factors"}
+	cmd.AddCommand(newUserCreate(cfg), newUserPasswd(cfg), newUserList(cfg), newUserReset2FA(cfg))
 	return cmd
 }
 
@@ -168,7 +168,7 @@ func newUserList(cfg *config.Config) *cobra.Command {
 		Short: "List users with roles and group scope",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printList(cmd, cfg, (*db.Store).ListUsers, "ID\tUSERNAME\tACTIVE\tROLES\tGROUPS\tCREATED", func(w io.Writer, u db.User) {
+			return printList(cmd, cfg, (*db.Store).ListUsers, "ID\tUSERNAME\tACTIVE\tROLES\tGROUPS\tCREATED\t2FA", func(w io.Writer, u db.User) {
 				scope := "none"
 				if u.AllGroups {
 					scope = "all"
@@ -179,8 +179,53 @@ func newUserList(cfg *config.Config) *cobra.Command {
 					}
 					scope = strings.Join(ids, ",")
 				}
-				fmt.Fprintf(w, "%d\t%s\t%t\t%s\t%s\t%s\n", u.ID, u.Username, u.Active, strings.Join(u.Roles, ", "), scope, u.CreatedAt)
+				// The local second factor; a directory or provider
+				// account's is its source's business.
+				twoFA := "off"
+				switch {
+				case u.Source != db.UserLocal:
+					twoFA = "-"
+				case u.TOTPEnabled:
+					twoFA = "on"
+				}
+				fmt.Fprintf(w, "%d\t%s\t%t\t%s\t%s\t%s\t%s\n", u.ID, u.Username, u.Active, strings.Join(u.Roles, ", "), scope, u.CreatedAt, twoFA)
 			})
+		},
+	}
+}
+
+func newUserReset2FA(cfg *config.Config) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reset-2fa USERNAME",
+		Short: "Clear a user's second factor (a lost phone) and end its web sessions",
+		Long: "Clear a local user's second factor: its authenticator secret and recovery codes. The user's web\n" +
+			"sessions end; it signs in with its password next and may set up a new second factor (at once,\n" +
+			"when a role of it requires one). Works on the data directory, with or without a running server.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			store, _, err := openData(ctx, cfg, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			u, err := store.UserByName(ctx, args[0])
+			if errors.Is(err, db.ErrNotFound) {
+				return fmt.Errorf("no user %q", args[0])
+			} else if err != nil {
+				return err
+			}
+			if err := store.ResetTOTP(ctx, u.ID); err != nil {
+				return err
+			}
+			audit(ctx, store, cmd.ErrOrStderr(), "user.2fa_reset", "user", u.ID,
+				map[string]any{"username": u.Username, "was_enabled": u.TOTPEnabled, "sessions_ended": true})
+			if !u.TOTPEnabled {
+				fmt.Fprintf(cmd.ErrOrStderr(), "user %q had no second factor set up; its web sessions have ended\n", u.Username)
+				return nil
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "second factor of %q reset; its web sessions have ended\n", u.Username)
+			return nil
 		},
 	}
 }
