@@ -549,3 +549,38 @@ func TestTwoFactorFormsNeedCSRF(t *testing.T) {
 	}
 	expect(t, "the pending session is still pending", pending.get("/devices"), http.StatusSeeOther, "/login/2fa")
 }
+
+// A custom role takes the rule in its own form, created and changed with
+// the rest of it, and the change is audited with the role's.
+func TestTwoFactorCustomRoleRule(t *testing.T) {
+	e := newEnv(t)
+	admin := adminBrowser(t, e)
+	admin.get("/roles/new")
+	p := admin.post("/roles", url.Values{"name": {"Net admins"}, "perm": {"devices.view"}, "require_2fa": {"1"}})
+	expect(t, "create", p, http.StatusSeeOther, "")
+	rid := strings.TrimSuffix(strings.TrimPrefix(p.header.Get("Location"), "/roles/"), "?done=created")
+	n, err := strconv.ParseInt(rid, 10, 64)
+	if err != nil {
+		t.Fatalf("created role at %q", p.header.Get("Location"))
+	}
+	if d := auditDetails(t, e, "role.create"); d != `{"name":"Net admins","permissions":["devices.view"],"require_2fa":true}` {
+		t.Errorf("create audited with %s", d)
+	}
+	if r, _ := e.store.RoleByID(context.Background(), n); !r.Require2FA {
+		t.Error("the new role does not require a second factor")
+	}
+	expectBody(t, "role page", admin.get("/roles/"+rid), `id="require-2fa" checked`)
+	expect(t, "rename", admin.post("/roles/"+rid, url.Values{"name": {"Net admin"}, "perm": {"devices.view"}, "require_2fa": {"1"}}),
+		http.StatusSeeOther, "/roles/"+rid+"?done=updated")
+	if d := auditDetails(t, e, "role.update"); strings.Contains(d, "require_2fa") {
+		t.Errorf("an unchanged rule is audited as a change: %s", d)
+	}
+	expect(t, "rule off", admin.post("/roles/"+rid, url.Values{"name": {"Net admin"}, "perm": {"devices.view"}}),
+		http.StatusSeeOther, "/roles/"+rid+"?done=updated")
+	if d := auditDetails(t, e, "role.update"); !strings.Contains(d, `"require_2fa":false`) {
+		t.Errorf("turning the rule off audited with %s", d)
+	}
+	if r, _ := e.store.RoleByID(context.Background(), n); r.Require2FA {
+		t.Error("the rule stayed on")
+	}
+}
