@@ -46,13 +46,20 @@ func (e *env) code(secret string) string {
 	return c
 }
 
-// wrongCode is a six-digit code that is no code of secret's window now.
+// wrongCode is a six-digit code that is no code of secret's window now
+// (the codes of the steps around it, computed as the app does).
 func (e *env) wrongCode(secret string) string {
 	e.t.Helper()
-	now := e.clock.Now()
-	for n := 0; n < 1000; n++ {
-		c := fmt.Sprintf("%06d", (n*7919+12345)%1000000)
-		if _, res, _ := auth.CheckTOTP(secret, c, now, 0); res == auth.TOTPWrong {
+	window := map[string]bool{}
+	for _, d := range []time.Duration{-30 * time.Second, 0, 30 * time.Second} {
+		c, err := auth.TOTPCode(secret, e.clock.Now().Add(d))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		window[c] = true
+	}
+	for n := 0; n < 10; n++ {
+		if c := fmt.Sprintf("%06d", (n*7919+12345)%1000000); !window[c] {
 			return c
 		}
 	}
