@@ -270,8 +270,10 @@ type UserSummary struct {
 	AllGroups          bool
 	MustChangePassword bool
 	CreatedAt          string
-	Roles              []string
-	Groups             []GroupRef
+	// Source is where the user signs in (UserLocal, UserLDAP, UserOIDC).
+	Source string
+	Roles  []string
+	Groups []GroupRef
 	// LastLoginAt is the last sign-in to the web interface the audit log
 	// records; nil when there is none.
 	LastLoginAt *time.Time
@@ -286,10 +288,10 @@ func (s *Store) UserPage(ctx context.Context, q string, limit, offset int) ([]Us
 	}
 	items, total, err := engine.Page(ctx, s.reader, func(row engine.Scanner) (UserSummary, error) {
 		var u UserSummary
-		err := row.Scan(&u.ID, &u.Username, &u.Active, &u.AllGroups, &u.MustChangePassword, &u.CreatedAt)
+		err := row.Scan(&u.ID, &u.Username, &u.Active, &u.AllGroups, &u.MustChangePassword, &u.CreatedAt, &u.Source)
 		return u, err
 	}, `SELECT COUNT(*) FROM users WHERE `+where,
-		`SELECT id, username, active, all_groups, must_change_password, created_at FROM users WHERE `+where+
+		`SELECT id, username, active, all_groups, must_change_password, created_at, source FROM users WHERE `+where+
 			` ORDER BY `+s.d.FoldedOrder("username")+`, id`, limit, offset, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list users: %w", err)

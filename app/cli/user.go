@@ -144,6 +144,9 @@ func newUserPasswd(cfg *config.Config) *cobra.Command {
 			} else if err != nil {
 				return err
 			}
+			if u.Source != db.UserLocal {
+				return fmt.Errorf("%s signs in through %s: its password is there, backupd keeps none", u.Username, sourceName(u.Source))
+			}
 			// Whoever had the old password may have a browser signed in:
 			// the user's web sessions end with it.
 			if err := store.ResetPassword(cmd.Context(), u.ID, hash, mustChange, nil); err != nil {
@@ -228,4 +231,15 @@ func newUserReset2FA(cfg *config.Config) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// sourceName names where a user signs in, for messages.
+func sourceName(source string) string {
+	switch source {
+	case db.UserLDAP:
+		return "the LDAP directory"
+	case db.UserOIDC:
+		return "single sign-on"
+	}
+	return "a local password"
 }

@@ -115,6 +115,17 @@ func TestLDAPSignIn(t *testing.T) {
 	expect(t, "alice opens devices", alice.get("/devices"), http.StatusOK, "")
 	expect(t, "alice has no password page", alice.get("/account/password"), http.StatusConflict, "")
 
+	// The administrator sees where alice signs in, and has no password
+	// of hers to reset.
+	userPage := "/users/" + strconv.FormatInt(u.ID, 10)
+	p = admin.get(userPage)
+	expectBody(t, "alice's user page", p, `id="user-external"`, "signs in through the LDAP directory")
+	if strings.Contains(p.body, `id="reset-form"`) {
+		t.Fatal("alice's page offers a password reset")
+	}
+	expect(t, "reset alice's password", admin.post(userPage+"/password", url.Values{"password_mode": {"generate"}}), http.StatusConflict, "")
+	expectBody(t, "users list", admin.get("/users"), `title="Signs in through the LDAP directory">LDAP</span>`)
+
 	bob := e.browser()
 	bob.mustLogin("bob", testldap.BobPassword)
 	if u, _ := e.store.UserByName(ctx, "bob"); u.AllGroups || len(u.GroupIDs) != 1 || u.GroupIDs[0] != core.ID {

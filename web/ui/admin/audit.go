@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/identity"
+
 	"backupd/app/auth"
 	"backupd/db"
 	"backupd/web/ui/core"
@@ -62,7 +64,8 @@ type auditRow struct {
 type detail struct{ Key, Value string }
 
 // auditInterfaces are the interfaces and their names' message keys.
-var auditInterfaces = map[string]string{"web": keyAdminIfaceWeb, "api": keyAdminIfaceAPI, "cli": keyAdminIfaceCLI}
+var auditInterfaces = map[string]string{"web": keyAdminIfaceWeb, "api": keyAdminIfaceAPI, "cli": keyAdminIfaceCLI,
+	identity.AuditInterface: keyAdminIfaceSystem}
 
 // maxFilterBytes bounds each filter field.
 const maxFilterBytes = 200

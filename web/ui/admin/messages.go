@@ -58,6 +58,9 @@ const (
 	keyAdminIfaceWeb = "admin.audit.iface.web"
 	keyAdminIfaceAPI = "admin.audit.iface.api"
 	keyAdminIfaceCLI = "admin.audit.iface.cli"
+	// keyAdminIfaceSystem is in signin.*.json: the directory sync acts
+	// on its own.
+	keyAdminIfaceSystem = "admin.audit.iface.system"
 
 	keyAdminKeyActive        = "admin.keys.state.active"
 	keyAdminKeyRevoked       = "admin.keys.state.revoked"

@@ -19,4 +19,6 @@ const (
 	keySignInErrMappingGroup  = "signin.error.mapping_group"
 	keySignInErrMappingExists = "signin.error.mapping_exists"
 	keySignInErrMappingLimit  = "signin.error.mapping_limit"
+
+	keyAdminErrExternalPassword = "admin.users.error.external_password"
 )

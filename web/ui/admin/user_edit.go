@@ -144,7 +144,7 @@ func (u *handlers) editPage(r *http.Request, m managed) userFormPage {
 	s := core.SessionOf(r)
 	self := m.user.ID == s.UserID
 	p := userFormPage{
-		ID: m.user.ID, Username: m.user.Username, Self: self, Active: m.user.Active,
+		ID: m.user.ID, Username: m.user.Username, Source: m.user.Source, Self: self, Active: m.user.Active,
 		AllGroups: m.user.AllGroups, MustChange: m.user.MustChangePassword,
 		CanEdit:   s.Can("users.update") && m.manageable,
 		CanDelete: s.Can("users.delete") && m.manageable && !self,
@@ -246,6 +246,10 @@ func (u *handlers) resetUserPassword(w http.ResponseWriter, r *http.Request) err
 	}
 	if p.Self {
 		return fail(http.StatusConflict, keyAdminErrSelfReset)
+	}
+	if m.user.Source != db.UserLocal {
+		// Its password is the directory's or the provider's.
+		return fail(http.StatusConflict, keyAdminErrExternalPassword)
 	}
 	password, generated, msg, args := readNewPassword(r)
 	if msg != "" {

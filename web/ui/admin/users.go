@@ -80,7 +80,11 @@ type userFormPage struct {
 	New      bool
 	ID       int64
 	Username string
-	Self     bool
+	// Source is where the user signs in (db.UserLocal, UserLDAP,
+	// UserOIDC); a directory or provider user has no password here, and
+	// its roles follow its groups.
+	Source string
+	Self   bool
 	// PasswordMode is "generate" or "set" (new users).
 	PasswordMode string
 	MustChange   bool
