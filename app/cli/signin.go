@@ -55,15 +55,15 @@ func newSignInShow(cfg *config.Config) *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "ldap\t%s\n", onOff(l.Enabled))
 			for _, kv := range [][2]string{{"url", l.URL}, {"security", l.Security}, {"bind dn", l.BindDN},
-				{"bind password", stored(len(l.BindPassword) > 0)}, {"ca certificate", stored(l.CACert != "")},
+				{"bind password", stored(len(l.BindPassword) > 0)}, {"ca certificate", pinned(l.CACert)},
 				{"base dn", l.BaseDN}, {"user filter", l.UserFilter}, {"username attribute", l.UsernameAttr},
 				{"group mode", l.GroupMode}, {"group base dn", l.GroupBaseDN}, {"group filter", l.GroupFilter},
-				{"sync interval", identity.SyncInterval(l).String()}} {
+				{"timeout", ldapTimeout(l)}, {"sync interval", identity.SyncInterval(l).String()}} {
 				fmt.Fprintf(tw, "  %s\t%s\n", kv[0], kv[1])
 			}
 			fmt.Fprintf(tw, "oidc\t%s\n", onOff(o.Enabled))
 			for _, kv := range [][2]string{{"name", o.Name}, {"issuer", o.Issuer}, {"client id", o.ClientID},
-				{"client secret", stored(len(o.ClientSecret) > 0)}, {"external url", o.ExternalURL},
+				{"client secret", stored(len(o.ClientSecret) > 0)}, {"ca certificate", pinned(o.CACert)}, {"external url", o.ExternalURL},
 				{"scopes", strings.Join(o.Scopes, " ")}, {"username claim", o.UsernameClaim}, {"groups claim", o.GroupsClaim}} {
 				fmt.Fprintf(tw, "  %s\t%s\n", kv[0], kv[1])
 			}
@@ -95,6 +95,23 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// pinned says whether a CA certificate is pinned (it is no secret, but
+// long).
+func pinned(pem string) string {
+	if pem == "" {
+		return "(none: the system's authorities)"
+	}
+	return "(pinned)"
+}
+
+// ldapTimeout is the settings' timeout or the default.
+func ldapTimeout(s db.LDAPSettings) string {
+	if s.Timeout > 0 {
+		return time.Duration(s.Timeout).String()
+	}
+	return ldapdir.DefaultTimeout.String()
 }
 
 func stored(b bool) string {
