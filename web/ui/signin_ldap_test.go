@@ -97,6 +97,8 @@ func TestLDAPSignIn(t *testing.T) {
 	p = admin.post("/settings/sign-in/ldap/test", url.Values{"username": {"carol"}})
 	expectBody(t, "test carol", p, ">lab<", "In no mapped group")
 
+	expectBody(t, "login page with LDAP on", e.browser().get("/login"), `id="login-directory"`)
+
 	// alice signs in with her directory password: a directory user with
 	// the mapped role, no password kept.
 	alice := e.browser()

@@ -26,6 +26,15 @@ type loginPage struct {
 	Notice string
 	// SignIn are the buttons of single sign-on, beside the form.
 	SignIn []core.SignInOption
+	// Directory: directory accounts sign in with this form too.
+	Directory bool
+}
+
+// directoryOn reports whether LDAP sign-in is on, for the form's hint
+// (false when the settings cannot be read: the hint is no matter).
+func (u *handlers) directoryOn(ctx context.Context) bool {
+	s, err := u.Store.LDAPConfig(ctx)
+	return err == nil && s.Enabled
 }
 
 func (u *handlers) loginForm(w http.ResponseWriter, r *http.Request) error {
@@ -34,7 +43,7 @@ func (u *handlers) loginForm(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, core.LocalPath(next, "/"), http.StatusSeeOther)
 		return nil
 	}
-	p := loginPage{Next: next, SignIn: u.SignInOptions(r.Context(), next)}
+	p := loginPage{Next: next, SignIn: u.SignInOptions(r.Context(), next), Directory: u.directoryOn(r.Context())}
 	switch {
 	case r.URL.Query().Get("ended") != "":
 		p.Notice = keyLoginEnded
@@ -52,7 +61,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	username := strings.TrimSpace(r.PostFormValue("username"))
 	password := r.PostFormValue("password")
 	p := loginPage{Username: username, Next: core.LocalPath(r.PostFormValue("next"), "")}
-	p.SignIn = u.SignInOptions(r.Context(), p.Next)
+	p.SignIn, p.Directory = u.SignInOptions(r.Context(), p.Next), u.directoryOn(r.Context())
 	if len(username) > core.MaxUsernameBytes {
 		p.Username = core.Truncate(username, core.MaxUsernameBytes)
 	}

@@ -21,4 +21,10 @@ const (
 	keySignInErrMappingLimit  = "signin.error.mapping_limit"
 
 	keyAdminErrExternalPassword = "admin.users.error.external_password"
+
+	keySignInStepSettings    = "signin.step.settings"
+	keySignInStepConnect     = "signin.step.connect"
+	keySignInStepServiceBind = "signin.step.service_bind"
+	keySignInStepUserSearch  = "signin.step.user_search"
+	keySignInStepGroups      = "signin.step.groups"
 )

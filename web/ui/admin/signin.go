@@ -92,8 +92,24 @@ type mappingRow struct {
 type ldapTest struct {
 	Username string
 	Report   ldapdir.Report
-	Roles    []string
-	Matched  []string
+	// Steps are the report's steps with their names' message keys.
+	Steps   []testStep
+	Roles   []string
+	Matched []string
+}
+
+// testStep is a step of the test as the page shows it: its name's
+// message key, and the directory's own words (English) for the detail.
+type testStep struct {
+	Key    string
+	OK     bool
+	Detail string
+}
+
+// stepKeys are the message keys of the test's steps.
+var stepKeys = map[string]string{
+	ldapdir.StepConnect: keySignInStepConnect, ldapdir.StepServiceBind: keySignInStepServiceBind,
+	ldapdir.StepUserSearch: keySignInStepUserSearch, ldapdir.StepGroups: keySignInStepGroups,
 }
 
 // syncResult is a "Sync now" outcome.
@@ -446,6 +462,13 @@ func (u *handlers) testLDAP(w http.ResponseWriter, r *http.Request) error {
 		tctx, cancel := context.WithTimeout(ctx, ldapTestTimeout)
 		t.Report = dir.Test(tctx, username)
 		cancel()
+	}
+	for _, st := range t.Report.Steps {
+		key, ok := stepKeys[st.Name]
+		if !ok {
+			key = keySignInStepSettings
+		}
+		t.Steps = append(t.Steps, testStep{Key: key, OK: st.OK, Detail: st.Detail})
 	}
 	if t.Report.Entry != nil {
 		a := identity.Resolve(set.Mappings, t.Report.Entry.GroupKeys())

@@ -61,6 +61,9 @@ type loginPage struct {
 	Args     []any
 	Notice   string
 	SignIn   []core.SignInOption
+	// Directory is the password form's hint (account's loginPage); the
+	// single sign-on pages leave it out.
+	Directory bool
 }
 
 // refusal is a sign-in refused: the page's status and message, and the
