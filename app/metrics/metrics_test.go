@@ -44,6 +44,11 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	EngineRunning(false)
 	EngineRestarted()
 	EngineRunning(true)
+	SignIn("ldap", true)
+	SignIn("password", false)
+	SignIn("password", false)
+	DirectorySync(false, 0)
+	DirectorySync(true, 2)
 
 	now := time.Now()
 	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
@@ -108,6 +113,11 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		"# TYPE backupd_git_foreign_commit gauge\n",
 		`backupd_engine_running 1`,
 		`backupd_engine_restarts_total 1`,
+		`backupd_signins_total{method="ldap",result="success"} 1`,
+		`backupd_signins_total{method="password",result="failure"} 2`,
+		`backupd_directory_sync_total{result="failure"} 1`,
+		`backupd_directory_sync_total{result="success"} 1`,
+		`backupd_directory_users_disabled_total 2`,
 		"# TYPE backupd_engine_running gauge\n",
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
