@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"backupd/app/identity/ldapdir"
+	"backupd/internal/testldap"
+
 	"backupd/app/auth"
 	"backupd/db"
 	"backupd/internal/dbtest"
@@ -479,20 +482,26 @@ func TestTwoFactorAccountPage(t *testing.T) {
 }
 
 // The local second factor is for local accounts: a directory account's
-// own source asks for its second factor.
+// own source asks for its second factor. alice signs in through a real
+// slapd while her role requires a second factor: no step is owed, and
+// her account page offers none.
 func TestTwoFactorNotForDirectoryAccounts(t *testing.T) {
 	e := newEnv(t)
-	dan := e.createUser("dan", "dan-password-123", auth.RoleOperator, true)
-	e.enrolTOTP(dan)
-	op, _ := e.store.RoleByName(context.Background(), auth.RoleOperator)
-	if err := e.store.SetRoleRequire2FA(context.Background(), op.ID, true); err != nil {
+	srv := testldap.Start(t)
+	ctx := context.Background()
+	op, _ := e.store.RoleByName(ctx, auth.RoleOperator)
+	if err := e.store.SetRoleRequire2FA(ctx, op.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dbtest.Poke(t, e.store).Exec(`UPDATE users SET source = 'ldap' WHERE id = ?`, dan); err != nil {
+	preset, _ := ldapdir.Preset("openldap")
+	set := srv.Settings(preset)
+	set.BindPassword = e.sealer.Seal(srv.ServicePassword, db.LDAPBindPurpose)
+	set.Mappings = []db.GroupMapping{{Group: "netops", RoleIDs: []int64{op.ID}, AllGroups: true}}
+	if err := e.store.PutSetting(ctx, db.SettingLDAP, set); err != nil {
 		t.Fatal(err)
 	}
 	b := e.browser()
-	b.mustLogin("dan", "dan-password-123")
+	b.mustLogin("alice", testldap.AlicePassword)
 	p := b.get("/account/2fa")
 	expectBody(t, "account page", p, `id="twofa-not-local"`)
 	if strings.Contains(p.body, `id="twofa-qr"`) {
