@@ -108,7 +108,8 @@ func TestLDAPSignIn(t *testing.T) {
 		!u.AllGroups || len(u.Roles) != 1 || u.Roles[0] != auth.RoleOperator {
 		t.Fatalf("alice after sign-in: %+v %v", u, err)
 	}
-	if a := lastAudit(t, e, "session.login"); a.Username != "alice" || a.Details["method"] != "ldap" {
+	if a := lastAudit(t, e, "session.login"); a.Username != "alice" || a.Details["method"] != "ldap" ||
+		a.Details["provider"] != strings.TrimPrefix(srv.LDAPSURL, "ldaps://") {
 		t.Fatalf("sign-in audit: %+v", a)
 	}
 	if a := lastAudit(t, e, "user.directory_created"); a.Username != "alice" || a.Details["groups"] == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,24 @@ type loginPage struct {
 	SignIn []core.SignInOption
 	// Directory: directory accounts sign in with this form too.
 	Directory bool
+}
+
+// signInDetails are the audit details of a sign-in by method: the
+// method, for the directory its server (the provider), and more as
+// key/value pairs.
+func (u *handlers) signInDetails(ctx context.Context, method string, kv ...string) map[string]any {
+	d := map[string]any{"method": method}
+	if method == db.SessionLDAP {
+		if s, err := u.Store.LDAPConfig(ctx); err == nil {
+			if pu, err := url.Parse(s.URL); err == nil {
+				d["provider"] = pu.Host
+			}
+		}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		d[kv[i]] = kv[i+1]
+	}
+	return d
 }
 
 // directoryOn reports whether LDAP sign-in is on, for the form's hint
@@ -84,7 +103,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 		metrics.SignIn(method, false)
 		u.AuditEntry(r, db.AuditEntry{
 			Username: user.Username, Action: "session.login_failed", TargetType: "user", TargetID: core.IDString(user.ID),
-			Details: map[string]any{"method": method, "reason": reason},
+			Details: u.signInDetails(r.Context(), method, "reason", reason),
 		})
 		p.Error = keyLoginDirectoryDown
 		return u.Render(w, r, http.StatusServiceUnavailable, "login.html", keyTitleLogin, p)
@@ -102,7 +121,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.AuditEntry(r, db.AuditEntry{
 			UserID: uid, Username: name, Action: "session.login_failed", TargetType: "user",
-			TargetID: core.IDString(user.ID), Details: map[string]any{"method": method, "reason": reason},
+			TargetID: core.IDString(user.ID), Details: u.signInDetails(r.Context(), method, "reason", reason),
 		})
 		if !until.IsZero() {
 			u.Log.Warn("sign-in locked after failures", "request_id", web.RequestID(r.Context()),
@@ -137,7 +156,7 @@ func (u *handlers) login(w http.ResponseWriter, r *http.Request) error {
 	ref := ws.ID[:16]
 	u.AuditEntry(r, db.AuditEntry{
 		UserID: &user.ID, Username: user.Username, SessionID: &ref, Action: "session.login",
-		TargetType: "user", TargetID: core.IDString(user.ID), Details: map[string]any{"method": method},
+		TargetType: "user", TargetID: core.IDString(user.ID), Details: u.signInDetails(r.Context(), method),
 	})
 	target := core.LocalPath(p.Next, "/")
 	if user.MustChangePassword {
