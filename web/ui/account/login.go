@@ -258,7 +258,7 @@ func (u *handlers) lockMessage(w http.ResponseWriter, now, until time.Time) (str
 }
 
 // logout ends the session; a single sign-on session is ended at the
-// provider too (core.SignOut).
+// provider too (core.UI.Leave).
 func (u *handlers) logout(w http.ResponseWriter, r *http.Request) error {
 	return u.Leave(w, r)
 }

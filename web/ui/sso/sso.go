@@ -3,7 +3,7 @@
 // /login/oidc/callback signs it in when it comes back. The protocol is
 // app/identity/oidc's; turning the person into a backupd user (roles
 // from the mapped groups) is app/identity's. Sign-out at the provider is
-// core.SignOut's, since the account room's sign-out serves every
+// core.Leave's, since the account room's sign-out serves every
 // session.
 //
 // A sign-in begun here is bound to the browser twice: the state goes
@@ -24,6 +24,7 @@ import (
 
 	"backupd/app/identity"
 	"backupd/app/identity/oidc"
+	"backupd/app/metrics"
 	"backupd/db"
 	"backupd/web"
 	"backupd/web/ui/core"
@@ -259,6 +260,7 @@ func (h *handlers) callback(w http.ResponseWriter, r *http.Request) error {
 		UserID: &user.ID, Username: user.Username, SessionID: &ref, Action: "session.login",
 		TargetType: "user", TargetID: core.IDString(user.ID), Details: details,
 	})
+	metrics.SignIn(db.SessionOIDC, true)
 	http.Redirect(w, r, core.LocalPath(next, "/"), http.StatusSeeOther)
 	return nil
 }
@@ -275,6 +277,7 @@ func (h *handlers) refuse(w http.ResponseWriter, r *http.Request, s db.OIDCSetti
 		e.UserID, e.Username, e.TargetID = &f.user.ID, f.user.Username, core.IDString(f.user.ID)
 	}
 	h.AuditEntry(r, e)
+	metrics.SignIn(db.SessionOIDC, false)
 	return h.render(w, r, f.status, f.key, f.args, f.next)
 }
 
