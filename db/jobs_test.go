@@ -506,6 +506,11 @@ func TestJobViewsFollowScope(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The second batch is queued in a later millisecond than the first
+	// ended: jobs that end within the millisecond a batch is queued count
+	// as its own (JobBatchStart), and a fast machine does all of the
+	// above within one.
+	time.Sleep(2 * time.Millisecond)
 	active := enqueueNow(t, s, queue.TriggerManual, a1, r1, b1)
 	if _, err := s.ClaimJobs(ctx, "w", 1, active[1:2]); err != nil {
 		t.Fatal(err)
