@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"backupd/app/config"
 	"backupd/app/identity"
@@ -140,6 +141,14 @@ func roleNamesByID(ctx context.Context, store *db.Store, ids []int64) ([]string,
 	return out, nil
 }
 
+// setChanged sets *dst to v when the flag name was given (or set from
+// the environment): a flag left out keeps the stored value.
+func setChanged(fl *pflag.FlagSet, name string, dst *string, v string) {
+	if fl.Changed(name) {
+		*dst = v
+	}
+}
+
 // readSecretFile reads a secret from a file ("-": standard input), its
 // first line, bounded.
 func readSecretFile(path string, stdin io.Reader) (string, error) {
@@ -215,11 +224,7 @@ func newSignInLDAP(cfg *config.Config) *cobra.Command {
 				cur.Preset, cur.UserFilter, cur.UsernameAttr = preset, p.UserFilter, p.UsernameAttr
 				cur.GroupMode, cur.GroupFilter, cur.GroupMemberAttr = p.GroupMode, p.GroupFilter, p.GroupMemberAttr
 			}
-			set := func(name string, dst *string, v string) {
-				if fl.Changed(name) {
-					*dst = v
-				}
-			}
+			set := func(name string, dst *string, v string) { setChanged(fl, name, dst, v) }
 			set("ldap-url", &cur.URL, in.URL)
 			set("ldap-security", &cur.Security, in.Security)
 			set("ldap-bind-dn", &cur.BindDN, in.BindDN)
@@ -307,11 +312,7 @@ func newSignInOIDC(cfg *config.Config) *cobra.Command {
 				return err
 			}
 			fl := cmd.Flags()
-			set := func(name string, dst *string, v string) {
-				if fl.Changed(name) {
-					*dst = v
-				}
-			}
+			set := func(name string, dst *string, v string) { setChanged(fl, name, dst, v) }
 			set("oidc-name", &cur.Name, in.Name)
 			set("oidc-issuer", &cur.Issuer, in.Issuer)
 			set("oidc-client-id", &cur.ClientID, in.ClientID)

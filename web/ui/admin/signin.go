@@ -70,6 +70,23 @@ type oidcForm struct {
 	RedirectURL                        string
 }
 
+// ldapFormOf is the LDAP section as stored.
+func ldapFormOf(s db.LDAPSettings) ldapForm {
+	f := ldapForm{LDAPSettings: s}
+	if s.Timeout > 0 {
+		f.Timeout = time.Duration(s.Timeout).String()
+	}
+	if s.SyncInterval > 0 {
+		f.SyncInterval = time.Duration(s.SyncInterval).String()
+	}
+	return f
+}
+
+// oidcFormOf is the OpenID Connect section as stored.
+func oidcFormOf(s db.OIDCSettings) oidcForm {
+	return oidcForm{OIDCSettings: s, Scopes: strings.Join(s.Scopes, " ")}
+}
+
 // mappingSection is one source's mappings and the add form's choices.
 type mappingSection struct {
 	Source  string
@@ -146,14 +163,7 @@ func (u *handlers) renderSignIn(w http.ResponseWriter, r *http.Request, status i
 		return err
 	}
 	if !typed {
-		p.LDAP = ldapForm{LDAPSettings: lset}
-		if lset.Timeout > 0 {
-			p.LDAP.Timeout = time.Duration(lset.Timeout).String()
-		}
-		if lset.SyncInterval > 0 {
-			p.LDAP.SyncInterval = time.Duration(lset.SyncInterval).String()
-		}
-		p.OIDC = oidcForm{OIDCSettings: oset, Scopes: strings.Join(oset.Scopes, " ")}
+		p.LDAP, p.OIDC = ldapFormOf(lset), oidcFormOf(oset)
 	}
 	p.LDAP.HasBindPassword = len(lset.BindPassword) > 0
 	p.OIDC.HasClientSecret = len(oset.ClientSecret) > 0
@@ -399,16 +409,10 @@ func (u *handlers) renderSignInTyped(w http.ResponseWriter, r *http.Request, sta
 		return err
 	}
 	if p.Section != "ldap" {
-		p.LDAP = ldapForm{LDAPSettings: lset}
-		if lset.Timeout > 0 {
-			p.LDAP.Timeout = time.Duration(lset.Timeout).String()
-		}
-		if lset.SyncInterval > 0 {
-			p.LDAP.SyncInterval = time.Duration(lset.SyncInterval).String()
-		}
+		p.LDAP = ldapFormOf(lset)
 	}
 	if p.Section != "oidc" {
-		p.OIDC = oidcForm{OIDCSettings: oset, Scopes: strings.Join(oset.Scopes, " ")}
+		p.OIDC = oidcFormOf(oset)
 	}
 	return u.renderSignIn(w, r, status, p, true)
 }
