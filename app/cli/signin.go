@@ -259,10 +259,7 @@ func newSignInLDAP(cfg *config.Config) *cobra.Command {
 			if err != nil {
 				return flagErrors(err, "ldap-")
 			}
-			audit(ctx, store, cmd.ErrOrStderr(), "settings.update", "settings", db.SettingLDAP, map[string]any{
-				"enabled": after.Enabled, "url": after.URL, "security": after.Security, "bind_dn": after.BindDN,
-				"bind_password_changed": string(before.BindPassword) != string(after.BindPassword),
-				"base_dn":               after.BaseDN, "user_filter": after.UserFilter, "group_mode": after.GroupMode})
+			audit(ctx, store, cmd.ErrOrStderr(), "settings.update", "settings", db.SettingLDAP, identity.LDAPAudit(before, after))
 			fmt.Fprintf(cmd.OutOrStdout(), "LDAP sign-in saved (%s); test it with: backupd signin test USERNAME\n", onOff(after.Enabled))
 			return nil
 		},
@@ -340,9 +337,7 @@ func newSignInOIDC(cfg *config.Config) *cobra.Command {
 			if err != nil {
 				return flagErrors(err, "oidc-")
 			}
-			audit(ctx, store, cmd.ErrOrStderr(), "settings.update", "settings", db.SettingOIDC, map[string]any{
-				"enabled": after.Enabled, "name": after.Name, "issuer": after.Issuer, "client_id": after.ClientID,
-				"client_secret_changed": string(before.ClientSecret) != string(after.ClientSecret), "external_url": after.ExternalURL})
+			audit(ctx, store, cmd.ErrOrStderr(), "settings.update", "settings", db.SettingOIDC, identity.OIDCAudit(before, after))
 			fmt.Fprintf(cmd.OutOrStdout(), "single sign-on saved (%s); redirect URL to register at the provider: %s/login/oidc/callback\n",
 				onOff(after.Enabled), strings.TrimRight(after.ExternalURL, "/"))
 			return nil

@@ -97,6 +97,10 @@ func TestSignInCommands(t *testing.T) {
 		if e.Interface == "cli" {
 			seen[e.Action] = true
 		}
+		if e.Interface == "cli" && e.TargetID == db.SettingLDAP && e.Details["url"] == srv.LDAPSURL &&
+			(e.Details["bind_password_changed"] != true || e.Details["user_filter"] == nil) {
+			t.Errorf("the cli audit of the LDAP settings: %v", e.Details)
+		}
 	}
 	for _, a := range []string{"settings.update", "signin.mapping_add", "signin.mapping_delete"} {
 		if !seen[a] {

@@ -190,3 +190,27 @@ func SyncInterval(s db.LDAPSettings) time.Duration {
 	}
 	return DefaultSyncInterval
 }
+
+// LDAPAudit is what the audit log keeps of a change of the LDAP settings,
+// from the web page or the command line alike: every field but the
+// service account's password, which is only said to have changed.
+func LDAPAudit(before, after db.LDAPSettings) map[string]any {
+	return map[string]any{
+		"enabled": after.Enabled, "url": after.URL, "security": after.Security, "ca_cert_set": after.CACert != "",
+		"bind_dn": after.BindDN, "bind_password_changed": !slices.Equal(before.BindPassword, after.BindPassword),
+		"base_dn": after.BaseDN, "user_filter": after.UserFilter, "username_attr": after.UsernameAttr,
+		"group_mode": after.GroupMode, "group_base_dn": after.GroupBaseDN, "group_filter": after.GroupFilter,
+		"timeout": time.Duration(after.Timeout).String(), "sync_interval": time.Duration(after.SyncInterval).String(),
+	}
+}
+
+// OIDCAudit is what the audit log keeps of a change of the OpenID Connect
+// settings: every field but the client secret, which is only said to
+// have changed.
+func OIDCAudit(before, after db.OIDCSettings) map[string]any {
+	return map[string]any{
+		"enabled": after.Enabled, "name": after.Name, "issuer": after.Issuer, "client_id": after.ClientID,
+		"client_secret_changed": !slices.Equal(before.ClientSecret, after.ClientSecret), "external_url": after.ExternalURL,
+		"scopes": after.Scopes, "username_claim": after.UsernameClaim, "groups_claim": after.GroupsClaim, "ca_cert_set": after.CACert != "",
+	}
+}

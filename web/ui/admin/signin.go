@@ -335,7 +335,7 @@ func (u *handlers) saveLDAP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return u.refuseSignInErr(w, r, page, err)
 	}
-	u.AuditAs(r, "settings.update", "settings", db.SettingLDAP, ldapAudit(before, after))
+	u.AuditAs(r, "settings.update", "settings", db.SettingLDAP, identity.LDAPAudit(before, after))
 	http.Redirect(w, r, pathSignIn+"?done=ldap#ldap", http.StatusSeeOther)
 	return nil
 }
@@ -351,18 +351,6 @@ func formDuration(s string) (db.Duration, bool) {
 		return 0, true
 	}
 	return db.Duration(d), false
-}
-
-// ldapAudit is what the audit log keeps of an LDAP change: every field
-// but the password, which is only said to have changed.
-func ldapAudit(before, after db.LDAPSettings) map[string]any {
-	return map[string]any{
-		"enabled": after.Enabled, "url": after.URL, "security": after.Security, "ca_cert_set": after.CACert != "",
-		"bind_dn": after.BindDN, "bind_password_changed": !slices.Equal(before.BindPassword, after.BindPassword),
-		"base_dn": after.BaseDN, "user_filter": after.UserFilter, "username_attr": after.UsernameAttr,
-		"group_mode": after.GroupMode, "group_base_dn": after.GroupBaseDN, "group_filter": after.GroupFilter,
-		"timeout": time.Duration(after.Timeout).String(), "sync_interval": time.Duration(after.SyncInterval).String(),
-	}
 }
 
 // saveOIDC stores the OpenID Connect section.
@@ -387,11 +375,7 @@ func (u *handlers) saveOIDC(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return u.refuseSignInErr(w, r, page, err)
 	}
-	u.AuditAs(r, "settings.update", "settings", db.SettingOIDC, map[string]any{
-		"enabled": after.Enabled, "name": after.Name, "issuer": after.Issuer, "client_id": after.ClientID,
-		"client_secret_changed": !slices.Equal(before.ClientSecret, after.ClientSecret), "external_url": after.ExternalURL,
-		"scopes": after.Scopes, "username_claim": after.UsernameClaim, "groups_claim": after.GroupsClaim, "ca_cert_set": after.CACert != "",
-	})
+	u.AuditAs(r, "settings.update", "settings", db.SettingOIDC, identity.OIDCAudit(before, after))
 	http.Redirect(w, r, pathSignIn+"?done=oidc#oidc", http.StatusSeeOther)
 	return nil
 }
