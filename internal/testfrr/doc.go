@@ -113,9 +113,10 @@
 //
 // # vtysh over SSH, as observed
 //
-// testdata/frr_8.4.4_vtysh_ssh.yaml is a session captured from the real
-// thing (TestSessionOverSSH rewrites it with -update), in the format of
-// app/collect/driver/testdata/recordings. With a PTY (vt100, xterm or dumb,
+// frr_8.4.4_vtysh_ssh.yaml, among the driver's recordings of real devices
+// in app/collect/driver/testdata/recordings (and in their format), is a
+// session captured from the real thing (TestSessionOverSSH rewrites it
+// with -update). With a PTY (vt100, xterm or dumb,
 // any size) the dialogue is:
 //
 //   - Banner, then the prompt, in the enable node (vtysh runs as root and

@@ -13,7 +13,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.yaml from the real router")
+var update = flag.Bool("update", false, "rewrite the FRR recording from the real router")
+
+// recordings is where the driver keeps recordings of real devices.
+const recordings = "../../app/collect/driver/testdata/recordings"
 
 // recordingHeader opens the recording: where it comes from and how to
 // make it again.
@@ -129,8 +132,9 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// checkGolden compares got with testdata/name, or writes it there with
-// -update. It also reads got back as YAML and checks that every reply
+// checkGolden compares got with the recording name among the driver's
+// recordings of real devices (replayed by TestReplayCaptures), or writes
+// it there with -update. It also reads got back as YAML and checks that every reply
 // unescapes to what was received.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -155,7 +159,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 		}
 	}
 
-	path := filepath.Join("testdata", name)
+	path := filepath.Join(recordings, name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)

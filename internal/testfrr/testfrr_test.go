@@ -100,8 +100,9 @@ func TestVtysh(t *testing.T) {
 // vt100 PTY of 511 columns and 0 rows, a shell), lands in the router's
 // vtysh, reads and changes the configuration, and checks each prompt,
 // each error text and the change on both sides. The dialogue is kept in
-// testdata/frr_8.4.4_vtysh_ssh.yaml, a recording in the format of
-// app/collect/driver/testdata/recordings; -update rewrites it.
+// frr_8.4.4_vtysh_ssh.yaml among the driver's recordings of real devices
+// (app/collect/driver/testdata/recordings), which TestReplayCaptures
+// replays; -update rewrites it.
 func TestSessionOverSSH(t *testing.T) {
 	r := Start(t, Options{})
 	c := openConsole(t, r, "vt100", 0, 511)

@@ -60,7 +60,7 @@ var rancidTypes = []foreignName{
 	{"fortigate", "fortinet", ""},
 	{"fortigate-full", "fortinet", ""},
 	{"foundry", "ruckus_fastiron", ""},
-	{"frr", "", "FRRouting"},
+	{"frr", "frr", ""},
 	{"fss2", "", "Fujitsu FSS2 / 1FINITY"},
 	{"fxos", "", "Cisco Firepower FXOS chassis"},
 	{"hitachi", "", "Hitachi router"},

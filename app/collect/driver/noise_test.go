@@ -70,6 +70,10 @@ var noiseRecordings = []noiseRecording{
 		"#conf_file_ver=2841660000000000",
 		"#buildno=2795",
 	}},
+	{"frr", "frr_8.4.4_vtysh_ssh", "show running-config\n", []string{
+		"Building configuration...",
+		"frr version 8.4.4",
+	}},
 	{"mikrotik_routeros", "routeros_CHR_7.10.1", "/export show-sensitive\n", []string{
 		"# 2024-10-25 06:08:35 by RouterOS 7.10.1",
 		"# software id = XX-XX",

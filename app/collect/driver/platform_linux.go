@@ -1,6 +1,9 @@
 package driver
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // unixWords is an alternation of keywords, each in a group of its own:
 // the parser would otherwise factor out a prefix that neighbouring words
@@ -24,7 +27,7 @@ const unixHash = `(?:(\$1\$)|(\$2a\$)|(\$2b\$)|(\$2y\$)|(\$5\$)|(\$6\$)|(\$y\$)|
 // routing daemons' passwords and keys, WireGuard and IPsec keys, NTP
 // keys and "password=" style settings. Cumulus Linux, a Debian, shares
 // them.
-var linuxSecrets = []SecretRule{
+var linuxSecrets = slices.Concat([]SecretRule{
 	// /etc/shadow and gshadow (a locked account's "!" stays),
 	// htpasswd.
 	{Name: "password hash", Match: `^[^:\s#]+:!*(?P<secret>` + unixHash + `)(?::|$)`},
@@ -38,13 +41,7 @@ var linuxSecrets = []SecretRule{
 	{Name: "SNMP trap community", Match: `^\s*(?:trapsink|trap2sink|informsink)\s+\S+\s+(?P<secret>\S+)`},
 	{Name: "SNMPv3 keys", Match: `^\s*(?i:createuser)\s+(?:-e \S+\s+)?\S+\s+(?:MD5|SHA\S*)\s+(?:-[lm]\s+)?` + secretValue +
 		`(?:\s+(?:DES|AES\S*)\s+(?:-[lm]\s+)?` + secretValue + `)?`},
-	// FRR and Quagga (frr.conf, zebra.conf, bgpd.conf...): the vty and
-	// enable passwords (type 8 once encrypted), BGP neighbours, OSPF,
-	// OSPFv3, IS-IS and RIP authentication, key chains.
-	{Name: "routing daemon password", Match: `^\s*(?:enable )?password (?:8 )?` + secretValue},
-	{Name: "BGP neighbour password", Match: `^\s*neighbor \S+ password ` + secretValue},
-	{Name: "routing protocol key", Match: `^\s*(?:ip ospf authentication-key|ip ospf message-digest-key \d+ md5|ipv6 ospf6 authentication keyid \d+ \S+ key|` +
-		`isis password (?:clear|md5)|(?:area|domain)-password (?:clear|md5)|ip rip authentication string|key-string) ` + secretValue},
+}, frrSecrets, []SecretRule{
 	// wg-quick and systemd-networkd files.
 	{Name: "WireGuard key", Match: `^\s*(?:PrivateKey|PresharedKey)\s*=\s*(?P<secret>\S+)`},
 	// strongSwan/Libreswan ipsec.secrets: ": PSK "secret"", "user :
@@ -56,7 +53,7 @@ var linuxSecrets = []SecretRule{
 	{Name: "VRRP password", Match: `^\s*auth_pass\s+(?P<secret>\S+)`},
 	// netplan Wi-Fi access points and 802.1X.
 	{Name: "password (YAML)", Match: `^\s+password:\s+` + secretValue},
-}
+})
 
 func init() {
 	// Linux over SSH: exec requests, no prompt guessing. Over telnet any

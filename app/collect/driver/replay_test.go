@@ -290,6 +290,9 @@ type capture struct {
 	// command's output must equal its lines, without the "! " comments
 	// Oxidized prepends — an oracle that does not come from our cleanup.
 	oxidizedOutput string
+	// configExits marks a session that enters configuration modes and
+	// leaves them with "exit": only its last step ends the session.
+	configExits bool
 }
 
 var captures []capture
@@ -418,7 +421,7 @@ func replayInteractive(t *testing.T, c capture, o replayOptions) {
 	var all strings.Builder
 	for i := 0; i < len(rec.steps); {
 		cmd := strings.TrimSuffix(rec.steps[i].sent, "\n")
-		if cmd == "exit" || cmd == "quit" || cmd == "logout" {
+		if (cmd == "exit" || cmd == "quit" || cmd == "logout") && (!c.configExits || i == len(rec.steps)-1) {
 			break
 		}
 		want, next := rec.expected(i, c.pager)
