@@ -72,6 +72,15 @@ func entryDevices(e AuditEntry) []int64 {
 
 // RecordAudit appends an entry.
 func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
+	if err := s.inTx(ctx, func(tx *sql.Tx) error { return recordAudit(ctx, tx, e) }); err != nil {
+		return fmt.Errorf("record audit: %w", err)
+	}
+	return nil
+}
+
+// recordAudit appends e in tx: a change and its audit entry commit or
+// roll back together.
+func recordAudit(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
 	var details any
 	if len(e.Details) > 0 {
 		b, err := json.Marshal(e.Details)
@@ -80,24 +89,17 @@ func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
 		}
 		details = string(b)
 	}
-	devices := entryDevices(e)
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		id, err := engine.InsertID(ctx, tx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
+	id, err := engine.InsertID(ctx, tx, `INSERT INTO audit_log (at, user_id, username, key_id, session_id, interface,
 		action, target_type, target_id, request_id, remote_addr, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			Now(), e.UserID, e.Username, e.KeyID, e.SessionID, e.Interface, e.Action, e.TargetType,
-			e.TargetID, e.RequestID, e.RemoteAddr, details)
-		if err != nil {
+		Now(), e.UserID, e.Username, e.KeyID, e.SessionID, e.Interface, e.Action, e.TargetType,
+		e.TargetID, e.RequestID, e.RemoteAddr, details)
+	if err != nil {
+		return err
+	}
+	for _, d := range entryDevices(e) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_devices (audit_id, device_id) VALUES (?, ?)`, id, d); err != nil {
 			return err
 		}
-		for _, d := range devices {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO audit_devices (audit_id, device_id) VALUES (?, ?)`, id, d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("record audit: %w", err)
 	}
 	return nil
 }

@@ -47,6 +47,10 @@ type Enqueued struct {
 	// the request created the job, JobQueued or JobRunning when the device
 	// had one already (no new job then).
 	Found string
+	// Kind is the job's kind: KindBackup, or, when the request joined a
+	// restore or a push of the device, that kind (the device is backed
+	// up as part of it: the caller can say "being restored").
+	Kind string
 }
 
 // EnqueueJobsFound is EnqueueJobs, saying per request whether its job is
@@ -65,7 +69,10 @@ func (jq *Queue) EnqueueJobsFound(ctx context.Context, reqs []JobRequest) ([]Enq
 }
 
 // EnqueueTx is EnqueueJobsFound in the caller's transaction (a schedule
-// queues its devices in the transaction that records its run).
+// queues its devices in the transaction that records its run). A request
+// for a device whose active job is a restore or a push joins it, and
+// leaves it as it is: such a job backs the device up itself, and runs
+// when its work was queued for, whatever asks for a backup meanwhile.
 func EnqueueTx(ctx context.Context, tx *sql.Tx, d engine.Dialect, reqs []JobRequest) ([]Enqueued, error) {
 	out := make([]Enqueued, len(reqs))
 	now := backupTime(time.Now())
@@ -76,7 +83,7 @@ func EnqueueTx(ctx context.Context, tx *sql.Tx, d engine.Dialect, reqs []JobRequ
 			return err
 		}
 		defer insert.Close()
-		active, err := tx.PrepareContext(ctx, `SELECT id, state FROM jobs WHERE device_id = ? AND state IN ('queued', 'running')`)
+		active, err := tx.PrepareContext(ctx, `SELECT id, state, kind FROM jobs WHERE device_id = ? AND state IN ('queued', 'running')`)
 		if err != nil {
 			return err
 		}
@@ -87,7 +94,7 @@ func EnqueueTx(ctx context.Context, tx *sql.Tx, d engine.Dialect, reqs []JobRequ
 		refresh, err := tx.PrepareContext(ctx, `UPDATE jobs
 			SET trigger = CASE WHEN ? = 'syslog' AND not_before > ? THEN 'syslog' ELSE trigger END,
 				not_before = CASE WHEN not_before < ? THEN not_before ELSE ? END, attempt = 0
-			WHERE device_id = ? AND state = 'queued'`)
+			WHERE device_id = ? AND state = 'queued' AND kind = 'backup'`)
 		if err != nil {
 			return err
 		}
@@ -105,7 +112,7 @@ func EnqueueTx(ctx context.Context, tx *sql.Tx, d engine.Dialect, reqs []JobRequ
 				}
 			}
 			var state string
-			err = active.QueryRowContext(ctx, r.DeviceID).Scan(&out[i].JobID, &state)
+			err = active.QueryRowContext(ctx, r.DeviceID).Scan(&out[i].JobID, &state, &out[i].Kind)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}

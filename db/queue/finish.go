@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"backupd/db/engine"
 	"backupd/db/snapstore"
 )
 
@@ -59,85 +60,141 @@ const (
 
 // FinishJob records the end of a claimed attempt: the job, its backups
 // row and the text it captured, and what Hooks.Ended writes of the
-// device, in one transaction.
+// device, in one transaction. A restore or push job ends the same way,
+// but is never queued again (o.RetryAt is ignored), and its backups row,
+// when its runner recorded it already (RecordAttempt), is left as it was.
 func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
-	finished := o.FinishedAt.UTC()
-	dur := finished.Sub(c.StartedAt).Milliseconds()
-	var stored bool // a new text was stored: its predecessor can become a delta
-	var storedHash string
-	var reason any // NULL for no reason given
-	if o.Reason != "" {
-		reason = o.Reason
-	}
+	var rec recorded
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
-		stored = false
-		q := jq.prepared(tx)
-		// The job is still this attempt's, or nothing is recorded: an
-		// attempt whose engine was taken for dead (its jobs queued again,
-		// perhaps already run by another node) must not add a result.
-		var owner string
-		if c.Owner != nil {
-			owner = *c.Owner
-		}
-		var res sql.Result
 		var err error
-		switch {
-		case o.Success:
-			res, err = q.ExecContext(ctx, finishSucceededQuery, backupTime(finished), c.ID, owner)
-		case o.Cancelled:
-			res, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, reason, c.ID, owner)
-		case o.RetryAt != nil:
-			res, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, reason, c.ID, owner)
-		default:
-			res, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, reason, c.ID, owner)
-		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrJobNotOwned
-		}
-		var errMsg, errReason, hash, size any
-		if o.Success {
-			h, isNew, err := snapstore.PutNew(ctx, q, jq.d, o.Text, o.Hash)
-			if err != nil {
-				return err
-			}
-			hash, size, stored, storedHash = h, len(o.Text), isNew, h
-		} else {
-			errMsg, errReason = o.Error, reason
-		}
-		if _, err := q.ExecContext(ctx, finishBackupQuery,
-			backupTime(finished), o.Success, errMsg, errReason, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
-			dur, size, c.BackupID); err != nil {
-			return err
-		}
-		if !o.Success && o.Log != "" {
-			if _, err := q.ExecContext(ctx, insertLogQuery, c.BackupID, o.Log, o.LogTruncated); err != nil {
-				return err
-			}
-		}
-		// What the end means for the device commits or rolls back with it.
-		trigger := c.Trigger
-		if c.Attempt > 1 {
-			trigger = TriggerRetry
-		}
-		return jq.ended(ctx, tx, c, o, finished, trigger)
+		rec, err = jq.finishTx(ctx, tx, c, o)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("finish job %d: %w", c.ID, err)
 	}
-	if stored && !o.First {
-		// The attempt is recorded whatever packing does: a failure leaves
-		// the previous version whole (counted in PackCounts), and Repack
-		// tries again later.
-		if jq.hooks.Stored != nil {
-			jq.hooks.Stored(ctx, c.DeviceID, storedHash, []byte(o.Text))
-		}
+	jq.stored(ctx, c.DeviceID, rec, o)
+	return nil
+}
+
+// EndWorkTx is FinishJob of a restore or push job in the caller's
+// transaction, so that the work's own row (the restore, the change set
+// target) ends with its job. A text it stores is not packed against the
+// previous version at once (Hooks.Stored): the next repack does it.
+func (jq *Queue) EndWorkTx(ctx context.Context, tx *sql.Tx, c Claim, o Outcome) error {
+	if !work(c.Kind) {
+		return fmt.Errorf("end job %d: %w", c.ID, ErrNotWork)
+	}
+	if _, err := jq.finishTx(ctx, tx, c, o); err != nil {
+		return fmt.Errorf("end job %d: %w", c.ID, err)
 	}
 	return nil
+}
+
+// recorded is what recording an attempt stored: a new text (its
+// predecessor can become a delta) and its hash.
+type recorded struct {
+	stored bool
+	hash   string
+}
+
+// stored tells Hooks.Stored, after the commit, of a new latest version
+// that is not the device's first. The attempt is recorded whatever
+// packing does: a failure leaves the previous version whole (counted in
+// PackCounts), and Repack tries again later.
+func (jq *Queue) stored(ctx context.Context, deviceID int64, rec recorded, o Outcome) {
+	if rec.stored && !o.First && jq.hooks.Stored != nil {
+		jq.hooks.Stored(ctx, deviceID, rec.hash, []byte(o.Text))
+	}
+}
+
+// finishTx is FinishJob in tx.
+func (jq *Queue) finishTx(ctx context.Context, tx *sql.Tx, c Claim, o Outcome) (recorded, error) {
+	finished := o.FinishedAt.UTC()
+	var reason any // NULL for no reason given
+	if o.Reason != "" {
+		reason = o.Reason
+	}
+	q := jq.prepared(tx)
+	// The job is still this attempt's, or nothing is recorded: an
+	// attempt whose engine was taken for dead (its jobs queued again,
+	// perhaps already run by another node) must not add a result.
+	var owner string
+	if c.Owner != nil {
+		owner = *c.Owner
+	}
+	var res sql.Result
+	var err error
+	switch {
+	case o.Success:
+		res, err = q.ExecContext(ctx, finishSucceededQuery, backupTime(finished), c.ID, owner)
+	case o.Cancelled:
+		res, err = q.ExecContext(ctx, finishCancelledQuery, backupTime(finished), o.Error, reason, c.ID, owner)
+	case o.RetryAt != nil && !work(c.Kind):
+		res, err = q.ExecContext(ctx, finishRetryQuery, backupTime(*o.RetryAt), o.Error, reason, c.ID, owner)
+	default:
+		res, err = q.ExecContext(ctx, finishFailedQuery, backupTime(finished), o.Error, reason, c.ID, owner)
+	}
+	if err != nil {
+		return recorded{}, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return recorded{}, err
+	} else if n == 0 {
+		return recorded{}, ErrJobNotOwned
+	}
+	if work(c.Kind) {
+		// The runner may have recorded the claim's backup already.
+		if open, err := attemptOpen(ctx, q, c.BackupID); err != nil || !open {
+			return recorded{}, err
+		}
+	}
+	trigger := c.Trigger
+	if c.Attempt > 1 {
+		trigger = TriggerRetry
+	}
+	return jq.recordAttempt(ctx, tx, c, o, c.StartedAt, trigger)
+}
+
+// attemptOpen reports whether the backups row backupID is still running.
+func attemptOpen(ctx context.Context, q engine.Querier, backupID string) (bool, error) {
+	return engine.Exists(ctx, q, `SELECT 1 FROM backups WHERE id = ? AND finished_at IS NULL`, backupID)
+}
+
+// recordAttempt records the end of the attempt whose backups row is
+// c.BackupID, started at started: the row, the text it captured, its
+// session log, and what Hooks.Ended writes of the device (trigger is the
+// attempt's), all in tx.
+func (jq *Queue) recordAttempt(ctx context.Context, tx *sql.Tx, c Claim, o Outcome, started time.Time, trigger string) (recorded, error) {
+	q := jq.prepared(tx)
+	finished := o.FinishedAt.UTC()
+	dur := finished.Sub(started).Milliseconds()
+	var rec recorded
+	var errMsg, errReason, hash, size any
+	if o.Success {
+		h, isNew, err := snapstore.PutNew(ctx, q, jq.d, o.Text, o.Hash)
+		if err != nil {
+			return recorded{}, err
+		}
+		hash, size, rec = h, len(o.Text), recorded{stored: isNew, hash: h}
+	} else {
+		errMsg = o.Error
+		if o.Reason != "" {
+			errReason = o.Reason
+		}
+	}
+	if _, err := q.ExecContext(ctx, finishBackupQuery,
+		backupTime(finished), o.Success, errMsg, errReason, hash, o.Changed && !o.First && o.Success, o.First && o.Success,
+		dur, size, c.BackupID); err != nil {
+		return recorded{}, err
+	}
+	if !o.Success && o.Log != "" {
+		if _, err := q.ExecContext(ctx, insertLogQuery, c.BackupID, o.Log, o.LogTruncated); err != nil {
+			return recorded{}, err
+		}
+	}
+	// What the end means for the device commits or rolls back with it.
+	return rec, jq.ended(ctx, tx, c, o, finished, trigger)
 }
 
 // ended is Hooks.Ended, when there is one.

@@ -29,6 +29,9 @@ type Interrupted struct {
 	// GaveUp lists the devices whose jobs failed because they had been
 	// interrupted maxInterruptions times.
 	GaveUp []int64
+	// Work lists the restore and push jobs it ended: failed as
+	// ErrorInterruptedUnknown, never to run again.
+	Work []WorkEnd
 }
 
 // InterruptJobs ends the attempts owner was running because the process
@@ -38,6 +41,12 @@ type Interrupted struct {
 // job's attempts; it counts as an interruption instead, and a job
 // interrupted maxInterruptions times fails with ErrorInterruptedTooOften
 // (its device's last backup then counts as failed).
+//
+// A restore or push job is never queued again: what it did to the device
+// is not known, and running it again might change the device twice, or
+// over a change made since. It fails as ErrorInterruptedUnknown, and
+// Hooks.WorkEnded ends its work (the restore, the change set target) as
+// interrupted in the same transaction.
 func (jq *Queue) InterruptJobs(ctx context.Context, owner string, maxInterruptions int) (Interrupted, error) {
 	var out Interrupted
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
@@ -89,6 +98,26 @@ func (jq *Queue) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jo
 	}
 	affected, _ := res.RowsAffected()
 	out.Attempts = int(affected)
+	// Restores and pushes end here, for good.
+	works, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (WorkEnd, error) {
+		w := WorkEnd{State: JobFailed, Error: ErrorInterruptedUnknown, Reason: ReasonInterrupted, At: now}
+		var workID sql.NullInt64
+		err := r.Scan(&w.JobID, &w.DeviceID, &w.Kind, &workID)
+		w.WorkID = workID.Int64
+		return w, err
+	}, `UPDATE jobs SET state = 'failed', finished_at = ?, owner = NULL, error = ?, error_reason = '`+ReasonInterrupted+`'
+		WHERE `+mine+` AND kind <> 'backup'
+		RETURNING id, device_id, kind, work_id`, append([]any{stamp, ErrorInterruptedUnknown}, arg...)...)
+	if err != nil {
+		return err
+	}
+	for _, w := range works {
+		if err := jq.workEnded(ctx, tx, w); err != nil {
+			return err
+		}
+	}
+	out.Work = works
+	mine += ` AND kind = 'backup'`
 	// The claim counted the attempt; take it back.
 	gaveUp, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (Claim, error) {
 		var c Claim
@@ -119,6 +148,14 @@ func (jq *Queue) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jo
 			attempt = `+jq.d.Greater("attempt - 1", "0")+`, interruptions = interruptions + 1
 		WHERE `+mine, append([]any{stamp, ErrorInterrupted}, arg...)...)
 	return err
+}
+
+// workEnded is Hooks.WorkEnded, when there is one.
+func (jq *Queue) workEnded(ctx context.Context, tx *sql.Tx, w WorkEnd) error {
+	if jq.hooks.WorkEnded == nil {
+		return nil
+	}
+	return jq.hooks.WorkEnded(ctx, tx, w)
 }
 
 // OwnerLockName is the PostgreSQL advisory lock a running engine holds

@@ -72,10 +72,12 @@ func (jq *Queue) JobStates(ctx context.Context, ids []int64) (map[int64]string, 
 type ActiveJob struct {
 	ID    int64
 	State string
+	// Kind is what the job does: a backup, a restore or a push.
+	Kind string
 }
 
 func activeJobsQuery(d engine.Dialect) string {
-	return `SELECT device_id, id, state FROM jobs WHERE state IN ('queued', 'running')
+	return `SELECT device_id, id, state, kind FROM jobs WHERE state IN ('queued', 'running')
 		AND device_id IN (SELECT CAST(value AS BIGINT) FROM ` + d.JSONEach() + `)`
 }
 
@@ -99,7 +101,7 @@ func (jq *Queue) ActiveJobs(ctx context.Context, deviceIDs []int64) (map[int64]A
 	for rows.Next() {
 		var device int64
 		var j ActiveJob
-		if err := rows.Scan(&device, &j.ID, &j.State); err != nil {
+		if err := rows.Scan(&device, &j.ID, &j.State, &j.Kind); err != nil {
 			return nil, fmt.Errorf("active jobs: %w", err)
 		}
 		out[device] = j
@@ -112,19 +114,32 @@ func (jq *Queue) ActiveJobs(ctx context.Context, deviceIDs []int64) (map[int64]A
 
 // CancelJob cancels a job: a queued one at once; a running one is flagged,
 // and the engine running it (in whichever process) stops it within
-// seconds. It reports false for a job that already finished.
+// seconds. It reports false for a job that already finished. A queued
+// restore or push ends its work too (Hooks.WorkEnded), in the same
+// transaction; a running one's runner decides what a cancel may still
+// stop.
 func (jq *Queue) CancelJob(ctx context.Context, id int64) (bool, error) {
 	var n int64
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?, error_reason = ?
-			WHERE id = ? AND state = 'queued'`, backupTime(time.Now()), ErrorCancelled, ReasonCancelled, id)
+		now := time.Now()
+		works, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (WorkEnd, error) {
+			w := WorkEnd{State: JobCancelled, Error: ErrorCancelled, Reason: ReasonCancelled, At: now}
+			var workID sql.NullInt64
+			err := r.Scan(&w.JobID, &w.DeviceID, &w.Kind, &workID)
+			w.WorkID = workID.Int64
+			return w, err
+		}, `UPDATE jobs SET state = 'cancelled', finished_at = ?, error = ?, error_reason = ?
+			WHERE id = ? AND state = 'queued' RETURNING id, device_id, kind, work_id`, backupTime(now), ErrorCancelled, ReasonCancelled, id)
 		if err != nil {
 			return err
 		}
-		if n, _ = res.RowsAffected(); n == 1 {
+		if n = int64(len(works)); n == 1 {
+			if w := works[0]; work(w.Kind) {
+				return jq.workEnded(ctx, tx, w)
+			}
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'`, id)
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'`, id)
 		if err != nil {
 			return err
 		}

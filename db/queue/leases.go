@@ -31,16 +31,18 @@ func leaseOwner(collectorID int64) string {
 	return leaseOwnerPrefix + strconv.FormatInt(collectorID, 10) + ":" + uuid.NewString()
 }
 
-// LeaseJobs leases up to n ready jobs of zone zoneID to collector
-// collectorID until until, each with a fresh backups row that shows it
-// running.
+// LeaseJobs leases up to n ready backup jobs of zone zoneID to
+// collector collectorID until until, each with a fresh backups row that
+// shows it running. A collector only backs devices up: restore and push
+// jobs are never leased.
 func (jq *Queue) LeaseJobs(ctx context.Context, collectorID, zoneID int64, n int, until time.Time) ([]Claim, error) {
 	if n <= 0 {
 		return nil, nil
 	}
 	now := time.Now().UTC()
 	stamp := backupTime(now)
-	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? ORDER BY not_before, id LIMIT ?` + jq.d.SkipLocked()
+	pick := `SELECT id FROM jobs WHERE state = 'queued' AND zone_id = ? AND not_before <= ? AND kind = 'backup'
+		ORDER BY not_before, id LIMIT ?` + jq.d.SkipLocked()
 	var claims []Claim
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
 		claims = claims[:0]
@@ -84,13 +86,13 @@ func (jq *Queue) LeaseJobs(ctx context.Context, collectorID, zoneID int64, n int
 	return claims, nil
 }
 
-// ZoneJobsDue reports whether a job of the zone waits in the queue ready
-// by now: a reader's cheap look, so that a collector's idle long poll
+// ZoneJobsDue reports whether a backup job of the zone waits in the
+// queue ready by now (what LeaseJobs would lease): a reader's cheap look, so that a collector's idle long poll
 // opens a write transaction (LeaseJobs) only when there is work to take.
 func (jq *Queue) ZoneJobsDue(ctx context.Context, zoneID int64, now time.Time) (bool, error) {
 	var due bool
 	if err := jq.e.Reader.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
-		WHERE state = 'queued' AND zone_id = ? AND not_before <= ?)`, zoneID, backupTime(now)).Scan(&due); err != nil {
+		WHERE state = 'queued' AND zone_id = ? AND not_before <= ? AND kind = 'backup')`, zoneID, backupTime(now)).Scan(&due); err != nil {
 		return false, fmt.Errorf("zone jobs due: %w", err)
 	}
 	return due, nil

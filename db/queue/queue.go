@@ -38,7 +38,28 @@ const (
 	// TriggerSyslog: the device logged a configuration change (serve
 	// --syslog-listen).
 	TriggerSyslog = "syslog"
+	// TriggerRestore and TriggerPush name the jobs of a restore and of a
+	// change set's push, and the backups they take of the device.
+	TriggerRestore = "restore"
+	TriggerPush    = "push"
 )
+
+// What a job does (Job.Kind). A restore or a push is a job of its kind on
+// the device, so that the one active job a device may have (the unique
+// index jobs_active_device) keeps backups, restores and pushes from
+// ever running on a device at once.
+const (
+	KindBackup  = "backup"
+	KindRestore = "restore"
+	KindPush    = "push"
+)
+
+// Kinds lists every job kind.
+var Kinds = []string{KindBackup, KindRestore, KindPush}
+
+// work reports whether kind is one that changes the device (a restore or
+// a push): such a job runs once and is never queued again.
+func work(kind string) bool { return kind == KindRestore || kind == KindPush }
 
 // ErrorInterrupted is the error of an attempt cut short by a shutdown or
 // a crash of the process running it.
@@ -52,6 +73,12 @@ const ErrorInterruptedTooOften = "given up: the backup process stopped before th
 // DefaultMaxInterruptions bounds how often a job's attempt may be cut
 // short by the process stopping before the job fails.
 const DefaultMaxInterruptions = 10
+
+// ErrorInterruptedUnknown ends a restore or push job whose process
+// stopped while it ran: what it did to the device is not known, and it is
+// never run again on its own (it might apply a change twice, or over one
+// an operator made since).
+const ErrorInterruptedUnknown = "interrupted — state unknown, back up to see"
 
 // ErrorCancelled is the error of an attempt an operator stopped.
 const ErrorCancelled = "cancelled by an operator"
@@ -75,6 +102,25 @@ type Hooks struct {
 	// hash) is the device's new latest version and not its first: the
 	// store may rewrite the previous one as a delta against it.
 	Stored func(ctx context.Context, deviceID int64, hash string, text []byte)
+	// WorkEnded writes, in tx, what a restore or push job that ended
+	// without its runner means for the work it ran (the restore, the
+	// change set target): its process stopped while it ran (end.Reason
+	// ReasonInterrupted: the device's state is unknown), or an operator
+	// cancelled it while it was queued.
+	WorkEnded func(ctx context.Context, tx *sql.Tx, end WorkEnd) error
+}
+
+// WorkEnd is a restore or push job that ended without its runner.
+type WorkEnd struct {
+	JobID    int64
+	DeviceID int64
+	Kind     string
+	WorkID   int64
+	// State is the job's end: JobFailed (interrupted) or JobCancelled.
+	State  string
+	Error  string
+	Reason string
+	At     time.Time
 }
 
 // Queue is the job queue on one database.
@@ -110,7 +156,8 @@ func (jq *Queue) Close() error {
 
 // writeQueries are the statements every backup runs in its transactions.
 func writeQueries(d engine.Dialect) []string {
-	return append([]string{claimQuery(d), claimAmongQuery(d), readyQueueQuery, claimBackupQuery, insertAttemptQuery,
+	return append([]string{claimQuery(d, backupKinds), claimAmongQuery(d, backupKinds), readyQueueQuery(backupKinds),
+		claimBackupQuery, insertAttemptQuery,
 		finishBackupQuery, finishSucceededQuery, finishCancelledQuery, finishRetryQuery, finishFailedQuery, insertLogQuery},
 		snapstore.PutQueries(d)...)
 }
@@ -148,20 +195,26 @@ type Job struct {
 	// ErrorReason is Error's class ("connect", "auth", ...), nil when
 	// none was given.
 	ErrorReason *string
+	// Kind is what the job does (KindBackup, KindRestore, KindPush);
+	// WorkID the restore or change set target it runs, 0 for a backup.
+	Kind   string
+	WorkID int64
 }
 
 // Columns are the jobs table's columns ScanJob reads, in its order.
-const Columns = `id, device_id, trigger, state, attempt, interruptions, not_before, created_at, started_at, finished_at, owner, backup_id, error, error_reason`
+const Columns = `id, device_id, trigger, state, attempt, interruptions, not_before, created_at, started_at, finished_at, owner, backup_id, error, error_reason, kind, work_id`
 
 // ScanJob reads a row of Columns.
 func ScanJob(row engine.Scanner) (Job, error) {
 	var j Job
 	var notBefore, created string
 	var started, finished, owner, backupID, errText, errReason sql.NullString
+	var workID sql.NullInt64
 	if err := row.Scan(&j.ID, &j.DeviceID, &j.Trigger, &j.State, &j.Attempt, &j.Interruptions, &notBefore, &created,
-		&started, &finished, &owner, &backupID, &errText, &errReason); err != nil {
+		&started, &finished, &owner, &backupID, &errText, &errReason, &j.Kind, &workID); err != nil {
 		return j, err
 	}
+	j.WorkID = workID.Int64
 	var err error
 	parse := func(s string) time.Time {
 		t, perr := time.ParseInLocation(engine.BackupTimeFormat, s, time.UTC)

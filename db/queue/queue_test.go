@@ -206,7 +206,8 @@ func TestActiveJobsNamesQueuedAndRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int64]queue.ActiveJob{queued: {ID: queuedJob, State: queue.JobQueued}, running: {ID: runningJob, State: queue.JobRunning}}
+	want := map[int64]queue.ActiveJob{queued: {ID: queuedJob, State: queue.JobQueued, Kind: queue.KindBackup},
+		running: {ID: runningJob, State: queue.JobRunning, Kind: queue.KindBackup}}
 	if len(got) != len(want) || got[queued] != want[queued] || got[running] != want[running] {
 		t.Errorf("ActiveJobs = %+v, want %+v", got, want)
 	}
