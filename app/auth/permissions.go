@@ -18,6 +18,19 @@ const PermCredentialsUse = "credentials.use"
 // Each reveal is audited.
 const PermRevealSecrets = "configs.reveal_secrets"
 
+// PermRestore lets a user request that a stored version be put back on a
+// device (a restore), within the user's device groups.
+const PermRestore = "configs.restore"
+
+// PermApprove lets a user approve or reject restores and change sets:
+// nothing changes a device's configuration before someone holding it
+// agreed.
+const PermApprove = "configs.approve"
+
+// PermPush lets a user create change sets: commands to send to many
+// devices.
+const PermPush = "configs.push"
+
 // The permission catalogue. Anything not listed here is not a permission.
 var Permissions = []Permission{
 	"groups.view", "groups.create", "groups.update", "groups.delete",
@@ -25,7 +38,7 @@ var Permissions = []Permission{
 	"templates.view", "templates.create", "templates.update", "templates.delete",
 	"devices.view", "devices.create", "devices.update", "devices.delete",
 	"backups.view", "backups.create", "backups.delete",
-	PermRevealSecrets,
+	PermRevealSecrets, PermRestore, PermApprove, PermPush,
 	"dashboard.view",
 	"api_keys.view", "api_keys.create", "api_keys.delete",
 	"users.view", "users.create", "users.update", "users.delete",
@@ -54,7 +67,11 @@ type BuiltinRole struct {
 	Permissions    []Permission
 }
 
-// BuiltinRoles are created on first start and kept in step on upgrades.
+// BuiltinRoles are created on first start and kept in step on upgrades:
+// a permission added to one here is granted to its holders on every
+// install that upgrades. Only the Administrator, who holds every
+// permission, may change configurations on devices (configs.restore,
+// configs.approve, configs.push) until an administrator grants them.
 var BuiltinRoles = []BuiltinRole{
 	{
 		Name:           RoleAdministrator,

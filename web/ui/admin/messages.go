@@ -95,6 +95,9 @@ var adminActionLabels = []string{
 	"admin.action.delete",
 	"admin.action.use",
 	"admin.action.reveal_secrets",
+	"admin.action.restore",
+	"admin.action.approve",
+	"admin.action.push",
 }
 
 // Refusals of the role form's credential list (role_save.go).
