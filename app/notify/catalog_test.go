@@ -74,7 +74,7 @@ func TestCatalogs(t *testing.T) {
 			t.Errorf("event kind %s has no text", k)
 		}
 	}
-	for _, k := range []string{"schedule", "manual", "syslog", "retry", "api", "cli", "check"} {
+	for _, k := range []string{"schedule", "manual", "syslog", "retry", "api", "cli", "check", "restore", "push"} {
 		if en["trigger."+k] == "" {
 			t.Errorf("trigger %s has no text", k)
 		}

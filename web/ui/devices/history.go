@@ -312,6 +312,8 @@ var detailTriggers = map[string]string{
 	queue.TriggerRetry:    keyDetailTriggerRetry,
 	queue.TriggerCLI:      keyDetailTriggerCLI,
 	queue.TriggerSyslog:   keyDetailTriggerSyslog,
+	queue.TriggerRestore:  keyDetailTriggerRestore,
+	queue.TriggerPush:     keyDetailTriggerPush,
 }
 
 // detailDuration is a duration's message and its arguments: milliseconds

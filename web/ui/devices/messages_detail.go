@@ -31,6 +31,8 @@ const (
 	keyDetailTriggerRetry    = "device.trigger.retry"
 	keyDetailTriggerCLI      = "device.trigger.cli"
 	keyDetailTriggerSyslog   = "device.trigger.syslog"
+	keyDetailTriggerRestore  = "device.trigger.restore"
+	keyDetailTriggerPush     = "device.trigger.push"
 	keyDetailTriggerOther    = "device.trigger.other"
 
 	keyDetailDurationMS  = "device.duration.ms"

@@ -31,6 +31,8 @@ var jobTriggerKeys = map[string]string{
 	queue.TriggerRetry:    keyJobTriggerRetry,
 	queue.TriggerCLI:      keyJobTriggerCLI,
 	queue.TriggerSyslog:   keyJobTriggerSyslog,
+	queue.TriggerRestore:  keyJobTriggerRestore,
+	queue.TriggerPush:     keyJobTriggerPush,
 }
 
 // jobItem is one job as the page shows it and the script receives it:

@@ -26,6 +26,8 @@ const (
 	keyJobTriggerRetry    = "jobs.trigger.retry"
 	keyJobTriggerCLI      = "jobs.trigger.cli"
 	keyJobTriggerSyslog   = "jobs.trigger.syslog"
+	keyJobTriggerRestore  = "jobs.trigger.restore"
+	keyJobTriggerPush     = "jobs.trigger.push"
 
 	keyJobDurationMS  = "jobs.duration.ms"
 	keyJobDurationS   = "jobs.duration.s"
