@@ -47,7 +47,7 @@ func OpenPostgresReadOnly(ctx context.Context, dbURL string) (*Store, error) {
 // and outbox read (a write fails as any other).
 func readOnlyStore(e *engine.DB) *Store {
 	s := &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader, stmts: map[string]*sql.Stmt{}}
-	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored})
+	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored, WorkEnded: s.workEnded})
 	s.Outbox = outbox.New(e)
 	return s
 }

@@ -38,8 +38,24 @@ const (
 	attemptCond = `NOT (success = 1 AND snapshot_hash IS NOT NULL) AND finished_at IS NOT NULL`
 )
 
+// workKept is the condition, on a backups row b, of the backups an open
+// restore needs (the version it puts back, the preview it was approved
+// on, the backups taken before and after the change) or a change set
+// target still at work took: retention leaves them, and the snapshots they
+// name, however old, until the work ends.
+var workKept = `EXISTS (SELECT 1 FROM restores r WHERE r.device_id = b.device_id AND r.` + openRestores + `
+		AND b.id IN (r.target_backup_id, r.preview_backup_id, r.pre_backup_id, r.post_backup_id, r.rollback_backup_id))
+	OR EXISTS (SELECT 1 FROM change_set_targets t WHERE t.device_id = b.device_id AND t.state IN ('queued', 'running')
+		AND b.id IN (t.pre_backup_id, t.post_backup_id))`
+
+// snapshotKept is the condition, on a snapshots row s, of a text an open
+// restore puts back: kept even should no backup name it any more.
+var snapshotKept = `EXISTS (SELECT 1 FROM restores r WHERE r.target_hash = s.hash AND r.` + openRestores + `)`
+
 // ApplyRetention trims every device's history to r as of now, then purges
-// the snapshots no backup names any more.
+// the snapshots no backup names any more. The backups and texts restores
+// and pushes at work need are kept (workKept, snapshotKept), beside those
+// the limits keep.
 //
 // A device's versions (good backups) beyond its newest r.KeepLast and
 // older than r.KeepDays days are deleted; a limit of 0 is not set, and
@@ -133,8 +149,9 @@ func (s *Store) trimHistories(ctx context.Context, r Retention, now time.Time, r
 					ids, err := engine.QueryAll(ctx, s.reader, func(row engine.Scanner) (string, error) {
 						var id string
 						return id, row.Scan(&id)
-					}, `SELECT id FROM backups WHERE device_id = ? AND `+list.cond+` AND started_at < ?
-						ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, dev, cutoff, want, skip)
+					}, `SELECT b.id FROM backups b WHERE b.device_id = ? AND `+list.cond+` AND b.started_at < ?
+						AND NOT (`+workKept+`)
+						ORDER BY b.started_at DESC, b.id DESC LIMIT ? OFFSET ?`, dev, cutoff, want, skip)
 					if err != nil {
 						return fmt.Errorf("retention: device %d: %w", dev, err)
 					}
@@ -168,9 +185,11 @@ func (s *Store) deleteBackups(ctx context.Context, ids []string, res *RetentionR
 	var deleted, purged int
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		deleted, purged = 0, 0
-		// finished_at is checked again: only finished backups were chosen.
-		rows, err := tx.QueryContext(ctx, `DELETE FROM backups WHERE id IN (`+engine.Placeholders(len(args))+`)
-			AND finished_at IS NOT NULL RETURNING snapshot_hash`, args...)
+		// finished_at and workKept are checked again: only finished
+		// backups no work needed were chosen, and a restore may have been
+		// requested since.
+		rows, err := tx.QueryContext(ctx, `DELETE FROM backups AS b WHERE b.id IN (`+engine.Placeholders(len(args))+`)
+			AND b.finished_at IS NOT NULL AND NOT (`+workKept+`) RETURNING snapshot_hash`, args...)
 		if err != nil {
 			return err
 		}
@@ -214,11 +233,11 @@ func deleteUnreferencedSnapshots(ctx context.Context, q engine.Querier, hashes [
 	if len(hashes) == 0 {
 		return 0, nil
 	}
-	query := `SELECT id, base_id FROM snapshots WHERE hash IN (` + engine.Placeholders(len(hashes)) + `)
-		AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = snapshots.hash)`
+	query := `SELECT s.id, s.base_id FROM snapshots s WHERE s.hash IN (` + engine.Placeholders(len(hashes)) + `)
+		AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = s.hash) AND NOT ` + snapshotKept
 	args := hashes
 	if createdBefore != "" {
-		query += ` AND created_at < ?`
+		query += ` AND s.created_at < ?`
 		args = append(args, createdBefore)
 	}
 	doomed := map[int64]sql.NullInt64{}
@@ -264,7 +283,7 @@ func (s *Store) purgeOrphanSnapshots(ctx context.Context, createdBefore time.Tim
 			var h string
 			return h, row.Scan(&h)
 		}, `SELECT s.hash FROM snapshots s WHERE s.hash > ?
-			AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = s.hash)
+			AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.snapshot_hash = s.hash) AND NOT `+snapshotKept+`
 			ORDER BY s.hash LIMIT ?`, after, retentionBatch)
 		if err != nil {
 			return fmt.Errorf("retention: find unreferenced snapshots: %w", err)

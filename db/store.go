@@ -57,7 +57,7 @@ func newStore(e *engine.DB) *Store {
 	s := &Store{e: e, pg: e.Postgres(), d: e.Dialect, writer: e.Writer, reader: e.Reader,
 		stmts: engine.PrepareAll(e.Writer, writeQueries(e.Dialect)),
 		reads: engine.PrepareAll(e.Reader, readQueries(e.Dialect))}
-	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored})
+	s.Queue = queue.New(e, queue.Hooks{Ended: s.attemptEnded, Stored: s.attemptStored, WorkEnded: s.workEnded})
 	s.Outbox = outbox.New(e)
 	return s
 }
