@@ -237,8 +237,8 @@ func (s *Store) ListChangeSets(ctx context.Context, f ChangeSetFilter) ([]Change
 	}
 	if f.Scope != nil && !f.Scope.All {
 		cond, sargs := f.Scope.clause()
-		conds = append(conds, `NOT EXISTS (SELECT 1 FROM change_set_targets t JOIN devices d ON d.id = t.device_id
-			WHERE t.change_set_id = c.id AND NOT (`+cond+`))`)
+		conds = append(conds, `NOT EXISTS (SELECT 1 FROM change_set_targets t WHERE t.change_set_id = c.id
+			AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = t.device_id AND `+cond+`))`)
 		args = append(args, sargs...)
 	}
 	where := ""

@@ -173,3 +173,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error { ret
 func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return s.writer.ExecContext(ctx, query, args...)
 }
+
+// Dialect is the store's dialect, for a test calling the queue's
+// functions that take it.
+func (s *Store) Dialect() engine.Dialect { return s.d }

@@ -353,7 +353,7 @@ func restoreErr(what string, err error) error {
 	var state *ErrRestoreState
 	var open *ErrOpenRestore
 	var field *ErrInvalidField
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrRestoreExpired) || errors.Is(err, ErrPreviewStale) ||
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrRestoreExpired) || errors.Is(err, ErrPreviewStale) ||
 		errors.As(err, &state) || errors.As(err, &open) || errors.As(err, &field) {
 		return err
 	}

@@ -117,8 +117,8 @@ func (jq *Queue) interruptJobs(ctx context.Context, tx *sql.Tx, owner string, jo
 		}
 	}
 	out.Work = works
-	mine += ` AND kind = 'backup'`
-	// The claim counted the attempt; take it back.
+	// Only backup jobs still run now. The claim counted the attempt; take
+	// it back.
 	gaveUp, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (Claim, error) {
 		var c Claim
 		var backupID sql.NullString
