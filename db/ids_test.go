@@ -20,7 +20,8 @@ import (
 
 // idTables are the tables whose ids leave the database (API, UI, audit
 // log, other systems' records) and so must never be handed out twice.
-var idTables = []string{"roles", "device_groups", "users", "api_keys", "credentials", "templates", "devices", "jobs", "schedules"}
+var idTables = []string{"roles", "device_groups", "users", "api_keys", "credentials", "templates", "devices", "jobs", "schedules",
+	"restores", "change_sets"}
 
 // idRowInserts add one row to each of idTables; %d makes the row unique.
 // Rows that need a parent use the parents made by idParents.
@@ -36,6 +37,10 @@ var idRowInserts = map[string]string{
 	"jobs": `INSERT INTO jobs (device_id, trigger, state, not_before, created_at)
 		VALUES ((SELECT MIN(id) FROM devices), 'manual', 'succeeded', '2025-01-01T00:00:00.000', '2025-01-01T00:00:00.%03d')`,
 	"schedules": `INSERT INTO schedules (name, cron, created_at, updated_at) VALUES ('schedule-%d', '0 2 * * *', '2025-01-01T00:00:00', '2025-01-01T00:00:00')`,
+	"restores": `INSERT INTO restores (device_id, target_backup_id, target_hash, method, state, requested_by_name, requested_at, updated_at)
+		VALUES ((SELECT MIN(id) FROM devices), 'backup-%d', 'h', 'm', 'succeeded', 'a', '2025-01-01T00:00:00', '2025-01-01T00:00:00')`,
+	"change_sets": `INSERT INTO change_sets (name, body, created_by_name, created_at, updated_at)
+		VALUES ('set-%d', 'b', 'a', '2025-01-01T00:00:00', '2025-01-01T00:00:00')`,
 }
 
 func mustExec(t *testing.T, s *db.Store, query string, args ...any) sql.Result {
