@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,8 +21,11 @@ import (
 
 // idTables are the tables whose ids leave the database (API, UI, audit
 // log, other systems' records) and so must never be handed out twice.
-var idTables = []string{"roles", "device_groups", "users", "api_keys", "credentials", "templates", "devices", "jobs", "schedules",
-	"restores", "change_sets"}
+var idTables = append(slices.Clone(idMigrationTables), "restores", "change_sets")
+
+// idMigrationTables are the tables migration 00012 gave AUTOINCREMENT
+// ids; later tables are created with them.
+var idMigrationTables = []string{"roles", "device_groups", "users", "api_keys", "credentials", "templates", "devices", "jobs", "schedules"}
 
 // idRowInserts add one row to each of idTables; %d makes the row unique.
 // Rows that need a parent use the parents made by idParents.
@@ -296,7 +300,7 @@ func TestIDsMigrationKeepsEverything(t *testing.T) {
 		now, now, now, now, now, now)
 
 	maxIDs := map[string]int64{}
-	for _, table := range idTables {
+	for _, table := range idMigrationTables {
 		maxIDs[table] = rawInt(t, conn, `SELECT MAX(id) FROM `+table)
 	}
 	if maxIDs["devices"] != 40 || maxIDs["jobs"] < 50 || maxIDs["device_groups"] != 12 {
@@ -330,7 +334,7 @@ func TestIDsMigrationKeepsEverything(t *testing.T) {
 	for k, v := range schemaBefore {
 		want[k] = v
 	}
-	for _, table := range idTables {
+	for _, table := range idMigrationTables {
 		want["table "+table] = strings.Replace(want["table "+table], "id INTEGER PRIMARY KEY,", "id INTEGER PRIMARY KEY AUTOINCREMENT,", 1)
 		if !strings.Contains(want["table "+table], "AUTOINCREMENT") {
 			t.Fatalf("%s: no plain id column in %s", table, want["table "+table])
@@ -345,7 +349,7 @@ func TestIDsMigrationKeepsEverything(t *testing.T) {
 		wantSeq[k] = v
 	}
 	wantSeq["credentials"], wantSeq["devices"] = 9, 1000
-	for _, table := range idTables {
+	for _, table := range idMigrationTables {
 		if got := rawInt(t, conn, `SELECT seq FROM sqlite_sequence WHERE name = ?`, table); got != wantSeq[table] {
 			t.Errorf("sqlite_sequence for %s = %d, want %d", table, got, wantSeq[table])
 		}
