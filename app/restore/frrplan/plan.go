@@ -287,6 +287,13 @@ var noForms = []struct {
 	{regexp.MustCompile(`^password `), "no password"},
 	{regexp.MustCompile(`^enable password `), "no enable password"},
 	{regexp.MustCompile(`^exec-timeout `), "no exec-timeout"},
+	// "continue N" shows as "on-match goto N"; "no on-match goto" has no
+	// number.
+	{regexp.MustCompile(`^on-match goto \d+$`), "no on-match goto"},
+	// A route-map's (or an interface's) "no description", with no text.
+	{regexp.MustCompile(`^description `), "no description"},
+	// "no set as-path prepend [(1-4294967295)]": one AS at most.
+	{regexp.MustCompile(`^set as-path prepend \d+( \d+)+$`), "no set as-path prepend"},
 }
 
 // noForm is the command that removes line: "no <line>", or the line
@@ -309,6 +316,7 @@ func noForm(line string) string {
 // may name.
 func (p *planner) commands() Commands {
 	p.neighbours()
+	p.defaultFamilies()
 	slices.SortStableFunc(p.dels, func(a, b deletion) int {
 		if d := len(b.Context) - len(a.Context); d != 0 {
 			return d
@@ -468,6 +476,44 @@ func reach(nb neighbour) int {
 		return 1
 	}
 	return 0
+}
+
+var bgpDefaultRE = regexp.MustCompile(`^(?:no )?bgp default (ipv4|ipv6|l2vpn)-(unicast|multicast|vpn|labeled-unicast|flowspec|evpn)$`)
+
+// defaultFamilies holds back, for one pass, the "activate" lines of an
+// address family whose "bgp default <family>" this plan changes. FRR
+// shows "neighbor X activate" (or "no neighbor X activate") only where
+// it differs from that default, so until the default has changed, the
+// running configuration's activate lines say the opposite of what they
+// will mean: deleting them would deactivate neighbours the target has
+// active, for a pass, and drop their sessions. The next pass sees them
+// as FRR shows them under the new default.
+func (p *planner) defaultFamilies() {
+	held := map[string]bool{} // router + "\n" + address family
+	note := func(c Command, line string) {
+		if len(c.Context) != 1 || p.running.root.child(c.Context[0]) == nil || p.target.root.child(c.Context[0]) == nil {
+			return
+		}
+		if m := bgpDefaultRE.FindStringSubmatch(line); m != nil {
+			held[c.Context[0]+"\naddress-family "+m[1]+" "+m[2]] = true
+		}
+	}
+	for _, d := range p.dels {
+		note(d.Command, d.line)
+	}
+	for _, a := range p.adds {
+		note(a.Command, a.Text)
+	}
+	if len(held) == 0 {
+		return
+	}
+	activate := func(c Command, line string) bool {
+		nb, ok := parseNeighbour(line)
+		return ok && len(c.Context) == 2 && held[c.Context[0]+"\n"+c.Context[1]] &&
+			strings.TrimPrefix(line, "no ") == "neighbor "+nb.name+" activate"
+	}
+	p.dels = slices.DeleteFunc(p.dels, func(d deletion) bool { return activate(d.Command, d.line) })
+	p.adds = slices.DeleteFunc(p.adds, func(a addition) bool { return activate(a.Command, a.Text) })
 }
 
 func parseNeighbourMust(line string) neighbour {
