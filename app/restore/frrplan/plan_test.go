@@ -165,7 +165,7 @@ exit
 				"neighbor 192.0.2.20 activate\nexit-address-family\nexit\nend"},
 		{"an interface, a vrf and line vty are emptied, never removed",
 			edit(t, base, "end", "interface eth0\n description up\nexit\nvrf BLUE\n vni 100\nexit-vrf\nline vty\n exec-timeout 5 0\nexit\nend"), base,
-			"configure terminal\ninterface eth0\nno description up\nexit\nvrf BLUE\nno vni 100\nexit\nline vty\nno exec-timeout\nexit\nend"},
+			"configure terminal\ninterface eth0\nno description\nexit\nvrf BLUE\nno vni 100\nexit\nline vty\nno exec-timeout\nexit\nend"},
 		{"vty passwords are removed without their value", edit(t, base, "end", "password one\nenable password two\nend"), base,
 			"configure terminal\nno password\nno enable password\nend"},
 		{"hostname, domainname and the vtysh service are left alone",
