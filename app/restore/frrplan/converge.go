@@ -7,10 +7,11 @@ import (
 	"slices"
 )
 
-// MaxPasses bounds Converge: frr-reload.py makes two passes; a third
-// leaves room for a change that cascades twice (a neighbour unbound
-// from its peer-group loses its lines, which come back in pass two,
-// whose remote-as… ).
+// MaxPasses is the usual bound for Converge. frr-reload.py makes two
+// passes: the second puts back what the first one's deletions took
+// along (a neighbour unbound from its peer-group loses its settings)
+// and the lines FRR shows differently once a default changed. A third
+// leaves room for a change that does both.
 const MaxPasses = 3
 
 // NotConvergedError is Converge's answer when the device still differs

@@ -255,7 +255,7 @@ func (p *planner) del(path []string, line string) {
 		p.contexts[key] = order
 	}
 	p.dels = append(p.dels, deletion{
-		Command: Command{Context: path, Text: noForm(line), Delete: true},
+		Command: Command{Context: slices.Clone(path), Text: noForm(line), Delete: true},
 		line:    line, order: order, seq: len(p.dels),
 	})
 }
@@ -267,7 +267,7 @@ func (p *planner) addAll(n *node, path []string) {
 		top = path[0]
 	}
 	late := strings.HasPrefix(top, "router ")
-	p.adds = append(p.adds, addition{Command: Command{Context: path, Text: n.text, Enters: n.context}, late: late})
+	p.adds = append(p.adds, addition{Command: Command{Context: slices.Clone(path), Text: n.text, Enters: n.context}, late: late})
 	if !n.context {
 		return
 	}

@@ -166,6 +166,10 @@ exit
 		{"an interface, a vrf and line vty are emptied, never removed",
 			edit(t, base, "end", "interface eth0\n description up\nexit\nvrf BLUE\n vni 100\nexit-vrf\nline vty\n exec-timeout 5 0\nexit\nend"), base,
 			"configure terminal\ninterface eth0\nno description\nexit\nvrf BLUE\nno vni 100\nexit\nline vty\nno exec-timeout\nexit\nend"},
+		{"a key chain's keys are contexts inside a context",
+			edit(t, base, "end", "key chain KC\n key 1\n  key-string one\n exit\n key 2\n  key-string two\n exit\nexit\nend"),
+			edit(t, base, "end", "key chain KC\n key 2\n  key-string two-b\n exit\n key 3\n exit\nexit\nend"),
+			"configure terminal\nkey chain KC\nkey 2\nno key-string two\nexit\nno key 1\nkey 2\nkey-string two-b\nexit\nkey 3\nexit\nexit\nend"},
 		{"vty passwords are removed without their value", edit(t, base, "end", "password one\nenable password two\nend"), base,
 			"configure terminal\nno password\nno enable password\nend"},
 		{"hostname, domainname and the vtysh service are left alone",
@@ -273,6 +277,9 @@ func TestParse(t *testing.T) {
 		"router bgp 1\n vnc defaults\nexit-vnc\n bgp router-id 1.1.1.1 \t\n address-family ipv4 unicast\n  network 10.0.0.0/8\n exit-address-family\nexit\n" +
 		// The same context twice is one.
 		"router bgp 1\n bgp log-neighbor-changes\nexit\n" +
+		// A context this package has no keyword for is known by its
+		// exit.
+		"unknown-node N1\nexit\n" +
 		"ip prefix-list P seq 5 permit any\nend\n")
 	if cfg.version != "8.4.4" || cfg.defaults != "datacenter" {
 		t.Errorf("version %q defaults %q", cfg.version, cfg.defaults)
@@ -299,13 +306,14 @@ func TestParse(t *testing.T) {
 		".address-family ipv4 unicast {}",
 		"..network 10.0.0.0/8",
 		".bgp log-neighbor-changes",
+		"unknown-node N1 {}",
 		"ip prefix-list P seq 5 permit any",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("tree:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if cfg.lines != 10 {
-		t.Errorf("lines = %d, want 10", cfg.lines)
+	if cfg.lines != 11 {
+		t.Errorf("lines = %d, want 11", cfg.lines)
 	}
 }
 
