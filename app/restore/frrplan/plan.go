@@ -45,10 +45,8 @@ type Commands []Command
 // left with "exit" ("exit-address-family" for an address family), and
 // "end". An empty plan has no lines. The lines hold the configuration as
 // it is, secrets included: a transcript must mask them.
-//
-// Typed through an interactive terminal, a "?" in a line (an as-path
-// regular expression, a description) asks vtysh's readline for help
-// instead of inserting itself; the sender must quote it (Ctrl-V).
+// Typed at an interactive vtysh (a terminal, as over SSH), each goes
+// through Keystrokes.
 func (c Commands) Lines() []string {
 	if len(c) == 0 {
 		return nil
@@ -87,6 +85,16 @@ func (c Commands) Lines() []string {
 	return append(out, "end")
 }
 
+// Keystrokes is line as typed at an interactive vtysh. Its readline
+// takes "?" as a request for help: it lists the possible words and
+// drops the "?" from the line, so that "permit ^65010(_65020)?$" would
+// become "permit ^65010(_65020)$", silently. Ctrl-V (readline's quoted
+// insert) before each "?" types it as itself. vtysh -c and -f read no
+// keystrokes and need none of this.
+func Keystrokes(line string) string {
+	return strings.ReplaceAll(line, "?", "\x16?")
+}
+
 // String is Lines, one a line.
 func (c Commands) String() string {
 	lines := c.Lines()
@@ -110,7 +118,8 @@ func (c Commands) Deletions() int {
 // Plan returns the commands that turn the running configuration into
 // the target one, both as show running-config prints them (with or
 // without its header, "frr version", "frr defaults", "!" and "end").
-// It is empty when the two are Equal.
+// It is empty when the two are Equal (or, rarely, when what differs
+// cannot be typed away, such as an empty interface block).
 //
 // It works as FRR's frr-reload.py does, on vtysh alone: a line only the
 // running configuration has is removed by its "no" form in its context,
@@ -128,7 +137,11 @@ func (c Commands) Deletions() int {
 // neighbour; when it has, the lost lines come back on the next pass
 // (Converge). A neighbour whose remote-as changes gets the new one
 // typed over the old, which FRR takes in place, rather than being
-// deleted and rebuilt without its policies in between.
+// deleted and rebuilt without its policies in between. When "bgp
+// default ipv4-unicast" (or another family's) changes, that family's
+// activate lines wait for the next pass, when FRR shows them against
+// the new default. A plan may so leave work for the next one: apply it
+// with Converge.
 //
 // hostname, domainname and "service integrated-vtysh-config" belong to
 // vtysh itself, which never passes them on to the daemons nor writes

@@ -380,3 +380,12 @@ func TestDiffAndSkipped(t *testing.T) {
 		t.Error("not Equal when one side does not say its defaults")
 	}
 }
+
+func TestKeystrokes(t *testing.T) {
+	if got, want := Keystrokes("permit ^1(_2)?$ and ?"), "permit ^1(_2)\x16?$ and \x16?"; got != want {
+		t.Errorf("Keystrokes = %q, want %q", got, want)
+	}
+	if got := Keystrokes("neighbor 192.0.2.1 remote-as 1"); got != "neighbor 192.0.2.1 remote-as 1" {
+		t.Errorf("Keystrokes changed a plain line: %q", got)
+	}
+}
