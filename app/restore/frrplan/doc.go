@@ -31,11 +31,21 @@
 //   - A "no" line FRR shows ("no bgp default ipv4-unicast", "no
 //     neighbor X activate") is undone by typing it without "no".
 //   - Some "no" forms refuse their arguments: "no password", "no enable
-//     password", "no exec-timeout" stand for the whole line.
+//     password", "no exec-timeout", "no description", "no on-match
+//     goto", "no set as-path prepend" (for several ASes) stand for the
+//     whole line. Each line of a configuration rich in BGP policy is
+//     removed and put back in TestEveryLineRemovedRealFRR.
+//   - "bgp default ipv4-unicast" decides which "activate" lines show:
+//     FRR prints the ones that differ from it.
 //   - "no line vty" does not exist; "no address-family" neither.
 //   - hostname typed in vtysh changes that session's prompt and nothing
 //     else: the daemons keep theirs (the machine's, or their start
 //     file's), and vtysh.conf is never written. Plan leaves it alone.
 //   - The last entry deleted from a prefix-list (or a community or
 //     as-path list) deletes the list.
+//   - At an interactive vtysh, "?" asks for help and is dropped from
+//     the line (Keystrokes).
+//   - "no router bgp N" is refused while a "router bgp M vrf V" exists;
+//     a target that keeps the VRF instance and drops the default one
+//     cannot be reached.
 package frrplan
