@@ -45,7 +45,9 @@
 //     as-path list) deletes the list.
 //   - At an interactive vtysh, "?" asks for help and is dropped from
 //     the line (Keystrokes).
-//   - "no router bgp N" is refused while a "router bgp M vrf V" exists;
-//     a target that keeps the VRF instance and drops the default one
-//     cannot be reached.
+//   - "no router bgp N" deletes the default instance even with a "router
+//     bgp M vrf V" beside it, unless that VRF instance leaks routes
+//     through it (import/export vpn or vrf, EVPN advertisement, an L3
+//     VNI; bgpd/bgp_vty.c): then FRR refuses, and a target that drops
+//     the default instance but keeps such a VRF one cannot be reached.
 package frrplan

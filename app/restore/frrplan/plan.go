@@ -470,8 +470,8 @@ func (p *planner) neighbours() {
 		kept = append(kept, d)
 	}
 	p.dels = kept
-	// A whole default BGP instance goes after the VRF instances, which
-	// FRR will not let it outlive.
+	// A whole default BGP instance goes after the VRF instances: FRR
+	// refuses to delete it while one leaks routes through it.
 	for i, d := range p.dels {
 		if len(d.Context) == 0 && strings.HasPrefix(d.line, "router bgp ") && !strings.Contains(d.line, " vrf ") {
 			p.dels[i].rank = 1
