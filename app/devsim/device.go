@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -115,6 +116,35 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Clock is the device's clock (time.Now if nil).
 	Clock func() time.Time
+
+	// Minute is how long one minute of a confirm timer lasts (Junos
+	// "commit confirmed N", IOS-XE "configure replace … time N"): one
+	// minute if 0. Tests shorten it to a fraction of a second; the timer
+	// still runs on its own and rolls the configuration back.
+	Minute time.Duration
+	// RejectLines makes the device refuse every configuration line that
+	// matches it when the line is loaded or applied, with the platform's
+	// own error (Junos "syntax error" at load time, an IOS-XE command that
+	// "failed to apply" during configure replace, "% Invalid input" in
+	// IOS configuration mode). The refused line never reaches the
+	// configuration.
+	RejectLines *regexp.Regexp
+	// DropLines makes configuration lines that match it vanish silently
+	// when a configuration is committed or applied: the device reports
+	// success and holds less than it was sent, so a verification that
+	// reads the configuration back finds a difference.
+	DropLines *regexp.Regexp
+	// DisconnectAfter drops the connection right after the device has
+	// answered a command line that matches it, e.g. `^commit confirmed`:
+	// the session is lost before the change can be confirmed.
+	DisconnectAfter *regexp.Regexp
+	// NoArchive is an IOS-XE device without the configuration archive
+	// (no "archive" / " path flash:…" in its configuration): configure
+	// replace with "time" or "revert" is refused with the device's
+	// message and "show archive" says the feature is not enabled. Other
+	// platforms ignore it.
+	NoArchive bool
+
 	// Logger receives connection-level events (discarded if nil). Neither
 	// credentials nor configuration text are logged.
 	Logger *slog.Logger
@@ -157,6 +187,15 @@ type Device struct {
 	rotation  int
 	conns     map[net.Conn]struct{}
 	closed    bool
+
+	// cfg is what configuration commands wrote; header the lines the
+	// configuration shows render fresh every time (see store.go).
+	cfg    configStore
+	header doc
+	// shells are the interactive sessions, for messages to every
+	// terminal; sessions counts them for their terminal names.
+	shells   map[*session]struct{}
+	sessions int
 
 	connections, logins, failedLogins, commands, configShows, writes atomic.Int64
 }
@@ -222,6 +261,12 @@ func NewDevice(opts Options) (*Device, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	if opts.Minute < 0 {
+		return nil, fmt.Errorf("devsim: negative confirm minute %s", opts.Minute)
+	}
+	if opts.Minute == 0 {
+		opts.Minute = time.Minute
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -250,11 +295,14 @@ func NewDevice(opts Options) (*Device, error) {
 		model:     newModel(p.Platform, opts.Hostname, opts.Username, opts.Seed, encName),
 		lastShown: map[string]string{},
 		conns:     map[net.Conn]struct{}{},
+		cfg:       configStore{files: map[string][]byte{}},
+		shells:    map[*session]struct{}{},
 	}
 	d.lastNow = opts.Clock()
 	d.changedAt = d.lastNow.Add(-36 * time.Hour).Truncate(time.Second)
 	d.units = sizeUnits(d.model, render, opts.ConfigSize)
 	d.docs = render(d.model, d.units)
+	d.header, _ = splitHeader(p.Platform, d.docs[d.configKey()])
 	d.version = versionDoc(d.model)
 	if err := d.newHostKey(); err != nil {
 		return nil, err
@@ -430,13 +478,13 @@ func (d *Device) Stats() Stats {
 
 // Mutate changes a few lines of the configuration for good, deterministically
 // from seed, and moves the "last change" timestamps, as an operator's edit
-// would. The next show prints the new text.
+// would. The next show prints the new text. A configuration written
+// before (a commit, SetRunningConfig) gives way to the generated one.
 func (d *Device) Mutate(seed int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.model.mutate(seed, d.units)
-	d.docs = renderers[d.p.Platform](d.model, d.units)
-	d.changedAt = d.tick()
+	d.remodelLocked()
 }
 
 // Secrets returns the secrets the device's configuration holds or held
@@ -456,13 +504,13 @@ func (d *Device) Secrets() []string {
 // RotateSecret changes one secret of the configuration (the purpose a
 // personality names it by: "user", "snmp", "enable"…), as an operator
 // changing a password does, and moves the "last change" timestamps.
-// Nothing else changes.
+// Nothing else changes, but that a configuration written before gives way
+// to the generated one, as with Mutate.
 func (d *Device) RotateSecret(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.model.rotations[name]++
-	d.docs = renderers[d.p.Platform](d.model, d.units)
-	d.changedAt = d.tick()
+	d.remodelLocked()
 }
 
 // tick advances the device clock by at least a second, so that every show

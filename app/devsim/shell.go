@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,6 +52,15 @@ type session struct {
 	skipLF   bool
 	rng      *rand.Rand
 	dripUsed time.Duration
+
+	// wmu keeps writes whole: a device message (the Junos rollback
+	// broadcast) may arrive from another goroutine.
+	wmu sync.Mutex
+	// id and since name an interactive session's terminal; junos is its
+	// Junos configuration mode.
+	id    int
+	since time.Time
+	junos *junosEdit
 }
 
 func (d *Device) newSession(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn, hang func()) *session {
@@ -78,6 +88,8 @@ func (s *session) touch() {
 
 // write sends raw bytes, a few at a time in slow-drip mode.
 func (s *session) write(b []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if s.conn != nil {
 		s.conn.SetWriteDeadline(time.Now().Add(s.d.opts.IdleTimeout))
 	}
@@ -131,6 +143,16 @@ func (s *session) text(t string) error {
 	return s.write(s.d.enc(s.lines(s.expand(t))))
 }
 
+// plain sends device text that may hold anything (configuration
+// statements, file names): line endings converted, then encoded, with no
+// placeholders filled.
+func (s *session) plain(t string) error {
+	if t == "" {
+		return nil
+	}
+	return s.write(s.d.enc(s.lines(t)))
+}
+
 // expand fills the {host}, {user}, {ctx}, {n} and {time} placeholders.
 func (s *session) expand(t string) string {
 	if !strings.Contains(t, "{") {
@@ -147,6 +169,8 @@ func (s *session) expand(t string) string {
 
 func (s *session) promptText() string {
 	switch {
+	case s.config && s.junos != nil:
+		return s.d.junosPendingLine() + s.expand(s.p.ConfigPrompt)
 	case s.config:
 		return s.expand(s.p.ConfigPrompt)
 	case s.priv:
@@ -232,6 +256,64 @@ func (s *session) readLine(echo bool) (string, error) {
 	return string(line), flush()
 }
 
+// readUntilEOT reads the lines of a terminal load up to a Ctrl-D at the
+// start of a line, echoing them, and echoes the Ctrl-D as "^D". Input
+// beyond limit bytes is read and dropped, so that the Ctrl-D is still
+// found.
+func (s *session) readUntilEOT(limit int) (string, error) {
+	var all, line, pending []byte
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		err := s.write(pending)
+		pending = pending[:0]
+		return err
+	}
+	for {
+		if s.in.Buffered() == 0 {
+			if err := flush(); err != nil {
+				return "", err
+			}
+			s.touch()
+		}
+		c, err := s.in.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		if s.skipLF {
+			s.skipLF = false
+			if c == '\n' || c == 0 {
+				continue
+			}
+		}
+		switch {
+		case c == 0x04 && len(line) == 0:
+			if err := flush(); err != nil {
+				return "", err
+			}
+			return string(all), s.write([]byte("^D"))
+		case c == '\r' || c == '\n':
+			s.skipLF = c == '\r'
+			if len(all)+len(line) < limit {
+				all = append(append(all, line...), '\n')
+			}
+			line = line[:0]
+			pending = append(pending, "\r\n"...)
+		case c == 0x08 || c == 0x7f:
+			if len(line) > 0 {
+				line = line[:len(line)-1]
+				pending = append(pending, "\b \b"...)
+			}
+		case c >= 0x20 || c == '\t':
+			if len(line) < maxLineLen*16 {
+				line = append(line, c)
+				pending = append(pending, c)
+			}
+		}
+	}
+}
+
 // readKey waits for one key press (pager, "press any key").
 func (s *session) readKey() (byte, error) {
 	for i := 0; i < 2; i++ {
@@ -254,6 +336,8 @@ func (s *session) readKey() (byte, error) {
 
 // runShell is the interactive command line after login.
 func (s *session) runShell() error {
+	s.d.addShell(s)
+	defer s.d.removeShell(s)
 	if err := s.text(s.p.MOTD); err != nil {
 		return err
 	}
@@ -283,8 +367,17 @@ func (s *session) runShell() error {
 	return errQuit
 }
 
-// handle runs one command line in the shell.
+// handle runs one command line in the shell; the device hangs up after
+// it when the line matches Options.DisconnectAfter.
 func (s *session) handle(line string) error {
+	err := s.handleLine(line)
+	if re := s.d.opts.DisconnectAfter; err == nil && re != nil && re.MatchString(strings.TrimSpace(line)) {
+		return errDisconnect
+	}
+	return err
+}
+
+func (s *session) handleLine(line string) error {
 	cmd := strings.TrimSpace(line)
 	if cmd == "" {
 		return nil
@@ -293,6 +386,11 @@ func (s *session) handle(line string) error {
 	s.counter++
 	p := s.p
 
+	if p.Platform == "juniper_junos" {
+		if handled, err := s.junosLine(cmd); handled {
+			return err
+		}
+	}
 	if s.config {
 		if cmd == "\x1a" {
 			s.config = false
@@ -304,6 +402,9 @@ func (s *session) handle(line string) error {
 		}
 		if strings.HasPrefix(cmd, "do ") {
 			return s.exec(strings.TrimPrefix(cmd, "do "))
+		}
+		if re := s.d.opts.RejectLines; re != nil && re.MatchString(cmd) {
+			return s.invalid(cmd)
 		}
 		// Configuration lines are accepted without comment.
 		return nil
@@ -378,14 +479,7 @@ func (s *session) invalid(cmd string) error {
 		bad = words[1]
 		offset = strings.Index(cmd[len(words[0]):], words[1]) + len(words[0])
 	}
-	prompt := s.promptText()
-	if i := strings.LastIndex(prompt, "\n"); i >= 0 {
-		prompt = prompt[i+1:]
-	}
-	caret := strings.Repeat(" ", len([]rune(prompt))+offset) + "^"
-	if s.isExec {
-		caret = strings.Repeat(" ", offset) + "^"
-	}
+	caret := s.caretAt(offset)
 	msg := strings.NewReplacer("{caret}", caret, "{cmd}", cmd, "{word}", bad).Replace(s.p.InvalidInput)
 	if err := s.text(msg); err != nil {
 		return err
@@ -394,6 +488,19 @@ func (s *session) invalid(cmd string) error {
 		return errUnknownCommand
 	}
 	return nil
+}
+
+// caretAt is a line with a '^' under position offset of the command
+// just typed, behind the prompt.
+func (s *session) caretAt(offset int) string {
+	if s.isExec {
+		return strings.Repeat(" ", offset) + "^"
+	}
+	prompt := s.promptText()
+	if i := strings.LastIndex(prompt, "\n"); i >= 0 {
+		prompt = prompt[i+1:]
+	}
+	return strings.Repeat(" ", len([]rune(prompt))+offset) + "^"
 }
 
 func (s *session) knownVerb(w string) bool {
