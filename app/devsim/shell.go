@@ -442,6 +442,11 @@ func (s *session) handleLine(line string) error {
 // configuration and version commands. Exec requests use it directly.
 func (s *session) exec(cmd string) error {
 	p := s.p
+	if p.Platform == "cisco_xe" {
+		if handled, err := s.xeExec(cmd); handled {
+			return err
+		}
+	}
 	if c, ok := findCommand(p, cmd, p.PagingOff); ok {
 		if !s.d.has(FailEndlessPager) {
 			s.paging = false
