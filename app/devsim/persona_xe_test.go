@@ -304,6 +304,11 @@ func TestXEFiles(t *testing.T) {
 		t.Error("delete kept the file")
 	}
 	c.run("delete /force flash:merge.cfg", xePrompt)
+	c.run("configure terminal", "CSR1(config)#")
+	if out := c.run("bogus command", "CSR1(config)#"); !strings.Contains(out, "% Invalid input detected at '^' marker.") {
+		t.Errorf("refused line in configuration mode: %q", out)
+	}
+	c.run("end", xePrompt)
 	if len(d.Files()) != 0 {
 		t.Errorf("files left: %v", d.Files())
 	}
