@@ -61,6 +61,7 @@ type session struct {
 	id    int
 	since time.Time
 	junos *junosEdit
+	vyos  *vyosEdit
 }
 
 func (d *Device) newSession(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn, hang func()) *session {
@@ -386,8 +387,13 @@ func (s *session) handleLine(line string) error {
 	s.counter++
 	p := s.p
 
-	if p.Platform == "juniper_junos" {
+	switch p.Platform {
+	case "juniper_junos":
 		if handled, err := s.junosLine(cmd); handled {
+			return err
+		}
+	case "vyos":
+		if handled, err := s.vyosLine(cmd); handled {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package devsim
 
 import (
 	mrand "math/rand/v2"
+	"net"
 	"path"
 	"regexp"
 	"slices"
@@ -84,7 +85,10 @@ type configStore struct {
 // confirmTimer is a change that must be confirmed within its deadline or
 // the device puts restore back.
 type confirmTimer struct {
-	restore    string
+	restore string
+	// toSaved goes back to the saved configuration as it is when the
+	// time runs out (VyOS reboots into it) instead of restore.
+	toSaved    bool
 	minutes    int
 	user       string
 	configured time.Time
@@ -105,10 +109,12 @@ var headerRules = map[string]*regexp.Regexp{
 }
 
 // startupCommand names the command that prints the saved configuration,
-// on platforms that keep one apart from the running configuration.
+// on platforms that keep one apart from the running configuration (""
+// when no configuration command of the personality shows it).
 var startupCommand = map[string]string{
 	"cisco_ios": "show startup-config",
 	"cisco_xe":  "show startup-config",
+	"vyos":      "",
 }
 
 // splitHeader cuts a rendered configuration into the lines the device
@@ -244,7 +250,7 @@ func (d *Device) rebuildDocsLocked() {
 	if d.cfg.written {
 		d.docs[d.configKey()] = withHeader(d.header, d.cfg.text)
 	}
-	if cmd, ok := startupCommand[d.p.Platform]; ok && d.cfg.startup != nil {
+	if cmd := startupCommand[d.p.Platform]; cmd != "" && d.cfg.startup != nil {
 		d.docs[cmd] = withHeader(d.header, *d.cfg.startup)
 	}
 }
@@ -375,7 +381,7 @@ func (d *Device) Files() []string {
 // confirmed within minutes, the device goes back to restore. A change made
 // while another waits keeps the older restore point, so the rollback
 // returns to the configuration before the first unconfirmed change.
-func (d *Device) armConfirmLocked(restore string, minutes int, user, archive string) {
+func (d *Device) armConfirmLocked(restore string, minutes int, user, archive string) *confirmTimer {
 	now := d.opts.Clock()
 	if old := d.cfg.confirm; old != nil {
 		close(old.stop)
@@ -398,6 +404,7 @@ func (d *Device) armConfirmLocked(restore string, minutes int, user, archive str
 		case <-d.ctx.Done():
 		}
 	})
+	return c
 }
 
 // confirmLocked ends a pending confirm: the change stays. It reports
@@ -435,7 +442,11 @@ func (d *Device) expire(c *confirmTimer) {
 		return
 	}
 	d.cfg.confirm = nil
-	d.setRunningLocked(c.restore, CommitRollback, "root")
+	restore := c.restore
+	if c.toSaved {
+		restore = d.startupLocked()
+	}
+	d.setRunningLocked(restore, CommitRollback, "root")
 	d.cfg.rollbacks++
 	d.cfg.shared = nil
 	at := d.changedAt
@@ -443,14 +454,48 @@ func (d *Device) expire(c *confirmTimer) {
 	for s := range d.shells {
 		shells = append(shells, s)
 	}
+	conns := make([]net.Conn, 0, len(d.conns))
+	for c := range d.conns {
+		conns = append(conns, c)
+	}
 	d.mu.Unlock()
 	d.log.Info("confirm timer ran out; configuration rolled back")
-	if d.p.Platform == "juniper_junos" {
+	switch d.p.Platform {
+	case "juniper_junos":
 		msg := junosRollbackBroadcast(d.opts.Hostname, at)
 		for _, s := range shells {
 			// A client that reads nothing must not hold up the others.
-			d.goOwned(func() { s.text(msg) })
+			d.goOwned(func() { s.plain(msg) })
 		}
+	case "vyos":
+		d.goOwned(func() { d.reboot(shells, conns, vyosRebootBroadcast(d.opts.Hostname, at)) })
+	}
+}
+
+// rebootGrace bounds how long a reboot waits for its message to reach
+// the terminals before it drops every connection.
+const rebootGrace = time.Second
+
+// reboot tells the terminals and drops every connection, as a device
+// going down does; it accepts new ones at once (the simulator boots in
+// no time).
+func (d *Device) reboot(shells []*session, conns []net.Conn, msg string) {
+	told := make(chan struct{})
+	d.goOwned(func() {
+		defer close(told)
+		for _, s := range shells {
+			s.plain(msg)
+		}
+	})
+	t := time.NewTimer(rebootGrace)
+	defer t.Stop()
+	select {
+	case <-told:
+	case <-t.C:
+	case <-d.ctx.Done():
+	}
+	for _, c := range conns {
+		c.Close()
 	}
 }
 
