@@ -146,7 +146,7 @@ func changed(out string) bool {
 // commit confirmed without a confirm: the device goes back on its own,
 // says so to the open session, and records the rollback.
 func TestJunosConfirmTimerRollsBack(t *testing.T) {
-	d := startDevice(t, Options{Platform: "juniper_junos", Minute: 200 * time.Millisecond})
+	d := startDevice(t, Options{Platform: "juniper_junos", Minute: 400 * time.Millisecond})
 	before := d.RunningConfig()
 	target := junosTarget(t, d)
 	c := junosCLI(t, d)
@@ -191,13 +191,13 @@ func kinds(h []Commit) []CommitKind {
 // The session is lost right after commit confirmed: nobody confirms, the
 // timer rolls back, the next backup sees the old configuration.
 func TestJunosSessionLostBeforeConfirm(t *testing.T) {
-	d := startDevice(t, Options{Platform: "juniper_junos", Minute: 150 * time.Millisecond, DisconnectAfter: regexp.MustCompile(`^commit confirmed`)})
+	d := startDevice(t, Options{Platform: "juniper_junos", Minute: 100 * time.Millisecond, DisconnectAfter: regexp.MustCompile(`^commit confirmed`)})
 	before := d.RunningConfig()
 	target := junosTarget(t, d)
 	c := junosCLI(t, d)
 	c.run("configure exclusive", junosConfig)
 	c.loadTerminal(target, junosConfig)
-	send(t, c.w, "commit confirmed 2\n")
+	send(t, c.w, "commit confirmed 5\n")
 	c.e.must(t, "commit complete\r\n")
 	if _, err := c.e.waitEnd(wait); err != nil {
 		t.Fatalf("session not dropped: %v", err)
@@ -223,7 +223,7 @@ func TestJunosConfirmInTime(t *testing.T) {
 	c := junosCLI(t, d)
 	c.run("configure exclusive", junosConfig)
 	c.loadTerminal(target, junosConfig)
-	c.run("commit confirmed 2", junosConfig)
+	c.run("commit confirmed 5", junosConfig)
 	deadline, pending := d.ConfirmPending()
 	if !pending {
 		t.Fatal("no confirm pending")
@@ -232,7 +232,7 @@ func TestJunosConfirmInTime(t *testing.T) {
 		t.Errorf("confirming commit printed %q", out)
 	}
 	c.run("set system host-name srx-2", junosConfig)
-	c.run("commit confirmed 1", junosConfig)
+	c.run("commit confirmed 5", junosConfig)
 	if out := c.run("commit check", junosConfig); !strings.Contains(out, "configuration check succeeds") {
 		t.Errorf("commit check printed %q", out)
 	}

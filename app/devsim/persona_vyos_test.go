@@ -84,7 +84,7 @@ func TestVyOSCommitConfirm(t *testing.T) {
 // No confirm: VyOS reboots into its saved configuration; every session
 // is dropped, the next backup sees the old configuration.
 func TestVyOSConfirmTimerReboots(t *testing.T) {
-	d := startDevice(t, Options{Platform: "vyos", ConfigSize: MinConfigSize, Minute: 200 * time.Millisecond})
+	d := startDevice(t, Options{Platform: "vyos", ConfigSize: MinConfigSize, Minute: 400 * time.Millisecond})
 	before := d.RunningConfig()
 	c := vyosCLI(t, d)
 	other := vyosCLI(t, d)

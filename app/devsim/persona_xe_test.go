@@ -153,7 +153,7 @@ func showText(t *testing.T, d *Device) string {
 
 // No configure confirm: the timer puts the old configuration back.
 func TestXEConfirmTimerRollsBack(t *testing.T) {
-	d := startDevice(t, Options{Platform: "cisco_xe", Minute: 200 * time.Millisecond})
+	d := startDevice(t, Options{Platform: "cisco_xe", Minute: 400 * time.Millisecond})
 	before := d.RunningConfig()
 	target := xeTarget(t, d)
 	d.PutFile("flash:restore.cfg", []byte(target))
@@ -199,8 +199,8 @@ func TestXEConfirmInTime(t *testing.T) {
 	target := xeTarget(t, d)
 	d.PutFile("flash:restore.cfg", []byte(target))
 	c := xeCLI(t, d)
-	c.run("configure replace flash:restore.cfg force time 2", xePrompt)
-	c.run("configure revert timer 3", xePrompt)
+	c.run("configure replace flash:restore.cfg force time 5", xePrompt)
+	c.run("configure revert timer 6", xePrompt)
 	deadline, pending := d.ConfirmPending()
 	if !pending {
 		t.Fatal("no confirm pending")
