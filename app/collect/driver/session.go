@@ -145,6 +145,8 @@ type Session struct {
 	encoding  string
 	username  string
 	password  string
+	// quietEnds counts the reads a prompt ended only after quietPeriod.
+	quietEnds int
 }
 
 // NewSession starts a session over conn; maxOutput caps one command's
@@ -280,39 +282,92 @@ func releaseRead(b []byte) {
 // everything read before and including the prompt. The caller hands the
 // result to releaseRead when done with it.
 func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int) ([]byte, error) {
+	out, _, err := s.read(ctx, readMode{answers: answers, limit: limit})
+	return out, err
+}
+
+// readMode is what a read looks for besides the prompt. The zero mode
+// (plus answers and a limit) is the read of a show command; the other
+// fields serve the write session (write.go).
+type readMode struct {
+	answers []Answer
+	limit   int
+	// write: the read follows a line sent to change something. A prompt
+	// that is a variant of the learned one (isVariant) ends it at once,
+	// answers are only given once the echo has ended, and a question asked
+	// again after its last allowed answer fails the read (ErrQuestion).
+	write bool
+	// ready, when set, ends the read at a line after the echo that it
+	// matches (the device's invitation to type a block).
+	ready *regexp.Regexp
+	// writing, until it delivers, holds back every end of the read: a
+	// block is still being sent, and the device's echo of it is read
+	// meanwhile so that neither side waits for the other. What it
+	// delivers is the sender's error.
+	writing <-chan error
+}
+
+// readEnd is how a read ended.
+type readEnd int
+
+const (
+	endPrompt readEnd = iota
+	endReady
+)
+
+// read is readToPrompt with the write session's options.
+func (s *Session) read(ctx context.Context, m readMode) ([]byte, readEnd, error) {
 	out := (*readBufs.Get().(*[]byte))[:0]
 	var candidateSince time.Time
 	var st readState
-	answered := make([]int, len(answers))
+	answered := make([]int, len(m.answers))
 	// While no prompt is known yet, a line that looks like one is probed:
 	// an empty command makes a real prompt print itself again at once,
 	// which is much faster than waiting for the device to fall silent.
 	probeAt, probe := -1, ""
+	scanned := 0 // bytes of out already searched for m.ready
 	for {
-		if len(out) > 0 {
+		if m.writing != nil {
+			select {
+			case err := <-m.writing:
+				m.writing = nil
+				if err != nil {
+					return out, endPrompt, fmt.Errorf("send text: %w", closedErr(err))
+				}
+			default:
+			}
+		}
+		if len(out) > 0 && m.writing == nil {
+			if m.ready != nil && s.readyLine(out, &scanned, m.ready) {
+				return out, endReady, nil
+			}
 			tail := lastLine(out)
 			sawNewline := bytes.IndexByte(out, '\n') >= 0
 			switch {
 			case probeAt >= 0 && len(out) > probeAt && bytes.IndexByte(out[probeAt:], '\n') >= 0 &&
 				s.normPrompt(tail) == probe && s.d.Prompt.MatchString(tail):
-				return out, nil
+				return out, endPrompt, nil
 			case s.prompt != "" && sawNewline && s.normPrompt(tail) == s.normPrompt(s.prompt) &&
 				(s.d.PromptVolatile == nil || s.d.Prompt.MatchString(tail)):
-				return out, nil
+				return out, endPrompt, nil
 			case s.d.Pager != nil && s.isPager(tail):
 				out = s.dropPager(out, tail)
 				if _, err := s.conn.Write([]byte(s.d.PagerAnswer)); err != nil {
-					return out, fmt.Errorf("answer pager: %w", s.writeErr(err))
+					return out, endPrompt, fmt.Errorf("answer pager: %w", s.writeErr(err))
 				}
 				st.pagers++
 				candidateSince = time.Time{}
 				continue
-			case s.answer(tail, answers, answered):
+			case (!m.write || sawNewline) && s.answer(tail, m.answers, answered):
 				out = out[:bytes.LastIndexByte(out, '\n')+1]
 				candidateSince = time.Time{}
 				continue
-			case s.refused(tail, answers, answered):
-				return out, ErrLoginRefused
+			case s.refused(tail, m.answers, answered):
+				return out, endPrompt, ErrLoginRefused
+			case m.write && sawNewline && s.askedAgain(tail, m.answers, answered):
+				return out, endPrompt, ErrQuestion
+			case m.write && sawNewline && s.d.Prompt.MatchString(tail) && s.isVariant(tail):
+				return out, endPrompt, nil
 			case s.d.Prompt.MatchString(tail) ||
 				(s.prompt != "" && strings.HasSuffix(s.normPrompt(tail), s.normPrompt(s.prompt))):
 				// A line that looks like a prompt, or ends like the learned
@@ -320,10 +375,11 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 				if candidateSince.IsZero() {
 					candidateSince = time.Now()
 				} else if time.Since(candidateSince) >= quietPeriod {
-					return out, nil
+					s.quietEnds++
+					return out, endPrompt, nil
 				} else if s.prompt == "" && probeAt < 0 && time.Since(candidateSince) >= probeDelay {
 					if _, err := s.conn.Write([]byte(s.d.LineEnd)); err != nil {
-						return out, fmt.Errorf("probe prompt: %w", s.writeErr(err))
+						return out, endPrompt, fmt.Errorf("probe prompt: %w", s.writeErr(err))
 					}
 					probeAt, probe = len(out), s.normPrompt(tail)
 				}
@@ -331,19 +387,19 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 				candidateSince = time.Time{}
 			}
 		}
-		if len(out) > limit {
-			return out, ErrOutputTooLarge
+		if len(out) > m.limit {
+			return out, endPrompt, ErrOutputTooLarge
 		}
 		if ctx.Err() != nil {
 			st.bytes = len(out)
-			return out, st.timeout()
+			return out, endPrompt, st.timeout()
 		}
 		step := time.Now().Add(100 * time.Millisecond)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(step) {
 			step = dl
 		}
 		if err := s.conn.SetReadDeadline(step); err != nil {
-			return out, fmt.Errorf("%w: %w", ErrClosed, err)
+			return out, endPrompt, fmt.Errorf("%w: %w", ErrClosed, err)
 		}
 		// Read straight into out: no copy through a buffer of our own.
 		out = slices.Grow(out, readChunk)
@@ -353,7 +409,7 @@ func (s *Session) readToPrompt(ctx context.Context, answers []Answer, limit int)
 			candidateSince = time.Time{}
 		}
 		if err != nil && !isTimeout(err) {
-			return out, fmt.Errorf("%w after %d bytes of output: %w", ErrClosed, len(out), err)
+			return out, endPrompt, fmt.Errorf("%w after %d bytes of output: %w", ErrClosed, len(out), err)
 		}
 	}
 }
@@ -568,23 +624,40 @@ func (s *Session) Run(ctx context.Context, cmd string) (string, error) {
 // output turns what a command printed, up to and including the prompt,
 // into its output.
 func (s *Session) output(raw []byte, cmd string) (string, error) {
-	if t := lastLine(raw); s.d.Prompt.MatchString(t) {
-		s.prompt = t
-	}
-	text, err := Decode(s.encoding, raw)
+	lines, plain, err := s.outputLines(raw, true)
 	if err != nil {
 		return "", err
-	}
-	lines, plain := cleanText(text)
-	lines = lines[:len(lines)-1] // the prompt
-	for i := 0; i < maxPromptLines && len(lines) > 0 && s.d.PromptLines != nil &&
-		s.d.PromptLines.MatchString(strings.TrimSpace(lines[len(lines)-1])); i++ {
-		lines = lines[:len(lines)-1]
 	}
 	if len(lines) > 0 && s.isEcho(lines[0], cmd) {
 		lines = lines[1:]
 	}
 	return finish(s.d, cmd, lines, plain)
+}
+
+// outputLines decodes and cleans what a command printed. When it ends in
+// a prompt, the prompt is learned and dropped with the PromptLines above
+// it. The echo is the caller's to remove.
+func (s *Session) outputLines(raw []byte, prompted bool) (lines []string, plain bool, err error) {
+	if t := lastLine(raw); prompted && s.d.Prompt.MatchString(t) {
+		s.prompt = t
+	}
+	text, err := Decode(s.encoding, raw)
+	if err != nil {
+		return nil, false, err
+	}
+	lines, plain = cleanText(text)
+	if !prompted {
+		if strings.TrimSpace(lines[len(lines)-1]) == "" {
+			lines = lines[:len(lines)-1]
+		}
+		return lines, plain, nil
+	}
+	lines = lines[:len(lines)-1] // the prompt
+	for i := 0; i < maxPromptLines && len(lines) > 0 && s.d.PromptLines != nil &&
+		s.d.PromptLines.MatchString(strings.TrimSpace(lines[len(lines)-1])); i++ {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, plain, nil
 }
 
 // isEcho reports whether line is the device echoing cmd, possibly after
