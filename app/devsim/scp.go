@@ -1,9 +1,12 @@
 package devsim
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -23,22 +26,32 @@ func isFileCommand(cmd string) bool { return strings.HasPrefix(cmd, scpPrefix) }
 // scpSourcePath parses the exec request an SCP client sends to copy a
 // file from the device: "scp [-p] [-v] [-q] -f <path>". Anything else
 // (an upload with -t, a directory with -r) is not an SCP download.
-func scpSourcePath(cmd string) (string, bool) {
+func scpSourcePath(cmd string) (string, bool) { return scpRequest(cmd, "-f") }
+
+// scpSinkPath parses the exec request an SCP client sends to copy a file
+// to the device: "scp [-p] [-v] [-q] [-d] -t <path>".
+func scpSinkPath(cmd string) (string, bool) { return scpRequest(cmd, "-t") }
+
+func scpRequest(cmd, direction string) (string, bool) {
 	f := strings.Fields(cmd)
 	if len(f) < 3 || f[0] != "scp" {
 		return "", false
 	}
-	from := false
+	found := false
 	for _, opt := range f[1 : len(f)-1] {
 		switch opt {
-		case "-f":
-			from = true
+		case direction:
+			found = true
 		case "-p", "-v", "-q", "--":
+		case "-d":
+			if direction != "-t" {
+				return "", false
+			}
 		default:
 			return "", false
 		}
 	}
-	return f[len(f)-1], from
+	return f[len(f)-1], found
 }
 
 // SCPSource plays the source side of the SCP protocol for one file over
@@ -124,4 +137,127 @@ func (s *session) rwc() io.ReadWriter {
 		io.Reader
 		io.Writer
 	}{s.in, s.out}
+}
+
+// MaxUpload is the largest file the device's flash takes over SCP;
+// a larger one is refused as a full file system is.
+const MaxUpload = 1 << 20
+
+// errSCPRefused is a sink that answered the client with a refusal.
+var errSCPRefused = errors.New("devsim: scp: refused")
+
+// scpSink plays the sink side of the SCP protocol for one file over rw
+// (an exec channel after "scp -t"), as OpenSSH's scp does: it sends \0,
+// takes time records, reads "C<mode> <size> <name>\n" and answers \0,
+// reads the data and its \0, and answers \0. A directory, a malformed
+// header and a file over max are refused with a \x01 message.
+func scpSink(rw io.ReadWriter, max int) (name string, data []byte, err error) {
+	r := bufio.NewReaderSize(rw, 4<<10)
+	refuse := func(msg string) (string, []byte, error) {
+		_, _ = fmt.Fprintf(rw, "\x01scp: %s\n", msg)
+		return "", nil, errSCPRefused
+	}
+	if _, err := rw.Write([]byte{0}); err != nil {
+		return "", nil, err
+	}
+	for records := 0; ; records++ {
+		if records > 4 {
+			return refuse("protocol error: too many time records")
+		}
+		line, err := scpRecord(r)
+		if err != nil {
+			return "", nil, err
+		}
+		if line == "" {
+			return refuse("protocol error: record too long")
+		}
+		switch line[0] {
+		case 'T':
+			if _, err := rw.Write([]byte{0}); err != nil {
+				return "", nil, err
+			}
+			continue
+		case 'C':
+		case 'D':
+			return refuse("directories are not supported")
+		default:
+			return refuse("protocol error: expected a file record")
+		}
+		f := strings.SplitN(strings.TrimSuffix(line[1:], "\n"), " ", 3)
+		if len(f) != 3 || f[2] == "" || strings.ContainsAny(f[2], "/") {
+			return refuse("protocol error: bad file record")
+		}
+		if _, err := strconv.ParseUint(f[0], 8, 32); err != nil {
+			return refuse("protocol error: bad mode")
+		}
+		size, err := strconv.Atoi(f[1])
+		if err != nil || size < 0 {
+			return refuse("protocol error: bad size")
+		}
+		if size > max {
+			return refuse(f[2] + ": No space left on device")
+		}
+		if _, err := rw.Write([]byte{0}); err != nil {
+			return "", nil, err
+		}
+		data = make([]byte, size+1)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return "", nil, err
+		}
+		if data[size] != 0 {
+			return refuse(f[2] + ": protocol error: no end of file")
+		}
+		if _, err := rw.Write([]byte{0}); err != nil {
+			return "", nil, err
+		}
+		return f[2], data[:size], nil
+	}
+}
+
+// scpRecord reads one control record with its "\n", at most 1 KiB; ""
+// when it is longer.
+func scpRecord(r *bufio.Reader) (string, error) {
+	var b []byte
+	for len(b) < 1024 {
+		c, err := r.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		b = append(b, c)
+		if c == '\n' {
+			return string(b), nil
+		}
+	}
+	return "", nil
+}
+
+// receiveSCP answers an "scp -t <target>" exec request: the file is kept
+// under target, or under target/<name> when target ends in "/".
+func (s *session) receiveSCP(target string) error {
+	s.d.commands.Add(1)
+	name, data, err := scpSink(s.rwc(), MaxUpload)
+	switch {
+	case errors.Is(err, errSCPRefused):
+		return errUnknownCommand
+	case err != nil:
+		return errQuit
+	}
+	if strings.HasSuffix(target, "/") {
+		target += name
+	}
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	if s.d.uploads == nil {
+		s.d.uploads = map[string][]byte{}
+	}
+	s.d.uploads[target] = data
+	return nil
+}
+
+// Uploaded returns a copy of the file last written to path over SCP.
+func (d *Device) Uploaded(path string) ([]byte, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	data, ok := d.uploads[path]
+	return append([]byte(nil), data...), ok
 }

@@ -165,6 +165,10 @@ func (d *Device) serveChannel(ctx context.Context, sconn *ssh.ServerConn, c net.
 				start(func(s *session) error { return s.serveSCP(name) })
 				continue
 			}
+			if target, ok := scpSinkPath(payload.Command); ok {
+				start(func(s *session) error { return s.receiveSCP(target) })
+				continue
+			}
 			lf := d.p.ExecLF && !pty
 			start(func(s *session) error {
 				// Exec requests run at the account's full privilege, as
