@@ -359,3 +359,35 @@ func TestWriteRefusesUnsendable(t *testing.T) {
 		t.Fatalf("the device received %q", got)
 	}
 }
+
+// TestLineJunosModes: Junos's configuration mode prints "[edit]" on a
+// line above its prompt; the prompt's mode mark changes (> to #), which
+// ends each line at once, and "[edit]" is not output.
+func TestLineJunosModes(t *testing.T) {
+	s := scripted(t, "juniper_junos", "\r\n--- JUNOS 21.4R3.15 Kernel 64-bit\r\nadmin@vmx1> ",
+		step{"set cli screen-length 0\n", "set cli screen-length 0 \r\nScreen length set to 0\r\n\r\nadmin@vmx1> "},
+		step{"set cli screen-width 0\n", "set cli screen-width 0 \r\nScreen width set to 0\r\n\r\nadmin@vmx1> "},
+		step{"configure private\n", "configure private \r\nwarning: uncommitted changes will be discarded on exit\r\nEntering configuration mode\r\n\r\n[edit]\r\nadmin@vmx1# "},
+		step{"set system host-name vmx1\n", "set system host-name vmx1 \r\n\r\n[edit]\r\nadmin@vmx1# "},
+		step{"set bogus\n", "set bogus \r\n        ^\r\nsyntax error.\r\n\r\n[edit]\r\nadmin@vmx1# "},
+		step{"exit configuration-mode\n", "exit configuration-mode \r\nExiting configuration mode\r\n\r\nadmin@vmx1> "},
+	)
+	ctx := testCtx(t)
+	if err := s.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ line, out, prompt string }{
+		{"configure private", "warning: uncommitted changes will be discarded on exit|Entering configuration mode", "admin@vmx1#"},
+		{"set system host-name vmx1", "", "admin@vmx1#"},
+		{"set bogus", "        ^|syntax error.", "admin@vmx1#"},
+		{"exit configuration-mode", "Exiting configuration mode", "admin@vmx1>"},
+	} {
+		lines, err := s.Line(ctx, c.line, nil)
+		if got := strings.TrimRight(strings.Join(lines, "|"), "|"); err != nil || got != c.out || s.Prompt() != c.prompt {
+			t.Fatalf("%q: %q, %v, prompt %q; want %q, %q", c.line, got, err, s.Prompt(), c.out, c.prompt)
+		}
+	}
+	if n := s.QuietEnds(); n != 0 {
+		t.Errorf("%d reads waited for quiet", n)
+	}
+}
