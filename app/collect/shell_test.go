@@ -365,7 +365,7 @@ func TestShellUpload(t *testing.T) {
 	if err := s.Upload(ctx, "flash:restore.cfg", data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := d.Uploaded("flash:restore.cfg"); !ok || !bytes.Equal(got, data) {
+	if got, ok := d.File("flash:restore.cfg"); !ok || !bytes.Equal(got, data) {
 		t.Fatalf("the device kept %q, %v", got, ok)
 	}
 	if _, err := s.Send(ctx, "configure terminal", nil); err != nil {

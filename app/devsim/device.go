@@ -187,7 +187,6 @@ type Device struct {
 	rotation  int
 	conns     map[net.Conn]struct{}
 	closed    bool
-	uploads   map[string][]byte // files written over SCP, by path
 
 	// cfg is what configuration commands wrote; header the lines the
 	// configuration shows render fresh every time (see store.go).

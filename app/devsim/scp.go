@@ -232,7 +232,8 @@ func scpRecord(r *bufio.Reader) (string, error) {
 }
 
 // receiveSCP answers an "scp -t <target>" exec request: the file is kept
-// under target, or under target/<name> when target ends in "/".
+// under target, or under target/<name> when target ends in "/" (File
+// reads it).
 func (s *session) receiveSCP(target string) error {
 	s.d.commands.Add(1)
 	name, data, err := scpSink(s.rwc(), MaxUpload)
@@ -245,19 +246,10 @@ func (s *session) receiveSCP(target string) error {
 	if strings.HasSuffix(target, "/") {
 		target += name
 	}
-	s.d.mu.Lock()
-	defer s.d.mu.Unlock()
-	if s.d.uploads == nil {
-		s.d.uploads = map[string][]byte{}
+	// Into the device's file store, where configure replace and load
+	// find it.
+	if !s.d.PutFile(target, data) {
+		return errUnknownCommand
 	}
-	s.d.uploads[target] = data
 	return nil
-}
-
-// Uploaded returns a copy of the file last written to path over SCP.
-func (d *Device) Uploaded(path string) ([]byte, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	data, ok := d.uploads[path]
-	return append([]byte(nil), data...), ok
 }

@@ -81,19 +81,19 @@ func TestSCPSink(t *testing.T) {
 		"T1700000000 0 1700000000 0\n", fmt.Sprintf("C0644 %d restore.cfg\n", len(data)), data+"\x00"); msg != "" || status != 0 {
 		t.Fatalf("upload: %q, status %d", msg, status)
 	}
-	if got, ok := d.Uploaded("flash:restore.cfg"); !ok || string(got) != data {
+	if got, ok := d.File("flash:restore.cfg"); !ok || string(got) != data {
 		t.Fatalf("kept %q, %v", got, ok)
 	}
 	if msg, _ := scpPut(t, d, "/config/", fmt.Sprintf("C0600 %d new.boot\n", len(data)), data+"\x00"); msg != "" {
 		t.Fatalf("upload to a directory: %q", msg)
 	}
-	if got, ok := d.Uploaded("/config/new.boot"); !ok || string(got) != data {
+	if got, ok := d.File("/config/new.boot"); !ok || string(got) != data {
 		t.Fatalf("kept %q, %v", got, ok)
 	}
-	if _, ok := d.Uploaded("/config/"); ok {
+	if _, ok := d.File("/config/"); ok {
 		t.Error("a directory target was kept as a file")
 	}
-	if got, ok := d.Uploaded("nothing"); ok || got != nil {
+	if got, ok := d.File("nothing"); ok || got != nil {
 		t.Errorf("a file never written: %q, %v", got, ok)
 	}
 }
@@ -122,7 +122,7 @@ func TestSCPSinkRefuses(t *testing.T) {
 			if msg != tc.want || status != 1 {
 				t.Errorf("refusal %q, status %d; want %q, 1", msg, status, tc.want)
 			}
-			if _, ok := d.Uploaded("x.cfg"); ok {
+			if _, ok := d.File("x.cfg"); ok {
 				t.Error("a refused file was kept")
 			}
 		})
