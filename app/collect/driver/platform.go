@@ -57,6 +57,9 @@ type Platform struct {
 	// Syslog are the log messages by which the device says its
 	// configuration changed.
 	Syslog []SyslogPattern
+	// Restore is how a stored configuration is put back on a device;
+	// the zero value when the platform cannot.
+	Restore Restore
 	// Notes says what an operator should know: dialects, required
 	// privileges, what the default commands leave out.
 	Notes string
@@ -134,6 +137,9 @@ func (p *Platform) compile() error {
 			return fmt.Errorf("platform %s: a syslog pattern needs a name and an expression", p.ID)
 		}
 	}
+	if err := p.Restore.check(); err != nil {
+		return fmt.Errorf("platform %s: %w", p.ID, err)
+	}
 	return nil
 }
 
@@ -147,6 +153,9 @@ func (p Platform) clone() Platform {
 	p.Syslog = slices.Clone(p.Syslog)
 	p.Dialogue.PagingOff = slices.Clone(p.Dialogue.PagingOff)
 	p.Dialogue.PreLogin = slices.Clone(p.Dialogue.PreLogin)
+	p.Restore.ConfigEnter = slices.Clone(p.Restore.ConfigEnter)
+	p.Restore.ConfigExit = slices.Clone(p.Restore.ConfigExit)
+	p.Restore.Save = slices.Clone(p.Restore.Save)
 	return p
 }
 

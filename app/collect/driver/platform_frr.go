@@ -48,6 +48,18 @@ func init() {
 			PagingOff:    []string{"terminal length 0"},
 			CommandError: re(`^% |\bis not running$`),
 		},
+		// In configuration mode vtysh answers a line it takes with
+		// nothing but the next prompt: any text is a refusal, whether
+		// "% ..." from the parser or a daemon ("% Specify remote-as or
+		// peer-group commands first"), or a daemon's plain sentence ("BGP
+		// is already running; AS is 65001", "staticd is not running").
+		Restore: Restore{
+			Method:      "frr_vtysh",
+			ConfigEnter: []string{"configure terminal"},
+			ConfigExit:  []string{"end"},
+			Save:        []string{"write memory"},
+			ApplyError:  re(`\S`),
+		},
 		Notes: "The SSH account must land in vtysh (sshd ForceCommand /usr/bin/vtysh, or vtysh as its login shell) with the rights to read the " +
 			"configuration (root or the frrvty group). For a Linux host where FRR is one part among others, use the linux platform and read " +
 			"/etc/frr/frr.conf.",

@@ -1,0 +1,91 @@
+package driver
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Restore is how a platform puts a stored configuration back on a
+// device: the method (the Go code that drives it lives in app/restore)
+// and the commands, patterns and limits that method needs on this
+// platform. The zero value means the platform cannot restore: backupd
+// then says so, and never half-restores.
+type Restore struct {
+	// Method is one of RestoreMethods' IDs; "" means not supported.
+	Method string
+	// ConfigEnter enters configuration mode, ConfigExit leaves it, in
+	// order ("configure terminal"; "end").
+	ConfigEnter, ConfigExit []string
+	// Save makes the running configuration the one the device starts
+	// with ("write memory"); none when applying already saves it.
+	Save []string
+	// ApplyError matches a line by which the device refuses a line of
+	// configuration. Unlike Dialogue.CommandError it is looked for in
+	// every answer, however long: while writing, one refusal is enough.
+	ApplyError *regexp.Regexp
+	// Timer is the device's own undo timer: a change applied with it is
+	// undone by the device unless confirmed in time. Zero where the
+	// platform has none.
+	Timer ConfirmTimer
+	// Notes says what an operator should know: privileges the account
+	// needs, features the device must have on.
+	Notes string
+}
+
+// ConfirmTimer bounds a platform's confirm-or-undo timer.
+type ConfirmTimer struct {
+	Default, Min, Max time.Duration
+}
+
+// RestoreMethod describes one way of putting a configuration back.
+type RestoreMethod struct {
+	ID string
+	// Replaces is true when the device ends on exactly the stored
+	// configuration (lines it lacks are removed); false for a merge,
+	// which only sends lines.
+	Replaces bool
+	// Summary is one line for the method table of the manual.
+	Summary string
+}
+
+// RestoreMethods are the methods the restore engine implements; a
+// platform may only name one of these.
+var RestoreMethods = []RestoreMethod{
+	{ID: "frr_vtysh", Replaces: true,
+		Summary: "vtysh: the lines that differ are removed (\"no …\") and added in configuration mode, " +
+			"again until the running configuration equals the version (at most 3 passes), then saved with \"write memory\""},
+}
+
+// LookupRestoreMethod returns the method with id.
+func LookupRestoreMethod(id string) (RestoreMethod, bool) {
+	i := slices.IndexFunc(RestoreMethods, func(m RestoreMethod) bool { return m.ID == id })
+	if i < 0 {
+		return RestoreMethod{}, false
+	}
+	return RestoreMethods[i], true
+}
+
+// check validates a platform's restore declaration.
+func (r Restore) check() error {
+	if r.Method == "" {
+		if len(r.ConfigEnter)+len(r.ConfigExit)+len(r.Save) > 0 || r.ApplyError != nil || r.Timer != (ConfirmTimer{}) {
+			return fmt.Errorf("restore: commands or patterns given without a method")
+		}
+		return nil
+	}
+	if _, ok := LookupRestoreMethod(r.Method); !ok {
+		return fmt.Errorf("restore: unknown method %q", r.Method)
+	}
+	if r.ApplyError == nil {
+		return fmt.Errorf("restore: method %s needs the pattern of the device's refusals", r.Method)
+	}
+	if t := r.Timer; t != (ConfirmTimer{}) && (t.Min <= 0 || t.Min > t.Default || t.Default > t.Max) {
+		return fmt.Errorf("restore: the confirm timer needs 0 < minimum ≤ default ≤ maximum")
+	}
+	return nil
+}
+
+// CanRestore reports whether the platform can put a configuration back.
+func (p Platform) CanRestore() bool { return p.Restore.Method != "" }
