@@ -66,6 +66,11 @@ type Options struct {
 	// run ended early or could not start; it doubles per failure, up to
 	// 10 s (default 1 s).
 	RestartBackoff time.Duration
+	// Work runs the jobs of other kinds than backups (queue.KindRestore,
+	// queue.KindPush): the engine claims the kinds given here beside its
+	// backups, on the same workers, and hands each such job to its
+	// runner. Nil claims backups only.
+	Work map[string]WorkRunner
 }
 
 // DefaultMaxAttempts is how many attempts a job gets unless
@@ -573,7 +578,7 @@ func (e *Engine) run(parent context.Context, only []int64, report func(running b
 		var claims []queue.Claim
 		if n > 0 {
 			began := time.Now()
-			claims, err = e.store.ClaimJobs(ctx, owner, min(n, 64), only)
+			claims, err = e.claim(ctx, owner, min(n, 64), only)
 			switch {
 			case err == nil || ctx.Err() != nil:
 				failingSince = time.Time{}
@@ -700,6 +705,10 @@ func (e *Engine) work(parent context.Context, c queue.Claim) {
 		delete(e.running, c.ID)
 		e.runningMu.Unlock()
 	}()
+	if c.Kind != "" && c.Kind != queue.KindBackup {
+		e.runWork(parent, ctx, c)
+		return
+	}
 	var o queue.Outcome
 	began := time.Now()
 	func() {
