@@ -12,6 +12,7 @@ import (
 	"backupd/app/demo"
 	"backupd/app/gitmirror"
 	"backupd/app/identity"
+	"backupd/app/restore"
 	"backupd/app/secret"
 	"backupd/db"
 	"backupd/db/queue"
@@ -30,7 +31,12 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 	if err := backup.EnsureDefaultSchedule(ctx, store, cfg.ZoneName()); err != nil {
 		return nil, nil, nil, stop, err
 	}
-	engine = backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers})
+	// Restores run as jobs of their own kind on the engine's workers, so
+	// that a backup and a restore never touch a device at once.
+	runner := restore.NewRunner(store, sealer, log.With("component", "restore"))
+	engine = backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers,
+		Work: map[string]backup.WorkRunner{queue.KindRestore: runner}})
+	runner.Engine = engine
 	goBG(func() {
 		if err := engine.Run(bg); err != nil {
 			log.Error("backup engine stopped", "err", err)
@@ -159,6 +165,10 @@ func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, s
 	// directory no longer has lose their sessions and keys.
 	syncer := identity.Syncer{Store: store, Sealer: sealer, Log: log.With("component", "directory")}
 	goLead(func() { syncer.Run(ctx) })
+	// Restores: previews attached, approved ones queued once their device
+	// is free, requests whose time ran out ended.
+	disp := restore.NewDispatcher(store, sealer, engine, log.With("component", "restore"))
+	goLead(func() { disp.Run(ctx) })
 }
 
 // demoSyslogDebounce is the demo's quiet time after a logged change: short,

@@ -1,0 +1,106 @@
+// Package restore puts a stored configuration back on its device: the
+// request, its preview and approval (Service), the leader's loop that
+// takes previews, queues approved restores and ends expired ones
+// (Dispatcher), and the run itself (Runner), a job of its own kind on the
+// device, so that a backup and a restore never touch it at once.
+//
+// A run backs the device up, checks that it still holds what the preview
+// showed, applies the version with the platform's method, backs up again
+// and compares: a match is kept (confirmed, saved), anything else is put
+// back with the same method and verified. Every step is recorded; a
+// process that stops in the middle leaves the restore "interrupted" and
+// it never runs again on its own.
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"backupd/app/collect/driver"
+)
+
+// Session is the device's command line a method drives: collect.Shell.
+type Session interface {
+	// Run runs a read command and returns its output.
+	Run(ctx context.Context, cmd string) (string, error)
+	// Send types one line and waits for the prompt; a line of the
+	// answer matching errs is the device refusing it.
+	Send(ctx context.Context, line string, errs *regexp.Regexp) (string, error)
+}
+
+// A Method puts a whole configuration on a device of one family and takes
+// it back again.
+type Method interface {
+	// Apply makes the device run target; running is what it runs now.
+	// It returns what the operator should know (passes, lines the method
+	// leaves alone), never configuration text.
+	Apply(ctx context.Context, s Session, p driver.Platform, running, target string) (Applied, error)
+	// Keep makes an applied and verified change stay: confirms it where
+	// the device would undo it, saves it.
+	Keep(ctx context.Context, s Session, p driver.Platform) error
+	// Undo puts previous back after Apply, whether Apply ended or not.
+	Undo(ctx context.Context, s Session, p driver.Platform, current, previous string) (Applied, error)
+	// Same reports whether the device's configuration a matches b for
+	// this method: what it cannot or need not change is left out.
+	Same(p driver.Platform, a, b string) bool
+}
+
+// Applied is what a method did, for the restore's outcome.
+type Applied struct {
+	// Passes is how many rounds of changes it took.
+	Passes int `json:"passes,omitempty"`
+	// Skipped counts the lines the method leaves as they are (FRR's
+	// hostname, which vtysh cannot change for good).
+	Skipped int `json:"skipped,omitempty"`
+}
+
+// methods are the implemented methods by driver.RestoreMethod ID.
+var methods = map[string]Method{
+	"frr_vtysh": frrVtysh{},
+}
+
+// MethodOf returns the method a platform restores with.
+func MethodOf(p driver.Platform) (Method, bool) {
+	if !p.CanRestore() {
+		return nil, false
+	}
+	m, ok := methods[p.Restore.Method]
+	return m, ok
+}
+
+// RefusedError is a line the device refused while a method applied it:
+// Answer is the first line of the device's answer (its error, never
+// configuration text) and Line the refused line, secrets masked by the
+// caller before it is shown.
+type RefusedError struct {
+	Line, Answer string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("the device refused a line: %s", e.Answer)
+}
+
+// refused turns a device's answer to line into a RefusedError.
+func refused(line, answer string, errs *regexp.Regexp) error {
+	first := ""
+	for _, l := range strings.Split(answer, "\n") {
+		if l = strings.TrimSpace(l); l != "" && (errs == nil || errs.MatchString(l)) {
+			first = l
+			break
+		}
+	}
+	if len(first) > 200 {
+		first = first[:200] + "…"
+	}
+	return &RefusedError{Line: line, Answer: first}
+}
+
+// asRefused reports whether err is a device's refusal of a line.
+func asRefused(err error) (*RefusedError, bool) {
+	var r *RefusedError
+	ok := errors.As(err, &r)
+	return r, ok
+}

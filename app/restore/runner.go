@@ -1,0 +1,329 @@
+package restore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"backupd/app/backup"
+	"backupd/app/collect"
+	"backupd/app/collect/driver"
+	"backupd/app/redact"
+	"backupd/app/restore/frrplan"
+	"backupd/db"
+	"backupd/db/queue"
+)
+
+// Stages of a running restore, as Restore.Stage shows them.
+const (
+	StagePreBackup  = "pre_backup"
+	StageCheck      = "check"
+	StageApply      = "apply"
+	StageVerify     = "verify"
+	StageKeep       = "keep"
+	StageUndo       = "rollback"
+	StageUndoVerify = "rollback_verify"
+)
+
+// Error reasons of a restore that did not succeed.
+const (
+	ReasonBackupFailed = "backup_failed"
+	ReasonDrift        = "changed_since_preview"
+	ReasonNoMethod     = "not_supported"
+	ReasonConnect      = "session_failed"
+	ReasonRefused      = "refused"
+	ReasonLost         = "session_lost"
+	ReasonMismatch     = "verify_mismatch"
+	ReasonNotConverged = "not_converged"
+	ReasonKeep         = "keep_failed"
+	ReasonStore        = "store"
+)
+
+// Shell is an open session on the device: Session, and its end.
+type Shell interface {
+	Session
+	Close() error
+}
+
+// Runner runs restore jobs (backup.WorkRunner for queue.KindRestore).
+type Runner struct {
+	Store  *db.Store
+	Engine *backup.Engine
+	Keys   *redact.Keyring
+	Log    *slog.Logger
+	// Open logs in to the device for writing (collect.OpenShell).
+	Open func(ctx context.Context, t collect.Target) (Shell, error)
+}
+
+// outcome is the JSON summary of a run kept with the restore: counts and
+// verdicts, never configuration text.
+type outcome struct {
+	Applied
+	// Already: the device held the version; nothing was sent.
+	Already bool `json:"already,omitempty"`
+	// Verified: the backup after the change equals the version.
+	Verified bool `json:"verified,omitempty"`
+	// Differences counts the lines that differed at verification.
+	Differences int `json:"differences,omitempty"`
+	// RolledBack: the device was put back; RollbackVerified: and the
+	// backup after that equals the configuration before.
+	RolledBack       bool `json:"rolled_back,omitempty"`
+	RollbackVerified bool `json:"rollback_verified,omitempty"`
+}
+
+// run is one restore job in progress.
+type run struct {
+	*Runner
+	c       queue.Claim
+	r       db.Restore
+	p       driver.Platform
+	m       Method
+	masker  *redact.Masker
+	out     outcome
+	tr      *collect.Transcript
+	started time.Time
+}
+
+// RunWork runs the restore job c.
+func (rn *Runner) RunWork(ctx context.Context, c queue.Claim) {
+	r, err := rn.Store.StartRestore(ctx, c.WorkID, c, nil)
+	if err != nil {
+		rn.Log.Error("starting a restore failed", "restore_id", c.WorkID, "job_id", c.ID, "err", err)
+		return // the job stays this engine's; a shutdown or recovery ends it as interrupted
+	}
+	x := &run{Runner: rn, c: c, r: r, started: time.Now()}
+	state, msg, reason := x.run(ctx)
+	if ctx.Err() != nil && state != db.RestoreSucceeded {
+		// Stopped mid-run (a shutdown): the engine interrupts the job,
+		// which marks the restore interrupted, state unknown.
+		return
+	}
+	x.finish(state, msg, reason)
+}
+
+func (x *run) run(ctx context.Context) (state, msg, reason string) {
+	dev, err := x.Store.GetDevice(ctx, x.r.DeviceID)
+	if err != nil {
+		return db.RestoreFailed, "reading the device failed: " + err.Error(), ReasonStore
+	}
+	p, ok := driver.Lookup(dev.Platform)
+	m, mok := MethodOf(p)
+	if !ok || !mok {
+		return db.RestoreFailed, fmt.Sprintf("platform %s cannot restore a configuration", dev.Platform), ReasonNoMethod
+	}
+	x.p, x.m = p, m
+	x.masker = x.Keys.Device(dev.ID, dev.Platform)
+	target, err := x.Store.SnapshotText(ctx, x.r.TargetHash)
+	if err != nil {
+		return db.RestoreFailed, "reading the version failed: " + err.Error(), ReasonStore
+	}
+
+	// The backup just before: the job's own attempt.
+	x.stage(ctx, StagePreBackup)
+	pre := x.Engine.Attempt(ctx, x.c)
+	if err := x.Store.Queue.RecordAttempt(ctx, x.c, pre); err != nil {
+		return db.RestoreFailed, "recording the backup before the restore failed: " + err.Error(), ReasonStore
+	}
+	if !pre.Success {
+		return db.RestoreFailed, "the backup before the restore failed, the device was not touched: " + pre.Error, ReasonBackupFailed
+	}
+	x.stage(ctx, StageCheck)
+	if x.r.PreviewHash != nil && pre.Hash != *x.r.PreviewHash {
+		preview, err := x.Store.SnapshotText(ctx, *x.r.PreviewHash)
+		if err != nil {
+			return db.RestoreFailed, "reading the preview failed: " + err.Error(), ReasonStore
+		}
+		if !x.samePlain(preview, pre.Text) {
+			return db.RestoreFailed, "the device's configuration changed since the preview was approved; nothing was sent. " +
+				"Request the restore again to see what it would change now", ReasonDrift
+		}
+	}
+	if x.m.Same(x.p, pre.Text, target) {
+		x.out.Already, x.out.Verified = true, true
+		return db.RestoreSucceeded, "", ""
+	}
+
+	t, err := x.Engine.Target(ctx, dev.ID)
+	if err != nil {
+		return db.RestoreFailed, "preparing the login failed: " + err.Error(), ReasonConnect
+	}
+	x.tr = &collect.Transcript{Max: db.TranscriptMax}
+	t.Transcript = x.tr
+	x.stage(ctx, StageApply)
+	sh, err := x.Open(ctx, t)
+	if err != nil {
+		return db.RestoreFailed, "logging in to write failed, the device was not touched: " + err.Error(), ReasonConnect
+	}
+	defer func() { _ = sh.Close() }()
+	applied, err := x.m.Apply(ctx, sh, x.p, pre.Text, target)
+	x.out.Applied = applied
+	if err != nil {
+		return x.undo(ctx, sh, target, pre.Text, x.applyFailure(err))
+	}
+
+	x.stage(ctx, StageVerify)
+	post, err := x.backup(ctx, db.RestorePostBackup)
+	if err != nil {
+		return x.undo(ctx, sh, target, pre.Text, failure{msg: err.Error(), reason: ReasonStore})
+	}
+	if !post.Success {
+		return x.undo(ctx, sh, target, pre.Text, failure{msg: "the backup after the change failed: " + post.Error, reason: ReasonBackupFailed})
+	}
+	if !x.m.Same(x.p, post.Text, target) {
+		x.out.Differences = countDiff(post.Text, target)
+		return x.undo(ctx, sh, post.Text, pre.Text, failure{msg: fmt.Sprintf("after the change the device's configuration differs from the version in %d lines", x.out.Differences),
+			reason: ReasonMismatch})
+	}
+	x.out.Verified = true
+	x.stage(ctx, StageKeep)
+	if err := x.m.Keep(ctx, sh, x.p); err != nil {
+		return db.RestoreFailed, "the device runs the version, but keeping it failed: " + x.maskText(err.Error()), ReasonKeep
+	}
+	return db.RestoreSucceeded, "", ""
+}
+
+// failure is why a run goes back.
+type failure struct{ msg, reason string }
+
+func (x *run) applyFailure(err error) failure {
+	if r, ok := asRefused(err); ok {
+		return failure{msg: fmt.Sprintf("the device refused %q: %s", x.maskText(r.Line), x.maskText(r.Answer)), reason: ReasonRefused}
+	}
+	var nc *frrplan.NotConvergedError
+	if errors.As(err, &nc) {
+		return failure{msg: err.Error(), reason: ReasonNotConverged}
+	}
+	if isLostErr(err) {
+		return failure{msg: "the session was lost while applying: " + x.maskText(err.Error()), reason: ReasonLost}
+	}
+	return failure{msg: x.maskText(err.Error()), reason: ReasonRefused}
+}
+
+// undo puts the configuration before back after a failed apply or
+// verification, in the same session or, when it was lost, a new one,
+// and verifies it.
+func (x *run) undo(ctx context.Context, sh Shell, current, previous string, f failure) (string, string, string) {
+	x.stage(ctx, StageUndo)
+	if isLostReason(f.reason) {
+		t, err := x.Engine.Target(ctx, x.r.DeviceID)
+		if err == nil {
+			t.Transcript = x.tr
+			var nsh Shell
+			if nsh, err = x.Open(ctx, t); err == nil {
+				defer func() { _ = nsh.Close() }()
+				sh = nsh
+			}
+		}
+		if err != nil {
+			return db.RestoreRollbackFailed, f.msg + "; logging in again to put the configuration back failed: " + x.maskText(err.Error()) +
+				". The device's state is not known: back it up to see", f.reason
+		}
+	}
+	if _, err := x.m.Undo(ctx, sh, x.p, current, previous); err != nil {
+		return db.RestoreRollbackFailed, f.msg + "; putting the configuration back failed too: " + x.maskText(err.Error()) +
+			". The device's state is not known: back it up to see", f.reason
+	}
+	x.out.RolledBack = true
+	x.stage(ctx, StageUndoVerify)
+	after, err := x.backup(ctx, db.RestoreRollbackBackup)
+	if err != nil || !after.Success {
+		msg := "the backup after putting it back failed"
+		if err != nil {
+			msg += ": " + err.Error()
+		} else {
+			msg += ": " + after.Error
+		}
+		return db.RestoreRollbackFailed, f.msg + "; " + msg + ". Back the device up to see its state", f.reason
+	}
+	if !x.m.Same(x.p, after.Text, previous) {
+		return db.RestoreRollbackFailed, f.msg + fmt.Sprintf("; after putting it back the configuration still differs from before in %d lines", countDiff(after.Text, previous)), f.reason
+	}
+	x.out.RollbackVerified = true
+	return db.RestoreRolledBack, f.msg + "; the configuration before was put back and verified", f.reason
+}
+
+// backup takes and records an extra backup of the running job.
+func (x *run) backup(ctx context.Context, which db.RestoreBackup) (queue.Outcome, error) {
+	began := time.Now()
+	o := x.Engine.Attempt(ctx, x.c)
+	id, err := x.Store.Queue.RecordExtraAttempt(ctx, x.c, queue.TriggerRestore, began, o)
+	if err != nil {
+		return o, fmt.Errorf("recording the backup failed: %w", err)
+	}
+	if err := x.Store.SetRestoreBackup(ctx, x.r.ID, which, id); err != nil {
+		return o, fmt.Errorf("recording the backup failed: %w", err)
+	}
+	return o, nil
+}
+
+func (x *run) stage(ctx context.Context, stage string) {
+	if err := x.Store.SetRestoreStage(ctx, x.r.ID, stage); err != nil && ctx.Err() == nil {
+		x.Log.Warn("recording a restore's stage failed", "restore_id", x.r.ID, "stage", stage, "err", err)
+	}
+}
+
+// finish records the end, with the session's transcript (masked).
+func (x *run) finish(state, msg, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if x.tr != nil {
+		segs, _ := x.tr.Segments()
+		out := make([]db.TranscriptSegment, 0, len(segs))
+		for _, s := range segs {
+			out = append(out, db.TranscriptSegment{Kind: s.Kind, Text: x.maskText(s.Text)})
+		}
+		if _, err := x.Store.AppendRestoreTranscript(ctx, x.r.ID, out); err != nil {
+			x.Log.Warn("recording a restore's session failed", "restore_id", x.r.ID, "err", err)
+		}
+	}
+	raw, _ := json.Marshal(x.out)
+	if _, err := x.Store.FinishRestore(ctx, x.r.ID, db.RestoreEnd{State: state, Outcome: string(raw), Error: msg, Reason: reason}, &x.c, nil); err != nil {
+		x.Log.Error("recording a restore's end failed", "restore_id", x.r.ID, "state", state, "err", err)
+		return
+	}
+	x.Log.Info("restore ended", "restore_id", x.r.ID, "device_id", x.r.DeviceID, "state", state, "reason", reason,
+		"took", time.Since(x.started).Round(time.Millisecond))
+}
+
+// maskText masks the configuration secrets a text quotes.
+func (x *run) maskText(s string) string {
+	if x.masker == nil {
+		return s
+	}
+	return x.masker.Text(s)
+}
+
+// samePlain compares two backups of the device, noise ignored.
+func (x *run) samePlain(a, b string) bool {
+	f, err := backup.NewNoiseFilter(x.p.ID, nil)
+	if err != nil {
+		return a == b
+	}
+	return !backup.Changed(a, b, f)
+}
+
+func isLostReason(reason string) bool { return reason == ReasonLost }
+
+func isLostErr(err error) bool {
+	return errors.Is(err, driver.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// countDiff counts the lines one text has and the other has not.
+func countDiff(a, b string) int {
+	count := map[string]int{}
+	for _, l := range strings.Split(a, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(b, "\n") {
+		count[l]--
+	}
+	n := 0
+	for _, c := range count {
+		n += max(c, -c)
+	}
+	return n
+}
