@@ -32,6 +32,7 @@ import (
 type env struct {
 	t       *testing.T
 	store   *db.Store
+	sealer  *secret.Sealer
 	engine  *backup.Engine
 	svc     *restore.Service
 	disp    *restore.Dispatcher
@@ -44,8 +45,21 @@ type env struct {
 
 func newEnv(t *testing.T, opts testfrr.Options) *env {
 	t.Helper()
-	ctx := context.Background()
 	router := testfrr.Start(t, opts)
+	e := newEngineEnv(t)
+	e.router = router
+	_, p, _ := net.SplitHostPort(router.Addr)
+	port, _ := strconv.Atoi(p)
+	e.device = e.addDevice(router.Hostname, "frr", port, db.Credential{Name: "frr", Username: router.User,
+		PrivateKey: e.sealer.Seal(string(router.PrivateKey), secret.PurposePrivateKey)})
+	return e
+}
+
+// newEngineEnv is a store with an engine running restores and the
+// restore service, no device yet.
+func newEngineEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
 	store := dbtest.Open(t)
 	sealer, err := secret.New(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
@@ -70,23 +84,26 @@ func newEnv(t *testing.T, opts testfrr.Options) *env {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = engine.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-
-	cred, err := store.CreateCredential(ctx, db.Credential{Name: "frr", Username: router.User,
-		PrivateKey: sealer.Seal(string(router.PrivateKey), secret.PurposePrivateKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, p, _ := net.SplitHostPort(router.Addr)
-	port, _ := strconv.Atoi(p)
-	dev, err := store.CreateDevice(ctx, db.Device{Name: router.Hostname, Host: "127.0.0.1", Port: port,
-		Platform: "frr", LoginMethod: "ssh", CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	svc := &restore.Service{Store: store, Engine: engine, Keys: keys, Log: log}
 	uid := int64(1)
-	return &env{t: t, store: store, engine: engine, svc: svc, disp: &restore.Dispatcher{Service: svc}, router: router,
-		device: dev.ID, log: buf, adminID: uid, admin: restore.Actor{UserID: &uid, Name: "admin"}}
+	return &env{t: t, store: store, sealer: sealer, engine: engine, svc: svc, disp: &restore.Dispatcher{Service: svc},
+		log: buf, adminID: uid, admin: restore.Actor{UserID: &uid, Name: "admin"}}
+}
+
+// addDevice registers a device on 127.0.0.1:port with its own credential.
+func (e *env) addDevice(name, platform string, port int, cred db.Credential) int64 {
+	e.t.Helper()
+	ctx := context.Background()
+	c, err := e.store.CreateCredential(ctx, cred)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	dev, err := e.store.CreateDevice(ctx, db.Device{Name: name, Host: "127.0.0.1", Port: port,
+		Platform: platform, LoginMethod: "ssh", CredentialID: &c.ID, Encoding: "utf-8", Enabled: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return dev.ID
 }
 
 // backup backs the router up now and returns the version.

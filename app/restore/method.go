@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strings"
 
+	"backupd/app/backup"
 	"backupd/app/collect/driver"
 )
 
@@ -29,6 +30,15 @@ type Session interface {
 	// Send types one line and waits for the prompt; a line of the
 	// answer matching errs is the device refusing it.
 	Send(ctx context.Context, line string, errs *regexp.Regexp) (string, error)
+	// Dialog is Send for a line the device answers with questions.
+	Dialog(ctx context.Context, line string, answers []driver.Answer, errs *regexp.Regexp) (string, error)
+	// Expect sends a line and returns once a line of output matches
+	// ready (the device waits for a block of text).
+	Expect(ctx context.Context, line string, ready, errs *regexp.Regexp) (string, error)
+	// SendText types a block of text, then end, up to the prompt.
+	SendText(ctx context.Context, text string, end []byte, errs *regexp.Regexp) (string, error)
+	// Prompt is the prompt after the last call; the mode shows in it.
+	Prompt() string
 }
 
 // A Method puts a whole configuration on a device of one family and takes
@@ -59,7 +69,8 @@ type Applied struct {
 
 // methods are the implemented methods by driver.RestoreMethod ID.
 var methods = map[string]Method{
-	"frr_vtysh": frrVtysh{},
+	"frr_vtysh":              frrVtysh{},
+	"junos_commit_confirmed": junosCommitConfirmed{},
 }
 
 // MethodOf returns the method a platform restores with.
@@ -98,9 +109,27 @@ func refused(line, answer string, errs *regexp.Regexp) error {
 	return &RefusedError{Line: line, Answer: first}
 }
 
+// UntouchedError is a failure after which the device runs what it ran
+// before: nothing was committed or applied (a Junos load or commit check
+// refused). The restore fails without a rollback.
+type UntouchedError struct{ Err error }
+
+func (e *UntouchedError) Error() string { return e.Err.Error() }
+func (e *UntouchedError) Unwrap() error { return e.Err }
+
 // asRefused reports whether err is a device's refusal of a line.
 func asRefused(err error) (*RefusedError, bool) {
 	var r *RefusedError
 	ok := errors.As(err, &r)
 	return r, ok
+}
+
+// sameNoise compares two backups of a device of platform p, noise
+// ignored (the platform's own rules: a Junos "## Last commit" stamp).
+func sameNoise(p driver.Platform, a, b string) bool {
+	f, err := backup.NewNoiseFilter(p.ID, nil)
+	if err != nil {
+		return a == b
+	}
+	return !backup.Changed(a, b, f)
 }

@@ -161,6 +161,10 @@ func (x *run) run(ctx context.Context) (state, msg, reason string) {
 	defer func() { _ = sh.Close() }()
 	applied, err := x.m.Apply(ctx, sh, x.p, pre.Text, target)
 	x.out.Applied = applied
+	if u, ok := errors.AsType[*UntouchedError](err); ok {
+		f := x.applyFailure(u.Err)
+		return db.RestoreFailed, f.msg + "; nothing was changed on the device", f.reason
+	}
 	if err != nil {
 		return x.undo(ctx, sh, target, pre.Text, x.applyFailure(err))
 	}

@@ -1,6 +1,9 @@
 package driver
 
-import "regexp"
+import (
+	"regexp"
+	"time"
+)
 
 // juniperPromptLines are the lines Junos prints above its prompt:
 // routing-engine or cluster role and the configuration level. PAN-OS and
@@ -69,6 +72,20 @@ func init() {
 		Noise: []string{
 			`^## Last changed: `,
 			`^## Last commit: `,
+		},
+		// Restores over the interactive CLI (configure exclusive, load
+		// override terminal, commit check, commit confirmed, commit), as
+		// the login class allows: it needs the configure, rollback and
+		// secret-control permissions, and secret to back up the keys.
+		// Junos prints "error: ..." for a refused command, "terminal:N:(M)
+		// syntax error: ..." and "load complete (N errors)" for lines of a
+		// load it did not take, and keeps the rest in the candidate.
+		Restore: Restore{
+			Method:      "junos_commit_confirmed",
+			ConfigEnter: []string{"configure exclusive"},
+			ConfigExit:  []string{"exit configuration-mode"},
+			ApplyError:  re(`^\s*error:|syntax error|^load complete \(\d+ errors?\)|^load failed`),
+			Timer:       ConfirmTimer{Default: 5 * time.Minute, Min: time.Minute, Max: 65535 * time.Minute},
 		},
 		Secrets: junosSecrets,
 		Syslog: []SyslogPattern{{

@@ -53,6 +53,9 @@ type RestoreMethod struct {
 // RestoreMethods are the methods the restore engine implements; a
 // platform may only name one of these.
 var RestoreMethods = []RestoreMethod{
+	{ID: "junos_commit_confirmed", Replaces: true,
+		Summary: "configure exclusive; load override terminal; commit check; commit confirmed N (the device undoes it unless confirmed); " +
+			"commit once a backup shows the version, else the configuration before is loaded and committed"},
 	{ID: "frr_vtysh", Replaces: true,
 		Summary: "vtysh: the lines that differ are removed (\"no …\") and added in configuration mode, " +
 			"again until the running configuration equals the version (at most 3 passes), then saved with \"write memory\""},
