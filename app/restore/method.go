@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 
@@ -39,6 +40,8 @@ type Session interface {
 	SendText(ctx context.Context, text string, end []byte, errs *regexp.Regexp) (string, error)
 	// Prompt is the prompt after the last call; the mode shows in it.
 	Prompt() string
+	// Upload writes a file on the device over SCP.
+	Upload(ctx context.Context, path string, data []byte, mode os.FileMode) error
 }
 
 // A Method puts a whole configuration on a device of one family and takes
@@ -71,6 +74,7 @@ type Applied struct {
 var methods = map[string]Method{
 	"frr_vtysh":              frrVtysh{},
 	"junos_commit_confirmed": junosCommitConfirmed{},
+	"ios_configure_replace":  iosConfigureReplace{},
 }
 
 // MethodOf returns the method a platform restores with.

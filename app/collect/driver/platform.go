@@ -156,6 +156,7 @@ func (p Platform) clone() Platform {
 	p.Restore.ConfigEnter = slices.Clone(p.Restore.ConfigEnter)
 	p.Restore.ConfigExit = slices.Clone(p.Restore.ConfigExit)
 	p.Restore.Save = slices.Clone(p.Restore.Save)
+	p.Restore.Drop = slices.Clone(p.Restore.Drop)
 	return p
 }
 

@@ -1,6 +1,9 @@
 package driver
 
-import "regexp"
+import (
+	"regexp"
+	"time"
+)
 
 // Cisco IOS, IOS-XE, NX-OS, IOS-XR and ASA.
 
@@ -79,6 +82,20 @@ func init() {
 		Noise:           iosNoise,
 		Secrets:         ciscoSecrets,
 		Syslog:          []SyslogPattern{ciscoConfigI},
+		// Configuration replace with a rollback confirmed change: the
+		// device needs "archive" with a path (the timer refuses to run
+		// without it) and "ip scp server enable" for the copy, and the
+		// account privilege 15. The file must not hold the lines about
+		// the command: IOS refuses "Building configuration..." and
+		// "Current configuration : N bytes" as commands.
+		Restore: Restore{
+			Method:     "ios_configure_replace",
+			ApplyError: re(`[Rr]ollback aborted|[Aa]borting [Rr]ollback|[Rr]ollback failed|not a valid config file|%Turn config archive on|%Please turn config archive on|^% Invalid input|^%Error`),
+			Save:       []string{"write memory"},
+			Timer:      ConfirmTimer{Default: 5 * time.Minute, Min: time.Minute, Max: 120 * time.Minute},
+			File:       "flash:backupd-restore.cfg",
+			Drop:       []string{`^Building configuration\.\.\.$`, `^Current configuration : \d+ bytes$`},
+		},
 	})
 
 	// NX-OS logs in at its only level ("feature privilege" aside) and

@@ -29,6 +29,13 @@ type Restore struct {
 	// undone by the device unless confirmed in time. Zero where the
 	// platform has none.
 	Timer ConfirmTimer
+	// File is where a method that applies from a file writes the
+	// version first, over SCP ("flash:backupd-restore.cfg").
+	File string
+	// Drop are lines of a stored configuration that are about the
+	// command that showed it, not configuration ("Building
+	// configuration..."): the device would refuse them. Anchored.
+	Drop []string
 	// Notes says what an operator should know: privileges the account
 	// needs, features the device must have on.
 	Notes string
@@ -53,6 +60,9 @@ type RestoreMethod struct {
 // RestoreMethods are the methods the restore engine implements; a
 // platform may only name one of these.
 var RestoreMethods = []RestoreMethod{
+	{ID: "ios_configure_replace", Replaces: true,
+		Summary: "the version is copied to flash over SCP; configure replace FILE force time N (the device reverts unless confirmed); " +
+			"configure confirm and write memory once a backup shows the version, else configure revert now"},
 	{ID: "junos_commit_confirmed", Replaces: true,
 		Summary: "configure exclusive; load override terminal; commit check; commit confirmed N (the device undoes it unless confirmed); " +
 			"commit once a backup shows the version, else the configuration before is loaded and committed"},
@@ -73,7 +83,7 @@ func LookupRestoreMethod(id string) (RestoreMethod, bool) {
 // check validates a platform's restore declaration.
 func (r Restore) check() error {
 	if r.Method == "" {
-		if len(r.ConfigEnter)+len(r.ConfigExit)+len(r.Save) > 0 || r.ApplyError != nil || r.Timer != (ConfirmTimer{}) {
+		if len(r.ConfigEnter)+len(r.ConfigExit)+len(r.Save)+len(r.Drop) > 0 || r.ApplyError != nil || r.Timer != (ConfirmTimer{}) || r.File != "" {
 			return fmt.Errorf("restore: commands or patterns given without a method")
 		}
 		return nil
@@ -86,6 +96,11 @@ func (r Restore) check() error {
 	}
 	if t := r.Timer; t != (ConfirmTimer{}) && (t.Min <= 0 || t.Min > t.Default || t.Default > t.Max) {
 		return fmt.Errorf("restore: the confirm timer needs 0 < minimum ≤ default ≤ maximum")
+	}
+	for _, d := range r.Drop {
+		if _, err := regexp.Compile(d); err != nil {
+			return fmt.Errorf("restore: line to drop %q: %w", d, err)
+		}
 	}
 	return nil
 }
