@@ -75,6 +75,7 @@ var methods = map[string]Method{
 	"frr_vtysh":              frrVtysh{},
 	"junos_commit_confirmed": junosCommitConfirmed{},
 	"ios_configure_replace":  iosConfigureReplace{},
+	"vyos_commit_confirm":    vyosCommitConfirm{},
 }
 
 // MethodOf returns the method a platform restores with.

@@ -1,5 +1,7 @@
 package driver
 
+import "time"
+
 // Secrets of the Vyatta family (VyOS, Vyatta, Ubiquiti EdgeOS), as "show
 // configuration commands" writes them: set commands whose values are in
 // single quotes ('$6$...'; the quotes stay) or bare words. The same
@@ -64,6 +66,18 @@ func init() {
 			Pager:        re(`^:$`),
 			PagingOff:    []string{"set terminal length 0", "terminal length 0"},
 			CommandError: re(`^\s*(Invalid command:|Incomplete command:)`),
+		},
+		// Restores from the set commands it backs up; the account needs
+		// configuration rights (an admin-level login). Refusals: an
+		// unknown or invalid path ("Set failed", "Delete failed"), a
+		// commit VyOS will not make ("Commit failed"), a pending confirm.
+		Restore: Restore{
+			Method:      "vyos_commit_confirm",
+			ConfigEnter: []string{"configure"},
+			ConfigExit:  []string{"exit"},
+			Save:        []string{"save"},
+			ApplyError:  re(`^\s*(Set failed|Delete failed|Commit failed|Invalid command:|Incomplete command:|Another confirm is pending)`),
+			Timer:       ConfirmTimer{Default: 5 * time.Minute, Min: time.Minute, Max: 60 * time.Minute},
 		},
 	})
 }

@@ -60,6 +60,9 @@ type RestoreMethod struct {
 // RestoreMethods are the methods the restore engine implements; a
 // platform may only name one of these.
 var RestoreMethods = []RestoreMethod{
+	{ID: "vyos_commit_confirm", Replaces: true,
+		Summary: "save; configure; delete every top-level node and set every command of the version; commit-confirm N " +
+			"(the device reboots into the saved configuration unless confirmed); confirm and save once a backup shows the version"},
 	{ID: "ios_configure_replace", Replaces: true,
 		Summary: "the version is copied to flash over SCP; configure replace FILE force time N (the device reverts unless confirmed); " +
 			"configure confirm and write memory once a backup shows the version, else configure revert now"},
