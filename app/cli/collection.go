@@ -35,7 +35,7 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 	// that a backup and a restore never touch a device at once.
 	runner := restore.NewRunner(store, sealer, log.With("component", "restore"))
 	engine = backup.New(store, sealer, log.With("component", "backup"), backup.Options{Workers: cfg.Workers,
-		Work: map[string]backup.WorkRunner{queue.KindRestore: runner}})
+		Work: map[string]backup.WorkRunner{queue.KindRestore: runner, queue.KindPush: restore.PushRunner{Runner: runner}}})
 	runner.Engine = engine
 	goBG(func() {
 		if err := engine.Run(bg); err != nil {

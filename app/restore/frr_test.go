@@ -78,7 +78,7 @@ func newEngineEnv(t *testing.T) *env {
 		}}
 	engine := backup.New(store, sealer, log, backup.Options{Workers: 4, Poll: 50 * time.Millisecond,
 		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 60 * time.Second},
-		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner}})
+		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner, queue.KindPush: restore.PushRunner{Runner: runner}}})
 	runner.Engine = engine
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -211,7 +211,13 @@ func (d *Dispatcher) Tick(ctx context.Context) error {
 	for _, r := range approved {
 		d.queue(ctx, r)
 	}
-	_, err = d.Store.ExpireRestores(ctx, d.now(), nil)
+	if _, err = d.Store.ExpireRestores(ctx, d.now(), nil); err != nil {
+		return err
+	}
+	if err := d.runChangeSets(ctx); err != nil {
+		return err
+	}
+	_, err = d.Store.ExpireChangeSets(ctx, d.now(), nil)
 	return err
 }
 
