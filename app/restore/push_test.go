@@ -120,7 +120,7 @@ func TestPushStopsAfterFailuresOnRealFRR(t *testing.T) {
 	ctx := context.Background()
 	rs, ids := e.routers(4)
 	c, err := e.svc.CreateChangeSet(ctx, e.admin, restore.NewChangeSet{Name: "wrong AS on edge2", Concurrency: 1, StopAfterFailures: 1,
-		Body: "{{if eq .Name \"edge2\"}}router bgp 65099{{else}}router bgp 65001{{end}}\n neighbor 192.0.2.78 remote-as 65078\n",
+		Body:     "{{if eq .Name \"edge2\"}}router bgp 65099{{else}}router bgp 65001{{end}}\n neighbor 192.0.2.78 remote-as 65078\n",
 		Template: true, DeviceIDs: ids})
 	if err != nil {
 		t.Fatal(err)
