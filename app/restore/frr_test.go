@@ -87,7 +87,10 @@ func newEngineEnv(t *testing.T) *env {
 	svc := &restore.Service{Store: store, Engine: engine, Keys: keys, Log: log}
 	uid := int64(1)
 	return &env{t: t, store: store, sealer: sealer, engine: engine, svc: svc, disp: &restore.Dispatcher{Service: svc},
-		log: buf, adminID: uid, admin: restore.Actor{UserID: &uid, Name: "admin"}}
+		log: buf, adminID: uid, admin: restore.Actor{UserID: &uid, Name: "admin",
+			Audit: func(action string, details map[string]any) *db.AuditEntry {
+				return &db.AuditEntry{UserID: &uid, Username: "admin", Interface: "web", Action: action, Details: details}
+			}}}
 }
 
 // addDevice registers a device on 127.0.0.1:port with its own credential.
@@ -226,6 +229,22 @@ func TestRestoreYesterdaysVersionOnRealFRR(t *testing.T) {
 	}
 	if strings.Contains(e.log.String(), "s3cret-bgp") || strings.Contains(e.log.String(), "n3w-s3cret") {
 		t.Error("a neighbour password reached the log")
+	}
+	// Audited: the request and approval by the admin, the end by the
+	// system.
+	entries, _, err := e.store.ListAudit(ctx, 50, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, a := range entries {
+		if a.TargetType == "restore" && a.TargetID == strconv.FormatInt(r.ID, 10) {
+			actions = append(actions, a.Interface+":"+a.Action)
+		}
+	}
+	slices.Sort(actions)
+	if strings.Join(actions, ",") != "system:restore.finish,web:restore.approve,web:restore.request" {
+		t.Errorf("audit of the restore: %v", actions)
 	}
 	// Saved ("write memory"): the router starts on the version too.
 	saved, err := os.ReadFile(filepath.Join(e.router.Dir, "etc", "frr.conf"))

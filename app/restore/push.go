@@ -327,7 +327,9 @@ func (pr PushRunner) RunWork(ctx context.Context, c queue.Claim) {
 			pr.Log.Warn("recording a push's session failed", "target_id", t.ID, "err", err)
 		}
 	}
-	if _, err := pr.Store.FinishChangeSetTarget(fctx, t.ID, end, &c, nil); err != nil {
+	audit := systemAudit("changeset.push", map[string]any{"change_set_id": t.ChangeSetID, "device_id": t.DeviceID,
+		"state": end.State, "reason": end.Reason})
+	if _, err := pr.Store.FinishChangeSetTarget(fctx, t.ID, end, &c, audit); err != nil {
 		pr.Log.Error("recording a push's end failed", "target_id", t.ID, "err", err)
 		return
 	}

@@ -285,7 +285,8 @@ func (x *run) finish(state, msg, reason string) {
 		}
 	}
 	raw, _ := json.Marshal(x.out)
-	if _, err := x.Store.FinishRestore(ctx, x.r.ID, db.RestoreEnd{State: state, Outcome: string(raw), Error: msg, Reason: reason}, &x.c, nil); err != nil {
+	audit := systemAudit("restore.finish", map[string]any{"device_id": x.r.DeviceID, "state": state, "reason": reason})
+	if _, err := x.Store.FinishRestore(ctx, x.r.ID, db.RestoreEnd{State: state, Outcome: string(raw), Error: msg, Reason: reason}, &x.c, audit); err != nil {
 		x.Log.Error("recording a restore's end failed", "restore_id", x.r.ID, "state", state, "err", err)
 		return
 	}
@@ -330,4 +331,14 @@ func countDiff(a, b string) int {
 		n += max(c, -c)
 	}
 	return n
+}
+
+// AuditInterface names the restore and push runs in the audit log: they
+// act on their own once approved, neither through the web, the API nor
+// the CLI.
+const AuditInterface = "system"
+
+// systemAudit is the audit entry of a run's end.
+func systemAudit(action string, details map[string]any) *db.AuditEntry {
+	return &db.AuditEntry{Username: "backupd", Interface: AuditInterface, Action: action, Details: details}
 }
