@@ -36,6 +36,18 @@ const (
 	EventDeviceReachable   EventKind = "device.reachable"
 	EventHostKeyChanged    EventKind = "hostkey.changed"
 	EventBackupStale       EventKind = "backup.stale"
+	// Restore events: a configuration restore of a device moved to a
+	// state people act on or want to know of. They are device events
+	// (rules on groups or devices match them by the restore's device).
+	// config.restore_failed covers every end other than success
+	// (failed, rolled_back, rollback_failed, interrupted): the payload's
+	// state says which.
+	EventRestoreRequested EventKind = "config.restore_requested"
+	EventRestoreApproved  EventKind = "config.restore_approved"
+	EventRestoreSucceeded EventKind = "config.restore_succeeded"
+	EventRestoreFailed    EventKind = "config.restore_failed"
+	EventRestoreRejected  EventKind = "config.restore_rejected"
+	EventRestoreExpired   EventKind = "config.restore_expired"
 	// System events: about the server, not a device (DeviceID 0). Only
 	// rules of scope "all" match them.
 	EventGitPushFailed    EventKind = "git.push_failed"
@@ -45,7 +57,8 @@ const (
 // EventKinds lists every kind, in the order the UI shows them.
 var EventKinds = []EventKind{EventConfigChanged, EventFirstBackup, EventBackupFailed, EventBackupRecovered,
 	EventDeviceUnreachable, EventDeviceReachable, EventHostKeyChanged, EventBackupStale,
-	EventGitPushFailed, EventGitPushRecovered}
+	EventRestoreRequested, EventRestoreApproved, EventRestoreSucceeded, EventRestoreFailed, EventRestoreRejected,
+	EventRestoreExpired, EventGitPushFailed, EventGitPushRecovered}
 
 // System reports whether k is about the server rather than a device.
 func (k EventKind) System() bool { return k == EventGitPushFailed || k == EventGitPushRecovered }
@@ -98,6 +111,29 @@ type EventPayload struct {
 	Failure          *EventFailure `json:"failure,omitempty"`
 	Stale            *EventStale   `json:"stale,omitempty"`
 	Git              *EventGit     `json:"git,omitempty"`
+	Restore          *EventRestore `json:"restore,omitempty"`
+}
+
+// EventRestore is the restore a config.restore_* event is about, as it
+// was when it moved. Reason and DecisionNote are what people typed when
+// they asked and decided; Error is the runner's message, masked before
+// it was stored: none of it is configuration text.
+type EventRestore struct {
+	ID    int64  `json:"id"`
+	State string `json:"state"`
+	// VersionID is the version (backup) the restore puts back.
+	VersionID    string `json:"version_id"`
+	RequestedBy  string `json:"requested_by"`
+	Reason       string `json:"reason,omitempty"`
+	DecidedBy    string `json:"decided_by,omitempty"`
+	DecisionNote string `json:"decision_note,omitempty"`
+	// Stage is the step a run ended at; Error and ErrorReason why it
+	// did not succeed.
+	Stage       string `json:"stage,omitempty"`
+	Error       string `json:"error,omitempty"`
+	ErrorReason string `json:"error_reason,omitempty"`
+	// Path is the restore's page in the web interface ("/restores/12").
+	Path string `json:"path"`
 }
 
 // EventGit is the git mirror's remote (without credentials) and how many
