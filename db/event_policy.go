@@ -8,14 +8,15 @@ import (
 	"backupd/db/queue"
 )
 
-// Which events a backup's end, a reachability check, the stale check or
-// a push of the git mirror causes is a product rule, and the store does
-// not make it: the application hands the store an EventPolicy
-// (app/notify/policy.Decide) once, where it opens it. The store loads what
-// the policy needs (the device, its event state), asks it, and writes what
-// it decided — the events, their deliveries to the channels whose rules
-// match, the subject's new state — in the transaction that records what
-// happened, so that the outbox commits or rolls back with it.
+// Which events a backup's end, a reachability check, the stale check, a
+// push of the git mirror or a restore's move causes is a product rule,
+// and the store does not make it: the application hands the store an
+// EventPolicy (app/notify/policy.Decide) once, where it opens it. The
+// store loads what the policy needs (the device, its event state), asks
+// it, and writes what it decided — the events, their deliveries to the
+// channels whose rules match, the subject's new state — in the
+// transaction that records what happened, so that the outbox commits or
+// rolls back with it.
 
 // EventPolicy decides the events one happening causes. It must be a pure
 // function of its input (no I/O, no clock): the store may run it again
@@ -24,7 +25,7 @@ type EventPolicy func(EventInput) (EventDecision, error)
 
 // ErrNoEventPolicy is the error of recording a happening on a store
 // opened without an event policy: its events would be lost silently.
-var ErrNoEventPolicy = errors.New("the store has no event policy: the application sets one (SetEventPolicy) before it records backups, checks or pushes")
+var ErrNoEventPolicy = errors.New("the store has no event policy: the application sets one (SetEventPolicy) before it records backups, checks, pushes or restores")
 
 // SetEventPolicy sets the policy that decides the store's events. It is
 // set once, right after the store is opened and before it is shared.
@@ -39,10 +40,10 @@ func (s *Store) decide(in EventInput) (EventDecision, error) {
 }
 
 // EventInput is one happening that may cause events: exactly one of
-// Attempt, Check, Stale and GitPush is set.
+// Attempt, Check, Stale, GitPush and Restore is set.
 type EventInput struct {
 	// At is when it happened; Trigger what caused it (the attempt's
-	// trigger, TriggerCheck, TriggerGitPush).
+	// trigger, TriggerCheck, TriggerGitPush, queue.TriggerRestore).
 	At      time.Time
 	Trigger string
 	// Device is the device it happened to; zero for a push of the git
@@ -55,6 +56,9 @@ type EventInput struct {
 	Check   *ReachabilityCheck
 	Stale   *StaleCheck
 	GitPush *GitPushEnd
+	// Restore is a restore of Device that has just moved: its State is
+	// the one it moved to.
+	Restore *Restore
 }
 
 // EventDevice is what events name of their device, and what the policy

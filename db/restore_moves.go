@@ -14,7 +14,8 @@ import (
 
 // The moves of a restore from one state to the next (restores.go keeps
 // what a restore is, and reads it): each a compare-and-set that names the
-// states it may leave, with its optional audit entry in its transaction.
+// states it may leave, with its optional audit entry and the events it
+// causes (events_restore.go) in its transaction.
 
 // restoreErr wraps err, leaving the store's own answers as they are.
 func restoreErr(what string, err error) error {
@@ -49,8 +50,9 @@ func restoreState(ctx context.Context, tx *sql.Tx, id int64) (string, error) {
 	return rowState(ctx, tx, "restores", id)
 }
 
-// restoreMoved runs move in a transaction, writes the audit entry of the
-// restore's device, and returns the restore as it now is.
+// restoreMoved runs move in a transaction, records the events of the
+// move and the audit entry of the restore's device, and returns the
+// restore as it now is.
 func (s *Store) restoreMoved(ctx context.Context, what string, id int64, audit *AuditEntry, move func(tx *sql.Tx) error) (Restore, error) {
 	var r Restore
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -59,6 +61,9 @@ func (s *Store) restoreMoved(ctx context.Context, what string, id int64, audit *
 		}
 		var err error
 		if r, err = getRestore(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := s.recordRestoreEvents(ctx, tx, r, time.Now()); err != nil {
 			return err
 		}
 		return auditIn(ctx, tx, audit, "restore", id, r.DeviceID)
@@ -197,6 +202,9 @@ func (s *Store) QueueRestore(ctx context.Context, id int64, notBefore time.Time,
 			return err
 		}
 		if r, err = getRestore(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := s.recordRestoreEvents(ctx, tx, r, time.Now()); err != nil {
 			return err
 		}
 		return auditIn(ctx, tx, audit, "restore", id, r.DeviceID)
@@ -339,8 +347,8 @@ func nullIfEmpty(s string) any {
 }
 
 // ExpireRestores ends the pending and approved restores whose time ran
-// out by now (expired) and returns them, for the caller to notify. With
-// audit, each gets that entry (its target and device set).
+// out by now (expired), with their events, and returns them. With audit,
+// each gets that entry (its target and device set).
 func (s *Store) ExpireRestores(ctx context.Context, now time.Time, audit *AuditEntry) ([]Restore, error) {
 	var out []Restore
 	stamp := now.UTC().Format(TimeFormat)
@@ -358,6 +366,9 @@ func (s *Store) ExpireRestores(ctx context.Context, now time.Time, audit *AuditE
 		for _, id := range ids {
 			r, err := getRestore(ctx, tx, id)
 			if err != nil {
+				return err
+			}
+			if err := s.recordRestoreEvents(ctx, tx, r, now); err != nil {
 				return err
 			}
 			if err := auditIn(ctx, tx, audit, "restore", id, r.DeviceID); err != nil {

@@ -176,7 +176,8 @@ func jsonObject(field, raw string) (string, error) {
 // without its runner, so its work ends with it, in the same transaction.
 // A job interrupted (its process stopped) leaves the device in a state
 // nobody knows: the restore, or the change set target, is interrupted.
-// A queued job cancelled cancels its restore, or skips its target.
+// A queued job cancelled cancels its restore, or skips its target. A
+// restore that moved so causes its events, as any move does.
 func (s *Store) workEnded(ctx context.Context, tx *sql.Tx, w queue.WorkEnd) error {
 	stamp := w.At.UTC().Format(TimeFormat)
 	cancelled := w.State == queue.JobCancelled
@@ -186,9 +187,19 @@ func (s *Store) workEnded(ctx context.Context, tx *sql.Tx, w queue.WorkEnd) erro
 		if cancelled {
 			state = RestoreCancelled
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE restores SET state = ?, error = ?, error_reason = ?, finished_at = ?, updated_at = ?
+		res, err := tx.ExecContext(ctx, `UPDATE restores SET state = ?, error = ?, error_reason = ?, finished_at = ?, updated_at = ?
 			WHERE id = ? AND job_id = ? AND state IN ('queued', 'running')`, state, w.Error, w.Reason, stamp, stamp, w.WorkID, w.JobID)
-		return err
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		r, err := getRestore(ctx, tx, w.WorkID)
+		if err != nil {
+			return err
+		}
+		return s.recordRestoreEvents(ctx, tx, r, w.At)
 	case queue.KindPush:
 		state := TargetInterrupted
 		if cancelled {

@@ -1,6 +1,6 @@
 // Package policy is backupd's event policy: which events a backup's end,
-// a reachability check, the stale check or a push of the git mirror
-// causes, with the hysteresis that keeps a flapping device from flooding
+// a reachability check, the stale check, a push of the git mirror or a
+// restore's move causes, with the hysteresis that keeps a flapping device from flooding
 // a channel. Decide is a pure function of what happened and the
 // subject's previous event state; the store (db.Store.SetEventPolicy)
 // asks it inside the transaction that records what happened and writes
@@ -14,6 +14,7 @@ package policy
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"time"
 
 	"backupd/db"
@@ -49,15 +50,24 @@ const pushStage = "push"
 //     per stale period.
 //   - The git mirror's pushes: git.push_failed and git.push_recovered,
 //     with the same hysteresis as backup.failed and backup.recovered.
+//   - A restore that moved: to pending (its preview taken, it waits
+//     for approval) config.restore_requested, naming the preview and the
+//     version so that the message may show what the restore would
+//     change; to approved, succeeded, rejected or expired the event of
+//     that name; to any other end (failed, rolled_back, rollback_failed,
+//     interrupted) config.restore_failed, its state saying which. A
+//     cancel (by the requester, or of its queued job) and the steps in
+//     between (previewing, queued, running) are not told: the person
+//     who cancels knows, and nothing happened to the device.
 func Decide(in db.EventInput) (db.EventDecision, error) {
 	set := 0
-	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil} {
+	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil, in.Restore != nil} {
 		if p {
 			set++
 		}
 	}
 	if set != 1 {
-		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check or push")
+		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check, push or restore")
 	}
 	d := decision{in: in, next: in.Prev}
 	switch {
@@ -69,6 +79,8 @@ func Decide(in db.EventInput) (db.EventDecision, error) {
 		d.stale(*in.Stale)
 	case in.GitPush != nil:
 		d.gitPush(*in.GitPush)
+	case in.Restore != nil:
+		d.restore(*in.Restore)
 	}
 	return db.EventDecision{Events: d.events, Next: d.next}, nil
 }
@@ -182,4 +194,52 @@ func (d *decision) gitPush(g db.GitPushEnd) {
 	p.Kind, p.Failure = outbox.EventGitPushFailed, &outbox.EventFailure{Stage: pushStage, Reason: g.Error, Consecutive: n}
 	d.add(p, db.ThresholdReached, n)
 	d.next.ConsecutiveFailures = n
+}
+
+// restoreKinds are the events of the states a restore may move to; the
+// states missing are not told.
+var restoreKinds = map[string]outbox.EventKind{
+	db.RestorePending:        outbox.EventRestoreRequested,
+	db.RestoreApproved:       outbox.EventRestoreApproved,
+	db.RestoreSucceeded:      outbox.EventRestoreSucceeded,
+	db.RestoreFailed:         outbox.EventRestoreFailed,
+	db.RestoreRolledBack:     outbox.EventRestoreFailed,
+	db.RestoreRollbackFailed: outbox.EventRestoreFailed,
+	db.RestoreInterrupted:    outbox.EventRestoreFailed,
+	db.RestoreRejected:       outbox.EventRestoreRejected,
+	db.RestoreExpired:        outbox.EventRestoreExpired,
+}
+
+// restore tells of restore r having moved to r.State. The event names
+// what people typed and the runner's masked error, never the outcome
+// summary, and never configuration text: a requested restore's preview
+// is named by its backups, and rendered (masked, where the rule allows
+// a diff) when the message is sent.
+func (d *decision) restore(r db.Restore) {
+	kind, ok := restoreKinds[r.State]
+	if !ok {
+		return
+	}
+	p := d.payload(kind)
+	er := &outbox.EventRestore{ID: r.ID, State: r.State, VersionID: r.TargetBackupID, RequestedBy: r.RequestedByName,
+		Reason: r.Reason, Path: "/restores/" + strconv.FormatInt(r.ID, 10)}
+	if r.DecidedByName != nil {
+		er.DecidedBy, er.DecisionNote = *r.DecidedByName, r.DecisionNote
+	}
+	if kind == outbox.EventRestoreFailed {
+		er.Stage = r.Stage
+		if r.Error != nil {
+			er.Error = *r.Error
+		}
+		if r.ErrorReason != nil {
+			er.ErrorReason = *r.ErrorReason
+		}
+	}
+	if kind == outbox.EventRestoreRequested && r.PreviewBackupID != nil {
+		// The change the restore would make: from the device's
+		// configuration now (the preview) to the version.
+		p.BackupID, p.PreviousBackupID = r.TargetBackupID, *r.PreviewBackupID
+	}
+	p.Restore = er
+	d.add(p, db.AnyThreshold, 0)
 }

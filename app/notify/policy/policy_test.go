@@ -70,6 +70,30 @@ func TestDecide(t *testing.T) {
 	}
 	streak := db.EventState{ConsecutiveFailures: 2, Unreachable: 3, StaleNotifiedFor: "p"}
 
+	// A restore of dev, as the store hands it over after a move.
+	restore := func(r db.Restore) db.EventInput {
+		return db.EventInput{At: at, Trigger: queue.TriggerRestore, Device: dev, Prev: streak, Restore: &r}
+	}
+	moved := func(state string) db.Restore {
+		return db.Restore{ID: 12, DeviceID: 7, TargetBackupID: "b-old", TargetHash: "h-old", State: state, Stage: "verify",
+			PreviewBackupID: new("b-now"), RequestedByName: "alice", Reason: "undo CHG-1", DecidedByName: new("bob"),
+			DecisionNote: "ok", Outcome: new(`{"differences":2}`), Error: new("verify: 2 lines differ"), ErrorReason: new("verify_mismatch")}
+	}
+	restoreEvent := func(kind outbox.EventKind, state string, failed bool) outbox.EventPayload {
+		p := ev(kind, queue.TriggerRestore, "")
+		p.Restore = &outbox.EventRestore{ID: 12, State: state, VersionID: "b-old", RequestedBy: "alice", Reason: "undo CHG-1",
+			DecidedBy: "bob", DecisionNote: "ok", Path: "/restores/12"}
+		if failed {
+			p.Restore.Stage, p.Restore.Error, p.Restore.ErrorReason = "verify", "verify: 2 lines differ", "verify_mismatch"
+		}
+		return p
+	}
+	pending := moved(db.RestorePending)
+	pending.DecidedByName, pending.DecisionNote = nil, ""
+	requested := restoreEvent(outbox.EventRestoreRequested, db.RestorePending, false)
+	requested.Restore.DecidedBy, requested.Restore.DecisionNote = "", ""
+	requested.BackupID, requested.PreviousBackupID = "b-old", "b-now"
+
 	for _, tc := range []struct {
 		name string
 		in   db.EventInput
@@ -171,6 +195,22 @@ func TestDecide(t *testing.T) {
 		{"push recovered", push(db.EventState{ConsecutiveFailures: 3}, db.GitPushEnd{OK: true}),
 			[]db.DecidedEvent{wasReached(pushEvent(outbox.EventGitPushRecovered, "", 3), 3)}, db.EventState{}},
 		{"push worked as before", push(db.EventState{}, db.GitPushEnd{OK: true}), nil, db.EventState{}},
+
+		// A restore's moves: told or not by the state it moved to; the
+		// device's streaks are left as they were.
+		{"restore requested", restore(pending), []db.DecidedEvent{plain(requested)}, streak},
+		{"restore approved", restore(moved(db.RestoreApproved)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreApproved, db.RestoreApproved, false))}, streak},
+		{"restore succeeded", restore(moved(db.RestoreSucceeded)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreSucceeded, db.RestoreSucceeded, false))}, streak},
+		{"restore failed", restore(moved(db.RestoreFailed)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreFailed, db.RestoreFailed, true))}, streak},
+		{"restore rolled back", restore(moved(db.RestoreRolledBack)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreFailed, db.RestoreRolledBack, true))}, streak},
+		{"restore's rollback failed", restore(moved(db.RestoreRollbackFailed)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreFailed, db.RestoreRollbackFailed, true))}, streak},
+		{"restore interrupted", restore(moved(db.RestoreInterrupted)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreFailed, db.RestoreInterrupted, true))}, streak},
+		{"restore rejected", restore(moved(db.RestoreRejected)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreRejected, db.RestoreRejected, false))}, streak},
+		{"restore expired", restore(moved(db.RestoreExpired)), []db.DecidedEvent{plain(restoreEvent(outbox.EventRestoreExpired, db.RestoreExpired, false))}, streak},
+		{"restore previewing", restore(moved(db.RestorePreviewing)), nil, streak},
+		{"restore queued", restore(moved(db.RestoreQueued)), nil, streak},
+		{"restore running", restore(moved(db.RestoreRunning)), nil, streak},
+		{"restore cancelled", restore(moved(db.RestoreCancelled)), nil, streak},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := policy.Decide(tc.in)
@@ -190,8 +230,9 @@ func TestDecide(t *testing.T) {
 // An input that is not exactly one happening is refused, not guessed at.
 func TestDecideRefusesAmbiguousInput(t *testing.T) {
 	for name, in := range map[string]db.EventInput{
-		"nothing": {At: time.Now()},
-		"two":     {Check: &db.ReachabilityCheck{}, GitPush: &db.GitPushEnd{}},
+		"nothing":             {At: time.Now()},
+		"two":                 {Check: &db.ReachabilityCheck{}, GitPush: &db.GitPushEnd{}},
+		"restore and attempt": {Restore: &db.Restore{State: db.RestoreFailed}, Attempt: &db.AttemptEnd{}},
 	} {
 		if _, err := policy.Decide(in); err == nil {
 			t.Errorf("%s: no error", name)
