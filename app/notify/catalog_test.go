@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"backupd/app/notify"
+	"backupd/db"
+	"backupd/db/outbox"
 	"backupd/embed"
 )
 
@@ -69,9 +72,15 @@ func TestCatalogs(t *testing.T) {
 	if n < 10 {
 		t.Errorf("found only %d uses of tr in the sources: is the pattern stale?", n)
 	}
-	for _, k := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable", "device.reachable", "hostkey.changed", "backup.stale", "notification.test"} {
-		if en["kind."+k] == "" {
+	for _, k := range append(slices.Clone(outbox.EventKinds), "notification.test") {
+		if en["kind."+string(k)] == "" {
 			t.Errorf("event kind %s has no text", k)
+		}
+	}
+	// config.restore_failed says which end it was.
+	for _, st := range []string{db.RestoreFailed, db.RestoreRolledBack, db.RestoreRollbackFailed, db.RestoreInterrupted} {
+		if en["kind.config.restore_failed."+st] == "" {
+			t.Errorf("restore end %s has no text", st)
 		}
 	}
 	for _, k := range []string{"schedule", "manual", "syslog", "retry", "api", "cli", "check", "restore", "push"} {
@@ -107,7 +116,11 @@ func TestEveryKindRenders(t *testing.T) {
 	rc := &receiver{}
 	srv := newServer(t, rc)
 	en := readCatalog(t, "en")
-	for _, kind := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable", "device.reachable", "hostkey.changed", "backup.stale", "notification.test", "future.kind"} {
+	kinds := []string{"notification.test", "future.kind"}
+	for _, k := range outbox.EventKinds {
+		kinds = append(kinds, string(k))
+	}
+	for _, kind := range kinds {
 		for _, lang := range []string{"en", "zh"} {
 			ev := changedEvent(1, "r1")
 			ev.Kind = kind

@@ -33,8 +33,10 @@
 // and device.unreachable, "stale" ({"last_good_at", "threshold_seconds"})
 // with backup.stale; "failure" and "git" ({"remote", "attempts"}) with
 // the system events git.push_failed and git.push_recovered, which alone
-// have no "device"; "diff" only when the rule includes diffs (a diff
-// may hold secrets of the configuration). A receiver checks the signature
+// have no "device"; "restore" with the config.restore_* events (and
+// "backup", with the diff of what the restore would change, with
+// config.restore_requested); "diff" only when the rule includes diffs (a
+// diff may hold secrets of the configuration). A receiver checks the signature
 // over the raw bytes it received, in constant time, and drops a
 // delivery_id it has already processed: a retry, also one after the
 // sending process crashed or restarted, sends the same body under the

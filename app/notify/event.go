@@ -12,15 +12,17 @@ const Schema = "backupd.event/v1"
 // device.first_backup and backup.recovered; Failure for backup.failed and
 // device.unreachable; Diff for config.changed when the rule includes
 // diffs; Stale for backup.stale; Failure and Git (no Device) for
-// git.push_failed and git.push_recovered. It never carries a password; the
-// configuration diff only where the rule allows it, since a configuration
-// may hold secrets.
+// git.push_failed and git.push_recovered; Restore for the
+// config.restore_* events, with Backup (and Diff, where the rule
+// includes diffs) for config.restore_requested: what the restore would
+// change. It never carries a password; the configuration diff only
+// where the rule allows it, since a configuration may hold secrets.
 type Event struct {
 	Schema  string    `json:"schema"`  // always Schema
 	ID      string    `json:"id"`      // event id (outbox id, decimal), stable across retries
 	Kind    string    `json:"event"`   // config.changed, backup.failed, …
 	At      time.Time `json:"at"`      // when it happened, UTC
-	Trigger string    `json:"trigger"` // schedule | manual | syslog | retry | api | cli | check
+	Trigger string    `json:"trigger"` // schedule | manual | syslog | retry | api | cli | check | restore …
 	// Device is nil (absent) only for system events, which are about
 	// the server rather than a device: git.push_failed, git.push_recovered.
 	Device  *Device  `json:"device,omitempty"`
@@ -29,8 +31,9 @@ type Event struct {
 	Diff    *Diff    `json:"diff,omitempty"`
 	Stale   *Stale   `json:"stale,omitempty"`
 	Git     *Git     `json:"git,omitempty"`
-	// URL links to the event's page in the web interface (the diff, or
-	// the device), when the server knows its public URL.
+	Restore *Restore `json:"restore,omitempty"`
+	// URL links to the event's page in the web interface (the diff, the
+	// restore, or the device), when the server knows its public URL.
 	URL string `json:"url,omitempty"`
 }
 
@@ -76,6 +79,30 @@ type Stale struct {
 type Git struct {
 	Remote   string `json:"remote"`
 	Attempts int    `json:"attempts"`
+}
+
+// Restore is the configuration restore a config.restore_* event is
+// about. State is where it moved: pending (config.restore_requested),
+// approved, succeeded, rejected, expired, or for config.restore_failed
+// one of failed (the device was not changed), rolled_back (it was put
+// back and verified), rollback_failed and interrupted (its state is not
+// known). Reason and DecisionNote are what the requester and the
+// approver typed; Error is secret-free and never configuration text.
+// VersionAt is when the version was backed up (absent once it is gone);
+// Path is the restore's page, also without --public-url.
+type Restore struct {
+	ID           int64      `json:"id"`
+	State        string     `json:"state"`
+	VersionID    string     `json:"version_id"`
+	VersionAt    *time.Time `json:"version_at,omitempty"`
+	RequestedBy  string     `json:"requested_by"`
+	Reason       string     `json:"reason,omitempty"`
+	DecidedBy    string     `json:"decided_by,omitempty"`
+	DecisionNote string     `json:"decision_note,omitempty"`
+	Stage        string     `json:"stage,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	ErrorReason  string     `json:"error_reason,omitempty"`
+	Path         string     `json:"path"`
 }
 
 // Envelope is the body of a webhook delivery: one or more events (more

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"backupd/db"
 	"backupd/embed"
 )
 
@@ -62,12 +63,18 @@ func pickLanguage(l string) string {
 	return Languages[0]
 }
 
-// what says in a few words what happened.
+// what says in a few words what happened. A restore event may have a
+// text per state (config.restore_failed: rolled back, or not known).
 func what(lang string, e Event) string {
-	key := "kind." + e.Kind
+	keys := []string{"kind." + e.Kind}
+	if e.Restore != nil {
+		keys = append([]string{"kind." + e.Kind + "." + e.Restore.State}, keys...)
+	}
 	if c, err := catalogs(); err == nil {
-		if _, ok := c[Languages[0]][key]; ok {
-			return tr(lang, key)
+		for _, key := range keys {
+			if _, ok := c[Languages[0]][key]; ok {
+				return tr(lang, key)
+			}
 		}
 	}
 	return tr(lang, "kind.other", e.Kind)
@@ -96,6 +103,50 @@ func details(lang string, e Event) []string {
 			out = append(out, tr(lang, "detail.stale_never", th))
 		} else {
 			out = append(out, tr(lang, "detail.stale", when(*s.LastGoodAt), th))
+		}
+	}
+	if r := e.Restore; r != nil {
+		out = append(out, restoreDetails(lang, *r)...)
+	}
+	return out
+}
+
+// restoreDetails are a restore event's particulars: which restore of
+// which version, who asked and why, who decided, and why it failed.
+func restoreDetails(lang string, r Restore) []string {
+	version := oneLine(r.VersionID, 64)
+	if r.VersionAt != nil {
+		version = when(*r.VersionAt)
+	}
+	out := []string{tr(lang, "detail.restore", r.ID, version)}
+	who := oneLine(r.RequestedBy, 100)
+	if note := oneLine(r.Reason, 300); note != "" {
+		out = append(out, tr(lang, "detail.restore_requested_note", who, note))
+	} else {
+		out = append(out, tr(lang, "detail.restore_requested", who))
+	}
+	if r.DecidedBy != "" {
+		who, note := oneLine(r.DecidedBy, 100), oneLine(r.DecisionNote, 300)
+		switch {
+		case r.State == db.RestoreRejected && note != "":
+			out = append(out, tr(lang, "detail.restore_rejected_note", who, note))
+		case r.State == db.RestoreRejected:
+			out = append(out, tr(lang, "detail.restore_rejected", who))
+		case note != "":
+			out = append(out, tr(lang, "detail.restore_approved_note", who, note))
+		default:
+			out = append(out, tr(lang, "detail.restore_approved", who))
+		}
+	}
+	if msg := oneLine(r.Error, 300); msg != "" {
+		where := r.Stage
+		if where == "" {
+			where = r.ErrorReason
+		}
+		if where = oneLine(where, 40); where != "" {
+			out = append(out, tr(lang, "detail.failure", where, msg))
+		} else {
+			out = append(out, tr(lang, "detail.restore_error", msg))
 		}
 	}
 	return out
@@ -169,9 +220,9 @@ func summary(lang string, e Event) string {
 func ordered(events []Event) []Event {
 	rank := func(kind string) int {
 		switch kind {
-		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale", "git.push_failed":
+		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale", "git.push_failed", "config.restore_failed":
 			return 0
-		case "config.changed":
+		case "config.changed", "config.restore_requested":
 			return 1
 		}
 		return 2

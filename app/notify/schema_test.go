@@ -26,6 +26,7 @@ type schemaDef struct {
 	Defs       map[string]*schemaDef `json:"$defs"`
 	Const      any                   `json:"const"`
 	Enum       []string              `json:"enum"`
+	AllOf      []*schemaDef          `json:"allOf"`
 	If         *schemaDef            `json:"if"`
 	Then       *schemaDef            `json:"then"`
 	Else       *schemaDef            `json:"else"`
@@ -64,6 +65,7 @@ func TestSchemaMatchesThePayload(t *testing.T) {
 		s.Defs["device"]: reflect.TypeFor[notify.Device](), s.Defs["backup"]: reflect.TypeFor[notify.Backup](),
 		s.Defs["failure"]: reflect.TypeFor[notify.Failure](), s.Defs["diff"]: reflect.TypeFor[notify.Diff](),
 		s.Defs["stale"]: reflect.TypeFor[notify.Stale](), s.Defs["git"]: reflect.TypeFor[notify.Git](),
+		s.Defs["restore"]: reflect.TypeFor[notify.Restore](),
 	} {
 		fields := jsonFields(typ)
 		for name, omit := range fields {
@@ -80,11 +82,24 @@ func TestSchemaMatchesThePayload(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"config.changed", "device.first_backup", "backup.failed", "backup.recovered", "device.unreachable",
-		"device.reachable", "hostkey.changed", "backup.stale", "git.push_failed", "git.push_recovered"} {
-		if !slices.Contains(s.Defs["event"].Properties["event"].Enum, k) {
+	for _, k := range outbox.EventKinds {
+		if !slices.Contains(s.Defs["event"].Properties["event"].Enum, string(k)) {
 			t.Errorf("kind %s not in the schema", k)
 		}
+	}
+	if len(outbox.EventKinds) < 16 {
+		t.Errorf("only %d event kinds", len(outbox.EventKinds))
+	}
+	// Every state a restore event may name (all but the steps in between
+	// and a cancel, which are not told), and only those.
+	states := slices.DeleteFunc(slices.Clone(db.RestoreStates), func(st string) bool {
+		return st == db.RestorePreviewing || st == db.RestoreQueued || st == db.RestoreRunning || st == db.RestoreCancelled
+	})
+	got := slices.Clone(s.Defs["restore"].Properties["state"].Enum)
+	slices.Sort(states)
+	slices.Sort(got)
+	if !slices.Equal(got, states) {
+		t.Errorf("the schema's restore states %v; want %v", got, states)
 	}
 }
 
@@ -98,6 +113,11 @@ func (s *schemaDef) check(root *schemaDef, v any, path string) error {
 	}
 	if s.Enum != nil && !slices.Contains(s.Enum, fmt.Sprint(v)) {
 		return fmt.Errorf("%s: %v not in %v", path, v, s.Enum)
+	}
+	for _, sub := range s.AllOf {
+		if err := sub.check(root, v, path); err != nil {
+			return err
+		}
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -123,6 +143,9 @@ func (s *schemaDef) check(root *schemaDef, v any, path string) error {
 			}
 		}
 		for k, sub := range x {
+			if s.Properties == nil {
+				break // a part of allOf, with conditions only
+			}
 			p := s.Properties[k]
 			if p == nil {
 				return fmt.Errorf("%s: %s is not in the schema", path, k)

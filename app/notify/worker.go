@@ -455,12 +455,22 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Ev
 	if p.Stale != nil {
 		ev.Stale = &Stale{LastGoodAt: p.Stale.LastGoodAt, ThresholdSeconds: p.Stale.ThresholdSeconds}
 	}
+	if r := p.Restore; r != nil {
+		ev.Restore = &Restore{ID: r.ID, State: r.State, VersionID: r.VersionID, RequestedBy: r.RequestedBy, Reason: r.Reason,
+			DecidedBy: r.DecidedBy, DecisionNote: r.DecisionNote, Stage: r.Stage, Error: r.Error, ErrorReason: r.ErrorReason,
+			Path: r.Path}
+		if b, err := w.store.GetBackup(ctx, r.VersionID); err == nil {
+			at := b.StartedAt.UTC()
+			ev.Restore.VersionAt = &at
+		}
+	}
 	if p.BackupID != "" && ev.Failure == nil {
 		ev.Backup = &Backup{ID: p.BackupID, PreviousID: p.PreviousBackupID}
 		if b, err := w.store.GetBackup(ctx, p.BackupID); err == nil {
 			ev.Backup.StartedAt = b.StartedAt.UTC()
 		}
-		if p.Kind == outbox.EventConfigChanged && p.PreviousBackupID != "" {
+		// A change's diff, or the one a requested restore would make.
+		if (p.Kind == outbox.EventConfigChanged || p.Kind == outbox.EventRestoreRequested) && p.PreviousBackupID != "" {
 			var keys *redact.Keyring
 			if how.mask {
 				keys = w.o.Secrets
@@ -487,13 +497,17 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Ev
 }
 
 // eventURL links an event to the web interface: a change to its diff,
-// a git push event to the settings, anything else to the device.
+// a git push event to the settings, a restore event to the restore,
+// anything else to the device.
 func (w *Worker) eventURL(p outbox.EventPayload) string {
 	if w.o.PublicURL != "" && p.Kind.System() {
 		return w.o.PublicURL + "/settings#git"
 	}
 	if w.o.PublicURL == "" || p.DeviceID == 0 {
 		return ""
+	}
+	if p.Restore != nil && strings.HasPrefix(p.Restore.Path, "/restores/") {
+		return w.o.PublicURL + p.Restore.Path
 	}
 	u := w.o.PublicURL + "/devices/" + strconv.FormatInt(p.DeviceID, 10)
 	if p.Kind == outbox.EventConfigChanged && p.PreviousBackupID != "" && p.BackupID != "" {
