@@ -36,6 +36,12 @@ var notifEventKeys = map[outbox.EventKind]string{
 	outbox.EventDeviceReachable:   keyNotifEventDeviceReachable,
 	outbox.EventHostKeyChanged:    keyNotifEventHostkeyChanged,
 	outbox.EventBackupStale:       keyNotifEventBackupStale,
+	outbox.EventRestoreRequested:  keyNotifEventRestoreRequested,
+	outbox.EventRestoreApproved:   keyNotifEventRestoreApproved,
+	outbox.EventRestoreSucceeded:  keyNotifEventRestoreSucceeded,
+	outbox.EventRestoreFailed:     keyNotifEventRestoreFailed,
+	outbox.EventRestoreRejected:   keyNotifEventRestoreRejected,
+	outbox.EventRestoreExpired:    keyNotifEventRestoreExpired,
 	outbox.EventGitPushFailed:     keyNotifEventGitPushFailed,
 	outbox.EventGitPushRecovered:  keyNotifEventGitPushRecovered,
 }
