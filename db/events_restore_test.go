@@ -309,6 +309,10 @@ func TestRestoreEventsFollowTheRuleScope(t *testing.T) {
 	berlin := createGroup(t, s, "berlin", &sites.ID)
 	lab := createGroup(t, s, "lab", nil)
 	chGroup, chDevice, chOther := dbtest.Channel(t, s, "sites"), dbtest.Channel(t, s, "one device"), dbtest.Channel(t, s, "approvals")
+	// Devices before them, so that no restore's id is its device's.
+	for _, name := range []string{"spare-1", "spare-2", "spare-3"} {
+		insertDevice(t, s, name, nil, nil, nil)
+	}
 	inBerlin := insertDevice(t, s, "ber-r1", &berlin.ID, nil, nil)
 	inLab := insertDevice(t, s, "lab-r1", &lab.ID, nil, nil)
 	mkRule(t, s, db.NotificationRule{Name: "sites", Events: []outbox.EventKind{outbox.EventRestoreApproved},
