@@ -3,13 +3,16 @@ package restore_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"backupd/app/gitmirror"
 	"backupd/app/restore"
 	"backupd/app/secret"
 	"backupd/db"
@@ -63,6 +66,15 @@ func TestPushToFiveRealFRRRouters(t *testing.T) {
 	e := newEngineEnv(t)
 	ctx := context.Background()
 	rs, ids := e.routers(5)
+	// The git mirror holds each router's configuration of before.
+	for _, id := range ids {
+		e.device = id
+		e.backup()
+	}
+	mirror := gitmirror.New(e.store, e.sealer, slog.New(slog.NewTextHandler(e.log, nil)), t.TempDir())
+	if _, err := mirror.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
 	c, err := e.svc.CreateChangeSet(ctx, e.admin, restore.NewChangeSet{Name: "new peer", Concurrency: 2,
 		Body:      "router bgp 65001\n neighbor 192.0.2.77 remote-as 65077\n neighbor 192.0.2.77 description peering-{{.Name}}\n",
 		Template:  true,
@@ -108,6 +120,20 @@ func TestPushToFiveRealFRRRouters(t *testing.T) {
 			if err != nil || !b.Success || b.Trigger != queue.TriggerPush || (name == "after") != b.Changed {
 				t.Errorf("%s: backup %s: %+v %v", tg.DeviceName, name, b, err)
 			}
+		}
+	}
+	// The mirror's next commit is the push: every router changed, by
+	// the trigger push, as the real git reads it.
+	if _, err := mirror.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "-C", mirror.Dir(), "log", "-1", "--format=%B").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	for _, r := range rs {
+		if !strings.Contains(string(out), "- "+r.Hostname+": changed (trigger: push)\n") {
+			t.Errorf("the mirror's commit does not record %s's push:\n%s", r.Hostname, out)
 		}
 	}
 }
