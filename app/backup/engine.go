@@ -295,9 +295,12 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 				return total, err
 			}
 		}
-		if res.Attempts > 0 {
-			e.log.Warn("recovered backups interrupted by a stopped process; they run again", "count", res.Attempts)
+		if res.Attempts > len(res.Work) {
+			// A restore's or push's open backup is counted too; those
+			// jobs are said below, and never run again.
+			e.log.Warn("recovered backups interrupted by a stopped process; backup jobs run again", "count", res.Attempts)
 		}
+		e.logWork(res)
 		e.logGaveUp(res)
 		total += res.Attempts
 	}
@@ -668,9 +671,10 @@ func (e *Engine) run(parent context.Context, only []int64, report func(running b
 		}
 		return err
 	}
-	if res.Attempts > 0 {
-		e.log.Info("backups interrupted by shutdown; they run again at the next start", "count", res.Attempts)
+	if res.Attempts > len(res.Work) {
+		e.log.Info("backups interrupted by shutdown; backup jobs run again at the next start", "count", res.Attempts)
 	}
+	e.logWork(res)
 	e.logGaveUp(res)
 	if livenessLost.Load() {
 		return errLivenessLost
@@ -685,6 +689,15 @@ const claimFailLimit = 10 * time.Second
 
 // logGaveUp names the devices whose jobs failed for having been
 // interrupted too often.
+// logWork says which restores and pushes an interruption ended: never
+// run again, their devices' state unknown.
+func (e *Engine) logWork(res queue.Interrupted) {
+	for _, w := range res.Work {
+		e.log.Error("a "+w.Kind+" was interrupted by a stopped process; the device's state is unknown and it does not run again: back the device up to see",
+			"device_id", w.DeviceID, "job_id", w.JobID, "work_id", w.WorkID)
+	}
+}
+
 func (e *Engine) logGaveUp(res queue.Interrupted) {
 	for _, id := range res.GaveUp {
 		e.log.Error("backup given up: the backup process stopped before it finished too many times",
@@ -794,6 +807,7 @@ func (e *Engine) giveBack(parent context.Context, c queue.Claim) {
 				e.log.Warn("the backup whose result was not recorded is no longer this engine's; left as it is",
 					"device_id", c.DeviceID, "job_id", c.ID)
 			}
+			e.logWork(res)
 			e.logGaveUp(res)
 			e.poke()
 			return

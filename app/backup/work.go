@@ -70,9 +70,12 @@ func (e *Engine) interruptWork(parent context.Context, c queue.Claim) {
 	defer release()
 	ctx, cancel := context.WithTimeout(dctx, 30*time.Second)
 	defer cancel()
-	if _, err := e.store.InterruptJob(ctx, c, e.opts.MaxInterruptions); err != nil {
+	res, err := e.store.InterruptJob(ctx, c, e.opts.MaxInterruptions)
+	if err != nil {
 		e.log.Error("ending a "+c.Kind+" job failed", "device_id", c.DeviceID, "job_id", c.ID, "err", err)
+		return
 	}
+	e.logWork(res)
 }
 
 // Attempt backs up the device of a claimed job now and returns the
