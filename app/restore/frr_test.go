@@ -30,7 +30,7 @@ import (
 // env is a store, an engine that runs restores and the restore service,
 // with one real FRR router registered as a device.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	store   *db.Store
 	sealer  *secret.Sealer
 	engine  *backup.Engine
@@ -43,7 +43,7 @@ type env struct {
 	adminID int64
 }
 
-func newEnv(t *testing.T, opts testfrr.Options) *env {
+func newEnv(t testing.TB, opts testfrr.Options) *env {
 	t.Helper()
 	router := testfrr.Start(t, opts)
 	e := newEngineEnv(t)
@@ -57,7 +57,7 @@ func newEnv(t *testing.T, opts testfrr.Options) *env {
 
 // newEngineEnv is a store with an engine running restores and the
 // restore service, no device yet.
-func newEngineEnv(t *testing.T) *env {
+func newEngineEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	store := dbtest.Open(t)
