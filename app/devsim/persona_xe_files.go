@@ -165,7 +165,7 @@ func (s *session) xeDir(w []string) error {
 		return s.plain(fmt.Sprintf("%%Error opening %s (No such file or directory)\n", target))
 	}
 	shown := "flash:/" + strings.TrimPrefix(n, "flash:")
-	return s.plain(fmt.Sprintf("Directory of %s\n\n%s\n%d bytes total (%d bytes free)\n", shown, rows.String(), int64(xeFlashTotal), int64(xeFlashTotal-used)))
+	return s.plain(fmt.Sprintf("Directory of %s\n\n%s\n%d bytes total (%d bytes free)\n", shown, rows.String(), int64(xeFlashTotal), int64(xeFlashTotal)-int64(used)))
 }
 
 func (s *session) xeVerify(name string) error {
