@@ -4,11 +4,13 @@ package driver
 // running configuration and its files (frr.conf, zebra.conf,
 // bgpd.conf...): the vty and enable passwords (type 8 once encrypted),
 // BGP neighbours' passwords, the keys of OSPF, OSPFv3, IS-IS and RIP and
-// of key chains. Linux hosts apply them to the files they read.
+// of key chains. Linux hosts apply them to the files they read. Each
+// also matches its "no" form, which a restore types to remove the line:
+// the session's transcript quotes it.
 var frrSecrets = []SecretRule{
-	{Name: "routing daemon password", Match: `^\s*(?:enable )?password (?:8 )?` + secretValue},
-	{Name: "BGP neighbour password", Match: `^\s*neighbor \S+ password ` + secretValue},
-	{Name: "routing protocol key", Match: `^\s*(?:ip ospf authentication-key|ip ospf message-digest-key \d+ md5|ipv6 ospf6 authentication keyid \d+ \S+ key|` +
+	{Name: "routing daemon password", Match: `^\s*(?:no )?(?:enable )?password (?:8 )?` + secretValue},
+	{Name: "BGP neighbour password", Match: `^\s*(?:no )?neighbor \S+ password ` + secretValue},
+	{Name: "routing protocol key", Match: `^\s*(?:no )?(?:ip ospf authentication-key|ip ospf message-digest-key \d+ md5|ipv6 ospf6 authentication keyid \d+ \S+ key|` +
 		`isis password (?:clear|md5)|(?:area|domain)-password (?:clear|md5)|ip rip authentication string|key-string) ` + secretValue},
 }
 

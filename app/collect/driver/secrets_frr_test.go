@@ -19,6 +19,10 @@ func init() {
 			" domain-password md5 {S}",
 			" ip rip authentication string {S}",
 			"  key-string {S}",
+			// As a restore removes them (the session quotes the line).
+			"no neighbor 192.0.2.20 password {S}",
+			" no ip ospf authentication-key {S}",
+			"no enable password {S}",
 		},
 		Plain: []string{
 			"frr version 8.4.4",
