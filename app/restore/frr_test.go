@@ -230,6 +230,22 @@ func TestRestoreYesterdaysVersionOnRealFRR(t *testing.T) {
 	if strings.Contains(e.log.String(), "s3cret-bgp") || strings.Contains(e.log.String(), "n3w-s3cret") {
 		t.Error("a neighbour password reached the log")
 	}
+	// The session typed the password back: its transcript masks it, in
+	// the line sent and in the router's echo behind its prompt.
+	segs, _, err := e.store.RestoreTranscript(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent strings.Builder
+	for _, s := range segs {
+		sent.WriteString(s.Text)
+	}
+	if !strings.Contains(sent.String(), "neighbor 192.0.2.20 password <secret:") {
+		t.Errorf("the transcript does not show the password line masked:\n%s", sent.String())
+	}
+	if strings.Contains(sent.String(), "s3cret-bgp") || strings.Contains(sent.String(), "n3w-s3cret") {
+		t.Errorf("the transcript shows a neighbour password:\n%s", sent.String())
+	}
 	// Audited: the request and approval by the admin, the end by the
 	// system.
 	entries, _, err := e.store.ListAudit(ctx, 50, 0)

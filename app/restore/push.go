@@ -307,7 +307,7 @@ func (pr PushRunner) RunWork(ctx context.Context, c queue.Claim) {
 		pr.Log.Error("starting a push failed", "target_id", c.WorkID, "job_id", c.ID, "err", err)
 		return
 	}
-	end, tr, masker := pr.push(ctx, c, t)
+	end, tr := pr.push(ctx, c, t)
 	if ctx.Err() != nil && end.State != db.TargetSucceeded {
 		return // interrupted by the engine: state unknown
 	}
@@ -317,11 +317,7 @@ func (pr PushRunner) RunWork(ctx context.Context, c queue.Claim) {
 		segs, _ := tr.Segments()
 		out := make([]db.TranscriptSegment, 0, len(segs))
 		for _, s := range segs {
-			text := s.Text
-			if masker != nil {
-				text = masker(text)
-			}
-			out = append(out, db.TranscriptSegment{Kind: s.Kind, Text: text})
+			out = append(out, db.TranscriptSegment{Kind: s.Kind, Text: s.Text})
 		}
 		if _, err := pr.Store.AppendChangeSetTargetTranscript(fctx, t.ID, out); err != nil {
 			pr.Log.Warn("recording a push's session failed", "target_id", t.ID, "err", err)
@@ -336,38 +332,38 @@ func (pr PushRunner) RunWork(ctx context.Context, c queue.Claim) {
 	pr.Log.Info("push ended", "change_set_id", t.ChangeSetID, "device_id", t.DeviceID, "state", end.State, "reason", end.Reason)
 }
 
-func (pr PushRunner) push(ctx context.Context, c queue.Claim, t db.ChangeSetTarget) (db.TargetEnd, *collect.Transcript, func(string) string) {
+func (pr PushRunner) push(ctx context.Context, c queue.Claim, t db.ChangeSetTarget) (db.TargetEnd, *collect.Transcript) {
 	fail := func(msg, reason string) db.TargetEnd {
 		return db.TargetEnd{State: db.TargetFailed, Error: msg, Reason: reason}
 	}
 	dev, err := pr.Store.GetDevice(ctx, t.DeviceID)
 	if err != nil {
-		return fail("reading the device failed: "+err.Error(), ReasonStore), nil, nil
+		return fail("reading the device failed: "+err.Error(), ReasonStore), nil
 	}
 	p, _ := driver.Lookup(dev.Platform)
 	pusher, ok := PusherOf(p)
 	if !ok || t.Rendered == nil {
-		return fail(ErrPushNotSupported.Error(), ReasonNoMethod), nil, nil
+		return fail(ErrPushNotSupported.Error(), ReasonNoMethod), nil
 	}
 	masker := pr.Keys.Device(dev.ID, dev.Platform)
 	mask := func(s string) string { return masker.Text(s) }
 	pre := pr.Engine.Attempt(ctx, c)
 	if err := pr.Store.Queue.RecordAttempt(ctx, c, pre); err != nil {
-		return fail("recording the backup before the push failed: "+err.Error(), ReasonStore), nil, mask
+		return fail("recording the backup before the push failed: "+err.Error(), ReasonStore), nil
 	}
 	if !pre.Success {
-		return fail("the backup before the push failed, nothing was sent: "+pre.Error, ReasonBackupFailed), nil, mask
+		return fail("the backup before the push failed, nothing was sent: "+pre.Error, ReasonBackupFailed), nil
 	}
 	target, err := pr.Engine.Target(ctx, dev.ID)
 	if err != nil {
-		return fail("preparing the login failed: "+err.Error(), ReasonConnect), nil, mask
+		return fail("preparing the login failed: "+err.Error(), ReasonConnect), nil
 	}
-	tr := &collect.Transcript{Max: db.TranscriptMax}
+	tr := transcript(pr.Keys.Device(dev.ID, dev.Platform))
 	target.Transcript = tr
 	_ = pr.Store.SetChangeSetTargetStage(ctx, t.ID, StageApply)
 	sh, err := pr.Open(ctx, target)
 	if err != nil {
-		return fail("logging in to write failed, nothing was sent: "+mask(err.Error()), ReasonConnect), tr, mask
+		return fail("logging in to write failed, nothing was sent: "+mask(err.Error()), ReasonConnect), tr
 	}
 	defer func() { _ = sh.Close() }()
 	pushErr := pusher.Push(ctx, sh, p, pushLines(*t.Rendered))
@@ -382,15 +378,15 @@ func (pr PushRunner) push(ctx context.Context, c queue.Claim, t db.ChangeSetTarg
 	}
 	if pushErr != nil {
 		if r, ok := asRefused(pushErr); ok {
-			return fail(fmt.Sprintf("the device refused %q: %s; the lines before it were sent", mask(r.Line), mask(r.Answer)), ReasonRefused), tr, mask
+			return fail(fmt.Sprintf("the device refused %q: %s; the lines before it were sent", mask(r.Line), mask(r.Answer)), ReasonRefused), tr
 		}
 		if isLost(ctx, pushErr) {
-			return fail("the session was lost while pushing; what the device took is in the backup after: "+mask(pushErr.Error()), ReasonLost), tr, mask
+			return fail("the session was lost while pushing; what the device took is in the backup after: "+mask(pushErr.Error()), ReasonLost), tr
 		}
-		return fail(mask(pushErr.Error()), ReasonRefused), tr, mask
+		return fail(mask(pushErr.Error()), ReasonRefused), tr
 	}
 	if !post.Success {
-		return fail("the lines were sent and saved, but the backup after failed: "+post.Error, ReasonBackupFailed), tr, mask
+		return fail("the lines were sent and saved, but the backup after failed: "+post.Error, ReasonBackupFailed), tr
 	}
-	return db.TargetEnd{State: db.TargetSucceeded}, tr, mask
+	return db.TargetEnd{State: db.TargetSucceeded}, tr
 }

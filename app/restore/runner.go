@@ -151,7 +151,7 @@ func (x *run) run(ctx context.Context) (state, msg, reason string) {
 	if err != nil {
 		return db.RestoreFailed, "preparing the login failed: " + err.Error(), ReasonConnect
 	}
-	x.tr = &collect.Transcript{Max: db.TranscriptMax}
+	x.tr = transcript(x.Keys.Device(dev.ID, dev.Platform))
 	t.Transcript = x.tr
 	x.stage(ctx, StageApply)
 	sh, err := x.Open(ctx, t)
@@ -278,7 +278,7 @@ func (x *run) finish(state, msg, reason string) {
 		segs, _ := x.tr.Segments()
 		out := make([]db.TranscriptSegment, 0, len(segs))
 		for _, s := range segs {
-			out = append(out, db.TranscriptSegment{Kind: s.Kind, Text: x.maskText(s.Text)})
+			out = append(out, db.TranscriptSegment{Kind: s.Kind, Text: s.Text})
 		}
 		if _, err := x.Store.AppendRestoreTranscript(ctx, x.r.ID, out); err != nil {
 			x.Log.Warn("recording a restore's session failed", "restore_id", x.r.ID, "err", err)
@@ -341,4 +341,13 @@ const AuditInterface = "system"
 // systemAudit is the audit entry of a run's end.
 func systemAudit(action string, details map[string]any) *db.AuditEntry {
 	return &db.AuditEntry{Username: "backupd", Interface: AuditInterface, Action: action, Details: details}
+}
+
+// transcript records a restore's or push's session with the device's
+// secrets masked line by line as they come, whole lines only (a line
+// split between reads is joined first, and the prompt in front of an
+// echoed line does not hide its secret): the masker is the transcript's
+// own.
+func transcript(m *redact.Masker) *collect.Transcript {
+	return &collect.Transcript{Max: db.TranscriptMax, MaskLine: m.Text}
 }
