@@ -76,10 +76,16 @@ func newConfig(cfg *config.Config) *cobra.Command {
 	var byName bool
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Show, compare and search backed-up configurations from the shell (read-only)",
+		Short: "Show, compare and search backed-up configurations; put one back on its device",
 		Long: `Read the configurations in the store (SQLite in --data, or the PostgreSQL
-database of --db), also while backupd serve runs.
-Nothing is changed, and nothing is written to the audit log but a --reveal.
+database of --db), also while backupd serve runs: show, diff and search
+change nothing, and write nothing to the audit log but a --reveal.
+
+Put a stored version back on its device: restore asks for it, restores and
+restore-status follow it, restore-approve, restore-reject and
+restore-cancel decide it, restore-settings holds the rules (four eyes,
+expiries). The running server previews, queues and runs restores; these
+commands record requests and decisions, each written to the audit log.
 
 DEVICE is a device's name (any case) or its ID. A number is taken as an ID
 when a device has that ID, otherwise as a name; --name always takes it as
@@ -90,7 +96,9 @@ of a backup record: GET /api/v1/devices/{id}/backups lists them, and the
 web UI's version page shows it in its address).`,
 	}
 	cmd.PersistentFlags().BoolVar(&byName, "name", false, "take DEVICE as a device name, even when it is a number")
-	cmd.AddCommand(newConfigShow(cfg, &byName), newConfigDiff(cfg, &byName), newConfigSearch(cfg))
+	cmd.AddCommand(newConfigShow(cfg, &byName), newConfigDiff(cfg, &byName), newConfigSearch(cfg),
+		newConfigRestore(cfg, &byName), newConfigRestores(cfg, &byName), newConfigRestoreStatus(cfg),
+		newConfigRestoreApprove(cfg), newConfigRestoreReject(cfg), newConfigRestoreCancel(cfg), newConfigRestoreSettings(cfg))
 	return cmd
 }
 
