@@ -687,17 +687,19 @@ func (e *Engine) run(parent context.Context, only []int64, report func(running b
 // then reported not running until a new run takes jobs again).
 const claimFailLimit = 10 * time.Second
 
-// logGaveUp names the devices whose jobs failed for having been
-// interrupted too often.
 // logWork says which restores and pushes an interruption ended: never
-// run again, their devices' state unknown.
+// run again, their devices' state unknown. Their runners are told too
+// (workInterrupted).
 func (e *Engine) logWork(res queue.Interrupted) {
 	for _, w := range res.Work {
 		e.log.Error("a "+w.Kind+" was interrupted by a stopped process; the device's state is unknown and it does not run again: back the device up to see",
 			"device_id", w.DeviceID, "job_id", w.JobID, "work_id", w.WorkID)
 	}
+	e.workInterrupted(res)
 }
 
+// logGaveUp names the devices whose jobs failed for having been
+// interrupted too often.
 func (e *Engine) logGaveUp(res queue.Interrupted) {
 	for _, id := range res.GaveUp {
 		e.log.Error("backup given up: the backup process stopped before it finished too many times",

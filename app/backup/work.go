@@ -22,6 +22,34 @@ type WorkRunner interface {
 	RunWork(ctx context.Context, c queue.Claim)
 }
 
+// A WorkInterruptObserver is a WorkRunner told of its jobs the engine
+// ended without it, as interrupted: at a shutdown, when it found them
+// left by a process that died, or after the runner panicked. The
+// runner counts them (a restore's metrics); they never run again.
+type WorkInterruptObserver interface {
+	WorkInterrupted(ends []queue.WorkEnd)
+}
+
+// workInterrupted tells each runner that observes interruptions of its
+// jobs an interruption ended.
+func (e *Engine) workInterrupted(res queue.Interrupted) {
+	for kind, r := range e.opts.Work {
+		o, ok := r.(WorkInterruptObserver)
+		if !ok {
+			continue
+		}
+		var ends []queue.WorkEnd
+		for _, w := range res.Work {
+			if w.Kind == kind {
+				ends = append(ends, w)
+			}
+		}
+		if len(ends) > 0 {
+			o.WorkInterrupted(ends)
+		}
+	}
+}
+
 // claim takes the ready jobs the engine runs: backups, and the kinds of
 // its work runners. A run among given job IDs (backup run) takes
 // backups only.

@@ -130,6 +130,14 @@ func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
 	if !strings.Contains(text, `backupd_http_request_duration_seconds_bucket{route="GET /api/v1/devices",le="+Inf"} 1`) {
 		t.Error("no le buckets for the request just made")
 	}
+	// Restores: none open, read from the database; the restore methods'
+	// ends published at 0 from the start.
+	for _, want := range []string{`backupd_restores_open{state="pending"} 0`, `backupd_restores_open{state="running"} 0`,
+		`backupd_restores_total{method="frr_vtysh",result="rollback_failed"} 0`} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("the metrics lack %s", want)
+		}
+	}
 
 	// Nothing that identifies a device, a key or the machine in a label.
 	secrets := []string{key, key[:14], data, simPassword, simEnable}

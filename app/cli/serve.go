@@ -315,6 +315,9 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 			return st, err
 		}
 		st.Collectors = map[string]int{metrics.CollectorOnline: online, metrics.CollectorOffline: offline, metrics.CollectorRevoked: revoked}
+		if st.RestoresOpen, err = store.OpenRestoreCounts(ctx); err != nil {
+			return st, err
+		}
 		return st, nil
 	}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}

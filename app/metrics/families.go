@@ -51,6 +51,8 @@ var families = map[string]family{
 	"backupd_cluster_nodes": {gauge, "backupd serve nodes on this database whose heartbeat is fresh (at most 20 s old)."},
 	"backupd_collectors": {gauge, "Remote collectors by state: online (heard from within the last lease, 90 s), " +
 		"offline (enrolled but silent longer), revoked."},
+	"backupd_restores_open": {gauge, "Restores not yet ended, by state: previewing (the fresh backup for the preview " +
+		"runs), pending (waiting for approval), approved (waiting for the device), queued, running."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 
@@ -63,6 +65,11 @@ var families = map[string]family{
 		"failure: the directory or the database did not answer, or the run would have disabled too many users)."},
 	"backupd_directory_users_disabled_total": {counter, "Directory users the sync disabled (sessions ended, API keys " +
 		"revoked) because the directory no longer has them or they are in no mapped group."},
+	"backupd_restores_total": {counter, "Restores whose run ended on this server process, by method (frr_vtysh, ...) and " +
+		"result: succeeded (the device runs the version, verified), rolled_back (the change failed or did not verify; " +
+		"the configuration before was put back and verified), rollback_failed (putting it back failed too: the device's " +
+		"state is unknown), failed (before the device was changed, or keeping the change failed), interrupted (the process " +
+		"running it stopped: the device's state is unknown; counted by the process that finds it)."},
 	"backupd_http_request_duration_seconds": {histogram, "Time this server took to answer HTTP requests, by route pattern."},
 	"backupd_backup_duration_seconds": {histogram, "Duration of the backup attempts this server process ran, " +
 		"by result (success, failure); attempts of backupd backup run count in backupd_backups_total only."},

@@ -117,6 +117,29 @@ func DirectorySync(success bool, disabled int) {
 	set.GetOrCreateCounter(`backupd_directory_users_disabled_total`).Add(disabled)
 }
 
+// restoreResults are the ends of a restore's run, the result label of
+// backupd_restores_total.
+var restoreResults = []string{db.RestoreSucceeded, db.RestoreRolledBack, db.RestoreRollbackFailed, db.RestoreFailed, db.RestoreInterrupted}
+
+// RestoreEnded counts one restore whose run ended, by method (frr_vtysh,
+// …) and result: the restore's end state (succeeded, rolled_back,
+// rollback_failed, failed, interrupted).
+func RestoreEnded(method, result string) {
+	set.GetOrCreateCounter(`backupd_restores_total{method=` + quote(method) + `,result=` + quote(result) + `}`).Inc()
+}
+
+// RestoreMethods publishes backupd_restores_total at 0 for each method
+// and result, from the process's start: a series that first appears at
+// 1 shows Prometheus no increase, and an alert on the first restore
+// left in an unknown state would miss it.
+func RestoreMethods(methods ...string) {
+	for _, m := range methods {
+		for _, r := range restoreResults {
+			set.GetOrCreateCounter(`backupd_restores_total{method=` + quote(m) + `,result=` + quote(r) + `}`)
+		}
+	}
+}
+
 // EngineRunning records whether this process's backup engine works the
 // queue (serve's engine: it does not while it waits for the database).
 func EngineRunning(on bool) {
@@ -154,6 +177,9 @@ type State struct {
 	// Collectors counts the remote collectors by state: online (heard
 	// from within the last lease), offline, revoked.
 	Collectors map[string]int
+	// RestoresOpen counts the restores not yet ended by state
+	// (db.RestoreOpenStates).
+	RestoresOpen map[string]int
 }
 
 // Collector states of backupd_collectors.
@@ -267,6 +293,9 @@ func writeState(w io.Writer, st State, now time.Time) {
 	fmt.Fprintf(w, "backupd_cluster_nodes %d\n", st.ClusterNodes)
 	for _, state := range []string{CollectorOnline, CollectorOffline, CollectorRevoked} {
 		fmt.Fprintf(w, "backupd_collectors{state=%q} %d\n", state, st.Collectors[state])
+	}
+	for _, state := range db.RestoreOpenStates {
+		fmt.Fprintf(w, "backupd_restores_open{state=%q} %d\n", state, st.RestoresOpen[state])
 	}
 }
 

@@ -49,6 +49,10 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	SignIn("password", false)
 	DirectorySync(false, 0)
 	DirectorySync(true, 2)
+	RestoreMethods("frr_vtysh")
+	RestoreEnded("frr_vtysh", "succeeded")
+	RestoreEnded("frr_vtysh", "succeeded")
+	RestoreEnded("frr_vtysh", "interrupted")
 
 	now := time.Now()
 	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
@@ -67,7 +71,8 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096,
 			Snapshots:            db.SnapshotFigures{Snapshots: 30, Deltas: 26, RawBytes: 1800000, StoredBytes: 61000},
 			NotificationsPending: 4, OldestNotification: &pending,
-			Collectors: map[string]int{CollectorOnline: 2, CollectorRevoked: 1}}, nil
+			Collectors:   map[string]int{CollectorOnline: 2, CollectorRevoked: 1},
+			RestoresOpen: map[string]int{"pending": 2, "running": 1}}, nil
 	})
 	for _, want := range []string{
 		`backupd_build_info{version="1.2.3",commit="abc123",goversion="` + runtime.Version() + `"} 1`,
@@ -118,6 +123,14 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_directory_sync_total{result="failure"} 1`,
 		`backupd_directory_sync_total{result="success"} 1`,
 		`backupd_directory_users_disabled_total 2`,
+		`backupd_restores_total{method="frr_vtysh",result="succeeded"} 2`,
+		`backupd_restores_total{method="frr_vtysh",result="interrupted"} 1`,
+		`backupd_restores_total{method="frr_vtysh",result="rollback_failed"} 0`,
+		"# TYPE backupd_restores_total counter\n",
+		`backupd_restores_open{state="pending"} 2`,
+		`backupd_restores_open{state="running"} 1`,
+		`backupd_restores_open{state="previewing"} 0`,
+		"# TYPE backupd_restores_open gauge\n",
 		"# TYPE backupd_engine_running gauge\n",
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
@@ -166,7 +179,7 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	if age := value["backupd_notifications_oldest_pending_age_seconds"]; age < 7200 || age > 7300 {
 		t.Errorf("oldest pending notification age %v s, want 2 h", age)
 	}
-	if strings.Contains(out, `result="failed"`) {
+	if strings.Contains(out, `backupd_notifications_sent_total{channel_type="email",result="failed"}`) {
 		t.Error("a count of 0 deliveries made a series")
 	}
 	if runtime.GOOS == "linux" && (value["backupd_data_filesystem_size_bytes"] <= 0 ||

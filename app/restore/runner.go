@@ -290,6 +290,7 @@ func (x *run) finish(state, msg, reason string) {
 		x.Log.Error("recording a restore's end failed", "restore_id", x.r.ID, "state", state, "err", err)
 		return
 	}
+	countEnd(x.r.Method, state)
 	x.Log.Info("restore ended", "restore_id", x.r.ID, "device_id", x.r.DeviceID, "state", state, "reason", reason,
 		"took", time.Since(x.started).Round(time.Millisecond))
 }
