@@ -172,5 +172,5 @@ func checkGenerated(t *testing.T, path, begin, end, want string) {
 		}
 		return
 	}
-	t.Errorf("%s is out of date: run go test ./app/collect/driver -run DocsPlatformTable -update-docs\ngot:\n%s\nwant:\n%s", path, got, want)
+	t.Errorf("%s is out of date: run go test ./app/collect/driver -run Docs -update-docs\ngot:\n%s\nwant:\n%s", path, got, want)
 }
