@@ -43,7 +43,7 @@ func restoreMethodTable(t *testing.T) string {
 		if tm := p.Restore.Timer; tm != (driver.ConfirmTimer{}) {
 			timer = fmt.Sprintf("%s (%s to %s)", duration(tm.Default), duration(tm.Min), duration(tm.Max))
 		}
-		save := "—"
+		save := "applying saves it"
 		if len(p.Restore.Save) > 0 {
 			save = "`" + strings.Join(p.Restore.Save, "`, `") + "`"
 		}
@@ -58,8 +58,8 @@ func restoreMethodTable(t *testing.T) string {
 	if len(notes) > 0 {
 		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
-	fmt.Fprintf(&b, "\nThe other %d built-in platforms, and custom platforms, cannot restore yet: a restore of one of their "+
-		"devices is refused before anything is recorded, and nothing is sent to the device.\n", none)
+	fmt.Fprintf(&b, "\nThe other %d built-in platforms cannot restore yet: a restore of one of their devices is refused "+
+		"before anything is recorded, and nothing is sent to the device.\n", none)
 	return b.String()
 }
 
