@@ -47,9 +47,9 @@ configuration now to the version), then waits for an approval
 Refused, with nothing recorded: a platform without a restore method (see
 docs/restore.md), a version of another device or one that holds no
 configuration, a disabled device or one behind a remote collector, a
-device with a restore still open, and, with four eyes on, any request from
-the command line: it has no signed-in requester to tell the approver from,
-so ask in the web interface instead.
+device with a restore still open. With four eyes on, a request from the
+command line is approved by a person signed in to the web interface, never
+from the command line.
 
 The request is written to the audit log. It prints the restore's ID and
 the commands that follow it.`,
@@ -76,15 +76,6 @@ the commands that follow it.`,
 				return openRestoreError(d, open.ID, open.State)
 			} else if !errors.Is(err, db.ErrNotFound) {
 				return err
-			}
-			set, err := restore.LoadSettings(ctx, rc.store)
-			if err != nil {
-				return err
-			}
-			if set.FourEyes {
-				return errors.New("four eyes are on: a restore asked for from the command line has no signed-in requester to tell " +
-					"its approver from, so nobody could approve it; ask for it in the web interface (the version's page), " +
-					"where another person approves it")
 			}
 			r, err := rc.svc.Request(ctx, cliRestoreActor(), d.ID, b.ID, reason)
 			if err != nil {

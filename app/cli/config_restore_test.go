@@ -243,7 +243,12 @@ func TestConfigRestoreRefusals(t *testing.T) {
 		"config", "restore-approve", strconv.FormatInt(id, 10), "--preview", old.ID)
 	f.ok(t, "config", "restore-settings", "--four-eyes", "on")
 	f.refused(t, []string{"four eyes", "web interface"}, "config", "restore-approve", strconv.FormatInt(id, 10))
-	f.refused(t, []string{"four eyes", "web interface"}, "config", "restore", "other", "--version", otherV.ID)
+	// A request from the command line is allowed; a signed-in person
+	// approves it (the service's rule), never the command line.
+	cliReq := f.request(t, "other", otherV.ID)
+	f.pending(t, cliReq, otherV, time.Now().Add(time.Hour))
+	f.refused(t, []string{"four eyes", "web interface"}, "config", "restore-approve", strconv.FormatInt(cliReq, 10))
+	f.ok(t, "config", "restore-cancel", strconv.FormatInt(cliReq, 10))
 	set := f.ok(t, "config", "restore-settings", "--four-eyes", "off", "--pending-hours", "48")
 	if !strings.Contains(set.stdout, "four eyes       off") || !strings.Contains(set.stdout, "pending hours   48") {
 		t.Errorf("restore-settings:\n%s", set.stdout)
@@ -298,7 +303,7 @@ func TestConfigRestoreRefusals(t *testing.T) {
 
 	// The list, filtered.
 	list := f.ok(t, "config", "restores").stdout
-	if lines := strings.Split(strings.TrimSpace(list), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "ID") ||
+	if lines := strings.Split(strings.TrimSpace(list), "\n"); len(lines) != 6 || !strings.HasPrefix(lines[0], "ID") ||
 		!strings.Contains(lines[1], "other") || !strings.Contains(lines[1], "rejected") {
 		t.Errorf("restores:\n%s", list)
 	}
@@ -325,7 +330,7 @@ func TestConfigRestoreRefusals(t *testing.T) {
 			count[e.Action]++
 		}
 	}
-	want := map[string]int{"restore.request": 3, "restore.approve": 1, "restore.reject": 2, "restore.cancel": 2, "settings.update": 3, "config.reveal": 1}
+	want := map[string]int{"restore.request": 4, "restore.approve": 1, "restore.reject": 2, "restore.cancel": 3, "settings.update": 3, "config.reveal": 1}
 	for action, n := range want {
 		if count[action] != n {
 			t.Errorf("%d %s entries of the command line, want %d (all: %v)", count[action], action, n, count)

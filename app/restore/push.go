@@ -228,7 +228,7 @@ func (s *Service) ApproveChangeSet(ctx context.Context, a Actor, id int64, note 
 	if err != nil {
 		return db.ChangeSet{}, err
 	}
-	if set.FourEyes && (a.UserID == nil || c.CreatedBy == nil || *a.UserID == *c.CreatedBy) {
+	if set.FourEyes && !otherPerson(a, c.CreatedBy) {
 		return db.ChangeSet{}, ErrFourEyes
 	}
 	if _, err := s.Store.ApproveChangeSet(ctx, id, db.Decision{UserID: a.UserID, Name: a.Name, Note: strings.TrimSpace(note)},

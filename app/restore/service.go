@@ -84,6 +84,12 @@ func (s *Service) Request(ctx context.Context, a Actor, deviceID int64, versionI
 	if !dev.Enabled {
 		return db.Restore{}, ErrDisabled
 	}
+	// A device has one open restore: said before anything is queued.
+	if open, err := s.Store.OpenRestore(ctx, deviceID); err == nil {
+		return db.Restore{}, &db.ErrOpenRestore{ID: open.ID, State: open.State}
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return db.Restore{}, err
+	}
 	b, err := s.Store.GetBackup(ctx, versionID)
 	if errors.Is(err, db.ErrNotFound) {
 		return db.Restore{}, &db.ErrInvalidField{Field: "version", Message: "no such version"}
@@ -136,7 +142,7 @@ func (s *Service) Approve(ctx context.Context, a Actor, id int64, previewHash, n
 	if err != nil {
 		return db.Restore{}, err
 	}
-	if set.FourEyes && (a.UserID == nil || r.RequestedBy == nil || *a.UserID == *r.RequestedBy) {
+	if set.FourEyes && !otherPerson(a, r.RequestedBy) {
 		return db.Restore{}, ErrFourEyes
 	}
 	r, err = s.Store.ApproveRestore(ctx, id, db.Decision{UserID: a.UserID, Name: a.Name, Note: strings.TrimSpace(note)},
@@ -145,6 +151,15 @@ func (s *Service) Approve(ctx context.Context, a Actor, id int64, previewHash, n
 		return db.Restore{}, err
 	}
 	return s.queue(ctx, r), nil
+}
+
+// otherPerson reports whether a may approve what requester asked for
+// with four eyes on: a signed-in person other than the requester. A
+// request from the command line (no user) may be approved by any
+// signed-in person; the command line itself never approves then, having
+// no person to tell apart.
+func otherPerson(a Actor, requester *int64) bool {
+	return a.UserID != nil && (requester == nil || *a.UserID != *requester)
 }
 
 // queue puts an approved restore in the queue, or leaves it approved
