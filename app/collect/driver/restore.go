@@ -53,6 +53,13 @@ type RestoreMethod struct {
 	// configuration (lines it lacks are removed); false for a merge,
 	// which only sends lines.
 	Replaces bool
+	// Timer is true when the method arms the device's own undo timer:
+	// a platform restoring with it must declare Restore.Timer.
+	Timer bool
+	// File is true when the method first copies the version to a file
+	// on the device: a platform restoring with it must declare
+	// Restore.File.
+	File bool
 	// Summary is one line for the method table of the manual.
 	Summary string
 }
@@ -60,13 +67,13 @@ type RestoreMethod struct {
 // RestoreMethods are the methods the restore engine implements; a
 // platform may only name one of these.
 var RestoreMethods = []RestoreMethod{
-	{ID: "vyos_commit_confirm", Replaces: true,
+	{ID: "vyos_commit_confirm", Replaces: true, Timer: true,
 		Summary: "save; configure; delete every top-level node and set every command of the version; commit-confirm N " +
 			"(the device reboots into the saved configuration unless confirmed); confirm and save once a backup shows the version"},
-	{ID: "ios_configure_replace", Replaces: true,
+	{ID: "ios_configure_replace", Replaces: true, Timer: true, File: true,
 		Summary: "the version is copied to flash over SCP; configure replace FILE force time N (the device reverts unless confirmed); " +
 			"configure confirm and write memory once a backup shows the version, else configure revert now"},
-	{ID: "junos_commit_confirmed", Replaces: true,
+	{ID: "junos_commit_confirmed", Replaces: true, Timer: true,
 		Summary: "configure exclusive; load override terminal; commit check; commit confirmed N (the device undoes it unless confirmed); " +
 			"commit once a backup shows the version, else the configuration before is loaded and committed"},
 	{ID: "frr_vtysh", Replaces: true,
@@ -91,11 +98,22 @@ func (r Restore) check() error {
 		}
 		return nil
 	}
-	if _, ok := LookupRestoreMethod(r.Method); !ok {
+	m, ok := LookupRestoreMethod(r.Method)
+	if !ok {
 		return fmt.Errorf("restore: unknown method %q", r.Method)
 	}
 	if r.ApplyError == nil {
 		return fmt.Errorf("restore: method %s needs the pattern of the device's refusals", r.Method)
+	}
+	if r.ApplyError.MatchString("") {
+		// Every empty line of an answer would be a refusal.
+		return fmt.Errorf("restore: the pattern of the device's refusals matches an empty line")
+	}
+	if m.Timer && r.Timer == (ConfirmTimer{}) {
+		return fmt.Errorf("restore: method %s needs the device's confirm timer", r.Method)
+	}
+	if m.File && r.File == "" {
+		return fmt.Errorf("restore: method %s needs the file the version is copied to", r.Method)
 	}
 	if t := r.Timer; t != (ConfirmTimer{}) && (t.Min <= 0 || t.Min > t.Default || t.Default > t.Max) {
 		return fmt.Errorf("restore: the confirm timer needs 0 < minimum ≤ default ≤ maximum")
