@@ -63,6 +63,9 @@ type Definition struct {
 	Strip           []string `json:"strip,omitempty"`
 	Noise           []string `json:"noise,omitempty"`
 	Secrets         []Secret `json:"secrets,omitempty"`
+	// Restore is how a stored configuration is put back (absent: the
+	// platform cannot restore).
+	Restore *Restore `json:"restore,omitempty"`
 }
 
 // Secret is a secret rule (driver.SecretRule): Match, an expression
@@ -111,6 +114,15 @@ const (
 	ExecNeedsSSH     Problem = "exec_needs_ssh"
 	NoSecretGroup    Problem = "no_secret_group"
 	SecretForm       Problem = "secret_form"
+	// UnknownRestoreMethod: Arg lists the methods there are.
+	UnknownRestoreMethod Problem = "unknown_restore_method"
+	// NotForMethod is a restore field the method never reads (a confirm
+	// timer for FRR): Arg is the method.
+	NotForMethod Problem = "not_for_method"
+	// OutOfRange is a number outside its bounds: Arg says them.
+	OutOfRange Problem = "out_of_range"
+	// BadFile is a file name a device command could not take.
+	BadFile Problem = "bad_file"
 )
 
 // FieldError is one bad field. Field is the JSON name, with an index for
@@ -385,6 +397,7 @@ func (v *validator) convert(d Definition) driver.Platform {
 	p.Strip = v.patterns("strip", d.Strip)
 	p.Noise = v.patterns("noise", d.Noise)
 	p.Secrets = v.secrets(d.Secrets)
+	p.Restore = v.restore(d.Restore)
 	return p
 }
 
@@ -465,9 +478,10 @@ func printable(s string, newlines bool) bool {
 // FromPlatform describes a driver platform in the definition format: the
 // export of a custom platform, and of a built-in one as a starting point
 // (its ID then gets the custom_ prefix, so the file imports as it is).
-// Driver settings the format does not carry (volatile prompt parts, the
-// ProCurve enable username, telnet username suffixes, syslog patterns)
-// are left out.
+// The restore declaration comes along, so that an exported built-in
+// imported as custom restores the same way. Driver settings the format
+// does not carry (volatile prompt parts, the ProCurve enable username,
+// telnet username suffixes, syslog patterns, restore notes) are left out.
 func FromPlatform(p driver.Platform) Definition {
 	str := func(re *regexp.Regexp) string {
 		if re == nil {
@@ -503,6 +517,7 @@ func FromPlatform(p driver.Platform) Definition {
 	for _, a := range p.Dialogue.PreLogin {
 		d.PreLogin = append(d.PreLogin, Answer{Match: str(a.Match), Send: strings.ReplaceAll(a.Send, "\n", `\n`)})
 	}
+	d.Restore = restoreOf(p.Restore)
 	return d
 }
 
