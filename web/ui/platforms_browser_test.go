@@ -75,3 +75,58 @@ func TestPlatformsInChromium(t *testing.T) {
 	}
 	b.checkConsole()
 }
+
+// The restore section in Chromium shows the fields of the chosen method
+// only, and the ones it hides are not sent: a platform started from
+// IOS-XE and switched to frr_vtysh is saved without IOS-XE's file and
+// timer. In Chinese the section says 还原.
+func TestPlatformRestoreSectionInChromium(t *testing.T) {
+	e := newEnv(t)
+	t.Cleanup(func() { driver.SetCustom(nil) })
+	b := newTab(t, e, 90*time.Second, 1280, 900)
+	e.createUser("root", "root-password-1", auth.RoleAdministrator, true)
+	b.login("root", "root-password-1")
+
+	visible := func(id string) bool {
+		return b.eval(`(function () { const f = document.getElementById(`+jsString(id)+`).closest("[data-restore-field]");
+			return String(!f.hidden && f.offsetParent !== null && !document.getElementById(`+jsString(id)+`).disabled); })()`) == "true"
+	}
+	expectShown := func(what string, want map[string]bool) {
+		t.Helper()
+		for id, w := range want {
+			if got := visible(id); got != w {
+				t.Errorf("%s: %s shown %v, want %v", what, id, got, w)
+			}
+		}
+	}
+	b.open("/platforms/new?from=cisco_xe")
+	expectShown("IOS-XE", map[string]bool{"platform-restore-file": true, "platform-restore-confirm-default": true,
+		"platform-restore-apply-error": true, "platform-restore-save": true})
+	b.shot("platform-restore-ios-xe")
+	b.chooseValue("#platform-restore-method", "junos_commit_confirmed")
+	expectShown("Junos", map[string]bool{"platform-restore-file": false, "platform-restore-confirm-min": true})
+	b.chooseValue("#platform-restore-method", "")
+	expectShown("not supported", map[string]bool{"platform-restore-file": false, "platform-restore-confirm-max": false,
+		"platform-restore-apply-error": false, "platform-restore-drop": false, "platform-restore-enter": false})
+	b.chooseValue("#platform-restore-method", "frr_vtysh")
+	expectShown("FRR", map[string]bool{"platform-restore-file": false, "platform-restore-confirm-default": false,
+		"platform-restore-apply-error": true, "platform-restore-drop": true})
+	b.submit("save", "#platform-submit")
+	b.waitFor("saved", `!!document.getElementById("platform-notice")`, 5*time.Second)
+	pl, ok := driver.Lookup("custom_cisco_xe")
+	if !ok || pl.Restore.Method != "frr_vtysh" || pl.Restore.File != "" || pl.Restore.Timer.Max != 0 || len(pl.Restore.Save) != 1 {
+		t.Fatalf("saved restore %+v (%v)", pl.Restore, ok)
+	}
+	expectShown("saved", map[string]bool{"platform-restore-file": false, "platform-restore-apply-error": true})
+
+	b.setLang("zh")
+	b.open("/platforms/new?from=cisco_xe")
+	if got := b.eval(`document.querySelector("#platform-restore legend").textContent`); got != "还原" {
+		t.Errorf("the Chinese section is %q", got)
+	}
+	if html := b.eval(`document.getElementById("platform-restore").textContent`); strings.Contains(html, "恢复") || !hasHan(html) {
+		t.Errorf("the Chinese section:\n%s", html)
+	}
+	b.shot("platform-restore-ios-xe-zh")
+	b.checkConsole()
+}

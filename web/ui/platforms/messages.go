@@ -44,4 +44,18 @@ const (
 	keyPlatErrNoSecretGroup    = "platforms.error.no_secret_group"
 	keyPlatErrSecretForm       = "platforms.error.secret_form"
 	keyPlatErrSecretLine       = "platforms.error.secret_line"
+
+	keyPlatErrUnknownRestoreMethod = "platforms.error.unknown_restore_method"
+	keyPlatErrNotForMethod         = "platforms.error.not_for_method"
+	keyPlatErrOutOfRange           = "platforms.error.out_of_range"
+	keyPlatErrBadFile              = "platforms.error.bad_file"
+	keyPlatErrNotANumber           = "platforms.error.not_a_number"
+)
+
+// The restore methods' names in the form's list (restoreMethodKeys).
+const (
+	keyPlatRestoreFRR   = "platforms.restore.method.frr_vtysh"
+	keyPlatRestoreJunos = "platforms.restore.method.junos_commit_confirmed"
+	keyPlatRestoreIOS   = "platforms.restore.method.ios_configure_replace"
+	keyPlatRestoreVyOS  = "platforms.restore.method.vyos_commit_confirm"
 )

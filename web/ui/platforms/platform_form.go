@@ -2,6 +2,7 @@ package platforms
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"backupd/app/collect/driver"
@@ -25,6 +26,24 @@ type platformFields struct {
 	EnableCommand, EnablePrompt, Privileged, Failed string
 	CommandError                                    string
 	PreLogin                                        []custom.Answer
+	// Restore is the restore section: the method ("" = not supported)
+	// and its fields as typed.
+	Restore restoreFields
+}
+
+// restoreFields are the restore section's values as typed; commands and
+// drop rules a line each, the confirm minutes as digits.
+type restoreFields struct {
+	Method, ConfigEnter, ConfigExit, Save, ApplyError string
+	ConfirmDefault, ConfirmMin, ConfirmMax            string
+	File, Drop                                        string
+}
+
+// restoreChoice is a method the form offers; Timer and File tell the
+// page's script which fields the method reads.
+type restoreChoice struct {
+	ID, Key     string
+	Timer, File bool
 }
 
 // platformTarget is the device a test runs against, as typed (never a
@@ -57,6 +76,7 @@ type platformForm struct {
 	CanTestDevice      bool
 	Test               *platformTestResult
 	Methods            []string
+	RestoreMethods     []restoreChoice
 	MaxRules, MaxCmds  int
 	MaxPattern, MaxDoc int
 }
@@ -78,6 +98,14 @@ func fieldsOfDefinition(d custom.Definition) platformFields {
 	}
 	if e := d.Enable; e != nil {
 		f.EnableCommand, f.EnablePrompt, f.Privileged, f.Failed = e.Command, e.PasswordPrompt, e.Privileged, e.Failed
+	}
+	if r := d.Restore; r != nil {
+		f.Restore = restoreFields{Method: r.Method, ConfigEnter: strings.Join(r.ConfigEnter, "\n"),
+			ConfigExit: strings.Join(r.ConfigExit, "\n"), Save: strings.Join(r.Save, "\n"), ApplyError: r.ApplyError,
+			File: r.File, Drop: strings.Join(r.Drop, "\n")}
+		if c := r.ConfirmMinutes; c != nil {
+			f.Restore.ConfirmDefault, f.Restore.ConfirmMin, f.Restore.ConfirmMax = strconv.Itoa(c.Default), strconv.Itoa(c.Min), strconv.Itoa(c.Max)
+		}
 	}
 	return f
 }
@@ -103,7 +131,57 @@ func (f platformFields) definition() custom.Definition {
 			d.PreLogin = append(d.PreLogin, a)
 		}
 	}
+	d.Restore = f.Restore.definition()
 	return d
+}
+
+// definition is the restore object of the form: nil for "not
+// supported". As the page's script hides them, the confirm minutes and
+// the file are read only for a method that uses them (a method the
+// registry does not know keeps them, for the checks to explain).
+func (f restoreFields) definition() *custom.Restore {
+	method := strings.TrimSpace(f.Method)
+	if method == "" {
+		return nil
+	}
+	r := &custom.Restore{Method: method, ConfigEnter: formLines(f.ConfigEnter), ConfigExit: formLines(f.ConfigExit),
+		Save: formLines(f.Save), ApplyError: f.ApplyError, Drop: formLines(f.Drop)}
+	m, known := driver.LookupRestoreMethod(method)
+	if !known || m.File {
+		r.File = strings.TrimSpace(f.File)
+	}
+	if (!known || m.Timer) && strings.TrimSpace(f.ConfirmDefault+f.ConfirmMin+f.ConfirmMax) != "" {
+		// Digits were checked by readPlatformFields; blanks are 0, which
+		// the checks refuse by name.
+		num := func(s string) int { n, _ := strconv.Atoi(strings.TrimSpace(s)); return n }
+		r.ConfirmMinutes = &custom.ConfirmMinutes{Default: num(f.ConfirmDefault), Min: num(f.ConfirmMin), Max: num(f.ConfirmMax)}
+	}
+	return r
+}
+
+// restoreMethodKeys name the restore methods in the form's list; a
+// method without one shows as its ID.
+var restoreMethodKeys = map[string]string{
+	"frr_vtysh":              keyPlatRestoreFRR,
+	"junos_commit_confirmed": keyPlatRestoreJunos,
+	"ios_configure_replace":  keyPlatRestoreIOS,
+	"vyos_commit_confirm":    keyPlatRestoreVyOS,
+}
+
+// restoreChoices are the methods the form offers: every one the
+// registry has, and the definition's own if the registry does not know
+// it, so that saving the form never loses it silently.
+func restoreChoices(current string) []restoreChoice {
+	var out []restoreChoice
+	for _, m := range driver.RestoreMethods {
+		out = append(out, restoreChoice{ID: m.ID, Key: restoreMethodKeys[m.ID], Timer: m.Timer, File: m.File})
+	}
+	if current = strings.TrimSpace(current); current != "" {
+		if _, ok := driver.LookupRestoreMethod(current); !ok {
+			out = append(out, restoreChoice{ID: current, Timer: true, File: true})
+		}
+	}
+	return out
 }
 
 // secretBlock separates a block rule's begin and end on its line.
@@ -180,6 +258,17 @@ func readPlatformFields(r *http.Request) (platformFields, []platformMsg) {
 		EnablePrompt: field("enable_password_prompt"), Privileged: field("enable_privileged"),
 		Failed: field("enable_failed"), CommandError: field("command_error"),
 	}
+	f.Restore = restoreFields{Method: trimmed("restore_method"), ConfigEnter: field("restore_config_enter"),
+		ConfigExit: field("restore_config_exit"), Save: field("restore_save"), ApplyError: field("restore_apply_error"),
+		ConfirmDefault: trimmed("restore_confirm_default"), ConfirmMin: trimmed("restore_confirm_min"),
+		ConfirmMax: trimmed("restore_confirm_max"), File: trimmed("restore_file"), Drop: field("restore_drop")}
+	if f.Restore.Method != "" {
+		for _, n := range []struct{ name, v string }{{"default", f.Restore.ConfirmDefault}, {"min", f.Restore.ConfirmMin}, {"max", f.Restore.ConfirmMax}} {
+			if _, err := strconv.Atoi(n.v); n.v != "" && err != nil {
+				errs = append(errs, platformMsg{Key: keyPlatErrNotANumber, Args: []any{"restore.confirm_minutes." + n.name}})
+			}
+		}
+	}
 	if _, bad := secretsOfText(f.Secrets); len(bad) > 0 {
 		errs = append(errs, platformMsg{Key: keyPlatErrSecretLine, Args: []any{bad[0]}})
 	}
@@ -206,6 +295,7 @@ func (u *handlers) renderPlatformForm(w http.ResponseWriter, r *http.Request, st
 	ctx := r.Context()
 	s := core.SessionOf(r)
 	p.Methods = inventoryMethods()
+	p.RestoreMethods = restoreChoices(p.F.Restore.Method)
 	p.MaxRules, p.MaxCmds, p.MaxPattern, p.MaxDoc = custom.MaxRules, custom.MaxCommands, custom.MaxPattern, custom.MaxDocument
 	// Blank pre-login rows to add answers to.
 	for i := 0; i < platformPreLoginRows && len(p.F.PreLogin) < custom.MaxRules; i++ {

@@ -84,12 +84,18 @@ var platformProblemKeys = map[custom.Problem]string{
 	custom.ExecNeedsSSH:     keyPlatErrExecNeedsSSH,
 	custom.NoSecretGroup:    keyPlatErrNoSecretGroup,
 	custom.SecretForm:       keyPlatErrSecretForm,
+
+	custom.UnknownRestoreMethod: keyPlatErrUnknownRestoreMethod,
+	custom.NotForMethod:         keyPlatErrNotForMethod,
+	custom.OutOfRange:           keyPlatErrOutOfRange,
+	custom.BadFile:              keyPlatErrBadFile,
 }
 
 var platformProblemArg = map[custom.Problem]bool{
 	custom.BadDocument: true, custom.TooLarge: true, custom.BadSchema: true,
 	custom.TooLong: true, custom.TooMany: true, custom.BadPattern: true,
-	custom.UnknownTransport: true,
+	custom.UnknownTransport: true, custom.UnknownRestoreMethod: true, custom.NotForMethod: true,
+	custom.OutOfRange: true,
 }
 
 // platformMsg is a message key with its arguments.
@@ -99,11 +105,12 @@ type platformMsg struct {
 }
 
 // platformRow is one platform of the list; Aliases are the names imports
-// map to it, comma-separated.
+// map to it, comma-separated, Restore its restore method ("" when it
+// cannot restore).
 type platformRow struct {
-	ID, Name, Vendor, Transports, Defaults, Notes, Aliases string
-	Devices, Templates                                     int
-	Broken                                                 *platformMsg
+	ID, Name, Vendor, Transports, Defaults, Notes, Aliases, Restore string
+	Devices, Templates                                              int
+	Broken                                                          *platformMsg
 }
 
 type platformsPage struct {
@@ -116,7 +123,7 @@ type platformsPage struct {
 
 func platformRowOf(p driver.Platform) platformRow {
 	return platformRow{ID: p.ID, Name: p.Name, Vendor: p.Vendor, Transports: strings.Join(p.TransportList(), ", "),
-		Defaults: p.DefaultCommands, Notes: p.Notes, Aliases: strings.Join(p.Aliases, ", ")}
+		Defaults: p.DefaultCommands, Notes: p.Notes, Aliases: strings.Join(p.Aliases, ", "), Restore: p.Restore.Method}
 }
 
 func (u *handlers) platformsList(w http.ResponseWriter, r *http.Request) error {

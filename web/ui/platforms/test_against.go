@@ -37,8 +37,11 @@ func (u *handlers) platformTest(w http.ResponseWriter, r *http.Request, p platfo
 		p.Errors = append(p.Errors, msgs...)
 		return u.renderPlatformForm(w, r, http.StatusUnprocessableEntity, p)
 	}
-	// The test may run before the platform has its final ID: any valid
-	// ID will do for it.
+	// The test only reads the device: it runs without the restore
+	// section, so that section can neither make a restore happen nor
+	// keep a session from being tried. The test may run before the
+	// platform has its final ID: any valid ID will do for it.
+	def.Restore = nil
 	pl, warnings, err := custom.TestPlatform(def)
 	if err != nil {
 		return fail(definitionMessages(err)...)
