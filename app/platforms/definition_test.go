@@ -222,6 +222,10 @@ func TestDocsExample(t *testing.T) {
 	if p.Dialogue.PreLogin[0].Send != "\n" || !p.Dialogue.Prompt.MatchString("core-1#") {
 		t.Fatalf("the example of docs/platforms.md converts to %+v", p.Dialogue)
 	}
+	if r := p.Restore; r.Method != "ios_configure_replace" || r.File == "" || r.Timer.Max == 0 || len(r.Drop) != 2 ||
+		!r.ApplyError.MatchString("% Invalid input detected at '^' marker.") {
+		t.Fatalf("the example's restore converts to %+v", r)
+	}
 }
 
 // A definition's secret rules mask what they name, and bad ones are
