@@ -26,6 +26,8 @@ import (
 	"backupd/app/config"
 	"backupd/app/metrics"
 	"backupd/app/netguard"
+	"backupd/app/redact"
+	"backupd/app/restore"
 	"backupd/app/syslog"
 	"backupd/db"
 	dbengine "backupd/db/engine"
@@ -172,6 +174,9 @@ func serve(ctx context.Context, cfg config.Config, stderr interface{ Write([]byt
 		return engine.Ready(ctx)
 	}, log.With("component", "health"))
 	uiDeps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log.With("component", "ui"), Location: loc, Version: Version}
+	// Restores asked for and decided in the pages take their backups
+	// with the same engine, which runs them too.
+	uiDeps.Restores = &restore.Service{Store: store, Engine: engine, Keys: redact.NewKeyring(sealer), Log: log.With("component", "restore")}
 	if syslogTrigger != nil {
 		uiDeps.Syslog = syslogTrigger
 	}

@@ -20,8 +20,11 @@ import (
 	"backupd/app/auth"
 	"backupd/app/backup"
 	"backupd/app/collect"
+	"backupd/app/redact"
+	"backupd/app/restore"
 	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
 	"backupd/web"
 	"backupd/web/apiv1"
 	"backupd/web/ui"
@@ -47,7 +50,7 @@ func (c *clock) Advance(d time.Duration) {
 
 // env is the real server — public API, docs and web interface behind the
 // shared middleware, as serve mounts them — over a real SQLite file, with
-// a running backup engine.
+// a running backup engine that runs restores too, as serve's does.
 type env struct {
 	t             testing.TB
 	srv           *httptest.Server
@@ -57,6 +60,9 @@ type env struct {
 	clock         *clock
 	logs          *testkit.LockedBuffer
 	adminPassword string
+	// dispatcher moves restores along as the leader's does; tests tick
+	// it (serve runs it every restore.DispatchEvery).
+	dispatcher *restore.Dispatcher
 }
 
 // newEnv starts the server; hooks may add to the web interface's
@@ -67,8 +73,12 @@ func newEnv(t testing.TB, hooks ...func(store *db.Store, engine *backup.Engine, 
 	logs := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: time.Now()}
+	runner := restore.NewRunner(store, sealer, log)
 	engine := backup.New(store, sealer, log, backup.Options{Workers: 8, RetryBackoff: 200 * time.Millisecond,
-		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 20 * time.Second}})
+		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 20 * time.Second},
+		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner}})
+	runner.Engine = engine
+	restores := &restore.Service{Store: store, Engine: engine, Keys: redact.NewKeyring(sealer), Log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -80,7 +90,7 @@ func newEnv(t testing.TB, hooks ...func(store *db.Store, engine *backup.Engine, 
 	mux := http.NewServeMux()
 	api := apiv1.Mount(mux, apiv1.Deps{Store: store, Sealer: sealer, Keys: auth.NewKeyAuthenticator(store, log), Log: log, Location: time.UTC})
 	api.MountDocs(mux)
-	deps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Log: log, Location: time.UTC, Version: "test", Now: clk.Now}
+	deps := ui.Deps{Store: store, Sealer: sealer, Engine: engine, Restores: restores, Log: log, Location: time.UTC, Version: "test", Now: clk.Now}
 	for _, hook := range hooks {
 		hook(store, engine, &deps)
 	}
@@ -99,7 +109,8 @@ func newEnv(t testing.TB, hooks ...func(store *db.Store, engine *backup.Engine, 
 			}
 		}
 	})
-	return &env{t: t, srv: srv, store: store, sealer: sealer, engine: engine, clock: clk, logs: logs, adminPassword: pw}
+	return &env{t: t, srv: srv, store: store, sealer: sealer, engine: engine, clock: clk, logs: logs, adminPassword: pw,
+		dispatcher: &restore.Dispatcher{Service: restores}}
 }
 
 // createUser adds a user with a password it need not change, one role and

@@ -24,8 +24,11 @@
 //	notifications  channels (with "Send test") and notification rules
 //	platforms      built-in and custom platforms (with "Test against a
 //	               device"), collectors and zones
+//	restores       restores: the request from a version, the list, one
+//	               restore's preview, approval and outcome
 //	admin          users, roles, API keys, the audit log, and the settings
-//	               page (retention, syslog, git mirror, outbound, nodes)
+//	               page (retention, syslog, git mirror, outbound, restores,
+//	               nodes)
 //	sso            single sign-on through an OpenID Connect provider:
 //	               /login/oidc and its callback
 //
@@ -80,6 +83,7 @@ import (
 	"backupd/web/ui/notifications"
 	"backupd/web/ui/overview"
 	"backupd/web/ui/platforms"
+	"backupd/web/ui/restores"
 	"backupd/web/ui/schedules"
 	"backupd/web/ui/sso"
 )
@@ -114,6 +118,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	schedules.Mount(mux, c)
 	notifications.Mount(mux, c)
 	platforms.Mount(mux, c)
+	restores.Mount(mux, c)
 	admin.Mount(mux, c)
 	sso.Mount(mux, c)
 

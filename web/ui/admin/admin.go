@@ -2,7 +2,7 @@
 // set: users (their roles and device groups), roles (their permissions
 // and the credentials they may use), API keys, the audit log, and the
 // settings page (retention, the syslog trigger, the git mirror, outbound
-// connections, and facts about the server and its nodes). Nobody hands
+// connections, restores, and facts about the server and its nodes). Nobody hands
 // out more than they hold: a role is granted, a permission or credential
 // put in a role or a key, and a user changed only by someone who holds
 // all of it (app/auth's Principal says who holds what).
@@ -50,6 +50,7 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("POST /settings/git", u.Page("settings.update", u.saveGit))
 	mux.Handle("POST /settings/outbound", u.Page("settings.update", u.saveOutbound))
 	mux.Handle("POST /settings/secrets", u.Page("settings.update", u.saveSecrets))
+	mux.Handle("POST /settings/restore", u.Page("settings.update", u.saveRestore))
 	mux.Handle("GET "+pathSecretsReport, u.Page("settings.view", u.secretsReport))
 	mux.Handle("GET "+pathSignIn, u.Page("settings.view", u.signInSettings))
 	mux.Handle("POST "+pathSignIn+"/ldap", u.Page("settings.update", u.saveLDAP))

@@ -26,3 +26,10 @@ const (
 	keyOutboundErrInvalid = "settings.outbound.error.invalid"
 	keyOutboundErrTooMany = "settings.outbound.error.too_many"
 )
+
+// Message keys of the settings page's restores section.
+const (
+	keyRestoreNoticeSaved   = "settings.restore.notice.saved"
+	keyRestorePendingHours  = "settings.restore.error.pending_hours"
+	keyRestoreApprovedHours = "settings.restore.error.approved_hours"
+)

@@ -46,10 +46,12 @@ type settingsPage struct {
 	Git             settingsGit
 	Outbound        settingsOutbound
 	Secrets         settingsSecrets
-	// gitTyped and outboundTyped keep their section as the refused form
-	// had it.
+	Restore         settingsRestore
+	// gitTyped, outboundTyped and restoreTyped keep their section as the
+	// refused form had it.
 	gitTyped      bool
 	outboundTyped bool
+	restoreTyped  bool
 }
 
 // settingsFacts are read-only facts about the server for the operator.
@@ -100,6 +102,8 @@ func (u *handlers) settingsNotice(q url.Values, p *settingsPage) {
 		p.Notice = keyOutboundNoticeSaved
 	case "secrets_saved":
 		p.Notice = keySecretsNoticeSaved
+	case "restore_saved":
+		p.Notice = keyRestoreNoticeSaved
 	}
 }
 
@@ -121,6 +125,9 @@ func (u *handlers) renderSettingsTyped(w http.ResponseWriter, r *http.Request, s
 		return err
 	}
 	if err := u.fillSecrets(r, &p.Secrets); err != nil {
+		return err
+	}
+	if err := u.fillRestore(r, &p.Restore, p.restoreTyped); err != nil {
 		return err
 	}
 	at, saved, err := u.Store.SettingUpdatedAt(ctx, db.SettingRetention)

@@ -36,6 +36,21 @@ func (u *UI) AuditAs(r *http.Request, action, targetType, targetID string, detai
 	})
 }
 
+// AuditOf is the entry of action by the request's user, filled in as
+// Audit fills it, for an app service that records it in the transaction
+// of the change (target and device set there).
+func (u *UI) AuditOf(r *http.Request, action string, details map[string]any) *db.AuditEntry {
+	s := SessionOf(r)
+	if s == nil {
+		return nil
+	}
+	uid := s.UserID
+	return &db.AuditEntry{
+		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: action, Details: details,
+		Interface: "web", RequestID: web.RequestID(r.Context()), RemoteAddr: ClientIP(r),
+	}
+}
+
 // IDString is an id as the audit log's target: "" for none (0).
 func IDString(id int64) string {
 	if id == 0 {

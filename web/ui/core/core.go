@@ -20,6 +20,7 @@ import (
 
 	"backupd/app/backup"
 	"backupd/app/redact"
+	"backupd/app/restore"
 	"backupd/app/secret"
 	"backupd/db"
 )
@@ -44,7 +45,11 @@ type Deps struct {
 	// state the settings page shows and to which saved patterns apply at
 	// once; nil when none runs.
 	Syslog *backup.SyslogTrigger
-	Log    *slog.Logger
+	// Restores takes restore requests and decisions (with Engine for
+	// the backups they take); nil when the process backs nothing up, and
+	// the restore pages then say that restores do not run here.
+	Restores *restore.Service
+	Log      *slog.Logger
 	// Location is the time zone times are shown in and days are cut in.
 	Location *time.Location
 	Version  string

@@ -55,6 +55,7 @@ const (
 	keyNavNotifications = "nav.notifications"
 	keyNavPlatforms     = "nav.platforms"
 	keyNavCollectors    = "nav.collectors"
+	keyNavRestores      = "nav.restores"
 
 	keyErrNotFound    = "error.not_found"
 	keyErrForbidden   = "error.forbidden"

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"backupd/app/auth"
 )
 
 // Paths of the sections of the interface: the navigation's entries, and
@@ -30,6 +32,7 @@ const (
 	PathNotifications = "/notifications"
 	PathPlatforms     = "/platforms"
 	PathCollectors    = "/collectors"
+	PathRestores      = "/restores"
 )
 
 // DevicePath is a device's page.
@@ -45,6 +48,9 @@ func DiffPath(deviceID int64, backupID string) string {
 func VersionPath(deviceID int64, backupID string) string {
 	return DevicePath(deviceID) + "/versions/" + url.PathEscape(backupID)
 }
+
+// RestorePath is the page of one restore.
+func RestorePath(id int64) string { return PathRestores + "/" + strconv.FormatInt(id, 10) }
 
 // navigation is every section of the interface, grouped as the sidebar
 // shows them, with the permission each needs. An entry shows only once its
@@ -66,6 +72,9 @@ var navigation = []navGroup{
 	{Label: keyNavBackups, items: []navItem{
 		{path: PathSchedules, label: keyNavSchedules, perm: "schedules.view"},
 		{path: PathRules, label: keyNavRules, perm: "settings.view"},
+		// Those who ask for restores and those who approve them both
+		// work from the list.
+		{path: PathRestores, label: keyNavRestores, perm: auth.PermRestore, orPerm: auth.PermApprove},
 	}},
 	{Label: keyNavAdmin, items: []navItem{
 		{path: PathUsers, label: keyNavUsers, perm: "users.view"},
@@ -88,6 +97,13 @@ type navGroup struct {
 
 type navItem struct {
 	path, label, perm string
+	// orPerm, when set, shows the entry to its holders too.
+	orPerm string
+}
+
+// allowed reports whether s may see the entry.
+func (it navItem) allowed(s *Session) bool {
+	return s.Can(it.perm) || (it.orPerm != "" && s.Can(it.orPerm))
 }
 
 // navLink is one entry as the layout renders it.
@@ -110,7 +126,7 @@ func (u *UI) MountPage(mux *http.ServeMux, pattern, perm string, h Handler) {
 func (u *UI) HomePath(s *Session) string {
 	for _, g := range navigation {
 		for _, it := range g.items {
-			if u.mounted[it.path] && s.Can(it.perm) {
+			if u.mounted[it.path] && it.allowed(s) {
 				return it.path
 			}
 		}
@@ -126,7 +142,7 @@ func (u *UI) navFor(s *Session, urlPath string) ([]navGroup, string) {
 	for _, g := range navigation {
 		var links []navLink
 		for _, it := range g.items {
-			if !u.mounted[it.path] || !s.Can(it.perm) {
+			if !u.mounted[it.path] || !it.allowed(s) {
 				continue
 			}
 			here := urlPath == it.path || strings.HasPrefix(urlPath, it.path+"/")

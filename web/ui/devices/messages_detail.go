@@ -42,4 +42,9 @@ const (
 	keyDetailDiffPickTwo    = "device.diff.error.pick_two"
 	keyDetailDiffNoPrevious = "device.diff.error.no_previous"
 	keyDetailDiffNoText     = "device.diff.error.no_text"
+
+	// Why "Restore this version" is disabled.
+	keyVersionRestoreUnsupported = "device.version.restore.unsupported"
+	keyVersionRestoreRemote      = "device.version.restore.remote"
+	keyVersionRestoreDisabled    = "device.version.restore.disabled"
 )

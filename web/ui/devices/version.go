@@ -35,6 +35,8 @@ type deviceVersionPage struct {
 	// compares this one with the previous.
 	PrevURL, NextURL, DiffPrevURL string
 	HistoryURL                    string
+	// Restore is "Restore this version" (nil: not for this user).
+	Restore *versionRestore
 }
 
 func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
@@ -62,6 +64,9 @@ func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 		if len(p.Lines) > detailMaxConfigLines {
 			p.Lines, p.Truncated = p.Lines[:detailMaxConfigLines], true
 		}
+	}
+	if p.Restore, err = u.versionRestoreFor(r, d, b); err != nil {
+		return err
 	}
 	cur := db.CursorOf(b)
 	prev, ok, err := u.Store.PreviousVersion(ctx, d.ID, cur)

@@ -1,6 +1,7 @@
 package overview
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -44,6 +45,11 @@ func (u *handlers) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 	} else if !ok {
 		return "", core.Forbidden()
 	}
+	if j.Kind == queue.KindRestore {
+		// A restore is cancelled on its page, by those its rules allow,
+		// and only before it runs.
+		return "", restoreJobError{restoreID: j.WorkID}
+	}
 	var stopped bool
 	if u.Engine != nil {
 		stopped, err = u.Engine.Cancel(ctx, id)
@@ -66,6 +72,13 @@ func (u *handlers) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 	return outcome, nil
 }
 
+// restoreJobError refuses to cancel a restore's job from the jobs list.
+type restoreJobError struct{ restoreID int64 }
+
+func (e restoreJobError) Error() string {
+	return "the job runs a restore: cancel it on its page, " + core.RestorePath(e.restoreID) + ", before it runs"
+}
+
 // cancelJob is the cancel form: it comes back to the list it was sent
 // from, saying what happened.
 func (u *handlers) cancelJob(w http.ResponseWriter, r *http.Request) error {
@@ -74,6 +87,10 @@ func (u *handlers) cancelJob(w http.ResponseWriter, r *http.Request) error {
 		return db.ErrNotFound
 	}
 	outcome, err := u.cancel(r, id)
+	var rj restoreJobError
+	if errors.As(err, &rj) {
+		return &core.PageError{Status: http.StatusConflict, Message: keyJobRestoreNoCancel, Args: []any{rj.restoreID}}
+	}
 	if err != nil {
 		return err
 	}
@@ -100,7 +117,10 @@ func (u *handlers) apiCancelJob(w http.ResponseWriter, r *http.Request) error {
 		return web.FieldInvalid("path", "id", "must be a job id (a positive integer)")
 	}
 	outcome, err := u.cancel(r, id)
+	var rj restoreJobError
 	switch {
+	case errors.As(err, &rj):
+		return web.NewError(http.StatusConflict, web.CodeConflict, rj.Error())
 	case core.IsForbidden(err):
 		return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the job's device is outside your device groups")
 	case err != nil:

@@ -136,6 +136,17 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 		it.CancelURL = core.PathJobs + "/" + strconv.FormatInt(j.ID, 10) + "/cancel"
 	}
 	it.Retry = j.State == queue.JobFailed && core.SessionOf(r).Can("backups.create")
+	if j.Kind == queue.KindRestore && j.WorkID != 0 {
+		// A restore reads as one and leads to its page, where it is
+		// followed and, before it runs, cancelled: stopping it here
+		// mid-change would leave the device in a state nobody knows,
+		// and "back up again" is not what a failed restore needs.
+		it.ResultURL = core.RestorePath(j.WorkID)
+		if it.ResultText == "" || j.State == queue.JobSucceeded {
+			it.ResultText = t(keyJobResultRestore, j.WorkID)
+		}
+		it.CancelURL, it.Retry = "", false
+	}
 	return it
 }
 

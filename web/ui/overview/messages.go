@@ -42,6 +42,8 @@ const (
 	keyJobResultInterrupted         = "jobs.result.interrupted"
 	keyJobResultRetry               = "jobs.result.retry"
 	keyJobResultWaiting             = "jobs.result.waiting"
+	keyJobResultRestore             = "jobs.result.restore"
+	keyJobRestoreNoCancel           = "jobs.error.restore_cancel"
 
 	keyJobProgress         = "jobs.progress.text"
 	keyJobProgressFailed   = "jobs.progress.failed"

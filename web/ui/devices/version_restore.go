@@ -1,0 +1,57 @@
+package devices
+
+import (
+	"errors"
+	"net/http"
+
+	"backupd/app/auth"
+	"backupd/app/collect/driver"
+	"backupd/app/restore"
+	"backupd/db"
+	"backupd/web/ui/core"
+)
+
+// "Restore this version" on a version's page: a form that posts to the
+// restores room (core.PathRestores) with an optional reason. Where the
+// device cannot be restored the action shows all the same, disabled,
+// saying why, so that nobody looks for a button that is not there.
+
+// versionRestore is the action as the version page shows it.
+type versionRestore struct {
+	Action    string
+	DeviceID  int64
+	VersionID string
+	// Why is the message key of why the device cannot be restored; ""
+	// when it can.
+	Why string
+	// OpenURL is the device's open restore: one at a time, so the page
+	// links it instead of the form.
+	OpenURL string
+}
+
+// versionRestoreFor is the action for version b of d, nil when the user
+// may not ask for restores or b holds no configuration.
+func (u *handlers) versionRestoreFor(r *http.Request, d db.Device, b db.Backup) (*versionRestore, error) {
+	if !core.SessionOf(r).Can(auth.PermRestore) || !b.Success || b.SnapshotHash == nil {
+		return nil, nil
+	}
+	a := &versionRestore{Action: core.PathRestores, DeviceID: d.ID, VersionID: b.ID}
+	p, ok := driver.Lookup(d.Platform)
+	_, method := restore.MethodOf(p)
+	switch {
+	case !ok || !method:
+		a.Why = keyVersionRestoreUnsupported
+	case d.ZoneID > db.LocalZone:
+		a.Why = keyVersionRestoreRemote
+	case !d.Enabled:
+		a.Why = keyVersionRestoreDisabled
+	}
+	open, err := u.Store.OpenRestore(r.Context(), d.ID)
+	switch {
+	case err == nil:
+		a.OpenURL = core.RestorePath(open.ID)
+	case !errors.Is(err, db.ErrNotFound):
+		return nil, err
+	}
+	return a, nil
+}
