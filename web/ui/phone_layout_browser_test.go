@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"backupd/app/auth"
+	"backupd/db"
 )
 
 // layoutPages are the pages of the day's work with something in each
@@ -25,12 +27,24 @@ func layoutPages(t *testing.T, e *env) (pages []string, diff string) {
 	v2 := f.version(t, e, f.coreDev, time.Hour, detailConfigV2, true, "")
 	dev := devicePath(f.coreDev)
 	diff = dev + "/diff?from=" + url.QueryEscape(v1.ID) + "&to=" + url.QueryEscape(v2.ID)
+	// A restore of v1 waiting for approval, its preview v2 → v1.
+	ctx := context.Background()
+	rs, err := e.store.CreateRestore(ctx, db.NewRestore{DeviceID: f.coreDev.ID, TargetBackupID: v1.ID, Method: "frr_vtysh",
+		RequestedByName: "admin", Reason: "the change of the night broke the uplink"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SetRestorePreview(ctx, rs.ID, db.RestorePreview{BackupID: v2.ID, Hash: *v2.SnapshotHash,
+		ExpiresAt: time.Now().Add(time.Hour)}, nil); err != nil {
+		t.Fatal(err)
+	}
 	return []string{
 		"/dashboard", "/devices", dev, dev + "/edit", "/devices/new", "/devices/import",
 		diff + "&view=unified", diff + "&view=split", dev + "/versions/" + url.PathEscape(v2.ID),
 		"/jobs", "/jobs?state=finished", "/changes?range=30d", "/search?q=interface",
 		"/groups", "/credentials", "/templates", "/schedules", "/rules", "/notifications", "/platforms",
 		"/collectors", "/users", "/roles", "/api-keys", "/audit", "/settings", "/account/password",
+		"/restores", "/restores/" + id(rs.ID),
 	}, diff
 }
 

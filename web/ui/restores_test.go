@@ -444,7 +444,7 @@ func TestRestoreRefusals(t *testing.T) {
 	restoreUntil(t, e, id, 10*time.Second, db.RestoreExpired)
 	p = bo.post(restorePath(id)+"/reject", url.Values{"note": {"too late"}})
 	expect(t, "reject an expired one", p, http.StatusConflict, "")
-	expectText(t, "reject an expired one", p, "This restore is now Expired")
+	expectText(t, "reject an expired one", p, "This restore is now “Expired”")
 
 	// Requests that cannot be.
 	post := func(device, version, reason string) page {
