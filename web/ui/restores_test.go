@@ -392,9 +392,20 @@ func TestRestoreRefusals(t *testing.T) {
 	id := requested(t, root.requestRestore(f.edge, f.edgeV1, ""))
 	r := restoreUntil(t, e, id, 30*time.Second, db.RestorePending)
 
-	// One restore per device.
+	// One restore per device; the refused request takes no backup.
+	jobs := func() (n int) {
+		t.Helper()
+		if err := dbtest.Peek(t, e.store).QueryRow(`SELECT COUNT(*) FROM jobs WHERE device_id = ?`, f.edge).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := jobs()
 	p := root.requestRestore(f.edge, f.edgeV1, "")
 	expect(t, "second request", p, http.StatusConflict, "")
+	if n := jobs(); n != before {
+		t.Errorf("the refused request queued %d jobs", n-before)
+	}
 	expectText(t, "second request", p, "already has an open restore (#"+strconv.FormatInt(id, 10)+")")
 	expectBody(t, "second request", p, `href="`+restorePath(id)+`"`)
 	p = root.get(versionPath(f.edge, f.edgeV1))
@@ -635,4 +646,65 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// A restore's job on the jobs page reads as the restore, links to it,
+// and offers neither cancel nor "back up again": the jobs page refuses
+// to cancel it (409), which its own page does while it waits.
+func TestRestoreJobOnJobsPage(t *testing.T) {
+	f := newRestoreFixture(t)
+	e := f.e
+	ctx := context.Background()
+	root := f.signedIn("root")
+	id := requested(t, root.requestRestore(f.edge, f.edgeV1, ""))
+	r := restoreUntil(t, e, id, 30*time.Second, db.RestorePending)
+	if _, err := e.store.ApproveRestore(ctx, id, db.Decision{Name: "bo"}, *r.PreviewHash, time.Now().Add(2*time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Queued for an hour from now, so that the engine leaves it there.
+	r, _, err := e.store.QueueRestore(ctx, id, time.Now().Add(time.Hour), nil)
+	if err != nil || r.State != db.RestoreQueued || r.JobID == nil {
+		t.Fatalf("queue: %+v %v", r, err)
+	}
+	job := strconv.FormatInt(*r.JobID, 10)
+	p := root.get("/jobs")
+	expectBody(t, "jobs page", p, `href="`+restorePath(id)+`">Restore #`+strconv.FormatInt(id, 10)+`: Waits until`)
+	if strings.Contains(p.body, `action="/jobs/`+job+`/cancel"`) {
+		t.Error("the jobs page offers to cancel the restore's job")
+	}
+	jobs := decodeJobs(t, root.jobsCall(http.MethodGet, "/api/jobs?state=active", false))
+	found := false
+	for _, it := range jobs.Items {
+		if strconv.FormatInt(it.ID, 10) == job {
+			found = true
+			if it.ResultURL != restorePath(id) || it.CancelURL != "" || it.Retry || it.TriggerText != "Restore" {
+				t.Errorf("restore job item %+v", it)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("the restore's job is not among the active ones: %+v", jobs.Items)
+	}
+	p = root.jobsCall(http.MethodDelete, "/api/jobs/"+job, true)
+	if p.status != http.StatusConflict || !strings.Contains(p.body, restorePath(id)) {
+		t.Errorf("DELETE the restore's job: %d %s", p.status, p.body)
+	}
+	root.get("/jobs")
+	p = root.post("/jobs/"+job+"/cancel", nil)
+	expect(t, "cancel form", p, http.StatusConflict, "")
+	expectText(t, "cancel form", p, "This job runs restore #"+strconv.FormatInt(id, 10)+".")
+	if r, _ := e.store.Restore(ctx, id); r.State != db.RestoreQueued {
+		t.Fatalf("after the jobs page's cancels the restore is %s", r.State)
+	}
+	// Its own page cancels it, job and all.
+	p = root.get(restorePath(id))
+	expectBody(t, "queued restore", p, `id="restore-cancel"`, "data-open")
+	expect(t, "cancel on its page", root.post(restorePath(id)+"/cancel", nil), http.StatusSeeOther, restorePath(id)+"?done=cancelled")
+	if r, _ := e.store.Restore(ctx, id); r.State != db.RestoreCancelled {
+		t.Errorf("after its page's cancel the restore is %s", r.State)
+	}
+	js, err := e.store.Queue.GetJobs(ctx, []int64{*r.JobID})
+	if err != nil || len(js) != 1 || js[0].State != queue.JobCancelled {
+		t.Errorf("its job: %+v %v", js, err)
+	}
 }

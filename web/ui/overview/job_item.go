@@ -144,6 +144,8 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 		it.ResultURL = core.RestorePath(j.WorkID)
 		if it.ResultText == "" || j.State == queue.JobSucceeded {
 			it.ResultText = t(keyJobResultRestore, j.WorkID)
+		} else {
+			it.ResultText = t(keyJobResultRestoreSays, j.WorkID, it.ResultText)
 		}
 		it.CancelURL, it.Retry = "", false
 	}

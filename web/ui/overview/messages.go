@@ -43,6 +43,7 @@ const (
 	keyJobResultRetry               = "jobs.result.retry"
 	keyJobResultWaiting             = "jobs.result.waiting"
 	keyJobResultRestore             = "jobs.result.restore"
+	keyJobResultRestoreSays         = "jobs.result.restore_says"
 	keyJobRestoreNoCancel           = "jobs.error.restore_cancel"
 
 	keyJobProgress         = "jobs.progress.text"
