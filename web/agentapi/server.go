@@ -370,9 +370,23 @@ func (s *Server) job(ctx context.Context, c db.Collector, cl queue.Claim) (agent
 		if err != nil {
 			return agent.Job{}, fmt.Errorf("loading the device's platform %s: %w", t.Platform, err)
 		}
-		job.Definition = cp.Definition
+		job.Definition = collectorDefinition(cp.Definition)
 	}
 	return job, nil
+}
+
+// collectorDefinition is a custom platform's definition as a collector
+// gets it: without its restore declaration. Collectors only back up
+// (restores run on the server), and one older than restores would refuse
+// a definition holding a field it does not know, failing the backups of
+// the platform's devices.
+func collectorDefinition(doc string) string {
+	d, err := platforms.Parse([]byte(doc))
+	if err != nil || d.Restore == nil {
+		return doc
+	}
+	d.Restore = nil
+	return string(platforms.Marshal(d))
 }
 
 // fail ends a leased attempt that cannot be handed out.
