@@ -76,7 +76,7 @@ func TestRestoreIOSXERefusedLineReverts(t *testing.T) {
 // and reverts now; the device is back, verified.
 func TestRestoreIOSXESessionLostBeforeConfirm(t *testing.T) {
 	e := newEngineEnv(t)
-	d := e.sim("cisco_xe", devsim.Options{Minute: junosMinute, DisconnectAfter: regexp.MustCompile(`^configure replace`)})
+	d := e.sim("cisco_xe", devsim.Options{Minute: lostMinute, DisconnectAfter: regexp.MustCompile(`^configure replace`)})
 	before := e.backup()
 	after := e.changeByHand(d, "hostname lab-cisco-xe\n", "hostname lab-renamed\n")
 	r := e.restoreTo(before)

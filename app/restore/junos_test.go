@@ -21,6 +21,13 @@ import (
 // that verifies a restore, short enough to see a timer roll back.
 const junosMinute = 300 * time.Millisecond
 
+// lostMinute is the confirm-timer minute of the tests where the session
+// drops before the confirm: long, so that the restore's own undo, not
+// the device's timer, puts the configuration back however loaded the
+// machine (a timer running out under the undo leaves the device's state
+// to be found by a backup, and the restore says so).
+const lostMinute = 2 * time.Second
+
 // sim starts a simulated device of platform and registers it.
 func (e *env) sim(platform string, o devsim.Options) *devsim.Device {
 	e.t.Helper()
@@ -140,7 +147,7 @@ func TestRestoreJunosRefusedLoadChangesNothing(t *testing.T) {
 // too), verifies it, and reports it rolled back.
 func TestRestoreJunosSessionLostBeforeConfirm(t *testing.T) {
 	e := newEngineEnv(t)
-	d := e.sim("juniper_junos", devsim.Options{Minute: junosMinute, DisconnectAfter: regexp.MustCompile(`^commit confirmed`)})
+	d := e.sim("juniper_junos", devsim.Options{Minute: lostMinute, DisconnectAfter: regexp.MustCompile(`^commit confirmed`)})
 	before := e.backup()
 	after := e.changeByHand(d, "    host-name lab-juniper-junos;", "    host-name lab-renamed;")
 

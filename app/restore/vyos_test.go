@@ -59,7 +59,7 @@ func TestRestoreVyOSRefusedSetChangesNothing(t *testing.T) {
 // the device is back, verified.
 func TestRestoreVyOSSessionLostBeforeConfirm(t *testing.T) {
 	e := newEngineEnv(t)
-	d := e.sim("vyos", devsim.Options{Minute: junosMinute, DisconnectAfter: regexp.MustCompile(`^commit-confirm`)})
+	d := e.sim("vyos", devsim.Options{Minute: lostMinute, DisconnectAfter: regexp.MustCompile(`^commit-confirm`)})
 	before := e.backup()
 	after := e.changeByHand(d, "set system host-name 'lab-vyos'", "set system host-name 'lab-renamed'")
 	r := e.restoreTo(before)
