@@ -138,6 +138,11 @@ type Options struct {
 	// answered a command line that matches it, e.g. `^commit confirmed`:
 	// the session is lost before the change can be confirmed.
 	DisconnectAfter *regexp.Regexp
+	// BootTime is how long a reboot (a RouterOS reset-configuration, a
+	// VyOS commit-confirm running out) keeps the device away: until it
+	// has passed, new connections are dropped at once. Zero: the device
+	// is back at once.
+	BootTime time.Duration
 	// NoArchive is an IOS-XE device without the configuration archive
 	// (no "archive" / " path flash:…" in its configuration): configure
 	// replace with "time" or "revert" is refused with the device's
@@ -260,6 +265,9 @@ func NewDevice(opts Options) (*Device, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
+	}
+	if opts.BootTime < 0 {
+		return nil, fmt.Errorf("devsim: negative boot time %s", opts.BootTime)
 	}
 	if opts.Minute < 0 {
 		return nil, fmt.Errorf("devsim: negative confirm minute %s", opts.Minute)
@@ -580,7 +588,15 @@ func (d *Device) loginName(user string) string {
 
 func (d *Device) checkLogin(user, password string) bool {
 	user = d.loginName(user)
-	ok := !d.has(FailWrongPassword) && user == d.opts.Username && password == d.opts.Password
+	d.mu.Lock()
+	wantUser, wantPassword := d.opts.Username, d.opts.Password
+	if d.cfg.defaultUsers {
+		// A RouterOS reset without keep-users=yes: only the default
+		// account is left.
+		wantUser, wantPassword = "admin", ""
+	}
+	d.mu.Unlock()
+	ok := !d.has(FailWrongPassword) && user == wantUser && password == wantPassword
 	if ok {
 		d.logins.Add(1)
 	} else {
@@ -614,6 +630,12 @@ func (d *Device) goAccept(ln net.Listener, serve func(ctx context.Context, c net
 			if !d.track(c) {
 				c.Close()
 				return
+			}
+			if d.down() {
+				// Still booting: nothing answers yet.
+				d.untrack(c)
+				c.Close()
+				continue
 			}
 			d.connections.Add(1)
 			d.goConn(c, serve)

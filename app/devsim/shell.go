@@ -62,6 +62,7 @@ type session struct {
 	since time.Time
 	junos *junosEdit
 	vyos  *vyosEdit
+	eos   *eosEdit
 }
 
 func (d *Device) newSession(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn, hang func()) *session {
@@ -172,6 +173,8 @@ func (s *session) promptText() string {
 	switch {
 	case s.config && s.junos != nil:
 		return s.d.junosPendingLine() + s.expand(s.p.ConfigPrompt)
+	case s.config && s.eos != nil:
+		return s.eosPrompt()
 	case s.config:
 		return s.expand(s.p.ConfigPrompt)
 	case s.priv:
@@ -396,6 +399,11 @@ func (s *session) handleLine(line string) error {
 		if handled, err := s.vyosLine(cmd); handled {
 			return err
 		}
+	case "arista_eos":
+		// Indentation is kept: it places a line in its mode.
+		if handled, err := s.eosLine(line); handled {
+			return err
+		}
 	}
 	if s.config {
 		if cmd == "\x1a" {
@@ -448,8 +456,13 @@ func (s *session) handleLine(line string) error {
 // configuration and version commands. Exec requests use it directly.
 func (s *session) exec(cmd string) error {
 	p := s.p
-	if p.Platform == "cisco_xe" {
+	switch p.Platform {
+	case "cisco_xe":
 		if handled, err := s.xeExec(cmd); handled {
+			return err
+		}
+	case "mikrotik_routeros":
+		if handled, err := s.rosExec(cmd); handled {
 			return err
 		}
 	}

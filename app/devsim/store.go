@@ -44,6 +44,12 @@ const (
 	// CommitRollback is the device going back on its own because a
 	// confirm did not come in time.
 	CommitRollback CommitKind = "rollback"
+	// CommitImport is a RouterOS /import of a script onto the running
+	// configuration.
+	CommitImport CommitKind = "import"
+	// CommitReset is a RouterOS reset-configuration: the configuration
+	// the router came back with (its run-after-reset script, or none).
+	CommitReset CommitKind = "reset"
 )
 
 // Commit is one version of the running configuration, as the device's
@@ -80,6 +86,16 @@ type configStore struct {
 	// configuration) and the session holding configure exclusive.
 	shared    *jnode
 	exclusive *session
+
+	// EOS: the configuration sessions by name, and the counter of the
+	// names EOS makes up.
+	eos    map[string]*eosSess
+	eosSeq int
+	// RouterOS: a reset without keep-users=yes left only the default
+	// account (admin, no password).
+	defaultUsers bool
+	// downUntil is when a rebooting device answers again.
+	downUntil time.Time
 }
 
 // confirmTimer is a change that must be confirmed within its deadline or
@@ -106,24 +122,43 @@ var headerRules = map[string]*regexp.Regexp{
 	"cisco_ios":     regexp.MustCompile(`^(Building configuration\.\.\.|Current configuration : \d+ bytes|!.*|\s*)$`),
 	"cisco_xe":      regexp.MustCompile(`^(Building configuration\.\.\.|Current configuration : \d+ bytes|!.*|\s*)$`),
 	"juniper_junos": regexp.MustCompile(`^(#.*|/\*.*\*/|\s*)$`),
+	// EOS names the command, the device and its boot image in comments.
+	"arista_eos": regexp.MustCompile(`^(! Command: .*|! device: .*|! boot system .*|!|\s*)$`),
+	// RouterOS: the date, software id, model and serial comments.
+	"mikrotik_routeros": regexp.MustCompile(`^(#.*|\s*)$`),
 }
+
+// ruleHeader are the platforms in headerRules whose configuration has no
+// "version" line: the header is every leading line of the rule.
+var ruleHeader = map[string]bool{"arista_eos": true, "mikrotik_routeros": true}
 
 // startupCommand names the command that prints the saved configuration,
 // on platforms that keep one apart from the running configuration (""
 // when no configuration command of the personality shows it).
 var startupCommand = map[string]string{
-	"cisco_ios": "show startup-config",
-	"cisco_xe":  "show startup-config",
-	"vyos":      "",
+	"cisco_ios":  "show startup-config",
+	"cisco_xe":   "show startup-config",
+	"arista_eos": "show startup-config",
+	"vyos":       "",
 }
 
 // splitHeader cuts a rendered configuration into the lines the device
 // renders at every show and the configuration itself, which starts with
-// its "version" line on the platforms in headerRules. Elsewhere the
-// whole text is configuration.
+// its "version" line on the platforms in headerRules, or after the
+// leading lines of the rule on those in ruleHeader. Elsewhere the whole
+// text is configuration.
 func splitHeader(platform string, d doc) (header, body doc) {
-	if headerRules[platform] == nil {
+	rule := headerRules[platform]
+	if rule == nil {
 		return nil, d
+	}
+	if ruleHeader[platform] {
+		for i, l := range d {
+			if l.vol == nil && l.size == "" && !rule.MatchString(l.text) {
+				return d[:i:i], d[i:]
+			}
+		}
+		return d, nil
 	}
 	for i, l := range d {
 		if l.vol == nil && l.size == "" && strings.HasPrefix(l.text, "version ") {
@@ -382,18 +417,25 @@ func (d *Device) Files() []string {
 // while another waits keeps the older restore point, so the rollback
 // returns to the configuration before the first unconfirmed change.
 func (d *Device) armConfirmLocked(restore string, minutes int, user, archive string) *confirmTimer {
+	return d.armTimerLocked(restore, time.Duration(minutes)*time.Minute, user, archive)
+}
+
+// armTimerLocked is armConfirmLocked for a timer of any length (EOS's
+// commit timer counts hh:mm:ss): dur is device time, one minute of which
+// lasts Options.Minute.
+func (d *Device) armTimerLocked(restore string, dur time.Duration, user, archive string) *confirmTimer {
 	now := d.opts.Clock()
 	if old := d.cfg.confirm; old != nil {
 		close(old.stop)
 		restore, archive = old.restore, old.archive
 	}
+	wait := time.Duration(float64(dur) / float64(time.Minute) * float64(d.opts.Minute))
 	c := &confirmTimer{
-		restore: restore, minutes: minutes, user: user, archive: archive,
-		configured: now, deadline: now.Add(time.Duration(minutes) * d.opts.Minute),
+		restore: restore, minutes: int(dur / time.Minute), user: user, archive: archive,
+		configured: now, deadline: now.Add(wait),
 		stop: make(chan struct{}),
 	}
 	d.cfg.confirm = c
-	wait := time.Duration(minutes) * d.opts.Minute
 	d.goOwned(func() {
 		t := time.NewTimer(wait)
 		defer t.Stop()
@@ -477,8 +519,8 @@ func (d *Device) expire(c *confirmTimer) {
 const rebootGrace = time.Second
 
 // reboot tells the terminals and drops every connection, as a device
-// going down does; it accepts new ones at once (the simulator boots in
-// no time).
+// going down does; it accepts new ones again once Options.BootTime has
+// passed (at once when none is set).
 func (d *Device) reboot(shells []*session, conns []net.Conn, msg string) {
 	told := make(chan struct{})
 	d.goOwned(func() {
@@ -494,9 +536,20 @@ func (d *Device) reboot(shells []*session, conns []net.Conn, msg string) {
 	case <-t.C:
 	case <-d.ctx.Done():
 	}
+	d.mu.Lock()
+	d.cfg.downUntil = time.Now().Add(d.opts.BootTime)
+	d.mu.Unlock()
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+// down reports whether the device is still booting after a reboot: it
+// drops new connections at once until Options.BootTime has passed.
+func (d *Device) down() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return time.Now().Before(d.cfg.downUntil)
 }
 
 // addShell registers an interactive session, for device messages.
