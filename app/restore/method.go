@@ -76,6 +76,7 @@ var methods = map[string]Method{
 	"junos_commit_confirmed": junosCommitConfirmed{},
 	"ios_configure_replace":  iosConfigureReplace{},
 	"vyos_commit_confirm":    vyosCommitConfirm{},
+	"eos_session":            eosSession{},
 }
 
 // MethodOf returns the method a platform restores with.

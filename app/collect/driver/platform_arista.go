@@ -1,5 +1,7 @@
 package driver
 
+import "time"
+
 func init() {
 	// EOS names its image in the header ("! device: leaf1 (DCS-7050SX-64,
 	// EOS-4.28.3M)"), which an upgrade alone changes, and stamps the last
@@ -17,6 +19,22 @@ func init() {
 		},
 		Secrets: eosSecrets,
 		Syslog:  []SyslogPattern{ciscoConfigI},
+		// Restores in a configuration session (EOS 4.15 and later) with
+		// a commit timer; the account needs privilege 15 (a
+		// network-admin role). Lines a session refuses are answered with
+		// "% Invalid input", "% Incomplete command" and the like. The
+		// header comments about the command and the device, and the final
+		// "end" (which would leave the session), are not typed.
+		Restore: Restore{
+			Method:     "eos_session",
+			Save:       []string{"write memory"},
+			ApplyError: re(`^\s*% `),
+			// hh:mm:ss; backupd keeps the window under an hour.
+			Timer: ConfirmTimer{Default: 5 * time.Minute, Min: time.Minute, Max: 60 * time.Minute},
+			Drop:  []string{`^! Command: `, `^! device: `, `^! boot system `, `^end$`},
+			Notes: "Needs configuration sessions (EOS 4.15 or later) and privilege 15. A version with a banner or comment " +
+				"block (text up to EOF) is refused before anything is sent.",
+		},
 	})
 }
 

@@ -76,6 +76,10 @@ var RestoreMethods = []RestoreMethod{
 	{ID: "junos_commit_confirmed", Replaces: true, Timer: true,
 		Summary: "configure exclusive; load override terminal; commit check; commit confirmed N (the device undoes it unless confirmed); " +
 			"commit once a backup shows the version, else the configuration before is loaded and committed"},
+	{ID: "eos_session", Replaces: true,
+		Summary: "configure session NAME; rollback clean-config; the version's lines; commit timer hh:mm:ss " +
+			"(EOS rolls back unless confirmed); configure session NAME commit and write memory once a backup shows the version, " +
+			"else configure session NAME abort"},
 	{ID: "frr_vtysh", Replaces: true,
 		Summary: "vtysh: the lines that differ are removed (\"no …\") and added in configuration mode, " +
 			"again until the running configuration equals the version (at most 3 passes), then saved with \"write memory\""},
