@@ -77,6 +77,7 @@ var methods = map[string]Method{
 	"ios_configure_replace":  iosConfigureReplace{},
 	"vyos_commit_confirm":    vyosCommitConfirm{},
 	"eos_session":            eosSession{},
+	"routeros_reset_import":  routerosResetImport{},
 }
 
 // MethodOf returns the method a platform restores with.

@@ -71,6 +71,22 @@ func init() {
 			`^# Firmware upgraded successfully, please reboot for changes to take effect!$`,
 			`^# \S+ not ready$`,
 		},
+		// RouterOS cannot replace its configuration in place: a restore
+		// resets the router and runs the version at boot, which REBOOTS
+		// it (twice when the restore goes back). The account needs the
+		// full policy (ftp for the SCP copy, reboot, policy, write) and
+		// must be a local user: keep-users=yes keeps it across the reset.
+		Restore: Restore{
+			Method: "routeros_reset_import",
+			ApplyError: re(`(?i)^\s*(script error|bad command name|syntax error|expected end of command|expected command name|` +
+				`no such item|input does not match|failure:|invalid value)|cannot open import file`),
+			File: "backupd-restore.rsc",
+			Notes: "Reboots the router: it is reset to an empty configuration that runs the version as its startup script, " +
+				"and is out of service for its boot time (twice if the restore has to go back). The version is checked with " +
+				"/import dry-run first (RouterOS 7); a router that cannot check it is not reset. Local users are kept; " +
+				"certificates, user SSH keys and other things /export leaves out are not restored. Restore from a backup made " +
+				"with the same RouterOS version and on the same router.",
+		},
 		Syslog: []SyslogPattern{{
 			// "system,info mangle rule changed by admin", "item added by
 			// admin"; with bsd-syslog the topics are left out.

@@ -80,6 +80,10 @@ var RestoreMethods = []RestoreMethod{
 		Summary: "configure session NAME; rollback clean-config; the version's lines; commit timer hh:mm:ss " +
 			"(EOS rolls back unless confirmed); configure session NAME commit and write memory once a backup shows the version, " +
 			"else configure session NAME abort"},
+	{ID: "routeros_reset_import", Replaces: true,
+		Summary: "REBOOTS THE DEVICE: the version is copied over SCP as an .rsc script and checked with /import verbose=yes dry-run; " +
+			"/system reset-configuration no-defaults=yes skip-backup=yes keep-users=yes run-after-reset=FILE clears the router and runs it at boot; " +
+			"backupd logs in again once the router is back; if a backup then differs, the export from before goes back the same way (a second reboot)"},
 	{ID: "frr_vtysh", Replaces: true,
 		Summary: "vtysh: the lines that differ are removed (\"no …\") and added in configuration mode, " +
 			"again until the running configuration equals the version (at most 3 passes), then saved with \"write memory\""},
