@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"backupd/app/collect"
 	"backupd/app/collect/driver"
 )
 
@@ -103,6 +104,9 @@ const (
 	routerosBootWait = 5 * time.Minute
 	routerosFirstTry = time.Second
 	routerosMaxDelay = 10 * time.Second
+	// routerosMaxRefusals is how many refused logins in a row end the
+	// wait.
+	routerosMaxRefusals = 3
 )
 
 // routerosAnswers: reset-configuration asks before it clears anything.
@@ -128,10 +132,13 @@ func (routerosResetImport) Undo(ctx context.Context, s Session, p driver.Platfor
 func (routerosResetImport) Same(p driver.Platform, a, b string) bool { return sameNoise(p, a, b) }
 
 // routerosReplace resets the router to run text. Before the reset
-// nothing has changed: for Apply such a failure is an UntouchedError.
+// nothing has changed, even when the login was lost on the way (the
+// probe, the copy and the dry run change no configuration): for Apply
+// such a failure is an UntouchedError, which spares the router a reboot
+// back to what it runs.
 func routerosReplace(ctx context.Context, s Session, p driver.Platform, text string, apply bool) (Applied, error) {
 	untouched := func(err error) error {
-		if apply && !isLost(ctx, err) {
+		if apply {
 			return &UntouchedError{Err: err}
 		}
 		return err
@@ -170,10 +177,9 @@ func routerosReplace(ctx context.Context, s Session, p driver.Platform, text str
 		return Applied{}, err
 	}
 	// The script ran at boot; its copy (the configuration, secrets and
-	// all) need not stay on the router.
-	if _, err := s.Send(ctx, "/file remove "+file, nil); err != nil && isLost(ctx, err) {
-		return Applied{}, err
-	}
+	// all) need not stay on the router. A failure here changes nothing
+	// the backup that follows verifies.
+	_, _ = s.Send(ctx, "/file remove "+file, nil)
 	return Applied{Passes: 1}, nil
 }
 
@@ -196,11 +202,15 @@ func routerosFile(ctx context.Context, s Session, p driver.Platform) (string, er
 }
 
 // routerosWaitBack logs in again until the rebooted router answers, at
-// most routerosBootWait; the pause between attempts grows.
+// most routerosBootWait; the pause between attempts grows. A refusal that
+// a reboot does not end stops it early: a changed host key (the operator
+// must accept the new one), an address backupd may not reach, or the
+// account refused three times in a row (it did not survive the reset).
 func routerosWaitBack(ctx context.Context, rc Reconnector) error {
 	deadline := time.Now().Add(routerosBootWait)
 	delay := routerosFirstTry
 	var last error
+	refusals := 0
 	for range 100 {
 		t := time.NewTimer(min(delay, max(time.Until(deadline), 0)))
 		select {
@@ -215,10 +225,32 @@ func routerosWaitBack(ctx context.Context, rc Reconnector) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		var ce *collect.Error
+		if errors.As(last, &ce) {
+			switch ce.Reason {
+			case collect.ReasonHostKeyChanged, collect.ReasonRefused:
+				refusals = routerosMaxRefusals
+			case collect.ReasonAuth:
+				refusals++
+			default:
+				refusals = 0
+			}
+		}
+		if refusals >= routerosMaxRefusals {
+			return fmt.Errorf("the router was reset, but logging in again failed: %w", lostErr{last})
+		}
 		if !time.Now().Before(deadline) {
 			break
 		}
 		delay = min(delay*2, routerosMaxDelay)
 	}
-	return fmt.Errorf("the router was reset, but backupd could not log in again within %s: %w", routerosBootWait, errors.Join(driver.ErrClosed, last))
+	return fmt.Errorf("the router was reset, but backupd could not log in again within %s: %w", routerosBootWait, lostErr{last})
 }
+
+// lostErr is a login that failed after the router dropped the session:
+// it matches driver.ErrClosed (the session is gone) without saying so in
+// its text.
+type lostErr struct{ error }
+
+func (e lostErr) Is(target error) bool { return target == driver.ErrClosed }
+func (e lostErr) Unwrap() error        { return e.error }
