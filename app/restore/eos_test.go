@@ -178,3 +178,29 @@ func TestRestoreEOSVerifyMismatchRollsBack(t *testing.T) {
 		t.Error("a commit timer still runs")
 	}
 }
+
+// A banner is text up to EOF, which a session typed line by line cannot
+// take: the restore is refused before a session is opened.
+func TestRestoreEOSBannerRefused(t *testing.T) {
+	e := newEngineEnv(t)
+	d := e.sim("arista_eos", devsim.Options{Minute: junosMinute})
+	before := e.backup()
+	after := e.changeByHand(d, "hostname lab-arista-eos\n", "hostname lab-renamed\n")
+	commits := len(d.Commits())
+	v := e.version(strings.Replace(e.text(*before.SnapshotHash), "spanning-tree mode mstp\n",
+		"spanning-tree mode mstp\n!\nbanner login\nAuthorised access only\nEOF\n", 1))
+
+	r := e.restoreTo(v)
+	if r.State != db.RestoreFailed || !strings.Contains(deref(r.Error), `"banner login"`) || !strings.Contains(deref(r.Error), "nothing was changed") {
+		t.Fatalf("restore %s (%s): %s", r.State, deref(r.ErrorReason), deref(r.Error))
+	}
+	if len(d.Commits()) != commits || !e.holds("arista_eos", e.text(*after.SnapshotHash)) {
+		t.Error("the device changed")
+	}
+	segs, _, _ := e.store.RestoreTranscript(context.Background(), r.ID)
+	for _, s := range segs {
+		if strings.Contains(s.Text, "configure session") {
+			t.Error("a session was opened")
+		}
+	}
+}

@@ -33,7 +33,7 @@ func init() {
 			Timer: ConfirmTimer{Default: 5 * time.Minute, Min: time.Minute, Max: 60 * time.Minute},
 			Drop:  []string{`^! Command: `, `^! device: `, `^! boot system `, `^end$`},
 			Notes: "Needs configuration sessions (EOS 4.15 or later) and privilege 15. A version with a banner or comment " +
-				"block (text up to EOF) is refused before anything is sent.",
+				"block (text up to EOF) is refused before a session is opened.",
 		},
 	})
 }
