@@ -154,32 +154,37 @@ func routerosReplace(ctx context.Context, s Session, p driver.Platform, text str
 	if err := s.Upload(ctx, file, []byte(text), 0o600); err != nil {
 		return Applied{}, untouched(fmt.Errorf("copying the configuration to %s over SCP: %w", file, err))
 	}
+	// The copy holds the configuration, secrets and all: it does not stay
+	// on the router once it ran or will not run. Removing it is best
+	// effort; it changes nothing a backup verifies.
+	remove := func() { _, _ = s.Send(ctx, "/file remove "+file, nil) }
 	check := "/import file-name=" + file + " verbose=yes dry-run"
 	out, err := s.Send(ctx, check, p.Restore.ApplyError)
 	if err != nil {
+		remove()
 		return Applied{}, untouched(lineErr(ctx, check, out, err, p))
 	}
 	if !strings.Contains(out, routerosLoaded) {
+		remove()
 		return Applied{}, untouched(&RefusedError{Line: check, Answer: "the router did not check the script: " + lastLine(out)})
 	}
 	reset := "/system reset-configuration no-defaults=yes skip-backup=yes keep-users=yes run-after-reset=" + file
 	out, err = s.Dialog(ctx, reset, routerosAnswers, p.Restore.ApplyError)
 	switch {
 	case err == nil:
+		remove()
 		return Applied{}, untouched(&RefusedError{Line: reset, Answer: "the router did not restart: " + lastLine(out)})
 	case ctx.Err() != nil:
 		return Applied{}, err
 	case !isLost(ctx, err):
+		remove()
 		return Applied{}, untouched(lineErr(ctx, reset, out, err, p))
 	}
 	// The router dropped the login: it is rebooting.
 	if err := routerosWaitBack(ctx, rc); err != nil {
 		return Applied{}, err
 	}
-	// The script ran at boot; its copy (the configuration, secrets and
-	// all) need not stay on the router. A failure here changes nothing
-	// the backup that follows verifies.
-	_, _ = s.Send(ctx, "/file remove "+file, nil)
+	remove()
 	return Applied{Passes: 1}, nil
 }
 

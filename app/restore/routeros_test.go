@@ -123,6 +123,9 @@ func TestRestoreRouterOSRefusedByDryRun(t *testing.T) {
 	if len(d.Commits()) != commits || !e.holds("mikrotik_routeros", e.text(*after.SnapshotHash)) {
 		t.Error("the router changed")
 	}
+	if files := d.Files(); len(files) != 0 {
+		t.Errorf("the script was left on the router: %v", files)
+	}
 }
 
 // The router loses a line of the script at boot: the backup after
