@@ -59,6 +59,12 @@ func newEnv(t testing.TB, opts testfrr.Options) *env {
 // restore service, no device yet.
 func newEngineEnv(t testing.TB) *env {
 	t.Helper()
+	return newEngineEnvOpen(t, restore.OpenShell)
+}
+
+// newEngineEnvOpen is newEngineEnv whose runner logs in with open.
+func newEngineEnvOpen(t testing.TB, open func(ctx context.Context, t collect.Target) (restore.Shell, error)) *env {
+	t.Helper()
 	ctx := context.Background()
 	store := dbtest.Open(t)
 	sealer, err := secret.New(bytes.Repeat([]byte{9}, 32))
@@ -68,14 +74,7 @@ func newEngineEnv(t testing.TB) *env {
 	buf := &testkit.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	keys := redact.NewKeyring(sealer)
-	runner := &restore.Runner{Store: store, Keys: keys, Log: log,
-		Open: func(ctx context.Context, t collect.Target) (restore.Shell, error) {
-			sh, err := collect.OpenShell(ctx, t)
-			if err != nil {
-				return nil, err
-			}
-			return sh, nil
-		}}
+	runner := &restore.Runner{Store: store, Keys: keys, Log: log, Open: open}
 	engine := backup.New(store, sealer, log, backup.Options{Workers: 4, Poll: 50 * time.Millisecond,
 		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 60 * time.Second},
 		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner, queue.KindPush: restore.PushRunner{Runner: runner}}})

@@ -1,67 +1,17 @@
 package restore_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"backupd/app/backup"
 	"backupd/app/collect"
 	"backupd/app/devsim"
-	"backupd/app/redact"
 	"backupd/app/restore"
-	"backupd/app/secret"
 	"backupd/db"
-	"backupd/db/queue"
-	"backupd/internal/dbtest"
-	"backupd/internal/testkit"
 )
-
-// newReconnectingEnv is newEngineEnv whose runner's logins can log in
-// again (restore.Reconnecting), as a RouterOS restore needs to follow the
-// router through its reboot.
-func newReconnectingEnv(t *testing.T) *env {
-	t.Helper()
-	store := dbtest.Open(t)
-	sealer, err := secret.New(bytes.Repeat([]byte{9}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &testkit.LockedBuffer{}
-	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	keys := redact.NewKeyring(sealer)
-	open := func(ctx context.Context, t collect.Target) (restore.Shell, error) {
-		sh, err := collect.OpenShell(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		return sh, nil
-	}
-	runner := &restore.Runner{Store: store, Keys: keys, Log: log,
-		Open: func(ctx context.Context, t collect.Target) (restore.Shell, error) {
-			sh, err := open(ctx, t)
-			if err != nil {
-				return nil, err
-			}
-			return restore.Reconnecting(sh, func(ctx context.Context) (restore.Shell, error) { return open(ctx, t) }), nil
-		}}
-	engine := backup.New(store, sealer, log, backup.Options{Workers: 4, Poll: 50 * time.Millisecond,
-		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 60 * time.Second},
-		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner}})
-	runner.Engine = engine
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = engine.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	svc := &restore.Service{Store: store, Engine: engine, Keys: keys, Log: log}
-	uid := int64(1)
-	return &env{t: t, store: store, sealer: sealer, engine: engine, svc: svc, disp: &restore.Dispatcher{Service: svc},
-		log: buf, adminID: uid, admin: restore.Actor{UserID: &uid, Name: "admin"}}
-}
 
 // resets counts the resets in the device's history since commit n.
 func resets(d *devsim.Device, n int) int {
@@ -79,7 +29,7 @@ const rosIdentity = "/system identity\nset name=lab-mikrotik-routeros\n"
 // The router is reset to run the version, reboots, stays away for its
 // boot time, and the restore logs in again and verifies.
 func TestRestoreRouterOSResetImport(t *testing.T) {
-	e := newReconnectingEnv(t)
+	e := newEngineEnv(t)
 	d := e.sim("mikrotik_routeros", devsim.Options{BootTime: 1500 * time.Millisecond})
 	before := e.backup()
 	e.changeByHand(d, rosIdentity, "/system identity\nset name=lab-renamed\n")
@@ -107,7 +57,7 @@ func TestRestoreRouterOSResetImport(t *testing.T) {
 // A line the router would refuse: the dry run says so before anything is
 // reset; the restore fails and the router runs what it ran.
 func TestRestoreRouterOSRefusedByDryRun(t *testing.T) {
-	e := newReconnectingEnv(t)
+	e := newEngineEnv(t)
 	d := e.sim("mikrotik_routeros", devsim.Options{RejectLines: regexp.MustCompile(`^set name=lab-mikrotik-routeros$`)})
 	before := e.backup()
 	after := e.changeByHand(d, rosIdentity, "/system identity\nset name=lab-renamed\n")
@@ -133,7 +83,7 @@ func TestRestoreRouterOSRefusedByDryRun(t *testing.T) {
 // its flash/ folder, where files survive the reboot), and that is
 // verified.
 func TestRestoreRouterOSVerifyMismatchResetsBack(t *testing.T) {
-	e := newReconnectingEnv(t)
+	e := newEngineEnv(t)
 	d := e.sim("mikrotik_routeros", devsim.Options{BootTime: 300 * time.Millisecond, DropLines: regexp.MustCompile(`^add address=192\.0\.2\.124$`)})
 	d.PutFile("flash/skin.json", []byte("{}"))
 	before := e.backup()
@@ -166,7 +116,13 @@ func TestRestoreRouterOSVerifyMismatchResetsBack(t *testing.T) {
 
 // A runner whose logins cannot log in again: the router is not reset.
 func TestRestoreRouterOSNeedsReconnect(t *testing.T) {
-	e := newEngineEnv(t)
+	e := newEngineEnvOpen(t, func(ctx context.Context, t collect.Target) (restore.Shell, error) {
+		sh, err := collect.OpenShell(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return sh, nil
+	})
 	d := e.sim("mikrotik_routeros", devsim.Options{})
 	before := e.backup()
 	after := e.changeByHand(d, rosIdentity, "/system identity\nset name=lab-renamed\n")

@@ -295,13 +295,25 @@ func deref(s *string) string {
 // Its Engine is set once the engine that runs it exists.
 func NewRunner(store *db.Store, sealer *secret.Sealer, log *slog.Logger) *Runner {
 	return &Runner{Store: store, Keys: redact.NewKeyring(sealer), Log: log,
-		Open: func(ctx context.Context, t collect.Target) (Shell, error) {
-			sh, err := collect.OpenShell(ctx, t)
-			if err != nil {
-				return nil, err
-			}
-			return sh, nil
-		}}
+		Open: OpenShell}
+}
+
+// OpenShell logs in to the device for writing (collect.OpenShell), in a
+// session that can log in again once the device is back from a reboot
+// (a RouterOS restore resets the router).
+func OpenShell(ctx context.Context, t collect.Target) (Shell, error) {
+	open := func(ctx context.Context) (Shell, error) {
+		sh, err := collect.OpenShell(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return sh, nil
+	}
+	sh, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Reconnecting(sh, open), nil
 }
 
 // NewDispatcher is the dispatcher of serve's leader.

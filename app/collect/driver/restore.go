@@ -76,11 +76,11 @@ var RestoreMethods = []RestoreMethod{
 	{ID: "junos_commit_confirmed", Replaces: true, Timer: true,
 		Summary: "configure exclusive; load override terminal; commit check; commit confirmed N (the device undoes it unless confirmed); " +
 			"commit once a backup shows the version, else the configuration before is loaded and committed"},
-	{ID: "eos_session", Replaces: true,
+	{ID: "eos_session", Replaces: true, Timer: true,
 		Summary: "configure session NAME; rollback clean-config; the version's lines; commit timer hh:mm:ss " +
 			"(EOS rolls back unless confirmed); configure session NAME commit and write memory once a backup shows the version, " +
 			"else configure session NAME abort"},
-	{ID: "routeros_reset_import", Replaces: true,
+	{ID: "routeros_reset_import", Replaces: true, File: true,
 		Summary: "REBOOTS THE DEVICE: the version is copied over SCP as an .rsc script and checked with /import verbose=yes dry-run; " +
 			"/system reset-configuration no-defaults=yes skip-backup=yes keep-users=yes run-after-reset=FILE clears the router and runs it at boot; " +
 			"backupd logs in again once the router is back; if a backup then differs, the export from before goes back the same way (a second reboot)"},

@@ -58,4 +58,6 @@ const (
 	keyPlatRestoreJunos = "platforms.restore.method.junos_commit_confirmed"
 	keyPlatRestoreIOS   = "platforms.restore.method.ios_configure_replace"
 	keyPlatRestoreVyOS  = "platforms.restore.method.vyos_commit_confirm"
+	keyPlatRestoreEOS   = "platforms.restore.method.eos_session"
+	keyPlatRestoreROS   = "platforms.restore.method.routeros_reset_import"
 )

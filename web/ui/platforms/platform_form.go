@@ -166,6 +166,8 @@ var restoreMethodKeys = map[string]string{
 	"junos_commit_confirmed": keyPlatRestoreJunos,
 	"ios_configure_replace":  keyPlatRestoreIOS,
 	"vyos_commit_confirm":    keyPlatRestoreVyOS,
+	"eos_session":            keyPlatRestoreEOS,
+	"routeros_reset_import":  keyPlatRestoreROS,
 }
 
 // restoreChoices are the methods the form offers: every one the
