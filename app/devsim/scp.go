@@ -149,9 +149,11 @@ var errSCPRefused = errors.New("devsim: scp: refused")
 // scpSink plays the sink side of the SCP protocol for one file over rw
 // (an exec channel after "scp -t"), as OpenSSH's scp does: it sends \0,
 // takes time records, reads "C<mode> <size> <name>\n" and answers \0,
-// reads the data and its \0, and answers \0. A directory, a malformed
-// header and a file over max are refused with a \x01 message.
-func scpSink(rw io.ReadWriter, max int) (name string, data []byte, err error) {
+// reads the data and its \0, hands the file to keep, and answers \0
+// only once keep took it: a client that has its last acknowledgement
+// finds the file on the device. A directory, a malformed header, a file
+// over max and one keep refuses are refused with a \x01 message.
+func scpSink(rw io.ReadWriter, max int, keep func(name string, data []byte) bool) (name string, data []byte, err error) {
 	r := bufio.NewReaderSize(rw, 4<<10)
 	refuse := func(msg string) (string, []byte, error) {
 		_, _ = fmt.Fprintf(rw, "\x01scp: %s\n", msg)
@@ -207,6 +209,9 @@ func scpSink(rw io.ReadWriter, max int) (name string, data []byte, err error) {
 		if data[size] != 0 {
 			return refuse(f[2] + ": protocol error: no end of file")
 		}
+		if !keep(f[2], data[:size]) {
+			return refuse(f[2] + ": cannot write the file")
+		}
 		if _, err := rw.Write([]byte{0}); err != nil {
 			return "", nil, err
 		}
@@ -236,20 +241,21 @@ func scpRecord(r *bufio.Reader) (string, error) {
 // reads it).
 func (s *session) receiveSCP(target string) error {
 	s.d.commands.Add(1)
-	name, data, err := scpSink(s.rwc(), MaxUpload)
+	// Into the device's file store, where configure replace and load
+	// find it.
+	keep := func(name string, data []byte) bool {
+		path := target
+		if strings.HasSuffix(path, "/") {
+			path += name
+		}
+		return s.d.PutFile(path, data)
+	}
+	_, _, err := scpSink(s.rwc(), MaxUpload, keep)
 	switch {
 	case errors.Is(err, errSCPRefused):
 		return errUnknownCommand
 	case err != nil:
 		return errQuit
-	}
-	if strings.HasSuffix(target, "/") {
-		target += name
-	}
-	// Into the device's file store, where configure replace and load
-	// find it.
-	if !s.d.PutFile(target, data) {
-		return errUnknownCommand
 	}
 	return nil
 }
