@@ -76,7 +76,7 @@ func newConfig(cfg *config.Config) *cobra.Command {
 	var byName bool
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Show, compare and search backed-up configurations; put one back on its device",
+		Short: "Show, compare and search backed-up configurations; put one back on its device; push a change to many",
 		Long: `Read the configurations in the store (SQLite in --data, or the PostgreSQL
 database of --db), also while backupd serve runs: show, diff and search
 change nothing, and write nothing to the audit log but a --reveal.
@@ -86,6 +86,11 @@ restore-status follow it, restore-approve, restore-reject and
 restore-cancel decide it, restore-settings holds the rules (four eyes,
 expiries). The running server previews, queues and runs restores; these
 commands record requests and decisions, each written to the audit log.
+
+Push a change to many devices: push makes a change set and prints its
+dry run (the lines each device would be sent), pushes and push-status
+follow it, push-approve and push-cancel decide it. The running server
+pushes an approved set; these commands only record.
 
 DEVICE is a device's name (any case) or its ID. A number is taken as an ID
 when a device has that ID, otherwise as a name; --name always takes it as
@@ -98,7 +103,9 @@ web UI's version page shows it in its address).`,
 	cmd.PersistentFlags().BoolVar(&byName, "name", false, "take DEVICE as a device name, even when it is a number")
 	cmd.AddCommand(newConfigShow(cfg, &byName), newConfigDiff(cfg, &byName), newConfigSearch(cfg),
 		newConfigRestore(cfg, &byName), newConfigRestores(cfg, &byName), newConfigRestoreStatus(cfg),
-		newConfigRestoreApprove(cfg), newConfigRestoreReject(cfg), newConfigRestoreCancel(cfg), newConfigRestoreSettings(cfg))
+		newConfigRestoreApprove(cfg), newConfigRestoreReject(cfg), newConfigRestoreCancel(cfg), newConfigRestoreSettings(cfg),
+		newConfigPush(cfg, &byName), newConfigPushes(cfg), newConfigPushStatus(cfg, &byName), newConfigPushApprove(cfg),
+		newConfigPushCancel(cfg))
 	return cmd
 }
 
