@@ -369,7 +369,13 @@ func writePushStatus(w io.Writer, c db.ChangeSet, st changeSetStatusJSON) error 
 		case t.RenderError != nil:
 			e = "cannot be pushed: " + strings.TrimPrefix(*t.RenderError, t.Device.Name+": ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Device.Name, t.State, dash(t.Stage), dash(deref(t.Backups.Before)),
+		// The stage is the step of a running push; an ended one keeps
+		// its last, which says nothing more than its state.
+		stage := ""
+		if t.State == db.TargetRunning {
+			stage = t.Stage
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Device.Name, t.State, dash(stage), dash(deref(t.Backups.Before)),
 			dash(deref(t.Backups.After)), oneLine(e))
 	}
 	if err := tw.Flush(); err != nil {

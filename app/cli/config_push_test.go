@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,9 +12,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"backupd/app/backup"
+	"backupd/app/collect"
 	"backupd/app/restore"
+	"backupd/app/secret"
 	"backupd/db"
+	"backupd/db/queue"
+	"backupd/internal/testfrr"
+	"backupd/internal/testkit"
 )
 
 // pushFixture is a restore fixture with the devices of the change-set
@@ -386,5 +395,115 @@ func TestConfigPushApproveListCancel(t *testing.T) {
 		if count[action] != n {
 			t.Errorf("%d %s entries of the command line, want %d (all: %v)", count[action], action, n, count)
 		}
+	}
+}
+
+// The whole flow from the command line on two real FRR routers: config
+// push prints the dry run, push-approve starts the set, the server (here
+// in the test: an engine running push jobs and the dispatcher, ticked)
+// pushes one router and stops at the line the other refuses, and
+// push-status shows each device's end, its backups with the trigger
+// "push" and its session, secrets masked.
+func TestConfigPushOnRealFRR(t *testing.T) {
+	f := newRestoreFixture(t)
+	ctx := context.Background()
+	var names []string
+	for _, host := range []string{"cli-push1", "cli-push2"} {
+		router := testfrr.Start(t, testfrr.Options{Hostname: host})
+		cred, err := f.store.CreateCredential(ctx, db.Credential{Name: host, Username: router.User,
+			PrivateKey: f.sealer.Seal(string(router.PrivateKey), secret.PurposePrivateKey)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p, _ := net.SplitHostPort(router.Addr)
+		port, _ := strconv.Atoi(p)
+		if _, err := f.store.CreateDevice(ctx, db.Device{Name: router.Hostname, Host: "127.0.0.1", Port: port,
+			Platform: "frr", LoginMethod: "ssh", CredentialID: &cred.ID, Encoding: "utf-8", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, router.Hostname)
+	}
+	buf := &testkit.LockedBuffer{}
+	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	runner := restore.NewRunner(f.store, f.sealer, log)
+	eng := backup.New(f.store, f.sealer, log, backup.Options{Workers: 2, Poll: 50 * time.Millisecond,
+		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 60 * time.Second},
+		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner, queue.KindPush: restore.PushRunner{Runner: runner}}})
+	runner.Engine = eng
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = eng.Run(sctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	disp := restore.NewDispatcher(f.store, f.sealer, eng, log)
+
+	// cli-push2 is already in AS 65001: "router bgp 65099" is refused there.
+	tmpl := `router bgp {{if eq .Name "cli-push2"}}65099{{else}}65001{{end}}
+ neighbor 192.0.2.88 remote-as 65088
+ neighbor 192.0.2.88 password Pu5hS3cret
+`
+	r := run(t, call{stdin: tmpl, env: []string{"TZ=UTC"}}, append([]string{"config", "push", "peer 88", "--file", "-", "--template",
+		"--device", names[0], "--device", names[1], "--stop-after", "0"}, f.flags...)...)
+	m := recordedID.FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil || !strings.Contains(r.stdout, "  | router bgp 65099\n") || strings.Contains(r.stdout, "Pu5hS3cret") {
+		t.Fatalf("config push:\n%s", r)
+	}
+	sid := m[1]
+	id, _ := strconv.ParseInt(sid, 10, 64)
+	f.ok(t, "config", "push-approve", sid)
+
+	deadline := time.Now().Add(90 * time.Second)
+	var c db.ChangeSet
+	for time.Now().Before(deadline) {
+		if err := disp.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if c, err = f.store.ChangeSet(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if c.State == db.ChangeSetDone || c.State == db.ChangeSetStopped {
+			break
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	if c.State != db.ChangeSetDone {
+		t.Fatalf("change set %s\n%s", c.State, buf.String())
+	}
+
+	st := f.ok(t, "config", "push-status", sid, "--transcript", names[1]).stdout
+	for _, want := range []string{`"peer 88": done`, "2: 1 succeeded, 1 failed", "cli-push1  succeeded", "cli-push2  failed",
+		`the device refused "router bgp 65099"`, "BGP is already running; AS is 65001", "(refused)",
+		"Session with cli-push2", "> configure terminal", "> router bgp 65099"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("push-status lacks %q:\n%s", want, st)
+		}
+	}
+	raw := []byte(f.ok(t, "config", "push-status", sid, "--json", "--transcript", names[0]).stdout)
+	if strings.Contains(st, "Pu5hS3cret") || strings.Contains(string(raw), "Pu5hS3cret") {
+		t.Errorf("push-status shows the pushed secret:\n%s\n%s", st, raw)
+	}
+	var js struct {
+		Targets []struct {
+			State      string
+			Backups    struct{ Before, After *string }
+			Transcript *[]db.TranscriptSegment
+		}
+	}
+	if err := json.Unmarshal(raw, &js); err != nil || len(js.Targets) != 2 {
+		t.Fatalf("push-status --json: %v\n%s", err, raw)
+	}
+	for i, tg := range js.Targets {
+		for name, b := range map[string]*string{"before": tg.Backups.Before, "after": tg.Backups.After} {
+			if b == nil {
+				t.Errorf("%s: no backup %s", names[i], name)
+				continue
+			}
+			if bk, err := f.store.GetBackup(ctx, *b); err != nil || bk.Trigger != queue.TriggerPush {
+				t.Errorf("%s: backup %s: %+v %v", names[i], name, bk, err)
+			}
+		}
+	}
+	if t0 := js.Targets[0]; t0.State != db.TargetSucceeded || t0.Transcript == nil || len(*t0.Transcript) == 0 {
+		t.Errorf("cli-push1 in push-status --json: %+v", t0)
 	}
 }
