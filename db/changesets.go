@@ -337,7 +337,9 @@ func (n *NewChangeSet) check() error {
 		return &ErrInvalidField{"name", fmt.Sprintf("1 to %d characters", ChangeSetNameMax)}
 	case strings.TrimSpace(n.Body) == "" || len(n.Body) > ChangeSetBodyMax:
 		return &ErrInvalidField{"body", fmt.Sprintf("1 byte to %d KiB", ChangeSetBodyMax>>10)}
-	case !utf8.ValidString(n.Name) || !utf8.ValidString(n.Body):
+	case !utf8.ValidString(n.Name):
+		return &ErrInvalidField{"name", "not valid UTF-8"}
+	case !utf8.ValidString(n.Body):
 		return &ErrInvalidField{"body", "not valid UTF-8"}
 	case n.Concurrency < 0, n.StopAfterFailures < 0, n.ConfirmSeconds < 0:
 		return &ErrInvalidField{"concurrency", "concurrency, stop_after_failures and confirm_seconds must not be negative"}

@@ -172,6 +172,9 @@ func (s *Service) render(ctx context.Context, c db.ChangeSet, t db.ChangeSetTarg
 	if dev.ZoneID > db.LocalZone {
 		return "", fmt.Errorf("%s: %w", dev.Name, ErrRemoteZone)
 	}
+	if !dev.Enabled {
+		return "", fmt.Errorf("%s: the device is disabled; enable it to push to it", dev.Name)
+	}
 	body := c.Body
 	if c.Kind == db.ChangeSetTemplate {
 		tmpl, err := parseTemplate(c.Body)
@@ -344,6 +347,10 @@ func (pr PushRunner) push(ctx context.Context, c queue.Claim, t db.ChangeSetTarg
 	pusher, ok := PusherOf(p)
 	if !ok || t.Rendered == nil {
 		return fail(ErrPushNotSupported.Error(), ReasonNoMethod), nil
+	}
+	if !dev.Enabled {
+		// Disabled since the dry run: nobody wants it written to now.
+		return fail("the device was disabled after the dry run; nothing was sent", ReasonNoMethod), nil
 	}
 	masker := pr.Keys.Device(dev.ID, dev.Platform)
 	mask := func(s string) string { return masker.Text(s) }

@@ -197,6 +197,19 @@ func TestChangeSetBadInput(t *testing.T) {
 	if _, err := e.svc.ApproveChangeSet(ctx, e.admin, c.ID, ""); err == nil {
 		t.Error("a draft was approved")
 	}
+	// A disabled device renders nothing: the set stays a draft.
+	if _, err := e.store.UpdateDevice(ctx, ids[0], func(d *db.Device) error { d.Enabled = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	off, err := e.svc.CreateChangeSet(ctx, e.admin, restore.NewChangeSet{Name: "disabled", Concurrency: 1,
+		Body: "ip prefix-list OFF seq 5 permit 10.0.0.0/8\n", DeviceIDs: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, _ = e.store.ChangeSetTargets(ctx, off.ID)
+	if off.State != db.ChangeSetDraft || !strings.Contains(deref(targets[0].RenderError), "disabled") {
+		t.Errorf("a disabled device: set %s, render error %q", off.State, deref(targets[0].RenderError))
+	}
 	for name, n := range map[string]restore.NewChangeSet{
 		"control":     {Name: "x", Concurrency: 1, Body: "router bgp 65001\x07\n", DeviceIDs: ids},
 		"concurrency": {Name: "x", Concurrency: 0, Body: "router bgp 65001\n", DeviceIDs: ids},
