@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -100,7 +101,10 @@ type Restore struct {
 	// (JSON object: confirm time, transfer, selected lines).
 	Method  string
 	Options string
-	State   string
+	// Lines are the line numbers (from 1) of the version a merge types,
+	// sorted; nil for a restore of the whole version.
+	Lines []int
+	State string
 	// Stage is the step a running restore is at ("" before it runs).
 	Stage string
 	// The backups it took: for the preview (PreviewHash its text), before
@@ -140,7 +144,7 @@ func (r Restore) Open() bool { return slices.Contains(RestoreOpenStates, r.State
 const restoreColumns = `id, device_id, target_backup_id, target_hash, method, options, state, stage,
 	preview_backup_id, preview_hash, pre_backup_id, post_backup_id, rollback_backup_id,
 	requested_by, requested_by_name, requested_at, reason, decided_by, decided_by_name, decided_at, decision_note,
-	expires_at, job_id, started_at, finished_at, outcome, error, error_reason, transcript_truncated, updated_at`
+	expires_at, job_id, started_at, finished_at, outcome, error, error_reason, transcript_truncated, updated_at, lines`
 
 // restoreSelect reads restores with their device's name; where follows.
 var restoreSelect = `SELECT ` + strings.ReplaceAll("r."+restoreColumns, ", ", ", r.") + `, d.name
@@ -148,11 +152,17 @@ var restoreSelect = `SELECT ` + strings.ReplaceAll("r."+restoreColumns, ", ", ",
 
 func scanRestore(row engine.Scanner) (Restore, error) {
 	var r Restore
+	var lines sql.NullString
 	err := row.Scan(&r.ID, &r.DeviceID, &r.TargetBackupID, &r.TargetHash, &r.Method, &r.Options, &r.State, &r.Stage,
 		&r.PreviewBackupID, &r.PreviewHash, &r.PreBackupID, &r.PostBackupID, &r.RollbackBackupID,
 		&r.RequestedBy, &r.RequestedByName, &r.RequestedAt, &r.Reason, &r.DecidedBy, &r.DecidedByName, &r.DecidedAt, &r.DecisionNote,
-		&r.ExpiresAt, &r.JobID, &r.StartedAt, &r.FinishedAt, &r.Outcome, &r.Error, &r.ErrorReason, &r.TranscriptTruncated, &r.UpdatedAt,
+		&r.ExpiresAt, &r.JobID, &r.StartedAt, &r.FinishedAt, &r.Outcome, &r.Error, &r.ErrorReason, &r.TranscriptTruncated, &r.UpdatedAt, &lines,
 		&r.DeviceName)
+	if err == nil && lines.Valid {
+		if jerr := json.Unmarshal([]byte(lines.String), &r.Lines); jerr != nil {
+			return r, fmt.Errorf("restore %d: its lines: %w", r.ID, jerr)
+		}
+	}
 	return r, err
 }
 
@@ -268,7 +278,10 @@ type NewRestore struct {
 	TargetBackupID string
 	Method         string
 	// Options is a JSON object ("" for none).
-	Options         string
+	Options string
+	// Lines are the line numbers of the version a merge types (nil: the
+	// whole version).
+	Lines           []int
 	Reason          string
 	RequestedBy     *int64
 	RequestedByName string
@@ -291,6 +304,17 @@ func (s *Store) CreateRestore(ctx context.Context, n NewRestore, audit *AuditEnt
 	options, err := jsonObject("options", n.Options)
 	if err != nil {
 		return Restore{}, err
+	}
+	var lines *string
+	if n.Lines != nil {
+		for _, l := range n.Lines {
+			if l < 1 {
+				return Restore{}, &ErrInvalidField{"lines", "line numbers start at 1"}
+			}
+		}
+		raw, _ := json.Marshal(n.Lines)
+		js := string(raw)
+		lines = &js
 	}
 	var r Restore
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
@@ -324,9 +348,9 @@ func (s *Store) CreateRestore(ctx context.Context, n NewRestore, audit *AuditEnt
 			return err
 		}
 		now := Now()
-		id, err := engine.InsertID(ctx, tx, `INSERT INTO restores (device_id, target_backup_id, target_hash, method, options, state,
-			requested_by, requested_by_name, requested_at, reason, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			n.DeviceID, n.TargetBackupID, hash.String, n.Method, options, RestorePreviewing,
+		id, err := engine.InsertID(ctx, tx, `INSERT INTO restores (device_id, target_backup_id, target_hash, method, options, lines, state,
+			requested_by, requested_by_name, requested_at, reason, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			n.DeviceID, n.TargetBackupID, hash.String, n.Method, options, lines, RestorePreviewing,
 			n.RequestedBy, n.RequestedByName, now, n.Reason, now)
 		if _, unique := engine.UniqueViolation(err); unique {
 			return &ErrOpenRestore{} // another node's, created at the same moment

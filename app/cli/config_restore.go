@@ -77,7 +77,7 @@ the commands that follow it.`,
 			} else if !errors.Is(err, db.ErrNotFound) {
 				return err
 			}
-			r, err := rc.svc.Request(ctx, cliRestoreActor(), d.ID, b.ID, reason)
+			r, err := rc.svc.Request(ctx, cliRestoreActor(), d.ID, b.ID, reason, nil)
 			if err != nil {
 				return requestError(d, err)
 			}

@@ -293,7 +293,7 @@ func TestConfigRestoreRefusals(t *testing.T) {
 	f.ok(t, "config", "restore-settings", "--four-eyes", "on")
 	svc := &restore.Service{Store: f.store, Engine: backup.New(f.store, f.sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), backup.Options{}),
 		Keys: redact.NewKeyring(f.sealer), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	web, err := svc.Request(ctx, f.admin, other.ID, otherV.ID, "")
+	web, err := svc.Request(ctx, f.admin, other.ID, otherV.ID, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

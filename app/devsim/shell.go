@@ -63,6 +63,7 @@ type session struct {
 	junos *junosEdit
 	vyos  *vyosEdit
 	eos   *eosEdit
+	ios   *iosEdit
 }
 
 func (d *Device) newSession(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn, hang func()) *session {
@@ -175,6 +176,8 @@ func (s *session) promptText() string {
 		return s.d.junosPendingLine() + s.expand(s.p.ConfigPrompt)
 	case s.config && s.eos != nil:
 		return s.eosPrompt()
+	case s.config && s.ios != nil:
+		return s.iosPrompt()
 	case s.config:
 		return s.expand(s.p.ConfigPrompt)
 	case s.priv:
@@ -402,6 +405,10 @@ func (s *session) handleLine(line string) error {
 	case "arista_eos":
 		// Indentation is kept: it places a line in its mode.
 		if handled, err := s.eosLine(line); handled {
+			return err
+		}
+	case "cisco_ios", "cisco_nxos":
+		if handled, err := s.iosLine(line); handled {
 			return err
 		}
 	}

@@ -88,6 +88,9 @@ func (v *validator) restore(r *Restore) driver.Restore {
 	if !known {
 		return out
 	}
+	if m.ConfigMode && len(r.ConfigEnter) == 0 {
+		v.add("restore.config_enter", Required, "", fmt.Sprintf("required: %s types lines in configuration mode", m.ID))
+	}
 
 	switch c := r.ConfirmMinutes; {
 	case m.Timer && c == nil:

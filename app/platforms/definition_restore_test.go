@@ -61,6 +61,14 @@ func TestRestoreDefinitionConverts(t *testing.T) {
 	if p, err := d.Platform(); err != nil || p.Restore.Method != "frr_vtysh" {
 		t.Fatalf("frr_vtysh: %+v %v", p.Restore, err)
 	}
+	// A custom platform merges selected lines as classic IOS does.
+	d = valid()
+	d.Restore = &platforms.Restore{Method: "merge_lines", ConfigEnter: []string{"configure terminal"}, ConfigExit: []string{"end"},
+		Save: []string{"write memory"}, ApplyError: `^% (Invalid input|Incomplete command|Ambiguous command)`, Drop: []string{`^!`, `^end$`}}
+	if p, err := d.Platform(); err != nil || p.Restore.Method != "merge_lines" || !slices.Equal(p.Restore.ConfigEnter, []string{"configure terminal"}) ||
+		!p.Restore.ApplyError.MatchString("% Incomplete command.") || len(p.Restore.Drop) != 2 {
+		t.Fatalf("merge_lines: %+v %v", p.Restore, err)
+	}
 }
 
 // Each bad restore field is refused with its own field name and problem,
@@ -109,6 +117,13 @@ func TestRestoreDefinitionValidation(t *testing.T) {
 			d.Restore = &platforms.Restore{Method: "junos_commit_confirmed", ApplyError: `error:`, File: "/var/tmp/r.conf",
 				ConfirmMinutes: &platforms.ConfirmMinutes{Default: 5, Min: 1, Max: 10}}
 		}, "restore.file", platforms.NotForMethod},
+		{"merge without configuration mode", func(d *platforms.Definition) {
+			d.Restore = &platforms.Restore{Method: "merge_lines", ApplyError: `^% Invalid`, Save: []string{"write memory"}}
+		}, "restore.config_enter", platforms.Required},
+		{"timer for a merge", func(d *platforms.Definition) {
+			d.Restore = &platforms.Restore{Method: "merge_lines", ApplyError: `^% Invalid`, ConfigEnter: []string{"configure terminal"},
+				ConfirmMinutes: &platforms.ConfirmMinutes{Default: 5, Min: 1, Max: 10}}
+		}, "restore.confirm_minutes", platforms.NotForMethod},
 		{"file with a space", func(d *platforms.Definition) { r(d).File = "flash:my restore.cfg" }, "restore.file", platforms.BadFile},
 		{"file with a control character", func(d *platforms.Definition) { r(d).File = "flash:r\x00.cfg" }, "restore.file", platforms.BadFile},
 		{"file too long", func(d *platforms.Definition) { r(d).File = "flash:" + strings.Repeat("f", platforms.MaxCommand) }, "restore.file", platforms.TooLong},

@@ -27,7 +27,7 @@ func BenchmarkRestoreRealFRR(b *testing.B) {
 		b.StopTimer()
 		e.router.Vtysh(b, "configure terminal", "router bgp 65001", "neighbor 192.0.2.10 description moved-by-hand")
 		b.StartTimer()
-		r, err := e.svc.Request(ctx, e.admin, e.device, version.ID, "")
+		r, err := e.svc.Request(ctx, e.admin, e.device, version.ID, "", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

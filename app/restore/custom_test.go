@@ -82,7 +82,7 @@ func TestCustomPlatformRestoresRealFRR(t *testing.T) {
 	cred := db.Credential{Name: "frr", Username: router.User, PrivateKey: e.sealer.Seal(string(router.PrivateKey), secret.PurposePrivateKey)}
 	e.device = e.addDevice("edge7-ro", "custom_lab_frr_ro", port, cred)
 	ro := e.backup()
-	if _, err := e.svc.Request(ctx, e.admin, e.device, ro.ID, ""); !errors.Is(err, restore.ErrNotSupported) {
+	if _, err := e.svc.Request(ctx, e.admin, e.device, ro.ID, "", nil); !errors.Is(err, restore.ErrNotSupported) {
 		t.Fatalf("a restore on the platform without restore: %v", err)
 	}
 

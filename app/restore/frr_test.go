@@ -190,7 +190,7 @@ func TestRestoreYesterdaysVersionOnRealFRR(t *testing.T) {
 		t.Fatal("the change by hand was not seen")
 	}
 
-	r, err := e.svc.Request(ctx, e.admin, e.device, yesterday.ID, "undo the change of this morning")
+	r, err := e.svc.Request(ctx, e.admin, e.device, yesterday.ID, "undo the change of this morning", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestRestoreRefusedLineRollsBackOnRealFRR(t *testing.T) {
 	}
 	v := e.version(bad)
 
-	r, err := e.svc.Request(ctx, e.admin, e.device, v.ID, "")
+	r, err := e.svc.Request(ctx, e.admin, e.device, v.ID, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

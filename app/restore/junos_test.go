@@ -66,7 +66,7 @@ func (e *env) changeByHand(d *devsim.Device, from, to string) db.Backup {
 func (e *env) restoreTo(version db.Backup) db.Restore {
 	e.t.Helper()
 	ctx := context.Background()
-	r, err := e.svc.Request(ctx, e.admin, e.device, version.ID, "")
+	r, err := e.svc.Request(ctx, e.admin, e.device, version.ID, "", nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

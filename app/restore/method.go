@@ -68,6 +68,8 @@ type Applied struct {
 	// Skipped counts the lines the method leaves as they are (FRR's
 	// hostname, which vtysh cannot change for good).
 	Skipped int `json:"skipped,omitempty"`
+	// Sent counts the lines a merge typed that the device took.
+	Sent int `json:"sent,omitempty"`
 }
 
 // methods are the implemented methods by driver.RestoreMethod ID.
@@ -78,6 +80,7 @@ var methods = map[string]Method{
 	"vyos_commit_confirm":    vyosCommitConfirm{},
 	"eos_session":            eosSession{},
 	"routeros_reset_import":  routerosResetImport{},
+	"merge_lines":            mergeLines{},
 }
 
 // MethodOf returns the method a platform restores with.

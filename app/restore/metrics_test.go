@@ -51,7 +51,7 @@ func TestRestoreEndCounted(t *testing.T) {
 	before := restoresTotal(t, "frr_vtysh", db.RestoreSucceeded)
 	// The version the router runs: the run backs up, finds it held, ends.
 	v := e.backup()
-	r, err := e.svc.Request(ctx, e.admin, e.device, v.ID, "")
+	r, err := e.svc.Request(ctx, e.admin, e.device, v.ID, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

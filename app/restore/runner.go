@@ -121,6 +121,16 @@ func (x *run) run(ctx context.Context) (state, msg, reason string) {
 	if err != nil {
 		return db.RestoreFailed, "reading the version failed: " + err.Error(), ReasonStore
 	}
+	merge := Merges(p)
+	switch {
+	case merge && len(x.r.Lines) == 0, !merge && x.r.Lines != nil:
+		return db.RestoreFailed, fmt.Sprintf("platform %s now restores by method %s, which this request was not made for; nothing was sent. "+
+			"Request the restore again", dev.Platform, p.Restore.Method), ReasonNoMethod
+	case merge:
+		// What is applied and verified is the selected lines with their
+		// parents, not the whole version.
+		target = PlanText(MergePlan(p, target, x.r.Lines))
+	}
 
 	// The backup just before: the job's own attempt.
 	x.stage(ctx, StagePreBackup)
@@ -165,6 +175,9 @@ func (x *run) run(ctx context.Context) (state, msg, reason string) {
 		f := x.applyFailure(u.Err)
 		return db.RestoreFailed, f.msg + "; nothing was changed on the device", f.reason
 	}
+	if merge {
+		return x.mergeEnd(ctx, target, applied, err)
+	}
 	if err != nil {
 		return x.undo(ctx, sh, target, pre.Text, x.applyFailure(err))
 	}
@@ -187,6 +200,50 @@ func (x *run) run(ctx context.Context) (state, msg, reason string) {
 	if err := x.m.Keep(ctx, sh, x.p); err != nil {
 		return db.RestoreFailed, "the device runs the version, but keeping it failed: " + x.maskText(err.Error()), ReasonKeep
 	}
+	return db.RestoreSucceeded, "", ""
+}
+
+// mergeEnd ends a merge once its lines were typed (or the device refused
+// one, or the session was lost): a backup after, then each line typed
+// must show in it under its parents. Nothing is ever undone: a failure
+// says what was sent and that nothing was rolled back.
+func (x *run) mergeEnd(ctx context.Context, plan string, applied Applied, applyErr error) (string, string, string) {
+	total := len(planLines(plan))
+	x.stage(ctx, StageVerify)
+	post, berr := x.backup(ctx, db.RestorePostBackup)
+	after := "; see the backup after the restore for the device's configuration now"
+	switch {
+	case berr != nil:
+		after = "; recording the backup after failed: " + berr.Error() + ". Back the device up to see its state"
+	case !post.Success:
+		after = "; the backup after failed: " + post.Error + ". Back the device up to see its state"
+	}
+	if applyErr != nil {
+		if _, ok := errors.AsType[*SaveError](applyErr); ok {
+			return db.RestoreFailed, fmt.Sprintf("all %d lines were sent, but %s; the running configuration has them, the saved one not, "+
+				"and nothing was rolled back", total, x.maskText(applyErr.Error())) + after, ReasonKeep
+		}
+		f := x.applyFailure(applyErr)
+		if f.reason == ReasonLost {
+			return db.RestoreFailed, fmt.Sprintf("%s after %d of %d lines went in; the device's state is not known, nothing was rolled back and "+
+				"nothing was saved", f.msg, applied.Sent, total) + after, f.reason
+		}
+		return db.RestoreFailed, fmt.Sprintf("%s; partially applied: the %d lines before it were sent (of %d), nothing was rolled back "+
+			"and the configuration was not saved", f.msg, applied.Sent, total) + after, f.reason
+	}
+	if berr != nil || !post.Success {
+		return db.RestoreFailed, fmt.Sprintf("all %d lines were sent and saved, but they could not be verified", total) + after, ReasonBackupFailed
+	}
+	if missing := MissingLines(x.p, post.Text, plan); len(missing) > 0 {
+		x.out.Differences = len(missing)
+		shown := missing[:min(len(missing), 3)]
+		for i := range shown {
+			shown[i] = fmt.Sprintf("%q", x.maskText(shown[i]))
+		}
+		return db.RestoreFailed, fmt.Sprintf("all %d lines were sent and saved, but %d of them do not show in the configuration after (%s); "+
+			"nothing was rolled back", total, len(missing), strings.Join(shown, ", ")), ReasonMismatch
+	}
+	x.out.Verified = true
 	return db.RestoreSucceeded, "", ""
 }
 

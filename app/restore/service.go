@@ -65,8 +65,10 @@ func (s *Service) now() time.Time {
 // Request asks for a device to be put back on one of its versions: it
 // checks that the device can be restored and that the version is one of
 // its good backups, records the request and takes a fresh backup for
-// the preview (the Dispatcher attaches it).
-func (s *Service) Request(ctx context.Context, a Actor, deviceID int64, versionID, reason string) (db.Restore, error) {
+// the preview (the Dispatcher attaches it). lines are the line numbers
+// of the version a merge types (Merges): required for a platform that
+// merges, refused for one that replaces the whole configuration.
+func (s *Service) Request(ctx context.Context, a Actor, deviceID int64, versionID, reason string, lines []int) (db.Restore, error) {
 	dev, err := s.Store.GetDevice(ctx, deviceID)
 	if err != nil {
 		return db.Restore{}, err
@@ -107,6 +109,21 @@ func (s *Service) Request(ctx context.Context, a Actor, deviceID int64, versionI
 	if err != nil {
 		return db.Restore{}, err
 	}
+	merge := Merges(p)
+	switch {
+	case merge && len(lines) == 0:
+		return db.Restore{}, ErrNoSelection
+	case !merge && len(lines) > 0:
+		return db.Restore{}, ErrSelectionNotMerge
+	case merge:
+		if lines, err = Selection(p, text, lines); err != nil {
+			return db.Restore{}, err
+		}
+		// Only what is typed must hold the device's own values.
+		text = PlanText(MergePlan(p, text, lines))
+	default:
+		lines = nil
+	}
 	if strings.Contains(text, redact.Marker) {
 		return db.Restore{}, ErrMaskedVersion
 	}
@@ -121,8 +138,18 @@ func (s *Service) Request(ctx context.Context, a Actor, deviceID int64, versionI
 	}
 	opts, _ := json.Marshal(options{PreviewJob: enq[0].JobID})
 	return s.Store.CreateRestore(ctx, db.NewRestore{DeviceID: deviceID, TargetBackupID: versionID, Method: p.Restore.Method,
-		Options: string(opts), Reason: strings.TrimSpace(reason), RequestedBy: a.UserID, RequestedByName: a.Name},
-		a.audit("restore.request", map[string]any{"device_id": deviceID, "version": versionID, "method": p.Restore.Method}))
+		Options: string(opts), Lines: lines, Reason: strings.TrimSpace(reason), RequestedBy: a.UserID, RequestedByName: a.Name},
+		a.audit("restore.request", requestDetails(deviceID, versionID, p.Restore.Method, lines)))
+}
+
+// requestDetails are the audit details of a request: a merge names how
+// many lines it types.
+func requestDetails(deviceID int64, versionID, method string, lines []int) map[string]any {
+	d := map[string]any{"device_id": deviceID, "version": versionID, "method": method}
+	if lines != nil {
+		d["lines"] = len(lines)
+	}
+	return d
 }
 
 // options are a restore's settings, kept with it as JSON.

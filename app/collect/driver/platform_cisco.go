@@ -19,6 +19,28 @@ var (
 		`^\s*Command authorization failed|^\s*% ?Authorization failed`)
 )
 
+// iosRefusal is how IOS refuses a line in configuration mode: "%
+// Invalid input detected at '^' marker.", "% Incomplete command.", "%
+// Ambiguous command:  \"…\"" (Cisco's "Using the Cisco IOS Command-Line
+// Interface" guide), and "Command authorization failed." under TACACS+
+// command authorization.
+var iosRefusal = re(`^% ?(Invalid input|Incomplete command|Ambiguous command|Unknown command|Permission denied)|` +
+	`^%Error|^Command authorization failed`)
+
+// nxosRefusal is NX-OS's: "% Invalid command at '^' marker.", "%
+// Incomplete command at '^' marker.", "% Ambiguous command at '^'
+// marker.", "% Invalid parameter detected at '^' marker." (the NX-OS
+// Fundamentals Configuration Guide's CLI chapter), "% Permission denied"
+// for a role without the command, and its "ERROR: " messages.
+var nxosRefusal = re(`^% ?(Invalid (command|parameter|number|range|value|ip address)|Incomplete command|Ambiguous command|Permission denied)|` +
+	`^ERROR: |^Command authorization failed`)
+
+// mergeDrop are the lines of an IOS-like configuration a merge never
+// types: the banner and timestamps of the show command and its comments
+// ("!", "!Command: …", "!Time: …"), and the final "end", which would
+// leave configuration mode half way.
+var mergeDrop = []string{`^Building configuration\.\.\.$`, `^Current configuration : \d+ bytes$`, `^\s*!`, `^end$`}
+
 // cisco is the IOS dialogue that many platforms start from.
 func cisco() Dialogue {
 	return Dialogue{
@@ -73,6 +95,20 @@ func init() {
 		Noise:           iosNoise,
 		Secrets:         ciscoSecrets,
 		Syslog:          []SyslogPattern{ciscoConfigI},
+		// Classic IOS has configure replace only from 12.3 on and only
+		// with the archive set up, so backupd does not rely on it: a
+		// person selects lines of the version and they are typed in
+		// configuration mode, as a paste would be.
+		Restore: Restore{
+			Method:      "merge_lines",
+			ConfigEnter: []string{"configure terminal"},
+			ConfigExit:  []string{"end"},
+			Save:        []string{"write memory"},
+			ApplyError:  iosRefusal,
+			Drop:        mergeDrop,
+			Notes: "A merge of the lines a person selects, never a full replace. The account needs privilege 15 " +
+				"(configure terminal and write memory).",
+		},
 	})
 	Register(Platform{
 		ID: "cisco_xe", Name: "Cisco IOS-XE", Vendor: "Cisco",
@@ -112,6 +148,18 @@ func init() {
 			`^!No configuration change since last restart$`,
 		},
 		Secrets: nxosSecrets,
+		// NX-OS 9.3 and later have configure replace, older releases
+		// do not: the merge of selected lines works on all of them.
+		Restore: Restore{
+			Method:      "merge_lines",
+			ConfigEnter: []string{"configure terminal"},
+			ConfigExit:  []string{"end"},
+			Save:        []string{"copy running-config startup-config"},
+			ApplyError:  nxosRefusal,
+			Drop:        mergeDrop,
+			Notes: "A merge of the lines a person selects, never a full replace. The account needs the network-admin role " +
+				"(or a role that may configure and copy running-config startup-config).",
+		},
 		Syslog: []SyslogPattern{{
 			// "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on ..."
 			Name:    "nxos-vshd-config-i",

@@ -60,6 +60,10 @@ type RestoreMethod struct {
 	// on the device: a platform restoring with it must declare
 	// Restore.File.
 	File bool
+	// ConfigMode is true when the method types lines in the device's
+	// configuration mode: a platform restoring with it must declare
+	// Restore.ConfigEnter.
+	ConfigMode bool
 	// Summary is one line for the method table of the manual.
 	Summary string
 }
@@ -87,6 +91,10 @@ var RestoreMethods = []RestoreMethod{
 	{ID: "frr_vtysh", Replaces: true,
 		Summary: "vtysh: the lines that differ are removed (\"no …\") and added in configuration mode, " +
 			"again until the running configuration equals the version (at most 3 passes), then saved with \"write memory\""},
+	{ID: "merge_lines", ConfigMode: true,
+		Summary: "NOT A FULL REPLACE: only the lines a person selected from the version are typed in configuration mode, " +
+			"each after its parent lines (by indentation); it stops at the first line the device refuses, and saves only when every line went in. " +
+			"Lines not selected, and lines the device has that the version lacks, stay as they are; nothing is undone on a failure"},
 }
 
 // LookupRestoreMethod returns the method with id.
@@ -122,6 +130,9 @@ func (r Restore) check() error {
 	}
 	if m.File && r.File == "" {
 		return fmt.Errorf("restore: method %s needs the file the version is copied to", r.Method)
+	}
+	if m.ConfigMode && len(r.ConfigEnter) == 0 {
+		return fmt.Errorf("restore: method %s needs the command that enters configuration mode", r.Method)
 	}
 	if t := r.Timer; t != (ConfirmTimer{}) && (t.Min <= 0 || t.Min > t.Default || t.Default > t.Max) {
 		return fmt.Errorf("restore: the confirm timer needs 0 < minimum ≤ default ≤ maximum")

@@ -24,6 +24,7 @@ func TestRestoreCheck(t *testing.T) {
 		{"timer out of order", Restore{Method: "junos_commit_confirmed", ApplyError: re(`error:`),
 			Timer: ConfirmTimer{Default: time.Hour, Min: time.Minute, Max: 5 * time.Minute}}, "minimum ≤ default ≤ maximum"},
 		{"file method without a file", Restore{Method: "ios_configure_replace", ApplyError: re(`^%`), Timer: timer}, "needs the file"},
+		{"merge without configuration mode", Restore{Method: "merge_lines", ApplyError: re(`^%`)}, "enters configuration mode"},
 		{"bad line to drop", Restore{Method: "frr_vtysh", ApplyError: re(`\S`), Drop: []string{"(("}}, "line to drop"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,6 +38,7 @@ func TestRestoreCheck(t *testing.T) {
 		{},
 		{Method: "frr_vtysh", ApplyError: re(`\S`), Save: []string{"write memory"}},
 		{Method: "ios_configure_replace", ApplyError: re(`^%`), Timer: timer, File: "flash:r.cfg"},
+		{Method: "merge_lines", ApplyError: re(`^%`), ConfigEnter: []string{"configure terminal"}, ConfigExit: []string{"end"}},
 	} {
 		if err := ok.check(); err != nil {
 			t.Errorf("%+v: %v", ok, err)

@@ -89,7 +89,7 @@ func (u *handlers) request(w http.ResponseWriter, r *http.Request) error {
 	case !errors.Is(err, db.ErrNotFound):
 		return err
 	}
-	rs, err := u.Restores.Request(ctx, u.actor(r), d.ID, b.ID, reason)
+	rs, err := u.Restores.Request(ctx, u.actor(r), d.ID, b.ID, reason, nil)
 	if err != nil {
 		if rf, ok := u.refusalOf(err, core.LangOf(r)); ok {
 			return refuse(rf)
