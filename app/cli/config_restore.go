@@ -33,8 +33,9 @@ and compare, keep or put back). Without a running server a request waits.`
 
 func newConfigRestore(cfg *config.Config, byName *bool) *cobra.Command {
 	var version, reason string
+	var lineFlags []string
 	cmd := &cobra.Command{
-		Use:   "restore DEVICE --version ID [--reason TEXT]",
+		Use:   "restore DEVICE --version ID [--line N|N-M ...] [--reason TEXT]",
 		Short: "Ask for a device to be put back on one of its stored versions (previewed, approved, then run by the server)",
 		Long: `Ask for DEVICE to be put back on the version --version names (a backup ID,
 as config show --version takes it). Nothing is sent to the device yet: the
@@ -51,12 +52,25 @@ device with a restore still open. With four eyes on, a request from the
 command line is approved by a person signed in to the web interface, never
 from the command line.
 
+On a platform without a safe full replace (method merge_lines: classic
+IOS, NX-OS) a restore is a merge, NOT a full replace: --line names the
+lines of the version to send (by their number in config show --version,
+"--line 12 --line 40-52"); each goes after its parent lines (by
+indentation). Lines not selected, and lines the device has that the
+version lacks, stay as they are. Blank lines and comments in a range are
+left out. --line is required there and refused on a platform that
+replaces the whole configuration.
+
 The request is written to the audit log. It prints the restore's ID and
 the commands that follow it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(version) == "" {
 				return errors.New("--version: name the version to put back (a backup ID, as config show --version takes it)")
+			}
+			lines, err := parseLineFlags(lineFlags)
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			rc, err := openRestoreCLI(cmd, cfg)
@@ -77,13 +91,16 @@ the commands that follow it.`,
 			} else if !errors.Is(err, db.ErrNotFound) {
 				return err
 			}
-			r, err := rc.svc.Request(ctx, cliRestoreActor(), d.ID, b.ID, reason, nil)
+			r, err := rc.svc.Request(ctx, cliRestoreActor(), d.ID, b.ID, reason, lines)
 			if err != nil {
 				return requestError(d, err)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "restore %d requested: %s (ID %d) back to its version of %s (%s), method %s\n",
 				r.ID, d.Name, d.ID, b.StartedAt.UTC().Format(timeRFC3339), b.ID, r.Method)
+			if r.Lines != nil {
+				fmt.Fprintln(out, mergeLabel(len(r.Lines)))
+			}
 			fmt.Fprintf(out, "The running server (backupd serve) now takes a fresh backup of %s for the preview; "+
 				"nothing is sent to the device before the restore is approved.\n", d.Name)
 			fmt.Fprintf(out, "Next:\n"+
@@ -95,7 +112,39 @@ the commands that follow it.`,
 	}
 	cmd.Flags().StringVar(&version, "version", "", "backup `ID` of the version to put back")
 	cmd.Flags().StringVar(&reason, "reason", "", "why, kept with the request and shown to whoever approves it")
+	cmd.Flags().StringArrayVar(&lineFlags, "line", nil, "for a merge (merge_lines platforms): a line `N` or range N-M of the version to send; repeat it")
 	return cmd
+}
+
+// mergeLabel is how a merge restore is named wherever it shows.
+func mergeLabel(n int) string {
+	return fmt.Sprintf("Merge of %d selected lines — not a full replace: lines not selected and lines the device has "+
+		"that the version lacks are left as they are.", n)
+}
+
+// parseLineFlags reads --line N and --line N-M.
+func parseLineFlags(flags []string) ([]int, error) {
+	var out []int
+	for _, f := range flags {
+		from, to, isRange := strings.Cut(strings.TrimSpace(f), "-")
+		a, err := strconv.Atoi(from)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(to)
+		}
+		switch {
+		case err != nil || a < 1 || b < 1:
+			return nil, fmt.Errorf("--line %q: want a line number (from 1) or a range N-M", f)
+		case b < a:
+			return nil, fmt.Errorf("--line %q: the range ends before it starts", f)
+		case len(out)+b-a+1 > restore.MaxSelected:
+			return nil, fmt.Errorf("--line: at most %d lines", restore.MaxSelected)
+		}
+		for n := a; n <= b; n++ {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 func newConfigRestoreApprove(cfg *config.Config) *cobra.Command {
@@ -350,6 +399,8 @@ func requestError(d db.Device, err error) error {
 	case errors.Is(err, restore.ErrNotSupported):
 		return fmt.Errorf("device %s (ID %d): its platform %s cannot restore a configuration (docs/restore.md lists the platforms that can)",
 			d.Name, d.ID, d.Platform)
+	case errors.Is(err, restore.ErrNoSelection), errors.Is(err, restore.ErrSelectionNotMerge):
+		return fmt.Errorf("--line: device %s (ID %d, %s): %w", d.Name, d.ID, d.Platform, err)
 	case errors.Is(err, restore.ErrRemoteZone), errors.Is(err, restore.ErrDisabled), errors.Is(err, restore.ErrMaskedVersion), errors.Is(err, restore.ErrBusy):
 		return fmt.Errorf("device %s (ID %d): %w", d.Name, d.ID, err)
 	case errors.As(err, &open):
@@ -397,7 +448,7 @@ func restoreRefusal(id int64, action string, err error) error {
 
 // fieldError names the flag a refused field came from.
 func fieldError(f *db.ErrInvalidField) error {
-	flag := map[string]string{"version": "--version", "target_backup_id": "--version", "reason": "--reason", "note": "--note"}[f.Field]
+	flag := map[string]string{"version": "--version", "target_backup_id": "--version", "reason": "--reason", "note": "--note", "lines": "--line"}[f.Field]
 	if flag == "" {
 		flag = f.Field
 	}

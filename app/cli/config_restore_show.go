@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,23 +31,26 @@ const timeRFC3339 = "2006-01-02T15:04:05Z"
 // restoreJSON is one restore as --json prints it. Its fields are a
 // contract: scripts read them, so they are only ever added to.
 type restoreJSON struct {
-	ID           int64             `json:"id"`
-	Device       restoreDeviceJSON `json:"device"`
-	State        string            `json:"state"`
-	Stage        string            `json:"stage"`
-	Method       string            `json:"method"`
-	Version      string            `json:"version"`
-	RequestedBy  string            `json:"requested_by"`
-	RequestedAt  string            `json:"requested_at"`
-	Reason       string            `json:"reason"`
-	DecidedBy    *string           `json:"decided_by"`
-	DecidedAt    *string           `json:"decided_at"`
-	DecisionNote string            `json:"decision_note"`
-	ExpiresAt    *string           `json:"expires_at"`
-	JobID        *int64            `json:"job_id"`
-	StartedAt    *string           `json:"started_at"`
-	FinishedAt   *string           `json:"finished_at"`
-	Backups      restoreBackups    `json:"backups"`
+	ID     int64             `json:"id"`
+	Device restoreDeviceJSON `json:"device"`
+	State  string            `json:"state"`
+	Stage  string            `json:"stage"`
+	Method string            `json:"method"`
+	// Lines are the line numbers of the version a merge sends (null: the
+	// whole version).
+	Lines        []int          `json:"lines"`
+	Version      string         `json:"version"`
+	RequestedBy  string         `json:"requested_by"`
+	RequestedAt  string         `json:"requested_at"`
+	Reason       string         `json:"reason"`
+	DecidedBy    *string        `json:"decided_by"`
+	DecidedAt    *string        `json:"decided_at"`
+	DecisionNote string         `json:"decision_note"`
+	ExpiresAt    *string        `json:"expires_at"`
+	JobID        *int64         `json:"job_id"`
+	StartedAt    *string        `json:"started_at"`
+	FinishedAt   *string        `json:"finished_at"`
+	Backups      restoreBackups `json:"backups"`
 	// Outcome is the runner's summary of a run (verified, passes, rolled
 	// back, …), null before one ended.
 	Outcome     json.RawMessage `json:"outcome"`
@@ -94,7 +98,7 @@ type previewJSON struct {
 func toRestoreJSON(r db.Restore) restoreJSON {
 	j := restoreJSON{
 		ID: r.ID, Device: restoreDeviceJSON{ID: r.DeviceID, Name: r.DeviceName}, State: r.State, Stage: r.Stage, Method: r.Method,
-		Version: r.TargetBackupID, RequestedBy: r.RequestedByName, RequestedAt: restoreTime(&r.RequestedAt), Reason: r.Reason,
+		Lines: r.Lines, Version: r.TargetBackupID, RequestedBy: r.RequestedByName, RequestedAt: restoreTime(&r.RequestedAt), Reason: r.Reason,
 		DecidedBy: r.DecidedByName, DecidedAt: restoreTimePtr(r.DecidedAt), DecisionNote: r.DecisionNote,
 		ExpiresAt: restoreTimePtr(r.ExpiresAt), JobID: r.JobID, StartedAt: restoreTimePtr(r.StartedAt), FinishedAt: restoreTimePtr(r.FinishedAt),
 		Backups:     restoreBackups{Preview: r.PreviewBackupID, Before: r.PreBackupID, After: r.PostBackupID, Rollback: r.RollbackBackupID},
@@ -361,6 +365,10 @@ func writeRestoreStatus(ctx context.Context, w io.Writer, store *db.Store, r db.
 	}
 	row("version", "%s", version)
 	row("method", "%s", r.Method)
+	if r.Lines != nil {
+		row("merge", "%s", mergeLabel(len(r.Lines)))
+		row("lines", "%s", lineRanges(r.Lines))
+	}
 	requested := restoreTime(&r.RequestedAt) + " by " + r.RequestedByName
 	if r.Reason != "" {
 		requested += ": " + r.Reason
@@ -522,4 +530,22 @@ func writeJSON(w io.Writer, v any) error {
 	// A masked secret stays <secret:3f9a1c>, as the text output shows it.
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// lineRanges writes sorted line numbers as ranges: "3, 7-9".
+func lineRanges(lines []int) string {
+	var parts []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j+1 < len(lines) && lines[j+1] == lines[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", lines[i], lines[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(lines[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }

@@ -167,13 +167,15 @@ func TestConfigRestoreRefusals(t *testing.T) {
 	edge := f.device(t, "edge", "frr", true)
 	other := f.device(t, "other", "frr", true)
 	ios := f.device(t, "ios1", "cisco_ios", true)
+	pc := f.device(t, "pc1", "hp_procurve", true)
 	off := f.device(t, "off1", "frr", false)
 	old := addBackup(t, f.store, edge.ID, day(20), frrOld, "")
 	failed := addBackup(t, f.store, edge.ID, day(21), "", "connection timed out")
 	masked := addBackup(t, f.store, edge.ID, day(22), frrMasked, "")
 	now := addBackup(t, f.store, edge.ID, day(23), frrNow, "")
 	otherV := addBackup(t, f.store, other.ID, day(20), frrOld, "")
-	iosV := addBackup(t, f.store, ios.ID, day(20), "hostname ios1\n", "")
+	iosV := addBackup(t, f.store, ios.ID, day(20), "!\nhostname ios1\ninterface Gi0/1\n description uplink\n!\nend\n", "")
+	pcV := addBackup(t, f.store, pc.ID, day(20), "hostname pc1\n", "")
 	offV := addBackup(t, f.store, off.ID, day(20), frrOld, "")
 
 	f.refused(t, []string{`no device with the name or ID "nope"`}, "config", "restore", "nope", "--version", old.ID)
@@ -182,7 +184,16 @@ func TestConfigRestoreRefusals(t *testing.T) {
 		"config", "restore", "edge", "--version", "00000000-0000-0000-0000-000000000000")
 	f.refused(t, []string{"--version", "a version of device other", "not of edge"}, "config", "restore", "edge", "--version", otherV.ID)
 	f.refused(t, []string{"--version", "holds no configuration", "connection timed out"}, "config", "restore", "edge", "--version", failed.ID)
-	f.refused(t, []string{"ios1", "platform cisco_ios cannot restore", "docs/restore.md"}, "config", "restore", "ios1", "--version", iosV.ID)
+	f.refused(t, []string{"pc1", "platform hp_procurve cannot restore", "docs/restore.md"}, "config", "restore", "pc1", "--version", pcV.ID)
+	// A merge platform wants --line, within the version; a replace
+	// platform refuses it.
+	f.refused(t, []string{"--line", "ios1", "select the lines of the version", "not a full replace"}, "config", "restore", "ios1", "--version", iosV.ID)
+	f.refused(t, []string{"--line", "line 7 is not in the version, which has 6 lines"}, "config", "restore", "ios1", "--version", iosV.ID, "--line", "2-9")
+	f.refused(t, []string{"--line", "blank lines or comments"}, "config", "restore", "ios1", "--version", iosV.ID, "--line", "1", "--line", "5")
+	for _, bad := range []string{"x", "0", "4-2", "-3", "2-"} {
+		f.refused(t, []string{"--line " + strconv.Quote(bad)}, "config", "restore", "ios1", "--version", iosV.ID, "--line", bad)
+	}
+	f.refused(t, []string{"--line", "edge", "replaces the whole configuration"}, "config", "restore", "edge", "--version", old.ID, "--line", "2")
 	f.refused(t, []string{"off1", "disabled"}, "config", "restore", "off1", "--version", offV.ID)
 	f.refused(t, []string{"edge", "masked secrets"}, "config", "restore", "edge", "--version", masked.ID)
 	f.refused(t, []string{"--reason", "at most 2000 characters"}, "config", "restore", "edge", "--version", old.ID, "--reason", strings.Repeat("x", 2001))
@@ -318,6 +329,19 @@ func TestConfigRestoreRefusals(t *testing.T) {
 		t.Errorf("restores --state open lists ended restores:\n%s", out)
 	}
 
+	// A merge on classic IOS: the lines as ranges, blank lines and
+	// comments left out, labelled a merge wherever it shows.
+	mid := f.request(t, "ios1", iosV.ID, "--line", "1-2", "--line", "4")
+	if m := f.state(t, mid); len(m.Lines) != 2 || m.Lines[0] != 2 || m.Lines[1] != 4 {
+		t.Errorf("the merge's lines: %v", m.Lines)
+	}
+	st = f.ok(t, "config", "restore-status", strconv.FormatInt(mid, 10))
+	for _, want := range []string{"Merge of 2 selected lines — not a full replace", "lines  ", "2, 4"} {
+		if !strings.Contains(st.stdout, want) {
+			t.Errorf("restore-status of a merge lacks %q:\n%s", want, st.stdout)
+		}
+	}
+
 	// Every request and decision is the command line's in the audit
 	// log; the refused ones left nothing.
 	entries, _, err := f.store.ListAudit(ctx, 1000, 0)
@@ -330,7 +354,7 @@ func TestConfigRestoreRefusals(t *testing.T) {
 			count[e.Action]++
 		}
 	}
-	want := map[string]int{"restore.request": 4, "restore.approve": 1, "restore.reject": 2, "restore.cancel": 3, "settings.update": 3, "config.reveal": 1}
+	want := map[string]int{"restore.request": 5, "restore.approve": 1, "restore.reject": 2, "restore.cancel": 3, "settings.update": 3, "config.reveal": 1}
 	for action, n := range want {
 		if count[action] != n {
 			t.Errorf("%d %s entries of the command line, want %d (all: %v)", count[action], action, n, count)
