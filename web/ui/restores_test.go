@@ -57,7 +57,8 @@ func newRestoreFixture(t *testing.T) *restoreFixture {
 	f.edgeV1 = restoreBackup(t, e, f.edge).ID
 	f.branchV1 = restoreBackup(t, e, f.branchDev).ID
 	f.edgeSim.Mutate(7)
-	ios, err := e.store.CreateDevice(ctx, db.Device{Name: "core-sw", Host: "192.0.2.7", Port: 22, Platform: "cisco_ios",
+	// A platform that cannot restore (classic IOS merges since).
+	ios, err := e.store.CreateDevice(ctx, db.Device{Name: "core-sw", Host: "192.0.2.7", Port: 22, Platform: "hp_procurve",
 		LoginMethod: "ssh", GroupID: &f.core, Encoding: "utf-8", Enabled: true})
 	if err != nil {
 		t.Fatal(err)

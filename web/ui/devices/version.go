@@ -65,7 +65,7 @@ func (u *handlers) deviceVersion(w http.ResponseWriter, r *http.Request) error {
 			p.Lines, p.Truncated = p.Lines[:detailMaxConfigLines], true
 		}
 	}
-	if p.Restore, err = u.versionRestoreFor(r, d, b); err != nil {
+	if p.Restore, err = u.versionRestoreFor(r, d, b, p.Lines); err != nil {
 		return err
 	}
 	cur := db.CursorOf(b)

@@ -12,7 +12,10 @@ import (
 )
 
 // "Restore this version" on a version's page: a form that posts to the
-// restores room (core.PathRestores) with an optional reason. Where the
+// restores room (core.PathRestores) with an optional reason. On a
+// platform that restores by a merge of selected lines the form lists the
+// version's lines with a box each, says that it is not a full replace,
+// and sends the lines ticked ("line") or all of them ("all"). Where the
 // device cannot be restored the action shows all the same, disabled,
 // saying why, so that nobody looks for a button that is not there.
 
@@ -27,11 +30,25 @@ type versionRestore struct {
 	// OpenURL is the device's open restore: one at a time, so the page
 	// links it instead of the form.
 	OpenURL string
+	// Merge: the platform restores by a merge of selected lines (not a
+	// full replace); Lines are the version's lines to choose from, as
+	// the page shows them (secrets masked).
+	Merge bool
+	Lines []versionLine
+}
+
+// versionLine is one line of the version in the merge form: Pick says
+// it is configuration that can be sent (not blank, not a comment).
+type versionLine struct {
+	No   int
+	Text string
+	Pick bool
 }
 
 // versionRestoreFor is the action for version b of d, nil when the user
-// may not ask for restores or b holds no configuration.
-func (u *handlers) versionRestoreFor(r *http.Request, d db.Device, b db.Backup) (*versionRestore, error) {
+// may not ask for restores or b holds no configuration. lines are the
+// version's lines as the page shows them, for the merge form.
+func (u *handlers) versionRestoreFor(r *http.Request, d db.Device, b db.Backup, lines []string) (*versionRestore, error) {
 	if !core.SessionOf(r).Can(auth.PermRestore) || !b.Success || b.SnapshotHash == nil {
 		return nil, nil
 	}
@@ -45,6 +62,13 @@ func (u *handlers) versionRestoreFor(r *http.Request, d db.Device, b db.Backup) 
 		a.Why = keyVersionRestoreRemote
 	case !d.Enabled:
 		a.Why = keyVersionRestoreDisabled
+	}
+	if method && restore.Merges(p) {
+		a.Merge = true
+		a.Lines = make([]versionLine, len(lines))
+		for i, l := range lines {
+			a.Lines[i] = versionLine{No: i + 1, Text: l, Pick: restore.Sendable(p, l)}
+		}
 	}
 	open, err := u.Store.OpenRestore(r.Context(), d.ID)
 	switch {

@@ -84,6 +84,8 @@ type listItem struct {
 	StateKey, Badge        string
 	StageKey               string
 	Reason                 string
+	// Merge counts a merge's selected lines (0: the whole version).
+	Merge int
 }
 
 // listQuery is what the list shows.
@@ -179,6 +181,7 @@ func (u *handlers) list(w http.ResponseWriter, r *http.Request) error {
 			ID: rs.ID, URL: core.RestorePath(rs.ID), DeviceName: rs.DeviceName, DeviceURL: core.DevicePath(rs.DeviceID),
 			VersionURL: core.VersionPath(rs.DeviceID, rs.TargetBackupID), Requester: rs.RequestedByName,
 			RequestedAt: u.timeText(&rs.RequestedAt), StateKey: stateKey(rs.State), Badge: badges[rs.State],
+			Merge: len(rs.Lines),
 		}
 		if rs.State == db.RestoreRunning {
 			it.StageKey = stageKeys[rs.Stage]

@@ -32,6 +32,9 @@ const (
 	keyErrNoteTooLong   = "restores.error.note_too_long"
 	keyErrNoPreview     = "restores.error.no_preview"
 	keyErrCancelOwn     = "restores.error.cancel_own"
+	keyErrNoLines       = "restores.error.no_lines"
+	keyErrLinesNotMerge = "restores.error.lines_not_merge"
+	keyErrBadLines      = "restores.error.bad_lines"
 
 	keyBackupPreview  = "restores.backup.preview"
 	keyBackupBefore   = "restores.backup.before"

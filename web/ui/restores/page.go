@@ -10,6 +10,7 @@ import (
 	"backupd/app/auth"
 	"backupd/app/backup"
 	"backupd/app/collect"
+	"backupd/app/collect/driver"
 	"backupd/app/restore"
 	"backupd/db"
 	"backupd/db/queue"
@@ -45,6 +46,9 @@ type restorePage struct {
 	// Backups are the backups the restore took, linked.
 	Backups []backupLink
 	Preview *preview
+	// Merge is what a merge of selected lines sends (nil for a restore
+	// of the whole version).
+	Merge   *mergeView
 	Secrets core.Secrets
 	// Transcript is the session's (masked when stored).
 	Transcript    []db.TranscriptSegment
@@ -79,6 +83,25 @@ type outcome struct {
 // language, then the run's own words.
 type failure struct {
 	Reason, Error string
+}
+
+// mergeView is a merge's lines as they will be (or were) sent, in
+// order: the selected ones, each after its parent lines.
+type mergeView struct {
+	// Count is how many lines were selected.
+	Count int
+	Rows  []mergeRow
+	// Gone: retention deleted the version since.
+	Gone bool
+}
+
+// mergeRow is one line sent: its number in the version, its text
+// (secrets masked as the page's are), and whether it is sent only as
+// the parent of a selected line.
+type mergeRow struct {
+	No     int
+	Text   string
+	Parent bool
 }
 
 // backupLink is one backup a restore took.
@@ -170,10 +193,16 @@ func (u *handlers) showRestore(w http.ResponseWriter, r *http.Request, status in
 	if err := u.fillBackups(r, rs, d, &p); err != nil {
 		return err
 	}
-	if rs.PreviewBackupID != nil {
+	if rs.PreviewBackupID != nil || rs.Lines != nil {
 		if p.Secrets, err = u.SecretsFor(r, "device", d.ID, map[string]any{"page": "restore", "restore": rs.ID}); err != nil {
 			return err
 		}
+	}
+	if rs.Lines != nil {
+		if p.Merge, err = u.mergeView(r, rs, d, p.Secrets); err != nil {
+			return err
+		}
+	} else if rs.PreviewBackupID != nil {
 		if p.Preview, err = u.preview(r, rs, d, p.Secrets); err != nil {
 			return err
 		}
@@ -398,4 +427,23 @@ type apiRestoreState struct {
 	StageText string `json:"stage_text"`
 	Open      bool   `json:"open"`
 	UpdatedAt string `json:"updated_at"`
+}
+
+// mergeView lays out what a merge sends: MergePlan of its version and
+// lines, each line masked as the page masks secrets.
+func (u *handlers) mergeView(r *http.Request, rs db.Restore, d db.Device, sec core.Secrets) (*mergeView, error) {
+	m := &mergeView{Count: len(rs.Lines)}
+	text, err := u.Store.SnapshotText(r.Context(), rs.TargetHash)
+	switch {
+	case errors.Is(err, db.ErrNotFound) || errors.Is(err, backup.ErrNoSnapshot):
+		m.Gone = true
+		return m, nil
+	case err != nil:
+		return nil, err
+	}
+	p, _ := driver.Lookup(d.Platform)
+	for _, l := range restore.MergePlan(p, text, rs.Lines) {
+		m.Rows = append(m.Rows, mergeRow{No: l.Number, Text: sec.Mask(d.ID, d.Platform, l.Text), Parent: l.Parent})
+	}
+	return m, nil
 }

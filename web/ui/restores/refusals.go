@@ -34,6 +34,10 @@ func (u *handlers) refusalOf(err error, lang string) (refusal, bool) {
 		return refusal{Status: http.StatusUnprocessableEntity, Key: keyErrRemoteZone}, true
 	case errors.Is(err, restore.ErrDisabled):
 		return refusal{Status: http.StatusUnprocessableEntity, Key: keyErrDisabled}, true
+	case errors.Is(err, restore.ErrNoSelection):
+		return refusal{Status: http.StatusUnprocessableEntity, Key: keyErrNoLines}, true
+	case errors.Is(err, restore.ErrSelectionNotMerge):
+		return refusal{Status: http.StatusUnprocessableEntity, Key: keyErrLinesNotMerge}, true
 	case errors.Is(err, restore.ErrMaskedVersion):
 		return refusal{Status: http.StatusUnprocessableEntity, Key: keyErrMaskedVersion}, true
 	case errors.Is(err, restore.ErrFourEyes):

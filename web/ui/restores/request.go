@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"backupd/app/restore"
 	"backupd/db"
 	"backupd/web/ui/core"
 )
@@ -23,6 +24,8 @@ type requestPage struct {
 	// Version is the version asked for, when it is one of the device's.
 	Version *versionRef
 	Reason  string
+	// Lines are the lines of a merge as sent, kept for the form again.
+	Lines   []int
 	Refusal refusal
 	// Retry: the form is shown again (a reason too long, a busy device).
 	Retry bool
@@ -57,6 +60,9 @@ func (u *handlers) request(w http.ResponseWriter, r *http.Request) error {
 	refuse := func(rf refusal) error {
 		p.Refusal = rf
 		p.Retry = p.Version != nil && (rf.Key == keyErrReasonTooLong || rf.Key == keyErrBusy)
+		if !p.Retry {
+			p.Lines = nil
+		}
 		return u.Render(w, r, rf.Status, "restore_request.html", keyTitleRequest, p)
 	}
 	if u.Restores == nil {
@@ -89,7 +95,23 @@ func (u *handlers) request(w http.ResponseWriter, r *http.Request) error {
 	case !errors.Is(err, db.ErrNotFound):
 		return err
 	}
-	rs, err := u.Restores.Request(ctx, u.actor(r), d.ID, b.ID, reason, nil)
+	lines, ok := formLines(r)
+	if !ok {
+		return refuse(refusal{Status: http.StatusUnprocessableEntity, Key: keyErrBadLines})
+	}
+	if r.PostFormValue("all") == "1" && b.SnapshotHash != nil {
+		// Every line: the service leaves out blank lines and comments.
+		text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
+		if err != nil {
+			return err
+		}
+		lines = make([]int, min(strings.Count(text, "\n")+1, restore.MaxSelected))
+		for i := range lines {
+			lines[i] = i + 1
+		}
+	}
+	p.Lines = lines
+	rs, err := u.Restores.Request(ctx, u.actor(r), d.ID, b.ID, reason, lines)
 	if err != nil {
 		if rf, ok := u.refusalOf(err, core.LangOf(r)); ok {
 			return refuse(rf)
@@ -98,4 +120,22 @@ func (u *handlers) request(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.Redirect(w, r, core.RestorePath(rs.ID)+"?done=requested", http.StatusSeeOther)
 	return nil
+}
+
+// formLines reads the lines a merge form ticked ("line", one number a
+// box); false when one is not a line number.
+func formLines(r *http.Request) ([]int, bool) {
+	raw := r.PostForm["line"]
+	if len(raw) > restore.MaxSelected {
+		return nil, false
+	}
+	var out []int
+	for _, v := range raw {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
 }
