@@ -365,7 +365,7 @@ func TestConfigRestoreRefusals(t *testing.T) {
 // The JSON of restores and restore-status keeps its fields, in order:
 // scripts read them.
 var (
-	restoreJSONKeys = []string{"id", "device", "state", "stage", "method", "version", "requested_by", "requested_at", "reason",
+	restoreJSONKeys = []string{"id", "device", "state", "stage", "method", "lines", "version", "requested_by", "requested_at", "reason",
 		"decided_by", "decided_at", "decision_note", "expires_at", "job_id", "started_at", "finished_at", "backups", "outcome",
 		"error", "error_reason"}
 	statusJSONKeys = append(slices.Clone(restoreJSONKeys), "preview", "transcript", "transcript_truncated")
