@@ -47,16 +47,24 @@ func moveTarget(ctx context.Context, tx *sql.Tx, id int64, from []string, set st
 	return &ErrTargetState{Have: have}
 }
 
-// changeSetMoved runs move in a transaction, writes the audit entry
-// naming the set's devices, and returns the set as it now is.
-func (s *Store) changeSetMoved(ctx context.Context, what string, id int64, audit *AuditEntry, move func(tx *sql.Tx) error) (ChangeSet, error) {
+// changeSetMoved runs move in a transaction, records the events of the
+// move (events_changeset.go; rejected: a cancel with a decision), writes
+// the audit entry naming the set's devices, and returns the set as it
+// now is.
+func (s *Store) changeSetMoved(ctx context.Context, what string, id int64, rejected bool, audit *AuditEntry, move func(tx *sql.Tx) error) (ChangeSet, error) {
 	var c ChangeSet
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		from, err := rowState(ctx, tx, "change_sets", id)
+		if err != nil {
+			return err
+		}
 		if err := move(tx); err != nil {
 			return err
 		}
-		var err error
 		if c, err = getChangeSet(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := s.recordChangeSetEvents(ctx, tx, c, from, rejected, time.Now()); err != nil {
 			return err
 		}
 		if audit == nil {
@@ -102,7 +110,7 @@ func (s *Store) SetChangeSetRendered(ctx context.Context, id int64, renders []Ta
 	if !ok {
 		to = ChangeSetDraft
 	}
-	return s.changeSetMoved(ctx, "render", id, audit, func(tx *sql.Tx) error {
+	return s.changeSetMoved(ctx, "render", id, false, audit, func(tx *sql.Tx) error {
 		if err := moveChangeSet(ctx, tx, id, []string{ChangeSetDraft, ChangeSetReady}, `state = ?`, []any{to}, ""); err != nil {
 			return err
 		}
@@ -138,7 +146,7 @@ func (s *Store) ApproveChangeSet(ctx context.Context, id int64, d Decision, expi
 		return ChangeSet{}, err
 	}
 	now := Now()
-	return s.changeSetMoved(ctx, "approve", id, audit, func(tx *sql.Tx) error {
+	return s.changeSetMoved(ctx, "approve", id, false, audit, func(tx *sql.Tx) error {
 		err := moveChangeSet(ctx, tx, id, []string{ChangeSetReady},
 			`state = ?, decided_by = ?, decided_by_name = ?, decided_at = ?, decision_note = ?, expires_at = ?`,
 			[]any{ChangeSetApproved, d.UserID, d.Name, now, d.Note, workTime(expiresAt)}, `(expires_at IS NULL OR expires_at > ?)`, now)
@@ -154,7 +162,7 @@ func (s *Store) ApproveChangeSet(ctx context.Context, id int64, d Decision, expi
 // may then be queued. An expired one is ErrChangeSetExpired.
 func (s *Store) StartChangeSet(ctx context.Context, id int64, audit *AuditEntry) (ChangeSet, error) {
 	now := Now()
-	return s.changeSetMoved(ctx, "start", id, audit, func(tx *sql.Tx) error {
+	return s.changeSetMoved(ctx, "start", id, false, audit, func(tx *sql.Tx) error {
 		err := moveChangeSet(ctx, tx, id, []string{ChangeSetApproved}, `state = ?, started_at = ?`,
 			[]any{ChangeSetRunning, now}, `(expires_at IS NULL OR expires_at > ?)`, now)
 		var st *ErrChangeSetState
@@ -184,7 +192,7 @@ func (s *Store) CancelChangeSet(ctx context.Context, id int64, d *Decision, reas
 		set += `, decided_by = ?, decided_by_name = ?, decided_at = ?, decision_note = ?`
 		args = append(args, d.UserID, d.Name, stamp, d.Note)
 	}
-	return s.changeSetMoved(ctx, "cancel", id, audit, func(tx *sql.Tx) error {
+	return s.changeSetMoved(ctx, "cancel", id, d != nil, audit, func(tx *sql.Tx) error {
 		if err := moveChangeSet(ctx, tx, id, []string{ChangeSetDraft, ChangeSetReady, ChangeSetApproved, ChangeSetRunning},
 			set, args, ""); err != nil {
 			return err
@@ -213,7 +221,7 @@ func (s *Store) FinishChangeSet(ctx context.Context, id int64, state, errText st
 		return ChangeSet{}, err
 	}
 	stamp := Now()
-	return s.changeSetMoved(ctx, "finish", id, audit, func(tx *sql.Tx) error {
+	return s.changeSetMoved(ctx, "finish", id, false, audit, func(tx *sql.Tx) error {
 		if err := moveChangeSet(ctx, tx, id, []string{ChangeSetRunning}, `state = ?, finished_at = ?, error = ?`,
 			[]any{state, stamp, nullIfEmpty(errText)}, ""); err != nil {
 			return err
@@ -228,8 +236,8 @@ func (s *Store) FinishChangeSet(ctx context.Context, id int64, state, errText st
 }
 
 // ExpireChangeSets ends the ready and approved change sets whose time ran
-// out by now (expired) and returns them, for the caller to notify. With
-// audit, each gets that entry.
+// out by now (expired), records the events of each move, and returns
+// them. With audit, each gets that entry.
 func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *AuditEntry) ([]ChangeSet, error) {
 	var out []ChangeSet
 	stamp := now.UTC().Format(TimeFormat)
@@ -247,6 +255,9 @@ func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *Audi
 		for _, id := range ids {
 			c, err := getChangeSet(ctx, tx, id)
 			if err != nil {
+				return err
+			}
+			if err := s.recordChangeSetEvents(ctx, tx, c, "", false, now); err != nil {
 				return err
 			}
 			if audit != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // Which events a backup's end, a reachability check, the stale check, a
-// push of the git mirror or a restore's move causes is a product rule,
+// push of the git mirror, a restore's move or a change set's move causes is a product rule,
 // and the store does not make it: the application hands the store an
 // EventPolicy (app/notify/policy.Decide) once, where it opens it. The
 // store loads what the policy needs (the device, its event state), asks
@@ -25,7 +25,7 @@ type EventPolicy func(EventInput) (EventDecision, error)
 
 // ErrNoEventPolicy is the error of recording a happening on a store
 // opened without an event policy: its events would be lost silently.
-var ErrNoEventPolicy = errors.New("the store has no event policy: the application sets one (SetEventPolicy) before it records backups, checks, pushes or restores")
+var ErrNoEventPolicy = errors.New("the store has no event policy: the application sets one (SetEventPolicy) before it records backups, checks, pushes, restores or change sets")
 
 // SetEventPolicy sets the policy that decides the store's events. It is
 // set once, right after the store is opened and before it is shared.
@@ -40,14 +40,15 @@ func (s *Store) decide(in EventInput) (EventDecision, error) {
 }
 
 // EventInput is one happening that may cause events: exactly one of
-// Attempt, Check, Stale, GitPush and Restore is set.
+// Attempt, Check, Stale, GitPush, Restore and ChangeSet is set.
 type EventInput struct {
 	// At is when it happened; Trigger what caused it (the attempt's
 	// trigger, TriggerCheck, TriggerGitPush, queue.TriggerRestore).
 	At      time.Time
 	Trigger string
 	// Device is the device it happened to; zero for a push of the git
-	// mirror, which is about the server.
+	// mirror, which is about the server, and for a change set's move,
+	// which is about many devices.
 	Device EventDevice
 	// Prev is the subject's state after the happening before.
 	Prev EventState
@@ -59,6 +60,23 @@ type EventInput struct {
 	// Restore is a restore of Device that has just moved: its State is
 	// the one it moved to.
 	Restore *Restore
+	// ChangeSet is a change set that has just moved.
+	ChangeSet *ChangeSetMove
+}
+
+// ChangeSetMove is a change set's move: the set as it now is (its State
+// the one it moved to), where it came from, and its targets' states.
+// Set.Body and its targets' rendered lines are configuration text: a
+// policy never puts them in an event.
+type ChangeSetMove struct {
+	Set ChangeSet
+	// From is the state it left; "" for an expiry (ready or approved).
+	From string
+	// Rejected: it was cancelled with a decision (Set.DecidedByName is
+	// who rejected it, not who approved it).
+	Rejected bool
+	// Counts is how many of its targets are in each state.
+	Counts map[string]int
 }
 
 // EventDevice is what events name of their device, and what the policy

@@ -15,7 +15,9 @@ const Schema = "backupd.event/v1"
 // git.push_failed and git.push_recovered; Restore for the
 // config.restore_* events, with Backup (and Diff, where the rule
 // includes diffs) for config.restore_requested: what the restore would
-// change. It never carries a password; the configuration diff only
+// change; ChangeSet (no Device) for the system events
+// config.push_requested and config.push_finished. It never carries a
+// password, nor a change set's commands; the configuration diff only
 // where the rule allows it, since a configuration may hold secrets.
 type Event struct {
 	Schema  string    `json:"schema"`  // always Schema
@@ -24,7 +26,8 @@ type Event struct {
 	At      time.Time `json:"at"`      // when it happened, UTC
 	Trigger string    `json:"trigger"` // schedule | manual | syslog | retry | api | cli | check | restore …
 	// Device is nil (absent) only for system events, which are about
-	// the server rather than a device: git.push_failed, git.push_recovered.
+	// the server or many devices rather than one: git.push_failed,
+	// git.push_recovered, config.push_requested, config.push_finished.
 	Device  *Device  `json:"device,omitempty"`
 	Backup  *Backup  `json:"backup,omitempty"`
 	Failure *Failure `json:"failure,omitempty"`
@@ -32,8 +35,12 @@ type Event struct {
 	Stale   *Stale   `json:"stale,omitempty"`
 	Git     *Git     `json:"git,omitempty"`
 	Restore *Restore `json:"restore,omitempty"`
+	// ChangeSet is the change set of config.push_requested and
+	// config.push_finished.
+	ChangeSet *ChangeSet `json:"change_set,omitempty"`
 	// URL links to the event's page in the web interface (the diff, the
-	// restore, or the device), when the server knows its public URL.
+	// restore, the change set, or the device), when the server knows
+	// its public URL.
 	URL string `json:"url,omitempty"`
 }
 
@@ -103,6 +110,40 @@ type Restore struct {
 	Error        string     `json:"error,omitempty"`
 	ErrorReason  string     `json:"error_reason,omitempty"`
 	Path         string     `json:"path"`
+}
+
+// ChangeSet is the change set (commands pushed to many devices) a
+// config.push_* event is about. State is ready (config.push_requested:
+// it waits for approval) or how it ended (config.push_finished): done
+// (every device was tried), stopped (after too many failed devices),
+// cancelled or expired. ApprovedBy, or RejectedBy for a set cancelled
+// by a rejection, with DecisionNote, name who decided; Reason is why it
+// stopped or was cancelled. It never holds the set's commands, what they
+// rendered to for a device, or a session's transcript (they may hold
+// secrets): Path, the set's page, shows them to those allowed.
+type ChangeSet struct {
+	ID           int64            `json:"id"`
+	Name         string           `json:"name"`
+	State        string           `json:"state"`
+	CreatedBy    string           `json:"created_by"`
+	ApprovedBy   string           `json:"approved_by,omitempty"`
+	RejectedBy   string           `json:"rejected_by,omitempty"`
+	DecisionNote string           `json:"decision_note,omitempty"`
+	Reason       string           `json:"reason,omitempty"`
+	Devices      int              `json:"devices"`
+	Counts       *ChangeSetCounts `json:"counts,omitempty"`
+	Path         string           `json:"path"`
+}
+
+// ChangeSetCounts is how the devices of an ended change set fared
+// (config.push_finished). Skipped counts those never pushed to; Running
+// those still running when it was cancelled (they run to their end).
+type ChangeSetCounts struct {
+	Succeeded   int `json:"succeeded"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	Interrupted int `json:"interrupted"`
+	Running     int `json:"running"`
 }
 
 // Envelope is the body of a webhook delivery: one or more events (more

@@ -63,12 +63,16 @@ func pickLanguage(l string) string {
 	return Languages[0]
 }
 
-// what says in a few words what happened. A restore event may have a
-// text per state (config.restore_failed: rolled back, or not known).
+// what says in a few words what happened. A restore or change set event
+// may have a text per state (config.restore_failed: rolled back, or not
+// known; config.push_finished: done, stopped, cancelled, expired).
 func what(lang string, e Event) string {
 	keys := []string{"kind." + e.Kind}
-	if e.Restore != nil {
+	switch {
+	case e.Restore != nil:
 		keys = append([]string{"kind." + e.Kind + "." + e.Restore.State}, keys...)
+	case e.ChangeSet != nil:
+		keys = append([]string{"kind." + e.Kind + "." + e.ChangeSet.State}, keys...)
 	}
 	if c, err := catalogs(); err == nil {
 		for _, key := range keys {
@@ -107,6 +111,38 @@ func details(lang string, e Event) []string {
 	}
 	if r := e.Restore; r != nil {
 		out = append(out, restoreDetails(lang, *r)...)
+	}
+	if c := e.ChangeSet; c != nil {
+		out = append(out, changeSetDetails(lang, *c)...)
+	}
+	return out
+}
+
+// changeSetDetails are a change set event's particulars: which set, of
+// how many devices, who made it and who decided, how its devices fared
+// and why it stopped. Never its commands: the link leads to them.
+func changeSetDetails(lang string, c ChangeSet) []string {
+	out := []string{tr(lang, "detail.change_set", c.ID, oneLine(c.Name, 100), c.Devices),
+		tr(lang, "detail.change_set_created", oneLine(c.CreatedBy, 100))}
+	note := oneLine(c.DecisionNote, 300)
+	switch {
+	case c.RejectedBy != "" && note != "":
+		out = append(out, tr(lang, "detail.change_set_rejected_note", oneLine(c.RejectedBy, 100), note))
+	case c.RejectedBy != "":
+		out = append(out, tr(lang, "detail.change_set_rejected", oneLine(c.RejectedBy, 100)))
+	case c.ApprovedBy != "" && note != "":
+		out = append(out, tr(lang, "detail.change_set_approved_note", oneLine(c.ApprovedBy, 100), note))
+	case c.ApprovedBy != "":
+		out = append(out, tr(lang, "detail.change_set_approved", oneLine(c.ApprovedBy, 100)))
+	}
+	if n := c.Counts; n != nil {
+		out = append(out, tr(lang, "detail.change_set_counts", n.Succeeded, n.Failed, n.Skipped, n.Interrupted))
+		if n.Running > 0 {
+			out = append(out, tr(lang, "detail.change_set_running", n.Running))
+		}
+	}
+	if reason := oneLine(c.Reason, 300); reason != "" {
+		out = append(out, tr(lang, "detail.change_set_reason", reason))
 	}
 	return out
 }
@@ -222,7 +258,7 @@ func ordered(events []Event) []Event {
 		switch kind {
 		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale", "git.push_failed", "config.restore_failed":
 			return 0
-		case "config.changed", "config.restore_requested":
+		case "config.changed", "config.restore_requested", "config.push_requested":
 			return 1
 		}
 		return 2

@@ -464,6 +464,14 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Ev
 			ev.Restore.VersionAt = &at
 		}
 	}
+	if c := p.ChangeSet; c != nil {
+		ev.ChangeSet = &ChangeSet{ID: c.ID, Name: c.Name, State: c.State, CreatedBy: c.CreatedBy, ApprovedBy: c.ApprovedBy,
+			RejectedBy: c.RejectedBy, DecisionNote: c.DecisionNote, Reason: c.Reason, Devices: c.Devices, Path: c.Path}
+		if n := c.Counts; n != nil {
+			ev.ChangeSet.Counts = &ChangeSetCounts{Succeeded: n.Succeeded, Failed: n.Failed, Skipped: n.Skipped,
+				Interrupted: n.Interrupted, Running: n.Running}
+		}
+	}
 	if p.BackupID != "" && ev.Failure == nil {
 		ev.Backup = &Backup{ID: p.BackupID, PreviousID: p.PreviousBackupID}
 		if b, err := w.store.GetBackup(ctx, p.BackupID); err == nil {
@@ -497,11 +505,17 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Ev
 }
 
 // eventURL links an event to the web interface: a change to its diff,
-// a git push event to the settings, a restore event to the restore,
-// anything else to the device.
+// a change set event to the change set, a git push event to the
+// settings, a restore event to the restore, anything else to the device.
 func (w *Worker) eventURL(p outbox.EventPayload) string {
 	if w.o.PublicURL != "" && p.Kind.System() {
-		return w.o.PublicURL + "/settings#git"
+		switch {
+		case p.ChangeSet != nil && strings.HasPrefix(p.ChangeSet.Path, "/change-sets/"):
+			return w.o.PublicURL + p.ChangeSet.Path
+		case p.Kind == outbox.EventGitPushFailed || p.Kind == outbox.EventGitPushRecovered:
+			return w.o.PublicURL + "/settings#git"
+		}
+		return ""
 	}
 	if w.o.PublicURL == "" || p.DeviceID == 0 {
 		return ""

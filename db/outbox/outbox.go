@@ -52,16 +52,35 @@ const (
 	// rules of scope "all" match them.
 	EventGitPushFailed    EventKind = "git.push_failed"
 	EventGitPushRecovered EventKind = "git.push_recovered"
+	// Change set events: a change set (commands pushed to many devices)
+	// is ready and waits for approval, or ended (done, stopped after too
+	// many failed devices, cancelled, expired; the payload's state says
+	// which, its counts how its devices fared). They are system events
+	// too: a change set spans many devices, and an approver wants one
+	// message per change set, not one per device, nor one per rule
+	// whose groups hold some of its devices (a rule of a user who sees
+	// only some of those devices must not name the set). The devices'
+	// own news is their own events: each push takes backups (trigger
+	// push) that cause config.changed as any backup does.
+	EventPushRequested EventKind = "config.push_requested"
+	EventPushFinished  EventKind = "config.push_finished"
 )
 
 // EventKinds lists every kind, in the order the UI shows them.
 var EventKinds = []EventKind{EventConfigChanged, EventFirstBackup, EventBackupFailed, EventBackupRecovered,
 	EventDeviceUnreachable, EventDeviceReachable, EventHostKeyChanged, EventBackupStale,
 	EventRestoreRequested, EventRestoreApproved, EventRestoreSucceeded, EventRestoreFailed, EventRestoreRejected,
-	EventRestoreExpired, EventGitPushFailed, EventGitPushRecovered}
+	EventRestoreExpired, EventGitPushFailed, EventGitPushRecovered, EventPushRequested, EventPushFinished}
 
-// System reports whether k is about the server rather than a device.
-func (k EventKind) System() bool { return k == EventGitPushFailed || k == EventGitPushRecovered }
+// System reports whether k is about the server (or a change set of many
+// devices) rather than one device: only rules of scope "all" match it.
+func (k EventKind) System() bool {
+	switch k {
+	case EventGitPushFailed, EventGitPushRecovered, EventPushRequested, EventPushFinished:
+		return true
+	}
+	return false
+}
 
 // Valid reports whether k is a known kind.
 func (k EventKind) Valid() bool { return slices.Contains(EventKinds, k) }
@@ -106,12 +125,13 @@ type EventPayload struct {
 	GroupPath []string `json:"group_path,omitempty"`
 	// BackupID is the attempt that caused the event; PreviousBackupID the
 	// good version a change is against.
-	BackupID         string        `json:"backup_id,omitempty"`
-	PreviousBackupID string        `json:"previous_backup_id,omitempty"`
-	Failure          *EventFailure `json:"failure,omitempty"`
-	Stale            *EventStale   `json:"stale,omitempty"`
-	Git              *EventGit     `json:"git,omitempty"`
-	Restore          *EventRestore `json:"restore,omitempty"`
+	BackupID         string          `json:"backup_id,omitempty"`
+	PreviousBackupID string          `json:"previous_backup_id,omitempty"`
+	Failure          *EventFailure   `json:"failure,omitempty"`
+	Stale            *EventStale     `json:"stale,omitempty"`
+	Git              *EventGit       `json:"git,omitempty"`
+	Restore          *EventRestore   `json:"restore,omitempty"`
+	ChangeSet        *EventChangeSet `json:"change_set,omitempty"`
 }
 
 // EventRestore is the restore a config.restore_* event is about, as it
@@ -134,6 +154,45 @@ type EventRestore struct {
 	ErrorReason string `json:"error_reason,omitempty"`
 	// Path is the restore's page in the web interface ("/restores/12").
 	Path string `json:"path"`
+}
+
+// EventChangeSet is the change set a config.push_* event is about, as
+// it was when it moved. It names the set and never holds its body, what
+// it rendered for a device or a session's transcript: those may hold
+// secrets, and Path leads to them for those allowed to see them.
+// Reason and DecisionNote are what people typed (or the runner's own
+// words for a stop): none of it is configuration text.
+type EventChangeSet struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	CreatedBy string `json:"created_by"`
+	// ApprovedBy is who approved it; RejectedBy who cancelled it with a
+	// decision (a rejection), DecisionNote what they wrote.
+	ApprovedBy   string `json:"approved_by,omitempty"`
+	RejectedBy   string `json:"rejected_by,omitempty"`
+	DecisionNote string `json:"decision_note,omitempty"`
+	// Reason is why it stopped or was cancelled.
+	Reason string `json:"reason,omitempty"`
+	// Devices is how many devices it has; Counts (config.push_finished)
+	// how they fared.
+	Devices int                   `json:"devices"`
+	Counts  *EventChangeSetCounts `json:"counts,omitempty"`
+	// Path is the change set's page in the web interface
+	// ("/change-sets/12").
+	Path string `json:"path"`
+}
+
+// EventChangeSetCounts is how the devices of an ended change set fared.
+// Skipped counts the devices never pushed to (skipped, or not started
+// when the set ended); Running those still running when it was
+// cancelled (they run to their end).
+type EventChangeSetCounts struct {
+	Succeeded   int `json:"succeeded"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	Interrupted int `json:"interrupted"`
+	Running     int `json:"running"`
 }
 
 // EventGit is the git mirror's remote (without credentials) and how many

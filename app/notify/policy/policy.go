@@ -1,6 +1,6 @@
 // Package policy is backupd's event policy: which events a backup's end,
-// a reachability check, the stale check, a push of the git mirror or a
-// restore's move causes, with the hysteresis that keeps a flapping device from flooding
+// a reachability check, the stale check, a push of the git mirror, a
+// restore's move or a change set's move causes, with the hysteresis that keeps a flapping device from flooding
 // a channel. Decide is a pure function of what happened and the
 // subject's previous event state; the store (db.Store.SetEventPolicy)
 // asks it inside the transaction that records what happened and writes
@@ -59,15 +59,23 @@ const pushStage = "push"
 //     cancel (by the requester, or of its queued job) and the steps in
 //     between (previewing, queued, running) are not told: the person
 //     who cancels knows, and nothing happened to the device.
+//   - A change set that moved: from a draft to ready (rendered for
+//     every device, it waits for approval) config.push_requested; to
+//     any end (done, stopped, cancelled, expired) config.push_finished,
+//     its state saying which and its counts how the devices fared. A
+//     ready set rendered again is not asked again, and the steps in
+//     between (approved, running) are not told: the approver knows,
+//     and the end follows. Both are system events (no device), one per
+//     change set: see outbox.EventPushRequested.
 func Decide(in db.EventInput) (db.EventDecision, error) {
 	set := 0
-	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil, in.Restore != nil} {
+	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil, in.Restore != nil, in.ChangeSet != nil} {
 		if p {
 			set++
 		}
 	}
 	if set != 1 {
-		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check, push or restore")
+		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check, push, restore or change set move")
 	}
 	d := decision{in: in, next: in.Prev}
 	switch {
@@ -81,6 +89,8 @@ func Decide(in db.EventInput) (db.EventDecision, error) {
 		d.gitPush(*in.GitPush)
 	case in.Restore != nil:
 		d.restore(*in.Restore)
+	case in.ChangeSet != nil:
+		d.changeSet(*in.ChangeSet)
 	}
 	return db.EventDecision{Events: d.events, Next: d.next}, nil
 }
@@ -242,4 +252,45 @@ func (d *decision) restore(r db.Restore) {
 	}
 	p.Restore = er
 	d.add(p, db.AnyThreshold, 0)
+}
+
+// changeSet tells of a change set's move: ready from a draft (requested)
+// or an end (finished, with how its devices fared). The event names the
+// set and the people, never its body, what it rendered for a device or
+// a transcript: those may hold secrets, and the set's page shows them to
+// those allowed to see them.
+func (d *decision) changeSet(m db.ChangeSetMove) {
+	c := m.Set
+	var kind outbox.EventKind
+	switch c.State {
+	case db.ChangeSetReady:
+		if m.From == db.ChangeSetReady {
+			return // rendered again: asked already
+		}
+		kind = outbox.EventPushRequested
+	case db.ChangeSetDone, db.ChangeSetStopped, db.ChangeSetCancelled, db.ChangeSetExpired:
+		kind = outbox.EventPushFinished
+	default:
+		return
+	}
+	ec := &outbox.EventChangeSet{ID: c.ID, Name: c.Name, State: c.State, CreatedBy: c.CreatedByName, Devices: c.Targets,
+		Path: "/change-sets/" + strconv.FormatInt(c.ID, 10)}
+	if c.DecidedByName != nil {
+		if m.Rejected {
+			ec.RejectedBy = *c.DecidedByName
+		} else {
+			ec.ApprovedBy = *c.DecidedByName
+		}
+		ec.DecisionNote = c.DecisionNote
+	}
+	if kind == outbox.EventPushFinished {
+		n := m.Counts
+		ec.Counts = &outbox.EventChangeSetCounts{Succeeded: n[db.TargetSucceeded], Failed: n[db.TargetFailed],
+			Skipped: n[db.TargetSkipped] + n[db.TargetPending], Interrupted: n[db.TargetInterrupted],
+			Running: n[db.TargetQueued] + n[db.TargetRunning]}
+		if c.Error != nil {
+			ec.Reason = *c.Error
+		}
+	}
+	d.add(outbox.EventPayload{Kind: kind, At: d.in.At.UTC(), Trigger: d.in.Trigger, ChangeSet: ec}, db.AnyThreshold, 0)
 }

@@ -44,6 +44,8 @@ var notifEventKeys = map[outbox.EventKind]string{
 	outbox.EventRestoreExpired:    keyNotifEventRestoreExpired,
 	outbox.EventGitPushFailed:     keyNotifEventGitPushFailed,
 	outbox.EventGitPushRecovered:  keyNotifEventGitPushRecovered,
+	outbox.EventPushRequested:     keyNotifEventPushRequested,
+	outbox.EventPushFinished:      keyNotifEventPushFinished,
 }
 
 // notifScopeKeys name each rule scope in the list.

@@ -74,6 +74,8 @@ const (
 	keyNotifEventRestoreExpired    = "notifications.event.restore_expired"
 	keyNotifEventGitPushFailed     = "notifications.event.git_push_failed"
 	keyNotifEventGitPushRecovered  = "notifications.event.git_push_recovered"
+	keyNotifEventPushRequested     = "notifications.event.push_requested"
+	keyNotifEventPushFinished      = "notifications.event.push_finished"
 	keyNotifScopeAll               = "notifications.scope.all"
 	keyNotifScopeGroupsCount       = "notifications.scope.groups_count"
 	keyNotifScopeDevicesCount      = "notifications.scope.devices_count"
