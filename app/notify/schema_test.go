@@ -65,8 +65,12 @@ func TestSchemaMatchesThePayload(t *testing.T) {
 		s.Defs["device"]: reflect.TypeFor[notify.Device](), s.Defs["backup"]: reflect.TypeFor[notify.Backup](),
 		s.Defs["failure"]: reflect.TypeFor[notify.Failure](), s.Defs["diff"]: reflect.TypeFor[notify.Diff](),
 		s.Defs["stale"]: reflect.TypeFor[notify.Stale](), s.Defs["git"]: reflect.TypeFor[notify.Git](),
-		s.Defs["restore"]: reflect.TypeFor[notify.Restore](),
+		s.Defs["restore"]: reflect.TypeFor[notify.Restore](), s.Defs["change_set"]: reflect.TypeFor[notify.ChangeSet](),
 	} {
+		if def == nil {
+			t.Errorf("%s has no definition in the schema", typ.Name())
+			continue
+		}
 		fields := jsonFields(typ)
 		for name, omit := range fields {
 			if def.Properties[name] == nil {

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,12 +228,77 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// A change set's moves: a draft that became ready asks for approval, a
+// ready set rendered again does not ask again, each end is told with
+// its counts (targets never started count as skipped), the steps in
+// between are not told; the events name no device and never the body.
+func TestDecideChangeSets(t *testing.T) {
+	at := time.Date(2026, 3, 1, 14, 30, 0, 0, time.FixedZone("CET", 3600))
+	bob := "bob"
+	stop := "stopped after 2 failed devices"
+	set := func(state string) db.ChangeSet {
+		return db.ChangeSet{ID: 9, Name: "ntp", Body: "ntp server 192.0.2.1 key S3cret\n", State: state, CreatedByName: "alice",
+			DecidedByName: &bob, DecisionNote: "ok", Error: &stop, Targets: 10}
+	}
+	counts := map[string]int{db.TargetSucceeded: 5, db.TargetFailed: 2, db.TargetSkipped: 1, db.TargetPending: 1,
+		db.TargetInterrupted: 0, db.TargetRunning: 1}
+	ev := func(kind outbox.EventKind, state string, n *outbox.EventChangeSetCounts, rejected bool) []db.DecidedEvent {
+		ec := &outbox.EventChangeSet{ID: 9, Name: "ntp", State: state, CreatedBy: "alice", DecisionNote: "ok", Devices: 10,
+			Counts: n, Path: "/change-sets/9"}
+		if rejected {
+			ec.RejectedBy = "bob"
+		} else {
+			ec.ApprovedBy = "bob"
+		}
+		if n != nil {
+			ec.Reason = stop
+		}
+		return []db.DecidedEvent{{Payload: outbox.EventPayload{Kind: kind, At: at.UTC(), Trigger: queue.TriggerPush, ChangeSet: ec}}}
+	}
+	ended := &outbox.EventChangeSetCounts{Succeeded: 5, Failed: 2, Skipped: 2, Running: 1}
+	for _, tc := range []struct {
+		name     string
+		from, to string
+		rejected bool
+		want     []db.DecidedEvent
+	}{
+		{"ready", db.ChangeSetDraft, db.ChangeSetReady, false, ev(outbox.EventPushRequested, db.ChangeSetReady, nil, false)},
+		{"rendered again", db.ChangeSetReady, db.ChangeSetReady, false, nil},
+		{"render failed", db.ChangeSetDraft, db.ChangeSetDraft, false, nil},
+		{"approved", db.ChangeSetReady, db.ChangeSetApproved, false, nil},
+		{"running", db.ChangeSetApproved, db.ChangeSetRunning, false, nil},
+		{"done", db.ChangeSetRunning, db.ChangeSetDone, false, ev(outbox.EventPushFinished, db.ChangeSetDone, ended, false)},
+		{"stopped", db.ChangeSetRunning, db.ChangeSetStopped, false, ev(outbox.EventPushFinished, db.ChangeSetStopped, ended, false)},
+		{"cancelled", db.ChangeSetRunning, db.ChangeSetCancelled, false, ev(outbox.EventPushFinished, db.ChangeSetCancelled, ended, false)},
+		{"rejected", db.ChangeSetReady, db.ChangeSetCancelled, true, ev(outbox.EventPushFinished, db.ChangeSetCancelled, ended, true)},
+		{"expired", "", db.ChangeSetExpired, false, ev(outbox.EventPushFinished, db.ChangeSetExpired, ended, false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := policy.Decide(db.EventInput{At: at, Trigger: queue.TriggerPush, Prev: db.EventState{ConsecutiveFailures: 2},
+				ChangeSet: &db.ChangeSetMove{Set: set(tc.to), From: tc.from, Rejected: tc.rejected, Counts: counts}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Events, tc.want) {
+				t.Errorf("events\n got  %s\n want %s", show(got.Events), show(tc.want))
+			}
+			if strings.Contains(show(got.Events), "S3cret") {
+				t.Errorf("an event holds the body: %s", show(got.Events))
+			}
+			if got.Next != (db.EventState{ConsecutiveFailures: 2}) {
+				t.Errorf("next state %+v; want it as it was", got.Next)
+			}
+		})
+	}
+}
+
 // An input that is not exactly one happening is refused, not guessed at.
 func TestDecideRefusesAmbiguousInput(t *testing.T) {
 	for name, in := range map[string]db.EventInput{
 		"nothing":             {At: time.Now()},
 		"two":                 {Check: &db.ReachabilityCheck{}, GitPush: &db.GitPushEnd{}},
 		"restore and attempt": {Restore: &db.Restore{State: db.RestoreFailed}, Attempt: &db.AttemptEnd{}},
+		"change set and push": {ChangeSet: &db.ChangeSetMove{Set: db.ChangeSet{State: db.ChangeSetDone}}, GitPush: &db.GitPushEnd{}},
 	} {
 		if _, err := policy.Decide(in); err == nil {
 			t.Errorf("%s: no error", name)
