@@ -32,8 +32,11 @@
 // "failure" ({"stage", "reason", "consecutive"}) comes with backup.failed
 // and device.unreachable, "stale" ({"last_good_at", "threshold_seconds"})
 // with backup.stale; "failure" and "git" ({"remote", "attempts"}) with
-// the system events git.push_failed and git.push_recovered, which alone
-// have no "device"; "restore" with the config.restore_* events (and
+// the system events git.push_failed and git.push_recovered; "change_set"
+// (the set's id, name, state, people, device counts and path, never its
+// commands) with the system events config.push_requested and
+// config.push_finished; system events alone have no "device" and match
+// only rules of scope all; "restore" with the config.restore_* events (and
 // "backup", with the diff of what the restore would change, with
 // config.restore_requested); "diff" only when the rule includes diffs (a
 // diff may hold secrets of the configuration). A receiver checks the signature
