@@ -1,8 +1,6 @@
 package ui_test
 
 import (
-	"backupd/internal/dbtest"
-	"backupd/internal/testkit"
 	"context"
 	"io"
 	"log/slog"
@@ -16,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"backupd/internal/dbtest"
+	"backupd/internal/testkit"
 
 	"backupd/app/auth"
 	"backupd/app/backup"
@@ -50,7 +51,8 @@ func (c *clock) Advance(d time.Duration) {
 
 // env is the real server — public API, docs and web interface behind the
 // shared middleware, as serve mounts them — over a real SQLite file, with
-// a running backup engine that runs restores too, as serve's does.
+// a running backup engine that runs restores and pushes too, as serve's
+// does.
 type env struct {
 	t             testing.TB
 	srv           *httptest.Server
@@ -76,7 +78,7 @@ func newEnv(t testing.TB, hooks ...func(store *db.Store, engine *backup.Engine, 
 	runner := restore.NewRunner(store, sealer, log)
 	engine := backup.New(store, sealer, log, backup.Options{Workers: 8, RetryBackoff: 200 * time.Millisecond,
 		Timeouts: collect.Timeouts{Connect: 3 * time.Second, Login: 5 * time.Second, Command: 10 * time.Second, Job: 20 * time.Second},
-		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner}})
+		Work:     map[string]backup.WorkRunner{queue.KindRestore: runner, queue.KindPush: restore.PushRunner{Runner: runner}}})
 	runner.Engine = engine
 	restores := &restore.Service{Store: store, Engine: engine, Keys: redact.NewKeyring(sealer), Log: log}
 	ctx, cancel := context.WithCancel(context.Background())

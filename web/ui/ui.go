@@ -26,6 +26,9 @@
 //	               device"), collectors and zones
 //	restores       restores: the request from a version, the list, one
 //	               restore's preview, approval and outcome
+//	changesets     change sets (a push to many devices): the form, the
+//	               list, one set's dry run, approval and each device's
+//	               outcome
 //	admin          users, roles, API keys, the audit log, and the settings
 //	               page (retention, syslog, git mirror, outbound, restores,
 //	               nodes)
@@ -77,6 +80,7 @@ import (
 
 	"backupd/web/ui/account"
 	"backupd/web/ui/admin"
+	"backupd/web/ui/changesets"
 	"backupd/web/ui/core"
 	"backupd/web/ui/devices"
 	"backupd/web/ui/inventory"
@@ -119,6 +123,7 @@ func Mount(mux *http.ServeMux, deps Deps) *UI {
 	notifications.Mount(mux, c)
 	platforms.Mount(mux, c)
 	restores.Mount(mux, c)
+	changesets.Mount(mux, c)
 	admin.Mount(mux, c)
 	sso.Mount(mux, c)
 

@@ -56,6 +56,7 @@ const (
 	keyNavPlatforms     = "nav.platforms"
 	keyNavCollectors    = "nav.collectors"
 	keyNavRestores      = "nav.restores"
+	keyNavChangeSets    = "nav.changesets"
 
 	keyErrNotFound    = "error.not_found"
 	keyErrForbidden   = "error.forbidden"

@@ -33,6 +33,7 @@ const (
 	PathPlatforms     = "/platforms"
 	PathCollectors    = "/collectors"
 	PathRestores      = "/restores"
+	PathChangeSets    = "/change-sets"
 )
 
 // DevicePath is a device's page.
@@ -51,6 +52,9 @@ func VersionPath(deviceID int64, backupID string) string {
 
 // RestorePath is the page of one restore.
 func RestorePath(id int64) string { return PathRestores + "/" + strconv.FormatInt(id, 10) }
+
+// ChangeSetPath is the page of one change set.
+func ChangeSetPath(id int64) string { return PathChangeSets + "/" + strconv.FormatInt(id, 10) }
 
 // navigation is every section of the interface, grouped as the sidebar
 // shows them, with the permission each needs. An entry shows only once its
@@ -75,6 +79,8 @@ var navigation = []navGroup{
 		// Those who ask for restores and those who approve them both
 		// work from the list.
 		{path: PathRestores, label: keyNavRestores, perm: auth.PermRestore, orPerm: auth.PermApprove},
+		// So do those who write change sets and those who approve them.
+		{path: PathChangeSets, label: keyNavChangeSets, perm: auth.PermPush, orPerm: auth.PermApprove},
 	}},
 	{Label: keyNavAdmin, items: []navItem{
 		{path: PathUsers, label: keyNavUsers, perm: "users.view"},
