@@ -180,7 +180,7 @@ func readForm(r *http.Request, errs *core.FormErrors) (f setForm, vars map[strin
 
 // devicesOf resolves the devices the form names, within the user's
 // groups: the enabled devices of the group (and the groups below it),
-// then the devices named, each once, in that order.
+// then the devices named in the order typed, each once.
 func (u *handlers) devicesOf(r *http.Request, f setForm, groups []groupOption, errs *core.FormErrors) ([]int64, error) {
 	ctx := r.Context()
 	var ids []int64
@@ -224,9 +224,23 @@ func (u *handlers) devicesOf(r *http.Request, f setForm, groups []groupOption, e
 		return nil, nil
 	}
 	if len(names) > 0 {
-		named, missing, err := inventory.DevicesNamed(ctx, u.Store, core.SessionOf(r).Scope(), names)
+		refs, err := u.Store.ScheduleDevicesByName(ctx, core.SessionOf(r).Scope(), names)
 		if err != nil {
 			return nil, err
+		}
+		// In the order typed; a name of no device of the user's is as
+		// unknown as one of no device at all.
+		byName := make(map[string]int64, len(refs))
+		for _, d := range refs {
+			byName[strings.ToLower(d.Name)] = d.ID
+		}
+		var missing []string
+		for _, n := range names {
+			if id, ok := byName[strings.ToLower(n)]; ok {
+				add(id)
+			} else {
+				missing = append(missing, n)
+			}
 		}
 		if len(missing) > 0 {
 			shown := missing[:min(len(missing), maxMissingShown)]
@@ -235,9 +249,6 @@ func (u *handlers) devicesOf(r *http.Request, f setForm, groups []groupOption, e
 				list += ", …"
 			}
 			errs.Add("devices", keyErrUnknownDevices, len(missing), list)
-		}
-		for _, id := range named {
-			add(id)
 		}
 	}
 	switch {
