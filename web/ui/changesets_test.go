@@ -485,7 +485,7 @@ func TestChangeSetStateJSON(t *testing.T) {
 		t.Errorf("JSON %+v", got)
 	}
 	for _, tg := range got.Targets {
-		if len(tg) != 5 || tg["state"] != db.TargetPending || tg["state_text"] != "等待中" {
+		if len(tg) != 5 || tg["state"] != db.TargetPending || tg["state_text"] != "未开始" {
 			t.Errorf("target %v", tg)
 		}
 	}

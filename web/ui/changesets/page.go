@@ -38,8 +38,10 @@ type setPage struct {
 	Live bool
 	// The body as written, and whether it is a template with its
 	// variables.
-	Template  bool
-	Body      string
+	Template bool
+	// BodyLines are the body's lines (the page wraps a long one with a
+	// hanging indent, so that a wrapped line reads as one).
+	BodyLines []string
 	Variables []variable
 	// Who wrote it and when; who approved, when, with what note.
 	Creator, CreatedAt, CreatedISO   string
@@ -85,10 +87,9 @@ type targetRow struct {
 	DeviceName, DeviceURL  string
 	State, StateKey, Badge string
 	StageKey               string
-	// Lines is what the dry run rendered (LineCount lines); Render and
-	// RenderDetail say why it could not.
-	Lines                string
-	LineCount            int
+	// Lines is what the dry run rendered; Render and RenderDetail say
+	// why it could not.
+	Lines                []string
 	Render, RenderDetail string
 	// Reason and Error say why the push failed.
 	Reason, Error string
@@ -126,7 +127,7 @@ func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c
 	lang := core.LangOf(r)
 	p := setPage{
 		ID: c.ID, Name: c.Name, State: c.State, StateKey: setStateKey(c.State), Badge: setBadges[c.State],
-		Live: slices.Contains(liveStates, c.State), Template: c.Kind == db.ChangeSetTemplate, Body: c.Body,
+		Live: slices.Contains(liveStates, c.State), Template: c.Kind == db.ChangeSetTemplate, BodyLines: lines(c.Body),
 		Creator: c.CreatedByName, CreatedAt: u.timeText(&c.CreatedAt), CreatedISO: isoTime(&c.CreatedAt),
 		Decider: deref(c.DecidedByName), DecidedAt: u.timeText(c.DecidedAt), DecisionNote: c.DecisionNote,
 		StartedAt: u.timeText(c.StartedAt), FinishedAt: u.timeText(c.FinishedAt), Error: deref(c.Error),
@@ -200,8 +201,7 @@ func (u *handlers) targetRow(lang string, c db.ChangeSet, t db.ChangeSetTarget) 
 		row.StageKey = stageKeys[t.Stage]
 	}
 	if t.Rendered != nil {
-		row.Lines = *t.Rendered
-		row.LineCount = strings.Count(*t.Rendered, "\n")
+		row.Lines = lines(*t.Rendered)
 	} else {
 		row.Render, row.RenderDetail = u.renderText(lang, t)
 	}
@@ -215,6 +215,12 @@ func (u *handlers) targetRow(lang string, c db.ChangeSet, t db.ChangeSetTarget) 
 		row.After = core.VersionPath(t.DeviceID, *t.PostBackupID)
 	}
 	return row
+}
+
+// lines splits text into its lines, the newline ending the last one
+// not making another.
+func lines(text string) []string {
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 }
 
 // renderText says, in lang, why the dry run rendered nothing for t, and
