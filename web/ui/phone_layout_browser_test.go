@@ -38,6 +38,20 @@ func layoutPages(t *testing.T, e *env) (pages []string, diff string) {
 		ExpiresAt: time.Now().Add(time.Hour)}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// A change set for the device, dry-run, with a long line.
+	long := "ip prefix-list PL-LAYOUT description " + strings.Repeat("a-long-description-", 12)
+	cs, err := e.store.CreateChangeSet(ctx, db.NewChangeSet{Name: "prefix lists for the layout", Body: long + "\n",
+		CreatedByName: "admin", Targets: []db.NewTarget{{DeviceID: f.coreDev.ID}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, err := e.store.ChangeSetTargets(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SetChangeSetRendered(ctx, cs.ID, []db.TargetRender{{TargetID: targets[0].ID, Rendered: long + "\n"}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	return []string{
 		"/dashboard", "/devices", dev, dev + "/edit", "/devices/new", "/devices/import",
 		diff + "&view=unified", diff + "&view=split", dev + "/versions/" + url.PathEscape(v2.ID),
@@ -45,6 +59,7 @@ func layoutPages(t *testing.T, e *env) (pages []string, diff string) {
 		"/groups", "/credentials", "/templates", "/schedules", "/rules", "/notifications", "/platforms",
 		"/collectors", "/users", "/roles", "/api-keys", "/audit", "/settings", "/account/password",
 		"/restores", "/restores/" + id(rs.ID),
+		"/change-sets", "/change-sets/new", "/change-sets/" + id(cs.ID),
 	}, diff
 }
 
