@@ -37,6 +37,9 @@ type Pusher interface {
 // ErrPushNotSupported: the device's platform cannot take a push.
 var ErrPushNotSupported = errors.New("this device's platform cannot take a push")
 
+// ErrPushDisabled: the device is disabled, and nothing is sent to it.
+var ErrPushDisabled = errors.New("the device is disabled; enable it to push to it")
+
 // PusherOf returns how a platform takes a push.
 func PusherOf(p driver.Platform) (Pusher, bool) {
 	m, ok := MethodOf(p)
@@ -173,7 +176,7 @@ func (s *Service) render(ctx context.Context, c db.ChangeSet, t db.ChangeSetTarg
 		return "", fmt.Errorf("%s: %w", dev.Name, ErrRemoteZone)
 	}
 	if !dev.Enabled {
-		return "", fmt.Errorf("%s: the device is disabled; enable it to push to it", dev.Name)
+		return "", fmt.Errorf("%s: %w", dev.Name, ErrPushDisabled)
 	}
 	body := c.Body
 	if c.Kind == db.ChangeSetTemplate {

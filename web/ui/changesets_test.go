@@ -312,7 +312,7 @@ func TestChangeSetDryRunReport(t *testing.T) {
 	expectText(t, "draft", p, "Change set created and dry-run.", "Draft: dry run incomplete", "Template as written",
 		" neighbor 192.0.2.10 description {{.Name}}-{{.Vars.site}}", "site", "ams",
 		" neighbor 192.0.2.10 description edge-frr-ams", "Lines (2)",
-		"This device's platform cannot take a push.", "platform cisco_ios cannot take a push",
+		"This device's platform cannot take a push.", "platform hp_procurve cannot take a push",
 		"could not render the lines for 1 devices")
 	if strings.Contains(p.body, `id="changeset-approve"`) {
 		t.Error("a draft can be approved")
@@ -331,6 +331,16 @@ func TestChangeSetDryRunReport(t *testing.T) {
 	root.get(changeSetPath(id))
 	expect(t, "dry run again", root.post(changeSetPath(id)+"/dry-run", nil), http.StatusSeeOther, changeSetPath(id)+"?done=dry_run")
 	expectText(t, "dry run again", root.get(changeSetPath(id)+"?done=dry_run"), "The dry run was run again.", "Draft: dry run incomplete")
+
+	// A device disabled since: the dry run says so, and nothing goes to it.
+	id = created(t, root.createChangeSet(changeSetForm("disabled later", "edge-frr")))
+	if _, err := f.e.store.UpdateDevice(context.Background(), f.edge, func(d *db.Device) error { d.Enabled = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	root.get(changeSetPath(id))
+	expect(t, "dry run of a disabled device", root.post(changeSetPath(id)+"/dry-run", nil), http.StatusSeeOther, changeSetPath(id)+"?done=dry_run")
+	expectText(t, "dry run of a disabled device", root.get(changeSetPath(id)), "This device is disabled: enable it to push to it",
+		"Draft: dry run incomplete")
 }
 
 // Every form refuses a request without the page's CSRF token, and
