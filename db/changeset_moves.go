@@ -95,9 +95,10 @@ type TargetRender struct {
 
 // SetChangeSetRendered records a dry run of a draft or ready change set:
 // what it rendered for each of its targets, every one of them. The set is
-// then ready when each target rendered, and a draft again when any could
-// not.
-func (s *Store) SetChangeSetRendered(ctx context.Context, id int64, renders []TargetRender, audit *AuditEntry) (ChangeSet, error) {
+// then ready when each target rendered, waiting for an approval until
+// expiresAt (the zero time: for ever), and a draft again when any could
+// not (a draft never expires: it cannot run).
+func (s *Store) SetChangeSetRendered(ctx context.Context, id int64, renders []TargetRender, expiresAt time.Time, audit *AuditEntry) (ChangeSet, error) {
 	ok := true
 	for _, r := range renders {
 		if len(r.Rendered) > RenderedMax || len(r.Error) > noteMax {
@@ -106,12 +107,13 @@ func (s *Store) SetChangeSetRendered(ctx context.Context, id int64, renders []Ta
 		}
 		ok = ok && r.Error == ""
 	}
-	to := ChangeSetReady
+	to, expires := ChangeSetReady, workTime(expiresAt)
 	if !ok {
-		to = ChangeSetDraft
+		to, expires = ChangeSetDraft, nil
 	}
 	return s.changeSetMoved(ctx, "render", id, false, audit, func(tx *sql.Tx) error {
-		if err := moveChangeSet(ctx, tx, id, []string{ChangeSetDraft, ChangeSetReady}, `state = ?`, []any{to}, ""); err != nil {
+		if err := moveChangeSet(ctx, tx, id, []string{ChangeSetDraft, ChangeSetReady}, `state = ?, expires_at = ?`,
+			[]any{to, expires}, ""); err != nil {
 			return err
 		}
 		var n int
@@ -236,8 +238,8 @@ func (s *Store) FinishChangeSet(ctx context.Context, id int64, state, errText st
 }
 
 // ExpireChangeSets ends the ready and approved change sets whose time ran
-// out by now (expired), records the events of each move, and returns
-// them. With audit, each gets that entry.
+// out by now (expired), their targets skipped, records the events of each
+// move, and returns them. With audit, each gets that entry.
 func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *AuditEntry) ([]ChangeSet, error) {
 	var out []ChangeSet
 	stamp := now.UTC().Format(TimeFormat)
@@ -253,6 +255,12 @@ func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *Audi
 		}
 		out = make([]ChangeSet, 0, len(ids))
 		for _, id := range ids {
+			// None started: a set runs only once started, and an
+			// expired one never is.
+			if _, err := tx.ExecContext(ctx, `UPDATE change_set_targets SET state = ?, finished_at = ? WHERE change_set_id = ? AND state = ?`,
+				TargetSkipped, stamp, id, TargetPending); err != nil {
+				return err
+			}
 			c, err := getChangeSet(ctx, tx, id)
 			if err != nil {
 				return err

@@ -40,7 +40,7 @@ func renderAll(t *testing.T, s *db.Store, c db.ChangeSet) db.ChangeSet {
 	for _, tg := range targets {
 		renders = append(renders, db.TargetRender{TargetID: tg.ID, Rendered: "ntp server 192.0.2.123\n"})
 	}
-	c, err = s.SetChangeSetRendered(context.Background(), c.ID, renders, nil)
+	c, err = s.SetChangeSetRendered(context.Background(), c.ID, renders, time.Time{}, nil)
 	if err != nil {
 		t.Fatalf("SetChangeSetRendered: %v", err)
 	}
@@ -116,10 +116,10 @@ func TestChangeSetRun(t *testing.T) {
 	// A render error keeps it a draft; too few renders are refused.
 	renders := []db.TargetRender{{TargetID: targets[0].ID, Rendered: "x\n"}, {TargetID: targets[1].ID, Error: `missing variable "ntp"`},
 		{TargetID: targets[2].ID, Rendered: "x\n"}}
-	if c, err = s.SetChangeSetRendered(ctx, c.ID, renders, nil); err != nil || c.State != db.ChangeSetDraft {
+	if c, err = s.SetChangeSetRendered(ctx, c.ID, renders, time.Time{}, nil); err != nil || c.State != db.ChangeSetDraft {
 		t.Fatalf("render with an error = %+v, %v; want a draft", c, err)
 	}
-	if _, err := s.SetChangeSetRendered(ctx, c.ID, renders[:2], nil); err == nil {
+	if _, err := s.SetChangeSetRendered(ctx, c.ID, renders[:2], time.Time{}, nil); err == nil {
 		t.Fatal("a render of two of three targets was taken")
 	}
 	if tg, err := s.ChangeSetTarget(ctx, targets[1].ID); err != nil || tg.RenderError == nil || tg.Rendered != nil {
@@ -299,6 +299,35 @@ func TestChangeSetCancelAndInterrupt(t *testing.T) {
 	}
 }
 
+// A dry run that renders every device makes the set ready until the
+// time it is given; one that does not leaves a draft, which never
+// expires, and a ready set past its time cannot be approved.
+func TestChangeSetRenderSetsItsExpiry(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	c := newChangeSet(t, s, retDevice(t, s, "d1"))
+	targets, err := s.ChangeSetTargets(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+	c, err = s.SetChangeSetRendered(ctx, c.ID, []db.TargetRender{{TargetID: targets[0].ID, Rendered: "ntp server 192.0.2.1\n"}}, until, nil)
+	if err != nil || c.State != db.ChangeSetReady || c.ExpiresAt == nil || *c.ExpiresAt != until.Format(db.TimeFormat) {
+		t.Fatalf("ready set: %+v, %v; want it to expire at %s", c, err, until.Format(db.TimeFormat))
+	}
+	c, err = s.SetChangeSetRendered(ctx, c.ID, []db.TargetRender{{TargetID: targets[0].ID, Error: "no peer"}}, until, nil)
+	if err != nil || c.State != db.ChangeSetDraft || c.ExpiresAt != nil {
+		t.Fatalf("draft again: %+v, %v; want no expiry", c, err)
+	}
+	past := time.Now().Add(-time.Minute)
+	if _, err := s.SetChangeSetRendered(ctx, c.ID, []db.TargetRender{{TargetID: targets[0].ID, Rendered: "ntp server 192.0.2.1\n"}}, past, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApproveChangeSet(ctx, c.ID, db.Decision{Name: "bob"}, time.Now().Add(time.Hour), nil); !errors.Is(err, db.ErrChangeSetExpired) {
+		t.Fatalf("approval of a set past its time: %v; want ErrChangeSetExpired", err)
+	}
+}
+
 // Ready and approved change sets expire; drafts (their author's work)
 // and running ones do not. An approved set past its time cannot start.
 func TestExpireChangeSets(t *testing.T) {
@@ -333,6 +362,12 @@ func TestExpireChangeSets(t *testing.T) {
 	moved, err := s.ExpireChangeSets(ctx, time.Now(), &db.AuditEntry{Interface: "system", Action: "change_set.expire"})
 	if err != nil || len(moved) != 2 || moved[0].ID != ready.ID || moved[1].ID != approved.ID || moved[0].State != db.ChangeSetExpired {
 		t.Fatalf("ExpireChangeSets = %+v, %v; want the ready and the approved set", moved, err)
+	}
+	// Nothing of an expired set will run: its devices are skipped.
+	for _, c := range moved {
+		if counts, err := s.ChangeSetCounts(ctx, c.ID); err != nil || counts[db.TargetSkipped] != 1 || len(counts) != 1 {
+			t.Errorf("devices of expired set %d: %v, %v; want 1 skipped", c.ID, counts, err)
+		}
 	}
 	for id, want := range map[int64]string{draft.ID: db.ChangeSetDraft, running.ID: db.ChangeSetRunning} {
 		if c, err := s.ChangeSet(ctx, id); err != nil || c.State != want {

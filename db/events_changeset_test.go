@@ -53,7 +53,7 @@ func renderSecret(t *testing.T, s *db.Store, c db.ChangeSet, failing bool) db.Ch
 		}
 		renders = append(renders, r)
 	}
-	if c, err = s.SetChangeSetRendered(context.Background(), c.ID, renders, nil); err != nil {
+	if c, err = s.SetChangeSetRendered(context.Background(), c.ID, renders, time.Time{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -97,7 +97,7 @@ func TestChangeSetEventsReachRealChannels(t *testing.T) {
 	for _, tg := range targets {
 		renders = append(renders, db.TargetRender{TargetID: tg.ID, Rendered: pushSecret + "\n"})
 	}
-	if c, err = f.s.SetChangeSetRendered(ctx, c.ID, renders, nil); err != nil || c.State != db.ChangeSetReady {
+	if c, err = f.s.SetChangeSetRendered(ctx, c.ID, renders, time.Time{}, nil); err != nil || c.State != db.ChangeSetReady {
 		t.Fatalf("render: %+v, %v", c, err)
 	}
 	if got := pass(t, w); got != 3 {

@@ -137,8 +137,13 @@ func (s *Service) CreateChangeSet(ctx context.Context, a Actor, n NewChangeSet) 
 // DryRun renders the change set for each of its devices: the lines each
 // would be sent, or why it cannot be (its platform cannot take a push, a
 // template variable it lacks). The set is ready when every device
-// rendered.
+// rendered, and waits for an approval as long as a restore request does
+// (Settings.PendingHours) before it expires.
 func (s *Service) DryRun(ctx context.Context, a Actor, id int64) (db.ChangeSet, error) {
+	set, err := LoadSettings(ctx, s.Store)
+	if err != nil {
+		return db.ChangeSet{}, err
+	}
 	c, err := s.Store.ChangeSet(ctx, id)
 	if err != nil {
 		return db.ChangeSet{}, err
@@ -159,7 +164,7 @@ func (s *Service) DryRun(ctx context.Context, a Actor, id int64) (db.ChangeSet, 
 		}
 		renders[i].Rendered = text
 	}
-	return s.Store.SetChangeSetRendered(ctx, id, renders, a.audit("changeset.dry_run", nil))
+	return s.Store.SetChangeSetRendered(ctx, id, renders, s.now().Add(set.pendingTTL()), a.audit("changeset.dry_run", nil))
 }
 
 // render is what one device of a change set would be sent.

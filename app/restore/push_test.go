@@ -197,6 +197,20 @@ func TestChangeSetBadInput(t *testing.T) {
 	if _, err := e.svc.ApproveChangeSet(ctx, e.admin, c.ID, ""); err == nil {
 		t.Error("a draft was approved")
 	}
+	// A set that rendered waits for its approval as long as a restore
+	// request does (24 hours by default), then expires.
+	ready, err := e.svc.CreateChangeSet(ctx, e.admin, restore.NewChangeSet{Name: "ready", Concurrency: 1,
+		Body: "ip prefix-list READY seq 5 permit 10.0.0.0/8\n", DeviceIDs: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ready.State != db.ChangeSetReady || ready.ExpiresAt == nil {
+		t.Fatalf("a rendered set: %s, expires %v; want ready with an expiry", ready.State, ready.ExpiresAt)
+	}
+	if until, err := time.Parse(db.TimeFormat, *ready.ExpiresAt); err != nil || time.Until(until) < 23*time.Hour || time.Until(until) > 25*time.Hour {
+		t.Errorf("a rendered set expires at %s (%v); want in 24 hours", *ready.ExpiresAt, err)
+	}
+
 	// A disabled device renders nothing: the set stays a draft.
 	if _, err := e.store.UpdateDevice(ctx, ids[0], func(d *db.Device) error { d.Enabled = false; return nil }); err != nil {
 		t.Fatal(err)

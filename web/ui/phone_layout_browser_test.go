@@ -49,7 +49,7 @@ func layoutPages(t *testing.T, e *env) (pages []string, diff string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.SetChangeSetRendered(ctx, cs.ID, []db.TargetRender{{TargetID: targets[0].ID, Rendered: long + "\n"}}, nil); err != nil {
+	if _, err := e.store.SetChangeSetRendered(ctx, cs.ID, []db.TargetRender{{TargetID: targets[0].ID, Rendered: long + "\n"}}, time.Time{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return []string{
