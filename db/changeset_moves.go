@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -67,22 +68,25 @@ func (s *Store) changeSetMoved(ctx context.Context, what string, id int64, rejec
 		if err := s.recordChangeSetEvents(ctx, tx, c, from, rejected, time.Now()); err != nil {
 			return err
 		}
-		if audit == nil {
-			return nil
-		}
-		devices, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
-			var id int64
-			return id, r.Scan(&id)
-		}, `SELECT device_id FROM change_set_targets WHERE change_set_id = ?`, id)
-		if err != nil {
-			return err
-		}
-		return auditIn(ctx, tx, audit, "change_set", id, devices...)
+		return auditChangeSet(ctx, tx, audit, id)
 	})
 	if err != nil {
 		return ChangeSet{}, changeSetErr(fmt.Sprintf("%s change set %d", what, id), err)
 	}
 	return c, nil
+}
+
+// auditChangeSet writes audit, when given, in tx: on change set id and
+// each of its devices.
+func auditChangeSet(ctx context.Context, tx *sql.Tx, audit *AuditEntry, id int64) error {
+	if audit == nil {
+		return nil
+	}
+	devices, err := engine.QueryAll(ctx, tx, scanID, `SELECT device_id FROM change_set_targets WHERE change_set_id = ?`, id)
+	if err != nil {
+		return err
+	}
+	return auditIn(ctx, tx, audit, "change_set", id, devices...)
 }
 
 // TargetRender is what a dry run rendered for one target: Rendered, or
@@ -244,12 +248,7 @@ func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *Audi
 	var out []ChangeSet
 	stamp := now.UTC().Format(TimeFormat)
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
-			var id int64
-			return id, r.Scan(&id)
-		}, `UPDATE change_sets SET state = ?, finished_at = ?, updated_at = ?
-			WHERE state IN `+stateList([]string{ChangeSetReady, ChangeSetApproved})+` AND expires_at IS NOT NULL AND expires_at <= ?
-			RETURNING id`, ChangeSetExpired, stamp, stamp, stamp)
+		ids, err := expireWork(ctx, tx, "change_sets", []string{ChangeSetReady, ChangeSetApproved}, ChangeSetExpired, stamp)
 		if err != nil {
 			return err
 		}
@@ -268,17 +267,8 @@ func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *Audi
 			if err := s.recordChangeSetEvents(ctx, tx, c, "", false, now); err != nil {
 				return err
 			}
-			if audit != nil {
-				devices, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
-					var id int64
-					return id, r.Scan(&id)
-				}, `SELECT device_id FROM change_set_targets WHERE change_set_id = ?`, id)
-				if err != nil {
-					return err
-				}
-				if err := auditIn(ctx, tx, audit, "change_set", id, devices...); err != nil {
-					return err
-				}
+			if err := auditChangeSet(ctx, tx, audit, id); err != nil {
+				return err
 			}
 			out = append(out, c)
 		}
@@ -287,6 +277,6 @@ func (s *Store) ExpireChangeSets(ctx context.Context, now time.Time, audit *Audi
 	if err != nil {
 		return nil, fmt.Errorf("expire change sets: %w", err)
 	}
-	slices.SortFunc(out, func(a, b ChangeSet) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b ChangeSet) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }

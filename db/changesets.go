@@ -213,45 +213,18 @@ type ChangeSetFilter struct {
 // ListChangeSets returns one page of the change sets f selects, newest
 // first, and the cursor of the next page (0 when this one is the last).
 func (s *Store) ListChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet, int64, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	if limit > 500 {
-		return nil, 0, &ErrInvalidField{"limit", "at most 500"}
-	}
 	var conds []string
 	var args []any
-	if len(f.States) > 0 {
-		for _, st := range f.States {
-			if !slices.Contains(ChangeSetStates, st) {
-				return nil, 0, &ErrInvalidField{"state", fmt.Sprintf("unknown state %q", st)}
-			}
-		}
-		conds = append(conds, `c.state IN `+stateList(f.States))
-	}
-	if f.BeforeID > 0 {
-		conds, args = append(conds, `c.id < ?`), append(args, f.BeforeID)
-	}
 	if f.Scope != nil && !f.Scope.All {
 		cond, sargs := f.Scope.clause()
 		conds = append(conds, `NOT EXISTS (SELECT 1 FROM change_set_targets t WHERE t.change_set_id = c.id
 			AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = t.device_id AND `+cond+`))`)
 		args = append(args, sargs...)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = ` WHERE ` + strings.Join(conds, ` AND `)
-	}
-	out, err := engine.QueryAll(ctx, s.reader, scanChangeSet, `SELECT `+changeSetColumns+` FROM change_sets c`+where+
-		` ORDER BY c.id DESC LIMIT ?`, append(args, limit+1)...)
+	out, next, err := workPage(ctx, s.reader, scanChangeSet, func(c ChangeSet) int64 { return c.ID },
+		`SELECT `+changeSetColumns+` FROM change_sets c`, "c", ChangeSetStates, f.States, conds, args, f.Limit, f.BeforeID)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list change sets: %w", err)
-	}
-	var next int64
-	if len(out) > limit {
-		out = out[:limit]
-		next = out[limit-1].ID
+		return nil, 0, changeSetErr("list change sets", err)
 	}
 	return out, next, nil
 }
@@ -391,10 +364,7 @@ func (s *Store) CreateChangeSet(ctx context.Context, n NewChangeSet, audit *Audi
 	}
 	var c ChangeSet
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		found, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
-			var id int64
-			return id, r.Scan(&id)
-		}, `SELECT id FROM devices WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)`, string(raw))
+		found, err := engine.QueryAll(ctx, tx, scanID, `SELECT id FROM devices WHERE id IN (SELECT CAST(value AS BIGINT) FROM `+s.d.JSONEach()+`)`, string(raw))
 		if err != nil {
 			return err
 		}

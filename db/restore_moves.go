@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"backupd/db/engine"
 	"backupd/db/queue"
 )
 
@@ -353,12 +353,7 @@ func (s *Store) ExpireRestores(ctx context.Context, now time.Time, audit *AuditE
 	var out []Restore
 	stamp := now.UTC().Format(TimeFormat)
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ids, err := engine.QueryAll(ctx, tx, func(r engine.Scanner) (int64, error) {
-			var id int64
-			return id, r.Scan(&id)
-		}, `UPDATE restores SET state = ?, finished_at = ?, updated_at = ?
-			WHERE state IN `+stateList([]string{RestorePending, RestoreApproved})+` AND expires_at IS NOT NULL AND expires_at <= ?
-			RETURNING id`, RestoreExpired, stamp, stamp, stamp)
+		ids, err := expireWork(ctx, tx, "restores", []string{RestorePending, RestoreApproved}, RestoreExpired, stamp)
 		if err != nil {
 			return err
 		}
@@ -381,6 +376,6 @@ func (s *Store) ExpireRestores(ctx context.Context, now time.Time, audit *AuditE
 	if err != nil {
 		return nil, fmt.Errorf("expire restores: %w", err)
 	}
-	slices.SortFunc(out, func(a, b Restore) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b Restore) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }

@@ -211,45 +211,19 @@ type RestoreFilter struct {
 // ListRestores returns one page of the restores f selects, newest first,
 // and the cursor of the next page (0 when this one is the last).
 func (s *Store) ListRestores(ctx context.Context, f RestoreFilter) ([]Restore, int64, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	if limit > 500 {
-		return nil, 0, &ErrInvalidField{"limit", "at most 500"}
-	}
 	var conds []string
 	var args []any
 	if f.DeviceID > 0 {
 		conds, args = append(conds, `r.device_id = ?`), append(args, f.DeviceID)
 	}
-	if len(f.States) > 0 {
-		for _, st := range f.States {
-			if !slices.Contains(RestoreStates, st) {
-				return nil, 0, &ErrInvalidField{"state", fmt.Sprintf("unknown state %q", st)}
-			}
-		}
-		conds = append(conds, `r.state IN `+stateList(f.States))
-	}
-	if f.BeforeID > 0 {
-		conds, args = append(conds, `r.id < ?`), append(args, f.BeforeID)
-	}
 	if f.Scope != nil && !f.Scope.All {
 		cond, sargs := f.Scope.clause()
 		conds, args = append(conds, cond), append(args, sargs...)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = `WHERE ` + strings.Join(conds, ` AND `)
-	}
-	out, err := engine.QueryAll(ctx, s.reader, scanRestore, restoreSelect+where+` ORDER BY r.id DESC LIMIT ?`, append(args, limit+1)...)
+	out, next, err := workPage(ctx, s.reader, scanRestore, func(r Restore) int64 { return r.ID }, restoreSelect, "r",
+		RestoreStates, f.States, conds, args, f.Limit, f.BeforeID)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list restores: %w", err)
-	}
-	var next int64
-	if len(out) > limit {
-		out = out[:limit]
-		next = out[limit-1].ID
+		return nil, 0, restoreErr("list restores", err)
 	}
 	return out, next, nil
 }

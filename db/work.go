@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"backupd/db/engine"
 	"backupd/db/queue"
 )
 
@@ -121,6 +123,55 @@ func auditIn(ctx context.Context, tx *sql.Tx, a *AuditEntry, targetType string, 
 // constants, never input).
 func stateList(states []string) string {
 	return `('` + strings.Join(states, `', '`) + `')`
+}
+
+// workPage is one page of restores or change sets, newest first: the rows
+// of selectFrom (aliased alias) that conds hold (with args), of the states
+// asked for (each one of known, else *ErrInvalidField), below beforeID
+// when above 0, at most limit (50 when 0, at most 500); and the cursor of
+// the next page (0 when this one is the last).
+func workPage[T any](ctx context.Context, q engine.Querier, scan func(engine.Scanner) (T, error), id func(T) int64,
+	selectFrom, alias string, known, states, conds []string, args []any, limit int, beforeID int64) ([]T, int64, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	if limit > 500 {
+		return nil, 0, &ErrInvalidField{"limit", "at most 500"}
+	}
+	if len(states) > 0 {
+		for _, st := range states {
+			if !slices.Contains(known, st) {
+				return nil, 0, &ErrInvalidField{"state", fmt.Sprintf("unknown state %q", st)}
+			}
+		}
+		conds = append(conds, alias+`.state IN `+stateList(states))
+	}
+	if beforeID > 0 {
+		conds, args = append(conds, alias+`.id < ?`), append(args, beforeID)
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = ` WHERE ` + strings.Join(conds, ` AND `)
+	}
+	out, err := engine.QueryAll(ctx, q, scan, selectFrom+where+` ORDER BY `+alias+`.id DESC LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var next int64
+	if len(out) > limit {
+		out = out[:limit]
+		next = id(out[limit-1])
+	}
+	return out, next, nil
+}
+
+// expireWork ends, in tx, the rows of table (restores, change_sets) in
+// one of the states from whose expires_at is at or before stamp: they
+// move to state to, finished then. It returns their ids.
+func expireWork(ctx context.Context, tx *sql.Tx, table string, from []string, to, stamp string) ([]int64, error) {
+	return engine.QueryAll(ctx, tx, scanID, `UPDATE `+table+` SET state = ?, finished_at = ?, updated_at = ?
+		WHERE state IN `+stateList(from)+` AND expires_at IS NOT NULL AND expires_at <= ?
+		RETURNING id`, to, stamp, stamp, stamp)
 }
 
 // Decision is who approves or rejects a restore or a change set, and why.
