@@ -163,6 +163,9 @@ func (s *Store) FinishChangeSetTarget(ctx context.Context, id int64, e TargetEnd
 		if !o.Success && o.Error == "" {
 			o.Error = "push failed"
 		}
-		return s.Queue.EndWorkTx(ctx, tx, *c, o)
+		if err := s.Queue.EndWorkTx(ctx, tx, *c, o); err != nil {
+			return err
+		}
+		return forgetUntakenBackup(ctx, tx, "change_set_targets", id)
 	})
 }

@@ -335,7 +335,10 @@ func (s *Store) FinishRestore(ctx context.Context, id int64, e RestoreEnd, c *qu
 		if !o.Success && o.Error == "" {
 			o.Error = "restore " + e.State
 		}
-		return s.Queue.EndWorkTx(ctx, tx, *c, o)
+		if err := s.Queue.EndWorkTx(ctx, tx, *c, o); err != nil {
+			return err
+		}
+		return forgetUntakenBackup(ctx, tx, "restores", id)
 	})
 }
 

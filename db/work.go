@@ -263,6 +263,15 @@ func (s *Store) workEnded(ctx context.Context, tx *sql.Tx, w queue.WorkEnd) erro
 	return nil
 }
 
+// forgetUntakenBackup clears the backup before of row id of table
+// (restores, change_set_targets) when its job ended without taking it
+// (queue.EndWorkTx removed its row).
+func forgetUntakenBackup(ctx context.Context, tx *sql.Tx, table string, id int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE `+table+` SET pre_backup_id = NULL
+		WHERE id = ? AND pre_backup_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM backups b WHERE b.id = `+table+`.pre_backup_id)`, id)
+	return err
+}
+
 // casMove is the compare-and-set of a row of table (restores,
 // change_sets, change_set_targets): it runs set (columns = ?, … with
 // args) on row id when its state is one of from and extra holds (with

@@ -61,8 +61,9 @@ const (
 // FinishJob records the end of a claimed attempt: the job, its backups
 // row and the text it captured, and what Hooks.Ended writes of the
 // device, in one transaction. A restore or push job ends the same way,
-// but is never queued again (o.RetryAt is ignored), and its backups row,
-// when its runner recorded it already (RecordAttempt), is left as it was.
+// but is never queued again (o.RetryAt is ignored), and its backups row
+// is left as its runner recorded it (RecordAttempt), or removed when the
+// runner never took that backup.
 func (jq *Queue) FinishJob(ctx context.Context, c Claim, o Outcome) error {
 	var rec recorded
 	err := jq.e.InTx(ctx, func(tx *sql.Tx) error {
@@ -144,16 +145,33 @@ func (jq *Queue) finishTx(ctx context.Context, tx *sql.Tx, c Claim, o Outcome) (
 		return recorded{}, ErrJobNotOwned
 	}
 	if work(c.Kind) {
-		// The runner may have recorded the claim's backup already.
-		if open, err := attemptOpen(ctx, q, c.BackupID); err != nil || !open {
+		// The runner records the claim's backup (RecordAttempt) as soon
+		// as it took it. One still open was never taken: the work ended
+		// before it touched the device (its platform cannot do it any
+		// more, the device was disabled, the store failed). Its row goes,
+		// so that the device's history and status never show a backup
+		// that failed for a restore's or a push's reason.
+		open, err := attemptOpen(ctx, q, c.BackupID)
+		if err != nil || !open {
 			return recorded{}, err
 		}
+		return recorded{}, dropAttempt(ctx, q, c)
 	}
 	trigger := c.Trigger
 	if c.Attempt > 1 {
 		trigger = TriggerRetry
 	}
 	return jq.recordAttempt(ctx, tx, c, o, c.StartedAt, trigger)
+}
+
+// dropAttempt removes the claim's backups row, never taken, and the
+// job's link to it.
+func dropAttempt(ctx context.Context, q engine.Querier, c Claim) error {
+	if _, err := q.ExecContext(ctx, `UPDATE jobs SET backup_id = NULL WHERE id = ? AND backup_id = ?`, c.ID, c.BackupID); err != nil {
+		return err
+	}
+	_, err := q.ExecContext(ctx, `DELETE FROM backups WHERE id = ? AND finished_at IS NULL`, c.BackupID)
+	return err
 }
 
 // attemptOpen reports whether the backups row backupID is still running.
