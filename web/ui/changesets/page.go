@@ -63,6 +63,9 @@ type setPage struct {
 	// else must approve; the button shows, disabled, saying so), cancel,
 	// dry run again.
 	CanApprove, FourEyesBlocked, CanCancel, CanDryRun bool
+	// Secrets says how the body, the variables and the devices' lines
+	// show secrets (secrets.go).
+	Secrets core.Secrets
 	// Note is the approval's note as typed in a refused form.
 	Note    string
 	Notice  string
@@ -123,11 +126,12 @@ func (u *handlers) setPage(w http.ResponseWriter, r *http.Request) error {
 // with its note as typed) when set.
 func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c db.ChangeSet, rf *refusal, note string) error {
 	ctx := r.Context()
+	var err error
 	s := core.SessionOf(r)
 	lang := core.LangOf(r)
 	p := setPage{
 		ID: c.ID, Name: c.Name, State: c.State, StateKey: setStateKey(c.State), Badge: setBadges[c.State],
-		Live: slices.Contains(liveStates, c.State), Template: c.Kind == db.ChangeSetTemplate, BodyLines: lines(c.Body),
+		Live: slices.Contains(liveStates, c.State), Template: c.Kind == db.ChangeSetTemplate,
 		Creator: c.CreatedByName, CreatedAt: u.timeText(&c.CreatedAt), CreatedISO: isoTime(&c.CreatedAt),
 		Decider: deref(c.DecidedByName), DecidedAt: u.timeText(c.DecidedAt), DecisionNote: c.DecisionNote,
 		StartedAt: u.timeText(c.StartedAt), FinishedAt: u.timeText(c.FinishedAt), Error: deref(c.Error),
@@ -140,15 +144,14 @@ func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c
 	if rf == nil {
 		p.Notice = notices[r.URL.Query().Get("done")]
 	}
-	if p.Template {
-		var vars map[string]string
-		_ = json.Unmarshal([]byte(c.Variables), &vars)
-		for k, v := range vars {
-			p.Variables = append(p.Variables, variable{Key: k, Value: v})
-		}
-		sort.Slice(p.Variables, func(i, j int) bool { return p.Variables[i].Key < p.Variables[j].Key })
+	if p.Secrets, err = u.secretsFor(r, c, "change_set", c.ID, map[string]any{"page": "change_set", "change_set": c.ID}); err != nil {
+		return err
 	}
 	targets, err := u.Store.ChangeSetTargets(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	mask, err := u.masker(ctx, p.Secrets, targets)
 	if err != nil {
 		return err
 	}
@@ -158,9 +161,22 @@ func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c
 		if t.RenderError != nil {
 			p.RenderFailed++
 		}
+		// Every device's lines are masked, shown or not: the secrets
+		// they hold mask the variables.
+		row := u.targetRow(lang, c, t, mask)
 		if i < maxTargetsShown {
-			p.Targets = append(p.Targets, u.targetRow(lang, c, t))
+			p.Targets = append(p.Targets, row)
 		}
+	}
+	body, secretVars := mask.body(c)
+	p.BodyLines = lines(body)
+	if p.Template {
+		var vars map[string]string
+		_ = json.Unmarshal([]byte(c.Variables), &vars)
+		for k, v := range vars {
+			p.Variables = append(p.Variables, variable{Key: k, Value: mask.variable(k, v, secretVars)})
+		}
+		sort.Slice(p.Variables, func(i, j int) bool { return p.Variables[i].Key < p.Variables[j].Key })
 	}
 	p.TargetsCut = len(targets) - len(p.Targets)
 	p.Counts = stateCounts(counts)
@@ -192,8 +208,8 @@ func stateCounts(counts map[string]int) []stateCount {
 	return out
 }
 
-// targetRow is t as the page lists it.
-func (u *handlers) targetRow(lang string, c db.ChangeSet, t db.ChangeSetTarget) targetRow {
+// targetRow is t as the page lists it, its lines masked by mask.
+func (u *handlers) targetRow(lang string, c db.ChangeSet, t db.ChangeSetTarget, mask *setMasker) targetRow {
 	row := targetRow{ID: t.ID, URL: targetPath(c.ID, t.ID), DeviceName: t.DeviceName, DeviceURL: core.DevicePath(t.DeviceID),
 		State: t.State, StateKey: targetStateKey(t.State), Badge: targetBadges[t.State],
 		Ended: !slices.Contains([]string{db.TargetPending, db.TargetQueued, db.TargetRunning}, t.State)}
@@ -201,7 +217,7 @@ func (u *handlers) targetRow(lang string, c db.ChangeSet, t db.ChangeSetTarget) 
 		row.StageKey = stageKeys[t.Stage]
 	}
 	if t.Rendered != nil {
-		row.Lines = lines(*t.Rendered)
+		row.Lines = lines(mask.lines(t))
 	} else {
 		row.Render, row.RenderDetail = u.renderText(lang, t)
 	}
@@ -269,6 +285,9 @@ type devicePage struct {
 	SetName string
 	SetURL  string
 	Row     targetRow
+	// Secrets says how the lines show secrets; the transcript is masked
+	// when stored, whatever it says.
+	Secrets core.Secrets
 	// Transcript is the session's (masked when stored).
 	Transcript    []db.TranscriptSegment
 	TranscriptCut bool
@@ -295,8 +314,17 @@ func (u *handlers) devicePage(w http.ResponseWriter, r *http.Request) error {
 	if t.ChangeSetID != c.ID {
 		return db.ErrNotFound
 	}
-	p := devicePage{SetID: c.ID, SetName: c.Name, SetURL: core.ChangeSetPath(c.ID), Row: u.targetRow(core.LangOf(r), c, t),
+	p := devicePage{SetID: c.ID, SetName: c.Name, SetURL: core.ChangeSetPath(c.ID),
 		StartedAt: u.timeText(t.StartedAt), FinishedAt: u.timeText(t.FinishedAt)}
+	if p.Secrets, err = u.secretsFor(r, c, "device", t.DeviceID,
+		map[string]any{"page": "change_set_device", "change_set": c.ID, "target": t.ID}); err != nil {
+		return err
+	}
+	mask, err := u.masker(ctx, p.Secrets, []db.ChangeSetTarget{t})
+	if err != nil {
+		return err
+	}
+	p.Row = u.targetRow(core.LangOf(r), c, t, mask)
 	if p.Transcript, p.TranscriptCut, err = u.Store.ChangeSetTargetTranscript(ctx, t.ID); err != nil {
 		return err
 	}
