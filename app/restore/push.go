@@ -254,6 +254,35 @@ func (s *Service) CancelChangeSet(ctx context.Context, a Actor, id int64, reason
 	return s.Store.CancelChangeSet(ctx, id, nil, strings.TrimSpace(reason), a.audit("changeset.cancel", nil))
 }
 
+// RejectChangeSet refuses a change set waiting to run (ready, or
+// approved and not started), with a note: it is cancelled, its devices
+// skipped, and the decision names who rejected it, which the event
+// config.push_finished tells. Four eyes do not apply: its writer may
+// say no to it as well. A set that runs or ended is refused
+// (*db.ErrChangeSetState); one that runs is cancelled, not rejected.
+func (s *Service) RejectChangeSet(ctx context.Context, a Actor, id int64, note string) (db.ChangeSet, error) {
+	c, err := s.Store.ChangeSet(ctx, id)
+	if err != nil {
+		return db.ChangeSet{}, err
+	}
+	if c.State != db.ChangeSetReady && c.State != db.ChangeSetApproved {
+		return db.ChangeSet{}, &db.ErrChangeSetState{Have: c.State}
+	}
+	return s.Store.CancelChangeSet(ctx, id, &db.Decision{UserID: a.UserID, Name: a.Name, Note: strings.TrimSpace(note)}, "",
+		a.audit("changeset.reject", nil))
+}
+
+// Rejected reports whether c was rejected: cancelled before it started
+// by a decision (RejectChangeSet), which the store stamps with the
+// cancel's own time. A set cancelled without a decision keeps its
+// approval's time, and an approved set starts at once. The store keeps
+// no kind of decision: an approved set that could not start, cancelled
+// within the second of its approval, would read as rejected.
+func Rejected(c db.ChangeSet) bool {
+	return c.State == db.ChangeSetCancelled && c.StartedAt == nil && c.DecidedAt != nil && c.FinishedAt != nil &&
+		*c.DecidedAt == *c.FinishedAt
+}
+
 // runChangeSets queues the next devices of each running change set, up
 // to its concurrency, stops one with too many failures and ends those
 // whose devices all ran.

@@ -5,14 +5,14 @@
 // one a line) and how many run at once; creating it runs its dry run
 // and leads to its page. The list shows the change sets of the user's
 // devices, newest first, with a view of those waiting for approval; a
-// change set's page shows the body as written, the dry run (the lines
-// each device would be sent, or why it cannot be), the approve and
-// cancel forms, each device's state while it runs (its script follows
+// change set's page shows the body as written (secrets masked unless
+// the user may reveal them), the dry run (the lines each device would be
+// sent, or why it cannot be), the approve, reject and cancel forms, each device's state while it runs (its script follows
 // GET /api/change-sets/{id}), and how each device ended: the error with
 // the device's answer, the backups before and after, and the session
 // (GET /change-sets/{id}/devices/{target}).
 //
-// Writing a change set needs configs.push, approving one
+// Writing a change set needs configs.push, approving or rejecting one
 // configs.approve; the list and a change set's pages need either. A
 // change set with any device outside the user's device groups does not
 // exist for the user (404). Every refusal (a field, a template that does
@@ -45,12 +45,14 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("GET /change-sets/{id}/devices/{target}", u.Page("", u.devicePage))
 	mux.Handle("POST /change-sets/{id}/dry-run", u.Page(auth.PermPush, u.dryRun))
 	mux.Handle("POST /change-sets/{id}/approve", u.Page(auth.PermApprove, u.approve))
+	mux.Handle("POST /change-sets/{id}/reject", u.Page(auth.PermApprove, u.reject))
 	// The creator may withdraw a change set, an approver any.
 	mux.Handle("POST /change-sets/{id}/cancel", u.Page("", u.cancel))
 	mux.Handle("GET /api/change-sets/{id}", u.API("", u.apiSet))
 }
 
-// maxNoteChars bounds an approval's note, as the store does.
+// maxNoteChars bounds a decision's note, as the store does (and as the
+// restores pages do).
 const maxNoteChars = 2000
 
 // mayView reports whether s may see change sets.

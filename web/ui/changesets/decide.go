@@ -9,12 +9,21 @@ import (
 )
 
 // The moves a person makes on a change set: approve it (which starts
-// it), cancel it, run its dry run again. A refusal shows the set again,
+// it), reject it, cancel it, run its dry run again. A refusal shows the set again,
 // as it is now, with the sentence and the note as typed.
 
 func (u *handlers) approve(w http.ResponseWriter, r *http.Request) error {
 	return u.decide(w, r, "approved", func(c db.ChangeSet, note string) error {
 		_, err := u.Restores.ApproveChangeSet(r.Context(), u.actor(r), c.ID, note)
+		return err
+	})
+}
+
+// reject refuses a change set waiting to run, with the note: an
+// approver's decision, which four eyes do not bind.
+func (u *handlers) reject(w http.ResponseWriter, r *http.Request) error {
+	return u.decide(w, r, "rejected", func(c db.ChangeSet, note string) error {
+		_, err := u.Restores.RejectChangeSet(r.Context(), u.actor(r), c.ID, note)
 		return err
 	})
 }

@@ -11,6 +11,7 @@ const (
 	keyNoticeCreated   = "changesets.notice.created"
 	keyNoticeDryRun    = "changesets.notice.dry_run"
 	keyNoticeApproved  = "changesets.notice.approved"
+	keyNoticeRejected  = "changesets.notice.rejected"
 	keyNoticeCancelled = "changesets.notice.cancelled"
 
 	keyErrNotRunning  = "changesets.error.not_running"

@@ -43,9 +43,11 @@ type setPage struct {
 	// hanging indent, so that a wrapped line reads as one).
 	BodyLines []string
 	Variables []variable
-	// Who wrote it and when; who approved, when, with what note.
+	// Who wrote it and when; who approved (or rejected: Rejected), when,
+	// with what note.
 	Creator, CreatedAt, CreatedISO   string
 	Decider, DecidedAt, DecisionNote string
+	Rejected                         bool
 	ExpiresAt, StartedAt, FinishedAt string
 	// Error says why it stopped or was cancelled.
 	Error             string
@@ -60,13 +62,13 @@ type setPage struct {
 	// a set with any cannot be approved.
 	RenderFailed int
 	// The forms: approve (FourEyesBlocked: the user wrote it and someone
-	// else must approve; the button shows, disabled, saying so), cancel,
-	// dry run again.
-	CanApprove, FourEyesBlocked, CanCancel, CanDryRun bool
+	// else must approve; the button shows, disabled, saying so), reject,
+	// cancel, dry run again.
+	CanApprove, FourEyesBlocked, CanReject, CanCancel, CanDryRun bool
 	// Secrets says how the body, the variables and the devices' lines
 	// show secrets (secrets.go).
 	Secrets core.Secrets
-	// Note is the approval's note as typed in a refused form.
+	// Note is the decision's note as typed in a refused form.
 	Note    string
 	Notice  string
 	Refusal *refusal
@@ -105,6 +107,7 @@ var notices = map[string]string{
 	"created":   keyNoticeCreated,
 	"dry_run":   keyNoticeDryRun,
 	"approved":  keyNoticeApproved,
+	"rejected":  keyNoticeRejected,
 	"cancelled": keyNoticeCancelled,
 }
 
@@ -133,7 +136,7 @@ func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c
 		ID: c.ID, Name: c.Name, State: c.State, StateKey: setStateKey(c.State), Badge: setBadges[c.State],
 		Live: slices.Contains(liveStates, c.State), Template: c.Kind == db.ChangeSetTemplate,
 		Creator: c.CreatedByName, CreatedAt: u.timeText(&c.CreatedAt), CreatedISO: isoTime(&c.CreatedAt),
-		Decider: deref(c.DecidedByName), DecidedAt: u.timeText(c.DecidedAt), DecisionNote: c.DecisionNote,
+		Decider: deref(c.DecidedByName), DecidedAt: u.timeText(c.DecidedAt), DecisionNote: c.DecisionNote, Rejected: restore.Rejected(c),
 		StartedAt: u.timeText(c.StartedAt), FinishedAt: u.timeText(c.FinishedAt), Error: deref(c.Error),
 		Concurrency: c.Concurrency, StopAfterFailures: c.StopAfterFailures, Devices: c.Targets,
 		Note: note, Refusal: rf, APIURL: "/api" + core.ChangeSetPath(c.ID),
@@ -191,6 +194,7 @@ func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c
 		}
 		p.FourEyesBlocked = set.FourEyes && mine(r, c)
 	}
+	p.CanReject = approver && (c.State == db.ChangeSetReady || c.State == db.ChangeSetApproved)
 	p.CanCancel = slices.Contains(cancellable, c.State) && (approver || (mine(r, c) && s.Can(auth.PermPush)))
 	p.CanDryRun = (c.State == db.ChangeSetDraft || c.State == db.ChangeSetReady) && s.Can(auth.PermPush)
 	return u.Render(w, r, status, "changeset.html", keyTitleSet, p)
