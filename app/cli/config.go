@@ -105,7 +105,7 @@ web UI's version page shows it in its address).`,
 		newConfigRestore(cfg, &byName), newConfigRestores(cfg, &byName), newConfigRestoreStatus(cfg),
 		newConfigRestoreApprove(cfg), newConfigRestoreReject(cfg), newConfigRestoreCancel(cfg), newConfigRestoreSettings(cfg),
 		newConfigPush(cfg, &byName), newConfigPushes(cfg), newConfigPushStatus(cfg, &byName), newConfigPushApprove(cfg),
-		newConfigPushCancel(cfg))
+		newConfigPushReject(cfg), newConfigPushCancel(cfg))
 	return cmd
 }
 

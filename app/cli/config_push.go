@@ -21,7 +21,8 @@ import (
 )
 
 // The change-set commands of `backupd config` that write: push (a new
-// change set and its dry run), push-approve and push-cancel. A change
+// change set and its dry run), push-approve, push-reject and
+// push-cancel. A change
 // set sends lines of configuration, or a template rendered per device,
 // to many devices. These commands record the set and the decisions on it
 // in the store; the running server (backupd serve) pushes an approved
@@ -215,6 +216,41 @@ The approval is written to the audit log.`,
 	return cmd
 }
 
+func newConfigPushReject(cfg *config.Config) *cobra.Command {
+	var note string
+	cmd := &cobra.Command{
+		Use:   "push-reject ID [--note TEXT]",
+		Short: "Refuse a change set waiting for approval: it never runs",
+		Long: `Refuse change set ID, ready (waiting for approval) or approved and not yet
+started: it is cancelled, its devices are skipped and nothing is sent to
+any of them. The decision, with --note, is kept with the set (config
+push-status shows who rejected it and why), told by the notification
+config.push_finished, and written to the audit log. Four eyes do not
+apply: whoever may approve may reject. A set that runs is stopped with
+config push-cancel instead; a draft is withdrawn with it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := changeSetID(args[0])
+			if err != nil {
+				return err
+			}
+			rc, err := openRestoreCLI(cmd, cfg)
+			if err != nil {
+				return err
+			}
+			defer rc.store.Close()
+			c, err := rc.svc.RejectChangeSet(cmd.Context(), cliRestoreActor(), id, note)
+			if err != nil {
+				return changeSetRefusal(id, "rejected", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "change set %d %q rejected: it never runs; its %d device(s) are skipped\n", c.ID, c.Name, c.Targets)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "a note kept with the decision (why)")
+	return cmd
+}
+
 func newConfigPushCancel(cfg *config.Config) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
@@ -394,7 +430,7 @@ func pushFieldError(err error, fromFile bool) error {
 
 // changeSetRefusal turns the store's or the service's refusal of a
 // decision on change set id into a sentence; action is what was refused
-// ("approved", "cancelled").
+// ("approved", "rejected", "cancelled").
 func changeSetRefusal(id int64, action string, err error) error {
 	var state *db.ErrChangeSetState
 	var field *db.ErrInvalidField
@@ -408,10 +444,14 @@ func changeSetRefusal(id int64, action string, err error) error {
 		return fmt.Errorf("change set %d expired: it was not approved, or could not start, in time; push it again", id)
 	case errors.As(err, &state):
 		why := "it ended"
-		switch state.Have {
-		case db.ChangeSetDraft:
+		switch {
+		case action == "rejected" && state.Have == db.ChangeSetDraft:
+			why = "only a set waiting for approval is rejected; config push-cancel withdraws a draft"
+		case action == "rejected" && state.Have == db.ChangeSetRunning:
+			why = "it was approved and runs; config push-cancel stops it"
+		case state.Have == db.ChangeSetDraft:
 			why = "its dry run found a device that cannot be pushed (config push-status " + strconv.FormatInt(id, 10) + " says which); push again without it"
-		case db.ChangeSetApproved, db.ChangeSetRunning:
+		case state.Have == db.ChangeSetApproved || state.Have == db.ChangeSetRunning:
 			why = "it was approved already; config push-cancel stops it"
 		}
 		return fmt.Errorf("change set %d is %s and cannot be %s: %s", id, state.Have, action, why)

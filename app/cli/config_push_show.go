@@ -14,6 +14,7 @@ import (
 
 	"backupd/app/config"
 	"backupd/app/redact"
+	"backupd/app/restore"
 	"backupd/db"
 )
 
@@ -315,7 +316,10 @@ var changeSetMeaning = map[string]string{
 func writePushStatus(w io.Writer, c db.ChangeSet, st changeSetStatusJSON) error {
 	out := bufio.NewWriter(w)
 	fmt.Fprintf(out, "change set %d %q: %s\n", c.ID, oneLine(c.Name), c.State)
-	if m := changeSetMeaning[c.State]; m != "" {
+	rejected := restore.Rejected(c)
+	if m := changeSetMeaning[c.State]; rejected {
+		fmt.Fprintf(out, "  rejected: it never ran; its devices were skipped\n")
+	} else if m != "" {
 		fmt.Fprintf(out, "  %s\n", m)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -334,7 +338,10 @@ func writePushStatus(w io.Writer, c db.ChangeSet, st changeSetStatusJSON) error 
 			decided += ": " + c.DecisionNote
 		}
 		what := "approved"
-		if c.State == db.ChangeSetCancelled {
+		switch {
+		case rejected:
+			what = "rejected"
+		case c.State == db.ChangeSetCancelled:
 			what = "decided"
 		}
 		row(what, "%s", oneLine(decided))
