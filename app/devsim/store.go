@@ -140,6 +140,12 @@ var startupCommand = map[string]string{
 	"cisco_xe":   "show startup-config",
 	"arista_eos": "show startup-config",
 	"vyos":       "",
+	// NX-OS saves with "copy running-config startup-config" and shows
+	// the saved one with "show startup-config" (NX-OS Fundamentals
+	// Configuration Guide, "Working with Configuration Files"); the
+	// header shown is the running configuration's, for want of a
+	// capture of the other.
+	"cisco_nxos": "show startup-config",
 }
 
 // splitHeader cuts a rendered configuration into the lines the device

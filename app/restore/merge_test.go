@@ -231,3 +231,95 @@ func TestRestoreMergeRequestRefusals(t *testing.T) {
 		t.Errorf("refused requests recorded %d restores (%v)", len(rs), err)
 	}
 }
+
+// nxosChanged changes a simulated NX-OS switch by hand (one interface's
+// description, the NTP server) and returns the version before, its text,
+// and the lines changed.
+func nxosChanged(e *env, d *devsim.Device) (db.Backup, string, [2]string) {
+	e.t.Helper()
+	version := e.backup()
+	text := e.text(*version.SnapshotHash)
+	var desc, ntp string
+	for _, l := range strings.Split(text, "\n") {
+		if desc == "" && strings.HasPrefix(l, "  description ") {
+			desc = l
+		}
+		if strings.HasPrefix(l, "ntp server ") {
+			ntp = l
+		}
+	}
+	if desc == "" || ntp == "" {
+		e.t.Fatalf("the version has no description or NTP server:\n%s", text)
+	}
+	conf := d.RunningConfig()
+	conf = strings.Replace(conf, desc+"\n", "  description changed-by-hand\n", 1)
+	conf = strings.Replace(conf, ntp+"\n", "ntp server 198.51.100.9 use-vrf management\n", 1)
+	d.SetRunningConfig(conf)
+	if !e.backup().Changed {
+		e.t.Fatal("the change by hand was not seen")
+	}
+	return version, text, [2]string{desc, ntp}
+}
+
+// The same on NX-OS: a description (under its interface, indented by
+// two spaces as NX-OS shows it) goes back with its interface line, the
+// NTP server line is added (NX-OS keeps several), the switch saves
+// with "copy running-config startup-config", and the backup after
+// verifies it.
+func TestRestoreMergeSelectedLinesNXOS(t *testing.T) {
+	e := newEngineEnv(t)
+	d := e.sim("cisco_nxos", devsim.Options{})
+	version, text, lines := nxosChanged(e, d)
+	descN, ntpN := lineOf(t, text, lines[0]), lineOf(t, text, lines[1])
+	// "select all" would send the version line: left out like comments.
+	r := e.mergeTo(version, []int{ntpN, descN, lineOf(t, text, "version 9.3(10) Bios:version 07.69")})
+	if r.State != db.RestoreSucceeded {
+		t.Fatalf("restore %s (%s): %s\n%s", r.State, deref(r.ErrorReason), deref(r.Error), e.log.String())
+	}
+	if len(r.Lines) != 2 || r.Lines[0] != ntpN || r.Lines[1] != descN {
+		t.Errorf("stored lines %v, want [%d %d]", r.Lines, ntpN, descN)
+	}
+	run := d.RunningConfig()
+	iface := strings.Split(text, "\n")[descN-2]
+	if !strings.HasPrefix(iface, "interface Ethernet") || !strings.Contains(run, iface+"\n"+lines[0]+"\n") ||
+		strings.Contains(run, "changed-by-hand") {
+		t.Errorf("the description is not back under %q:\n%s", iface, run)
+	}
+	if !strings.Contains(run, lines[1]+"\n") {
+		t.Errorf("the NTP server is not back:\n%s", run)
+	}
+	if d.StartupConfig() != run {
+		t.Error("the merge was not saved")
+	}
+	if !strings.Contains(deref(r.Outcome), `"sent":3`) || !strings.Contains(deref(r.Outcome), `"verified":true`) {
+		t.Errorf("outcome %s", deref(r.Outcome))
+	}
+}
+
+// NX-OS refuses the description with its own words ("% Invalid
+// command at '^' marker."): the NTP server (first in the version) and
+// the interface line went in, nothing is saved, and the restore fails
+// saying so.
+func TestRestoreMergeRefusedLineNXOS(t *testing.T) {
+	e := newEngineEnv(t)
+	d := e.sim("cisco_nxos", devsim.Options{RejectLines: regexp.MustCompile(`^description `)})
+	version, text, lines := nxosChanged(e, d)
+	saved := d.StartupConfig()
+	r := e.mergeTo(version, []int{lineOf(t, text, lines[0]), lineOf(t, text, lines[1])})
+	if r.State != db.RestoreFailed || deref(r.ErrorReason) != restore.ReasonRefused {
+		t.Fatalf("restore %s (%s): %s\n%s", r.State, deref(r.ErrorReason), deref(r.Error), e.log.String())
+	}
+	msg := deref(r.Error)
+	for _, want := range []string{"% Invalid command at '^' marker.", "partially applied: the 2 lines before it were sent (of 3)",
+		"nothing was rolled back", "not saved", strings.TrimSpace(lines[0])} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q: %s", want, msg)
+		}
+	}
+	if run := d.RunningConfig(); !strings.Contains(run, "changed-by-hand") || !strings.Contains(run, lines[1]+"\n") {
+		t.Errorf("the running configuration is not the partial merge:\n%s", run)
+	}
+	if d.StartupConfig() != saved {
+		t.Errorf("a refused merge was saved:\n%s\n----\n%s", saved, d.StartupConfig())
+	}
+}

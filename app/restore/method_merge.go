@@ -133,21 +133,28 @@ func sendable(drop []*regexp.Regexp, line string) bool {
 }
 
 // mergeText is a text's lines as a merge sees them: which it can type,
-// and the parent of each (by indentation).
+// the parent of each (by indentation), and the blocks it cannot type
+// line by line.
 type mergeText struct {
 	lines []string
 	ok    []bool
 	// parent[i] is the line number of line i+1's parent, 0 for none.
 	parent []int
+	blocks []Block
+	// block[i] is the index in blocks of line i+1's block, -1 for none.
+	block []int
 }
 
 func newMergeText(p driver.Platform, text string) mergeText {
 	m := mergeText{lines: versionLines(text)}
 	drop := drops(p)
 	m.ok, m.parent = make([]bool, len(m.lines)), make([]int, len(m.lines))
+	m.blocks, m.block = findBlocks(m.lines)
 	var stack []int // line numbers of open parents, indentation rising
 	for i, l := range m.lines {
-		if m.ok[i] = sendable(drop, l); !m.ok[i] {
+		if m.ok[i] = sendable(drop, l); !m.ok[i] || m.block[i] >= 0 {
+			// A block's lines are never a parent: a banner's text
+			// indented by a space is not a submode.
 			continue
 		}
 		ind := indentOf(l)
@@ -172,15 +179,180 @@ func (m mergeText) parents(n int) []int {
 	return out
 }
 
+// Block is a run of lines of a version that a merge cannot type line by
+// line, From to To (line numbers, inclusive): a banner, whose text runs
+// between two delimiters over several lines (IOS shows the delimiter as
+// "^C" whatever was typed, so even a banner on one line cannot be typed
+// back as shown); a certificate of a "crypto pki certificate chain" or
+// a key's "key-string", whose hexadecimal lines end with "quit"; a
+// switch macro ("macro name"), whose lines end with "@". Typed line by
+// line, each of these would be a broken block or a different one, so a
+// selection that touches one is refused and "select all" leaves it out.
+type Block struct {
+	From, To int
+	// Kind is "banner", "certificate", "key" or "macro".
+	Kind string
+}
+
+// Reason is why the block cannot be merged, a sentence for the person
+// who selected it.
+func (b Block) Reason() string {
+	switch b.Kind {
+	case BlockBanner:
+		return "a banner spans several lines and cannot be merged line by line; set it by hand"
+	case BlockCertificate:
+		return `a certificate's hexadecimal lines end with "quit" and cannot be merged line by line; enroll or import the certificate by hand`
+	case BlockKey:
+		return `a key's hexadecimal lines end with "quit" and cannot be merged line by line; enter the key by hand`
+	default:
+		return `a macro's lines end with "@" and cannot be merged line by line; set it by hand`
+	}
+}
+
+// Lines names the block's lines: "line 7" or "lines 7-12".
+func (b Block) Lines() string {
+	if b.From == b.To {
+		return fmt.Sprintf("line %d", b.From)
+	}
+	return fmt.Sprintf("lines %d-%d", b.From, b.To)
+}
+
+// The kinds of Block.
+const (
+	BlockBanner      = "banner"
+	BlockCertificate = "certificate"
+	BlockKey         = "key"
+	BlockMacro       = "macro"
+)
+
+// Blocks are the blocks of version a merge cannot type line by line.
+func Blocks(p driver.Platform, version string) []Block {
+	return newMergeText(p, version).blocks
+}
+
+// AllLines are the lines of version "select all" takes: every
+// configuration line outside the blocks (Blocks), which it leaves out
+// rather than fail.
+func AllLines(p driver.Platform, version string) []int {
+	m := newMergeText(p, version)
+	var out []int
+	for i := range m.lines {
+		if m.ok[i] && m.block[i] < 0 {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// bannerLine is a banner's first line: "banner motd ^C", "banner
+// login ^CText", "banner #Text#" (the type is optional, motd then).
+var bannerLine = regexp.MustCompile(`^banner(?:\s+(?:motd|login|exec|incoming|slip-ppp|prompt-timeout|config-save))?\s+(\S.*)$`)
+
+// findBlocks finds the blocks of lines and, for each line, the index of
+// its block (-1 for none). A block whose end is missing runs to the
+// last line: better a block too long than a half banner sent.
+func findBlocks(lines []string) ([]Block, []int) {
+	var blocks []Block
+	in := make([]int, len(lines))
+	for i := range in {
+		in[i] = -1
+	}
+	var chain bool // inside "crypto pki certificate chain"
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimRight(lines[i], " \t\r")
+		t := strings.TrimSpace(l)
+		ind := indentOf(l)
+		if ind == 0 && t != "" {
+			chain = strings.HasPrefix(t, "crypto pki certificate chain ") || strings.HasPrefix(t, "crypto ca certificate chain ")
+		}
+		end, kind := -1, ""
+		switch {
+		case ind == 0 && bannerLine.MatchString(l):
+			kind, end = BlockBanner, bannerEnd(lines, i, bannerLine.FindStringSubmatch(l)[1])
+		case ind > 0 && chain && strings.HasPrefix(t, "certificate "):
+			kind, end = BlockCertificate, hexEnd(lines, i)
+		case ind > 0 && t == "key-string":
+			kind, end = BlockKey, hexEnd(lines, i)
+		case ind == 0 && strings.HasPrefix(t, "macro name "):
+			kind, end = BlockMacro, len(lines)-1
+			for j := i + 1; j < len(lines); j++ {
+				if strings.TrimSpace(lines[j]) == "@" {
+					end = j
+					break
+				}
+			}
+		}
+		if kind == "" {
+			continue
+		}
+		for j := i; j <= end; j++ {
+			in[j] = len(blocks)
+		}
+		blocks = append(blocks, Block{From: i + 1, To: end + 1, Kind: kind})
+		i = end
+	}
+	return blocks, in
+}
+
+// bannerEnd is the index of a banner's last line: the line with the
+// closing delimiter, which is the first character of rest, or "^C" (how
+// IOS shows any delimiter).
+func bannerEnd(lines []string, i int, rest string) int {
+	delim := rest[:1]
+	if strings.HasPrefix(rest, "^C") {
+		delim = "^C"
+	}
+	if strings.Contains(rest[len(delim):], delim) {
+		return i
+	}
+	for j := i + 1; j < len(lines); j++ {
+		if strings.Contains(lines[j], delim) {
+			return j
+		}
+	}
+	return len(lines) - 1
+}
+
+// hexEnd is the index of the last line of a certificate or key-string
+// that starts at line i: its "quit", or, without one, its last
+// hexadecimal line (IOS also shows a certificate by reference on one
+// line, "certificate ca 01 nvram:…", which is a block of itself).
+func hexEnd(lines []string, i int) int {
+	end := i
+	for j := i + 1; j < len(lines); j++ {
+		t := strings.TrimSpace(lines[j])
+		switch {
+		case t == "quit":
+			return j
+		case t == "":
+		case indentOf(lines[j]) > indentOf(lines[i]) && isHexLine(t):
+			end = j
+		default:
+			return end
+		}
+	}
+	return end
+}
+
+func isHexLine(t string) bool {
+	for _, r := range t {
+		if !strings.ContainsRune("0123456789ABCDEFabcdef \t", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // MaxSelected bounds a selection.
 const MaxSelected = 20000
 
 // Selection checks the line numbers a person selected from version for a
 // merge and returns them sorted, once each, without the lines that are
 // not configuration (blank, comments): a selection of whole ranges
-// ("select all") needs no care. Numbers outside the version, and a
-// selection with no configuration line in it, are refused with a
-// sentence.
+// ("select all") needs no care. Numbers outside the version, a line of
+// a block that cannot be typed line by line (Blocks: a banner, a
+// certificate), and a selection with no configuration line in it are
+// refused with a sentence that names the lines.
 func Selection(p driver.Platform, version string, selected []int) ([]int, error) {
 	m := newMergeText(p, version)
 	if len(selected) == 0 {
@@ -190,14 +362,29 @@ func Selection(p driver.Platform, version string, selected []int) ([]int, error)
 		return nil, &db.ErrInvalidField{Field: "lines", Message: fmt.Sprintf("at most %d lines", MaxSelected)}
 	}
 	out := make([]int, 0, len(selected))
+	touched := map[int]bool{}
 	for _, n := range selected {
 		if n < 1 || n > len(m.lines) {
 			return nil, &db.ErrInvalidField{Field: "lines",
 				Message: fmt.Sprintf("line %d is not in the version, which has %d lines", n, len(m.lines))}
 		}
+		if b := m.block[n-1]; b >= 0 {
+			touched[b] = true
+			continue
+		}
 		if m.ok[n-1] {
 			out = append(out, n)
 		}
+	}
+	if len(touched) > 0 {
+		var why []string
+		for i, b := range m.blocks {
+			if touched[i] {
+				why = append(why, fmt.Sprintf("%s %s: %s", b.Lines(), are(b), b.Reason()))
+			}
+		}
+		return nil, &db.ErrInvalidField{Field: "lines", Message: strings.Join(why, "; ") +
+			" (leave these lines out of the selection)"}
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
@@ -206,6 +393,15 @@ func Selection(p driver.Platform, version string, selected []int) ([]int, error)
 			Message: "the selected lines are blank lines or comments; select configuration lines"}
 	}
 	return out, nil
+}
+
+// are is "is a banner" or "are a banner", as the block's lines are one
+// or several.
+func are(b Block) string {
+	if b.From == b.To {
+		return "is a " + b.Kind
+	}
+	return "are a " + b.Kind
 }
 
 // ErrNoSelection refuses a merge without lines.
@@ -230,7 +426,7 @@ func MergePlan(p driver.Platform, version string, selected []int) []MergeLine {
 	sent := map[int]bool{}
 	var out []MergeLine
 	for _, n := range selected {
-		if n < 1 || n > len(lines) || !m.ok[n-1] || sent[n] {
+		if n < 1 || n > len(lines) || !m.ok[n-1] || m.block[n-1] >= 0 || sent[n] {
 			continue
 		}
 		for _, a := range m.parents(n) {
@@ -299,7 +495,7 @@ func linePaths(p driver.Platform, text string) []linePath {
 	m := newMergeText(p, text)
 	var out []linePath
 	for i, l := range m.lines {
-		if !m.ok[i] {
+		if !m.ok[i] || m.block[i] >= 0 {
 			continue
 		}
 		var key strings.Builder

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -40,6 +41,16 @@ var nxosRefusal = re(`^% ?(Invalid (command|parameter|number|range|value|ip addr
 // ("!", "!Command: …", "!Time: …"), and the final "end", which would
 // leave configuration mode half way.
 var mergeDrop = []string{`^Building configuration\.\.\.$`, `^Current configuration : \d+ bytes$`, `^\s*!`, `^end$`}
+
+// nxosMergeDrop adds NX-OS's "version 10.4(5) Bios:version 01.11"
+// (recordings of show running-config on 7.3 and 10.4 in oxidized's
+// spec/model/data/nxos#*): it names the release the switch runs, which
+// only an install ("install all") changes. Whatever NX-OS answers to it
+// in configuration mode, typing it cannot put a release back, so a
+// merge (and its "select all") leaves it out like the comments. Classic
+// IOS keeps its "version 15.7": there it is a global configuration
+// command.
+var nxosMergeDrop = slices.Concat(mergeDrop, []string{`^version \S`})
 
 // cisco is the IOS dialogue that many platforms start from.
 func cisco() Dialogue {
@@ -156,7 +167,7 @@ func init() {
 			ConfigExit:  []string{"end"},
 			Save:        []string{"copy running-config startup-config"},
 			ApplyError:  nxosRefusal,
-			Drop:        mergeDrop,
+			Drop:        nxosMergeDrop,
 			Notes: "A merge of the lines a person selects, never a full replace. The account needs the network-admin role " +
 				"(or a role that may configure and copy running-config startup-config).",
 		},
