@@ -47,4 +47,13 @@ const (
 	keyVersionRestoreUnsupported = "device.version.restore.unsupported"
 	keyVersionRestoreRemote      = "device.version.restore.remote"
 	keyVersionRestoreDisabled    = "device.version.restore.disabled"
+
+	// Why the lines of a block cannot be merged one by one: "Lines
+	// 12-16: " (or "Line 7: ") and the reason of its kind.
+	keyVersionRestoreBlock            = "device.version.restore.block"
+	keyVersionRestoreBlockOne         = "device.version.restore.block_one"
+	keyVersionRestoreBlockBanner      = "device.version.restore.block_banner"
+	keyVersionRestoreBlockCertificate = "device.version.restore.block_certificate"
+	keyVersionRestoreBlockKey         = "device.version.restore.block_key"
+	keyVersionRestoreBlockMacro       = "device.version.restore.block_macro"
 )

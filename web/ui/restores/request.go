@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"backupd/app/collect/driver"
 	"backupd/app/restore"
 	"backupd/db"
 	"backupd/web/ui/core"
@@ -100,15 +101,16 @@ func (u *handlers) request(w http.ResponseWriter, r *http.Request) error {
 		return refuse(refusal{Status: http.StatusUnprocessableEntity, Key: keyErrBadLines})
 	}
 	if r.PostFormValue("all") == "1" && b.SnapshotHash != nil {
-		// Every line: the service leaves out blank lines and comments.
+		// Every configuration line, without the blocks a merge cannot
+		// type line by line (a banner, a certificate): the form says
+		// it leaves them out, where selecting them is refused.
 		text, err := u.Store.SnapshotText(ctx, *b.SnapshotHash)
 		if err != nil {
 			return err
 		}
-		lines = make([]int, min(strings.Count(text, "\n")+1, restore.MaxSelected))
-		for i := range lines {
-			lines[i] = i + 1
-		}
+		plat, _ := driver.Lookup(d.Platform)
+		lines = restore.AllLines(plat, text)
+		lines = lines[:min(len(lines), restore.MaxSelected)]
 	}
 	p.Lines = lines
 	rs, err := u.Restores.Request(ctx, u.actor(r), d.ID, b.ID, reason, lines)
