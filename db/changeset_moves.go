@@ -154,8 +154,8 @@ func (s *Store) ApproveChangeSet(ctx context.Context, id int64, d Decision, expi
 	now := Now()
 	return s.changeSetMoved(ctx, "approve", id, false, audit, func(tx *sql.Tx) error {
 		err := moveChangeSet(ctx, tx, id, []string{ChangeSetReady},
-			`state = ?, decided_by = ?, decided_by_name = ?, decided_at = ?, decision_note = ?, expires_at = ?`,
-			[]any{ChangeSetApproved, d.UserID, d.Name, now, d.Note, workTime(expiresAt)}, `(expires_at IS NULL OR expires_at > ?)`, now)
+			`state = ?, decided_by = ?, decided_by_name = ?, decided_at = ?, decision_note = ?, decision = ?, expires_at = ?`,
+			[]any{ChangeSetApproved, d.UserID, d.Name, now, d.Note, DecisionApproved, workTime(expiresAt)}, `(expires_at IS NULL OR expires_at > ?)`, now)
 		var st *ErrChangeSetState
 		if errors.As(err, &st) && st.Have == ChangeSetReady {
 			return ErrChangeSetExpired
@@ -182,8 +182,9 @@ func (s *Store) StartChangeSet(ctx context.Context, id int64, audit *AuditEntry)
 // CancelChangeSet cancels a change set not yet ended: its pending
 // targets are skipped, and so are its queued ones, whose jobs are
 // cancelled with them. Running targets run to their end (their runner
-// decides what a cancel may still stop). d, when given, records who
-// decided (a rejection).
+// decides what a cancel may still stop). d, when given, makes it a
+// rejection, which records who decided: only a ready set, or an approved
+// one not started, may be rejected (*ErrChangeSetState).
 func (s *Store) CancelChangeSet(ctx context.Context, id int64, d *Decision, reason string, audit *AuditEntry) (ChangeSet, error) {
 	if err := checkNote("reason", reason); err != nil {
 		return ChangeSet{}, err
@@ -191,16 +192,17 @@ func (s *Store) CancelChangeSet(ctx context.Context, id int64, d *Decision, reas
 	now := time.Now()
 	stamp := now.UTC().Format(TimeFormat)
 	set, args := `state = ?, finished_at = ?, error = ?`, []any{ChangeSetCancelled, stamp, nullIfEmpty(reason)}
+	from := []string{ChangeSetDraft, ChangeSetReady, ChangeSetApproved, ChangeSetRunning}
 	if d != nil {
 		if err := checkNote("note", d.Note); err != nil {
 			return ChangeSet{}, err
 		}
-		set += `, decided_by = ?, decided_by_name = ?, decided_at = ?, decision_note = ?`
-		args = append(args, d.UserID, d.Name, stamp, d.Note)
+		set += `, decided_by = ?, decided_by_name = ?, decided_at = ?, decision_note = ?, decision = ?`
+		args = append(args, d.UserID, d.Name, stamp, d.Note, DecisionRejected)
+		from = []string{ChangeSetReady, ChangeSetApproved}
 	}
 	return s.changeSetMoved(ctx, "cancel", id, d != nil, audit, func(tx *sql.Tx) error {
-		if err := moveChangeSet(ctx, tx, id, []string{ChangeSetDraft, ChangeSetReady, ChangeSetApproved, ChangeSetRunning},
-			set, args, ""); err != nil {
+		if err := moveChangeSet(ctx, tx, id, from, set, args, ""); err != nil {
 			return err
 		}
 		// The queued targets' jobs first: one claimed meanwhile runs on.

@@ -40,6 +40,12 @@ const (
 var ChangeSetStates = []string{ChangeSetDraft, ChangeSetReady, ChangeSetApproved, ChangeSetRunning,
 	ChangeSetDone, ChangeSetStopped, ChangeSetCancelled, ChangeSetExpired}
 
+// What the person deciding a change set decided.
+const (
+	DecisionApproved = "approved"
+	DecisionRejected = "rejected"
+)
+
 // Change set kinds: the body as it is, or a Go text/template rendered
 // per device.
 const (
@@ -110,6 +116,9 @@ type ChangeSet struct {
 	DecidedByName     *string
 	DecidedAt         *string
 	DecisionNote      string
+	// Decision is what they decided: DecisionApproved, DecisionRejected,
+	// or "" while nobody has.
+	Decision string
 	ExpiresAt         *string
 	StartedAt         *string
 	FinishedAt        *string
@@ -121,14 +130,14 @@ type ChangeSet struct {
 }
 
 const changeSetColumns = `c.id, c.name, c.body, c.kind, c.variables, c.state, c.concurrency, c.stop_after_failures, c.confirm_seconds,
-	c.created_by, c.created_by_name, c.created_at, c.decided_by, c.decided_by_name, c.decided_at, c.decision_note,
+	c.created_by, c.created_by_name, c.created_at, c.decided_by, c.decided_by_name, c.decided_at, c.decision_note, c.decision,
 	c.expires_at, c.started_at, c.finished_at, c.error, c.updated_at,
 	(SELECT COUNT(*) FROM change_set_targets t WHERE t.change_set_id = c.id)`
 
 func scanChangeSet(row engine.Scanner) (ChangeSet, error) {
 	var c ChangeSet
 	err := row.Scan(&c.ID, &c.Name, &c.Body, &c.Kind, &c.Variables, &c.State, &c.Concurrency, &c.StopAfterFailures, &c.ConfirmSeconds,
-		&c.CreatedBy, &c.CreatedByName, &c.CreatedAt, &c.DecidedBy, &c.DecidedByName, &c.DecidedAt, &c.DecisionNote,
+		&c.CreatedBy, &c.CreatedByName, &c.CreatedAt, &c.DecidedBy, &c.DecidedByName, &c.DecidedAt, &c.DecisionNote, &c.Decision,
 		&c.ExpiresAt, &c.StartedAt, &c.FinishedAt, &c.Error, &c.UpdatedAt, &c.Targets)
 	return c, err
 }

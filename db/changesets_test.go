@@ -276,8 +276,14 @@ func TestChangeSetCancelAndInterrupt(t *testing.T) {
 	if tg, err := s.ChangeSetTarget(ctx, targets[1].ID); err != nil || tg.State != db.TargetSkipped {
 		t.Fatalf("target of a cancelled job: %+v, %v; want skipped", tg, err)
 	}
-	if c, err = s.CancelChangeSet(ctx, c.ID, &db.Decision{Name: "carol", Note: "wrong server"}, "cancelled by carol", nil); err != nil ||
-		c.State != db.ChangeSetCancelled || c.DecisionNote != "wrong server" {
+	// A running set is cancelled, never rejected: its approval stands.
+	if _, err := s.CancelChangeSet(ctx, c.ID, &db.Decision{Name: "carol", Note: "wrong server"}, "", nil); err == nil {
+		t.Fatal("a running change set was rejected")
+	} else {
+		wantChangeSetState(t, err, db.ChangeSetRunning)
+	}
+	if c, err = s.CancelChangeSet(ctx, c.ID, nil, "cancelled by carol", nil); err != nil ||
+		c.State != db.ChangeSetCancelled || c.Decision != db.DecisionApproved || derefString(c.Error) != "cancelled by carol" {
 		t.Fatalf("CancelChangeSet = %+v, %v", c, err)
 	}
 	if got, err := s.GetJobs(ctx, []int64{jobs[2]}); err != nil || got[0].State != queue.JobCancelled {
@@ -397,5 +403,28 @@ func TestExpireChangeSets(t *testing.T) {
 	}
 	if list, _, err := s.ListChangeSets(ctx, db.ChangeSetFilter{Scope: &db.Scope{All: true}}); err != nil || len(list) != 6 {
 		t.Fatalf("an unscoped user sees %d change sets, %v; want 6", len(list), err)
+	}
+}
+
+// A rejection is a cancel by an approver of a set waiting to run: it
+// says who decided and that they rejected it. A draft (nothing to
+// decide) and a set already running are refused as they stand.
+func TestChangeSetReject(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	d := retDevice(t, s, "d1")
+	draft := newChangeSet(t, s, d)
+	_, err := s.CancelChangeSet(ctx, draft.ID, &db.Decision{Name: "bob", Note: "no"}, "", nil)
+	wantChangeSetState(t, err, db.ChangeSetDraft)
+	ready := renderAll(t, s, newChangeSet(t, s, d))
+	c, err := s.CancelChangeSet(ctx, ready.ID, &db.Decision{Name: "bob", Note: "not in this window"}, "", nil)
+	if err != nil || c.State != db.ChangeSetCancelled || c.Decision != db.DecisionRejected || derefString(c.DecidedByName) != "bob" ||
+		c.DecisionNote != "not in this window" {
+		t.Fatalf("rejected: %+v, %v", c, err)
+	}
+	// The author's own cancel is no decision.
+	mine, err := s.CancelChangeSet(ctx, draft.ID, nil, "", nil)
+	if err != nil || mine.Decision != "" || mine.DecidedByName != nil {
+		t.Fatalf("cancelled by its author: %+v, %v", mine, err)
 	}
 }

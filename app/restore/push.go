@@ -261,26 +261,15 @@ func (s *Service) CancelChangeSet(ctx context.Context, a Actor, id int64, reason
 // say no to it as well. A set that runs or ended is refused
 // (*db.ErrChangeSetState); one that runs is cancelled, not rejected.
 func (s *Service) RejectChangeSet(ctx context.Context, a Actor, id int64, note string) (db.ChangeSet, error) {
-	c, err := s.Store.ChangeSet(ctx, id)
-	if err != nil {
-		return db.ChangeSet{}, err
-	}
-	if c.State != db.ChangeSetReady && c.State != db.ChangeSetApproved {
-		return db.ChangeSet{}, &db.ErrChangeSetState{Have: c.State}
-	}
+	// The store moves only a ready or approved set, in the move itself:
+	// an approval meanwhile wins.
 	return s.Store.CancelChangeSet(ctx, id, &db.Decision{UserID: a.UserID, Name: a.Name, Note: strings.TrimSpace(note)}, "",
 		a.audit("changeset.reject", nil))
 }
 
-// Rejected reports whether c was rejected: cancelled before it started
-// by a decision (RejectChangeSet), which the store stamps with the
-// cancel's own time. A set cancelled without a decision keeps its
-// approval's time, and an approved set starts at once. The store keeps
-// no kind of decision: an approved set that could not start, cancelled
-// within the second of its approval, would read as rejected.
+// Rejected reports whether c was rejected (RejectChangeSet).
 func Rejected(c db.ChangeSet) bool {
-	return c.State == db.ChangeSetCancelled && c.StartedAt == nil && c.DecidedAt != nil && c.FinishedAt != nil &&
-		*c.DecidedAt == *c.FinishedAt
+	return c.State == db.ChangeSetCancelled && c.Decision == db.DecisionRejected
 }
 
 // runChangeSets queues the next devices of each running change set, up
