@@ -118,10 +118,10 @@ type ChangeSet struct {
 	DecisionNote      string
 	// Decision is what they decided: DecisionApproved, DecisionRejected,
 	// or "" while nobody has.
-	Decision string
-	ExpiresAt         *string
-	StartedAt         *string
-	FinishedAt        *string
+	Decision   string
+	ExpiresAt  *string
+	StartedAt  *string
+	FinishedAt *string
 	// Error says why it stopped or was cancelled.
 	Error     *string
 	UpdatedAt string
