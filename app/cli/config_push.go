@@ -56,8 +56,9 @@ enabled devices of --group (a group's name or ID, its subgroups
 included). Nothing is sent to a device by this command: it records the
 set and runs its dry run, which prints, for each device, the lines it
 would be sent, or why it cannot take them (its platform cannot take a
-push: only FRR can today; it is reached through a remote collector; a
-template variable it lacks). A set whose every device rendered is ready
+push: FRR, Cisco IOS and NX-OS can today; it is disabled or reached through
+a remote collector; a template variable it lacks; on IOS and NX-OS, a
+banner or a certificate, which cannot be sent line by line). A set whose every device rendered is ready
 for approval (config push-approve, or the change set's page in the web
 interface); one with a device that cannot be pushed stays a draft that
 cannot be approved: cancel it and push again without that device.

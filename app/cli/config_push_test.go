@@ -59,7 +59,7 @@ func newPushFixture(t *testing.T) pushFixture {
 	f.edge1 = add("edge1", "frr", &core.ID, true)
 	f.edge2 = add("edge2", "frr", &eu.ID, true)
 	f.off = add("off1", "frr", &core.ID, false)
-	f.ios = add("ios1", "cisco_ios", nil, true)
+	f.ios = add("ios1", "hp_procurve", nil, true)
 	return f
 }
 
@@ -206,7 +206,7 @@ func TestConfigPushDryRun(t *testing.T) {
 		"  |  neighbor 192.0.2.77 remote-as 65077\n",
 		"  |  neighbor 192.0.2.77 description to-edge1-frr\n",
 		"  |  neighbor 192.0.2.77 password <secret:",
-		"ios1 (ID " + strconv.FormatInt(f.ios.ID, 10) + "): cannot be pushed: platform cisco_ios cannot take a push\n",
+		"ios1 (ID " + strconv.FormatInt(f.ios.ID, 10) + "): cannot be pushed: platform hp_procurve cannot take a push\n",
 		"stays a draft", "push-cancel " + strconv.FormatInt(id, 10),
 	} {
 		if !strings.Contains(out, want) {
@@ -226,7 +226,7 @@ func TestConfigPushDryRun(t *testing.T) {
 	// The status says the same; --reveal shows the secret, audited.
 	st := f.ok(t, "config", "push-status", strconv.FormatInt(id, 10))
 	for _, want := range []string{`change set ` + strconv.FormatInt(id, 10) + ` "new peer": draft`, "cannot be approved",
-		"edge1", "pending", "  |  neighbor 192.0.2.77 password <secret:", "ios1 (ID", "cannot be pushed: platform cisco_ios"} {
+		"edge1", "pending", "  |  neighbor 192.0.2.77 password <secret:", "ios1 (ID", "cannot be pushed: platform hp_procurve"} {
 		if !strings.Contains(st.stdout, want) {
 			t.Errorf("push-status lacks %q:\n%s", want, st.stdout)
 		}

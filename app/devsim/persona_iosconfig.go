@@ -25,11 +25,12 @@ import (
 // with its progress bar and "Copy complete."). From memory, no capture:
 // the NX-OS progress bar's width.
 //
-// Approximations, for want of the command grammar: a line is placed by
-// its indentation as typed (a line without indentation is a global
-// command and leaves every submode; an indented one goes under the last
-// line typed with less indentation), where IOS knows which mode takes
-// which command and falls back to the global one. A line the device
+// Approximations, for want of the command grammar: a line's mode is
+// found by its indentation as typed (a line without indentation is a
+// global command and leaves every submode; an indented one goes under the
+// last line typed with less indentation), where IOS knows which mode
+// takes which command and falls back to the global one; it is stored at
+// its depth with the configuration's own indentation. A line the device
 // already has under the same parents changes nothing; a few settings
 // that take one value (hostname, description, ip address, name, ...)
 // replace the one there; "no LINE" removes LINE (with its block) from
@@ -118,33 +119,41 @@ func (s *session) iosLine(line string) (bool, error) {
 
 func indentation(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
 
-// iosSet is configuration text after line was typed under parents.
+// iosSet is configuration text after line was typed under parents. A
+// line's place is its depth (how many parents), not its indentation as
+// typed, as a device's command grammar places it: stored lines take the
+// configuration's own indentation (one space a level on IOS, two on
+// NX-OS).
 func iosSet(text string, parents []string, line string) string {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	// The block of the parents: [from, to) are their children.
-	from, to := 0, len(lines)
+	unit := indentUnit(lines)
+	// The block of the parents: [from, to) are their children, ind
+	// their indentation.
+	from, to, ind := 0, len(lines), 0
 	if i := slices.Index(lines, "end"); i >= 0 {
 		to = i
 	}
 	for _, p := range parents {
 		at := -1
 		for i := from; i < to; i++ {
-			if strings.TrimSpace(lines[i]) == strings.TrimSpace(p) && indentation(lines[i]) == indentation(p) {
+			if strings.TrimSpace(lines[i]) == strings.TrimSpace(p) && indentation(lines[i]) == ind {
 				at = i
 				break
 			}
 		}
 		if at < 0 {
-			lines = slices.Insert(lines, to, p)
-			at = to
+			at = blockEnd(lines, from, to)
+			lines = slices.Insert(lines, at, strings.Repeat(" ", ind)+strings.TrimSpace(p))
 		}
 		from, to = at+1, at+1
-		for to < len(lines) && (indentation(lines[to]) > indentation(p) || strings.TrimSpace(lines[to]) == "") && lines[to] != "end" {
+		for to < len(lines) && (indentation(lines[to]) > ind || strings.TrimSpace(lines[to]) == "") && lines[to] != "end" {
 			to++
 		}
+		ind += unit
 	}
 	t := strings.TrimSpace(line)
-	same := func(l string) bool { return indentation(l) == indentation(line) }
+	stored := strings.Repeat(" ", ind) + t
+	same := func(l string) bool { return indentation(l) == ind && strings.TrimSpace(l) != "" }
 	if rest, ok := strings.CutPrefix(t, "no "); ok {
 		for i := from; i < to; i++ {
 			if same(lines[i]) && strings.TrimSpace(lines[i]) == rest {
@@ -166,19 +175,41 @@ func iosSet(text string, parents []string, line string) string {
 	if key := iosKey(t); key != "" {
 		for i := from; i < to; i++ {
 			if same(lines[i]) && iosKey(strings.TrimSpace(lines[i])) == key {
-				lines[i] = line
+				lines[i] = stored
 				return strings.Join(lines, "\n") + "\n"
 			}
 		}
 	}
-	// A new line goes at the end of its block, a new global one before
-	// the final "end" and the "!" in front of it.
-	at := to
+	// A new line goes at the end of its block (before the blank line
+	// that ends a block on NX-OS), a new global one before the final
+	// "end" and the "!" in front of it.
+	at := blockEnd(lines, from, to)
 	for len(parents) == 0 && at > from && strings.TrimSpace(lines[at-1]) == "!" {
 		at--
 	}
-	lines = slices.Insert(lines, at, line)
+	lines = slices.Insert(lines, at, stored)
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// blockEnd is where a line added to the block [from, to) goes: after its
+// last line, before the blank lines that close it.
+func blockEnd(lines []string, from, to int) int {
+	for to > from && strings.TrimSpace(lines[to-1]) == "" {
+		to--
+	}
+	return to
+}
+
+// indentUnit is the indentation of one level in a configuration: its
+// smallest (1 on IOS, 2 on NX-OS; 1 when nothing is indented).
+func indentUnit(lines []string) int {
+	unit := 0
+	for _, l := range lines {
+		if n := indentation(l); n > 0 && strings.TrimSpace(l) != "" && (unit == 0 || n < unit) {
+			unit = n
+		}
+	}
+	return max(unit, 1)
 }
 
 // iosKey names the setting a single-valued line sets, "" for others.

@@ -67,6 +67,18 @@ func (mergeLines) Apply(ctx context.Context, s Session, p driver.Platform, runni
 	return a, nil
 }
 
+// Push sends a change set's lines as a merge sends a restore's: in
+// configuration mode, stopping at the first line the device refuses
+// (out of configuration mode, unsaved), saved once every line went in.
+// The dry run has refused lines a merge cannot type (Blocks).
+func (m mergeLines) Push(ctx context.Context, s Session, p driver.Platform, lines []string) error {
+	_, err := m.Apply(ctx, s, p, "", strings.Join(lines, "\n"))
+	if u, ok := errors.AsType[*UntouchedError](err); ok {
+		return u.Err
+	}
+	return err
+}
+
 // Keep has nothing left to do: Apply saved once every line went in.
 func (mergeLines) Keep(context.Context, Session, driver.Platform) error { return nil }
 

@@ -37,6 +37,10 @@ type Pusher interface {
 // ErrPushNotSupported: the device's platform cannot take a push.
 var ErrPushNotSupported = errors.New("this device's platform cannot take a push")
 
+// ErrPushBlock: the lines hold a block (a banner, a certificate) that
+// cannot be sent line by line.
+var ErrPushBlock = errors.New("leave it out of the change set")
+
 // ErrPushDisabled: the device is disabled, and nothing is sent to it.
 var ErrPushDisabled = errors.New("the device is disabled; enable it to push to it")
 
@@ -209,7 +213,15 @@ func (s *Service) render(ctx context.Context, c db.ChangeSet, t db.ChangeSetTarg
 	if len(lines) == 0 {
 		return "", fmt.Errorf("%s: nothing to send", dev.Name)
 	}
-	return strings.Join(lines, "\n") + "\n", nil
+	text := strings.Join(lines, "\n") + "\n"
+	if Merges(p) {
+		// Sent line by line as a merge is: a banner or a certificate
+		// would arrive broken.
+		if b := Blocks(p, text); len(b) > 0 {
+			return "", fmt.Errorf("%s: %s of the lines to send %s: %s; %w", dev.Name, b[0].Lines(), are(b[0]), b[0].Reason(), ErrPushBlock)
+		}
+	}
+	return text, nil
 }
 
 func parseTemplate(body string) (*template.Template, error) {

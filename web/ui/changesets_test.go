@@ -332,6 +332,18 @@ func TestChangeSetDryRunReport(t *testing.T) {
 	expect(t, "dry run again", root.post(changeSetPath(id)+"/dry-run", nil), http.StatusSeeOther, changeSetPath(id)+"?done=dry_run")
 	expectText(t, "dry run again", root.get(changeSetPath(id)+"?done=dry_run"), "The dry run was run again.", "Draft: dry run incomplete")
 
+	// A banner cannot be sent line by line to a switch that takes
+	// pushes as a merge: the dry run says so, in the page's language.
+	if _, err := f.e.store.CreateDevice(context.Background(), db.Device{Name: "acc-ios", Host: "192.0.2.8", Port: 22, Platform: "cisco_ios",
+		LoginMethod: "ssh", GroupID: &f.core, Encoding: "utf-8", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	form = changeSetForm("banner", "acc-ios")
+	form.Set("body", "banner motd ^C\nAuthorised access only\n^C\n")
+	id = created(t, root.createChangeSet(form))
+	expectText(t, "banner", root.get(changeSetPath(id)), "Some lines cannot be sent one by one on this platform",
+		"lines 1-3 of the lines to send are a banner", "Draft: dry run incomplete")
+
 	// A device disabled since: the dry run says so, and nothing goes to it.
 	id = created(t, root.createChangeSet(changeSetForm("disabled later", "edge-frr")))
 	if _, err := f.e.store.UpdateDevice(context.Background(), f.edge, func(d *db.Device) error { d.Enabled = false; return nil }); err != nil {

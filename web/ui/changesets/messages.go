@@ -45,6 +45,7 @@ const (
 	keyRenderNoPush   = "changesets.render.no_push"
 	keyRenderRemote   = "changesets.render.remote_zone"
 	keyRenderDisabled = "changesets.render.disabled"
+	keyRenderBlock    = "changesets.render.block"
 	keyRenderNothing  = "changesets.render.nothing"
 	keyRenderTemplate = "changesets.render.template"
 	keyRenderPending  = "changesets.render.pending"

@@ -253,6 +253,8 @@ func (u *handlers) renderText(lang string, t db.ChangeSetTarget) (string, string
 		return u.Text(lang, keyRenderPending), ""
 	case strings.Contains(msg, "cannot take a push"):
 		return u.Text(lang, keyRenderNoPush), detail
+	case strings.Contains(msg, restore.ErrPushBlock.Error()):
+		return u.Text(lang, keyRenderBlock), detail
 	case strings.Contains(msg, restore.ErrPushDisabled.Error()):
 		return u.Text(lang, keyRenderDisabled), ""
 	case strings.Contains(msg, restore.ErrRemoteZone.Error()):
