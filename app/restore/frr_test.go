@@ -36,6 +36,7 @@ type env struct {
 	engine  *backup.Engine
 	svc     *restore.Service
 	disp    *restore.Dispatcher
+	runner  *restore.Runner
 	router  *testfrr.Router
 	device  int64
 	log     *testkit.LockedBuffer
@@ -85,7 +86,7 @@ func newEngineEnvOpen(t testing.TB, open func(ctx context.Context, t collect.Tar
 	t.Cleanup(func() { cancel(); <-done })
 	svc := &restore.Service{Store: store, Engine: engine, Keys: keys, Log: log}
 	uid := int64(1)
-	return &env{t: t, store: store, sealer: sealer, engine: engine, svc: svc, disp: &restore.Dispatcher{Service: svc},
+	return &env{t: t, store: store, sealer: sealer, engine: engine, svc: svc, disp: &restore.Dispatcher{Service: svc}, runner: runner,
 		log: buf, adminID: uid, admin: restore.Actor{UserID: &uid, Name: "admin",
 			Audit: func(action string, details map[string]any) *db.AuditEntry {
 				return &db.AuditEntry{UserID: &uid, Username: "admin", Interface: "web", Action: action, Details: details}

@@ -182,3 +182,29 @@ func TestRestoreJunosVerifyMismatchRollsBack(t *testing.T) {
 		t.Error("the device is not back on its configuration before the restore")
 	}
 }
+
+// The undo fails too (the router refuses the configuration before when
+// it is loaded again), but the change was committed under "commit
+// confirmed", which nobody confirmed: the restore waits for the router's
+// own timer, backs it up, finds the configuration before, and reports it
+// rolled back by the timer, verified.
+func TestRestoreJunosTimerPutsBackWhatTheUndoCouldNot(t *testing.T) {
+	e := newEngineEnv(t)
+	e.runner.Minute = junosMinute
+	d := e.sim("juniper_junos", devsim.Options{Minute: junosMinute, DropLines: regexp.MustCompile(`server 192\.0\.2\.124;`),
+		RejectLines: regexp.MustCompile(`host-name lab-renamed;`)})
+	before := e.backup()
+	after := e.changeByHand(d, "    host-name lab-juniper-junos;", "    host-name lab-renamed;")
+	v := e.version(strings.Replace(e.text(*before.SnapshotHash), "        server 192.0.2.123;\n", "        server 192.0.2.123;\n        server 192.0.2.124;\n", 1))
+	r := e.restoreTo(v)
+	if r.State != db.RestoreRolledBack || deref(r.ErrorReason) != restore.ReasonMismatch ||
+		!strings.Contains(deref(r.Error), "putting the configuration back failed too") || !strings.Contains(deref(r.Error), "confirm timer ran out") {
+		t.Fatalf("restore %s (%s): %s\n%s", r.State, deref(r.ErrorReason), deref(r.Error), e.log.String())
+	}
+	if r.RollbackBackupID == nil || !strings.Contains(deref(r.Outcome), `"rollback_verified":true`) {
+		t.Errorf("no verified backup after the timer: %v, outcome %s", r.RollbackBackupID, deref(r.Outcome))
+	}
+	if d.Rollbacks() == 0 || !e.holds("juniper_junos", e.text(*after.SnapshotHash)) {
+		t.Errorf("the router's timer did not put the configuration back (%d rollbacks)", d.Rollbacks())
+	}
+}

@@ -57,6 +57,9 @@ type Runner struct {
 	Log    *slog.Logger
 	// Open logs in to the device for writing (collect.OpenShell).
 	Open func(ctx context.Context, t collect.Target) (Shell, error)
+	// Minute is how long one minute of a device's confirm timer lasts:
+	// time.Minute when 0 (tests shorten it to match a simulator's).
+	Minute time.Duration
 }
 
 // outcome is the JSON summary of a run kept with the restore: counts and
@@ -86,6 +89,10 @@ type run struct {
 	out     outcome
 	tr      *collect.Transcript
 	started time.Time
+	// armedBy is when the method's apply returned on a platform whose
+	// change waits under the device's own undo timer: by then the timer
+	// ran, if it was armed at all.
+	armedBy time.Time
 }
 
 // RunWork runs the restore job c.
@@ -171,6 +178,9 @@ func (x *run) run(ctx context.Context) (state, msg, reason string) {
 	defer func() { _ = sh.Close() }()
 	applied, err := x.m.Apply(ctx, sh, x.p, pre.Text, target)
 	x.out.Applied = applied
+	if rm, ok := driver.LookupRestoreMethod(x.p.Restore.Method); ok && rm.Timer {
+		x.armedBy = time.Now()
+	}
 	if u, ok := errors.AsType[*UntouchedError](err); ok {
 		f := x.applyFailure(u.Err)
 		return db.RestoreFailed, f.msg + "; nothing was changed on the device", f.reason
@@ -280,13 +290,11 @@ func (x *run) undo(ctx context.Context, sh Shell, current, previous string, f fa
 			}
 		}
 		if err != nil {
-			return db.RestoreRollbackFailed, f.msg + "; logging in again to put the configuration back failed: " + x.maskText(err.Error()) +
-				". The device's state is not known: back it up to see", f.reason
+			return x.awaitTimer(ctx, previous, f, "logging in again to put the configuration back failed: "+x.maskText(err.Error()))
 		}
 	}
 	if _, err := x.m.Undo(ctx, sh, x.p, current, previous); err != nil {
-		return db.RestoreRollbackFailed, f.msg + "; putting the configuration back failed too: " + x.maskText(err.Error()) +
-			". The device's state is not known: back it up to see", f.reason
+		return x.awaitTimer(ctx, previous, f, "putting the configuration back failed too: "+x.maskText(err.Error()))
 	}
 	x.out.RolledBack = true
 	x.stage(ctx, StageUndoVerify)
@@ -305,6 +313,50 @@ func (x *run) undo(ctx context.Context, sh Shell, current, previous string, f fa
 	}
 	x.out.RollbackVerified = true
 	return db.RestoreRolledBack, f.msg + "; the configuration before was put back and verified", f.reason
+}
+
+// awaitTimer ends a restore whose undo failed (why): on a platform whose
+// change was applied under the device's own undo timer, which nobody
+// confirmed, the device puts the configuration before back itself when
+// the timer runs out. So the restore waits for that, backs the device up
+// and compares: rolled back when the backup shows the configuration
+// before, else rollback failed. Without a timer the device's state is
+// not known.
+func (x *run) awaitTimer(ctx context.Context, previous string, f failure, why string) (string, string, string) {
+	unknown := f.msg + "; " + why + ". The device's state is not known: back it up to see"
+	if x.armedBy.IsZero() {
+		return db.RestoreRollbackFailed, unknown, f.reason
+	}
+	minute := x.Minute
+	if minute <= 0 {
+		minute = time.Minute
+	}
+	// The method armed the timer in whole minutes (at least one); half a
+	// minute more for the device to finish putting it back.
+	minutes := max(1, int(x.p.Restore.Timer.Default.Minutes()))
+	until := x.armedBy.Add(time.Duration(minutes)*minute + minute/2)
+	x.stage(ctx, StageUndoVerify)
+	x.Log.Info("restore waits for the device's confirm timer", "restore_id", x.r.ID, "until", until.UTC().Format(time.RFC3339))
+	wait := time.NewTimer(time.Until(until))
+	defer wait.Stop()
+	select {
+	case <-ctx.Done():
+		return db.RestoreRollbackFailed, unknown, f.reason
+	case <-wait.C:
+	}
+	after, err := x.backup(ctx, db.RestoreRollbackBackup)
+	switch {
+	case err != nil:
+		return db.RestoreRollbackFailed, unknown + " (the backup after the device's confirm timer: " + err.Error() + ")", f.reason
+	case !after.Success:
+		return db.RestoreRollbackFailed, unknown + " (the backup after the device's confirm timer failed: " + after.Error + ")", f.reason
+	case !x.m.Same(x.p, after.Text, previous):
+		return db.RestoreRollbackFailed, f.msg + "; " + why + fmt.Sprintf(
+			"; after the device's confirm timer ran out its configuration still differs from before in %d lines", countDiff(after.Text, previous)), f.reason
+	}
+	x.out.RolledBack, x.out.RollbackVerified = true, true
+	return db.RestoreRolledBack, f.msg + "; " + why + "; the device's own confirm timer ran out and put the configuration before back, " +
+		"verified by a backup", f.reason
 }
 
 // backup takes and records an extra backup of the running job.
