@@ -2,9 +2,11 @@ package restore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"backupd/app/restore"
 	"backupd/app/restore/frrplan"
 	"backupd/db"
 	"backupd/internal/testfrr"
@@ -52,5 +54,47 @@ func BenchmarkBackupRealFRR(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		e.backup()
+	}
+}
+
+// BenchmarkPushFiveRealFRR measures a change set pushed to 5 real FRR
+// routers, all at once (the dry run, the approval, and per router: a
+// backup, the lines, the save, a backup after), against its yardstick,
+// one backup of each of the 5 routers one after the other through the
+// same engine (BenchmarkBackupFiveRealFRR). Each iteration sends another
+// description, so that every push changes the routers.
+//
+//	go test ./app/restore -run '^$' -bench 'FiveRealFRR' -count 5
+func BenchmarkPushFiveRealFRR(b *testing.B) {
+	e := newEngineEnv(b)
+	ctx := context.Background()
+	_, ids := e.routers(5)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := e.svc.CreateChangeSet(ctx, e.admin, restore.NewChangeSet{Name: "bench", Concurrency: 5, DeviceIDs: ids,
+			Body: fmt.Sprintf("router bgp 65001\n neighbor 192.0.2.10 description bench-%d\n", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.svc.ApproveChangeSet(ctx, e.admin, c.ID, ""); err != nil {
+			b.Fatal(err)
+		}
+		if c = e.untilSet(c.ID, db.ChangeSetDone, db.ChangeSetStopped); c.State != db.ChangeSetDone {
+			b.Fatalf("change set %s: %s", c.State, deref(c.Error))
+		}
+	}
+}
+
+// BenchmarkBackupFiveRealFRR is the yardstick: a backup of each of the 5
+// routers, one after the other.
+func BenchmarkBackupFiveRealFRR(b *testing.B) {
+	e := newEngineEnv(b)
+	_, ids := e.routers(5)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, id := range ids {
+			e.device = id
+			e.backup()
+		}
 	}
 }
