@@ -168,6 +168,28 @@ func Start(ctx context.Context, store *db.Store, sealer *secret.Sealer, log *slo
 	return f, nil
 }
 
+// Simulated returns the simulator's options and the platform of the demo
+// device name as the demo runs it (password and enable password as
+// given), false for a name not in the lab, one that is down, or one set
+// to fail: what a test needs to try the demo's devices one by one.
+func Simulated(name, password, enable string) (devsim.Options, bool) {
+	for i, m := range fleet {
+		if m.name == name && !m.down && m.failure == "" {
+			return m.options(i, password, enable), true
+		}
+	}
+	return devsim.Options{}, false
+}
+
+// Names are the demo devices' names, in the lab's order.
+func Names() []string {
+	out := make([]string, len(fleet))
+	for i, m := range fleet {
+		out[i] = m.name
+	}
+	return out
+}
+
 // options are the simulator's options of the fleet's i-th member m.
 func (m member) options(i int, password, enable string) devsim.Options {
 	o := devsim.Options{

@@ -162,10 +162,24 @@ func iosSet(text string, parents []string, line string) string {
 					end++
 				}
 				lines = slices.Delete(lines, i, end)
+				to -= end - i
 				break
 			}
 		}
+		// A negation the device shows elsewhere ("no shutdown" on
+		// NX-OS, "no switchport") is a setting it shows here too.
+		shown := slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == t })
+		if shown && !slices.ContainsFunc(lines[from:to], func(l string) bool { return same(l) && strings.TrimSpace(l) == t }) {
+			lines = slices.Insert(lines, blockEnd(lines, from, to), stored)
+		}
 		return strings.Join(lines, "\n") + "\n"
+	}
+	// The setting replaces its negation where the device shows one.
+	for i := from; i < to; i++ {
+		if same(lines[i]) && strings.TrimSpace(lines[i]) == "no "+t {
+			lines[i] = stored
+			return strings.Join(lines, "\n") + "\n"
+		}
 	}
 	for i := from; i < to; i++ {
 		if same(lines[i]) && strings.TrimSpace(lines[i]) == t {

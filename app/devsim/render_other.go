@@ -133,7 +133,14 @@ func renderJunos(m *model, n int) doc {
 	b.l("    root-authentication {")
 	b.f("        encrypted-password \"%s\"; ## SECRET-DATA", m.sha512Crypt("root"))
 	b.l("    }", "    login {")
-	for _, user := range []string{m.user, "backup"} {
+	// The login user and a "backup" one: once when they are the same
+	// (Junos merges a user given twice into one, so a configuration
+	// showing it twice could never be loaded back as shown).
+	users := []string{m.user}
+	if m.user != "backup" {
+		users = append(users, "backup")
+	}
+	for _, user := range users {
 		b.f("        user %s {", user)
 		b.f("            uid %d;", 2000+len(user))
 		b.l("            class super-user;", "            authentication {")
