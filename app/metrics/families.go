@@ -53,6 +53,8 @@ var families = map[string]family{
 		"offline (enrolled but silent longer), revoked."},
 	"backupd_restores_open": {gauge, "Restores not yet ended, by state: previewing (the fresh backup for the preview " +
 		"runs), pending (waiting for approval), approved (waiting for the device), queued, running."},
+	"backupd_change_sets_open": {gauge, "Change sets not yet ended, by state: draft (written, or its dry run " +
+		"found a device it cannot push to), ready (dry-run, waiting for approval), approved (waiting to start), running."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 
@@ -70,6 +72,11 @@ var families = map[string]family{
 		"the configuration before was put back and verified), rollback_failed (putting it back failed too: the device's " +
 		"state is unknown), failed (before the device was changed, or keeping the change failed), interrupted (the process " +
 		"running it stopped: the device's state is unknown; counted by the process that finds it)."},
+	"backupd_pushes_total": {counter, "Devices of change sets whose push ended on this server process, by platform " +
+		"(frr, cisco_ios, ...; custom for an administrator's platform) and result: succeeded (the lines were sent and " +
+		"saved, and the backup after worked), failed (a line refused, the session lost, a backup failed, ...: what the " +
+		"device took is in the backup after), interrupted (the process running it stopped: the device's state is " +
+		"unknown; counted by the process that finds it)."},
 	"backupd_http_request_duration_seconds": {histogram, "Time this server took to answer HTTP requests, by route pattern."},
 	"backupd_backup_duration_seconds": {histogram, "Duration of the backup attempts this server process ran, " +
 		"by result (success, failure); attempts of backupd backup run count in backupd_backups_total only."},

@@ -140,6 +140,33 @@ func RestoreMethods(methods ...string) {
 	}
 }
 
+// pushResults are the ends of a change set's push to one device, the
+// result label of backupd_pushes_total.
+var pushResults = []string{db.TargetSucceeded, db.TargetFailed, db.TargetInterrupted}
+
+// PushPlatformCustom is the platform label of a push to a device of an
+// administrator's platform: their IDs are the administrator's, so they
+// share one series, published at 0 with the built-in ones.
+const PushPlatformCustom = "custom"
+
+// PushEnded counts one device of a change set whose push ended, by
+// platform (frr, cisco_ios, ..., custom) and result: the target's end
+// state (succeeded, failed, interrupted).
+func PushEnded(platform, result string) {
+	set.GetOrCreateCounter(`backupd_pushes_total{platform=` + quote(platform) + `,result=` + quote(result) + `}`).Inc()
+}
+
+// PushPlatforms publishes backupd_pushes_total at 0 for each platform
+// that can take a push and each result, from the process's start, as
+// RestoreMethods does for restores.
+func PushPlatforms(platforms ...string) {
+	for _, p := range platforms {
+		for _, r := range pushResults {
+			set.GetOrCreateCounter(`backupd_pushes_total{platform=` + quote(p) + `,result=` + quote(r) + `}`)
+		}
+	}
+}
+
 // EngineRunning records whether this process's backup engine works the
 // queue (serve's engine: it does not while it waits for the database).
 func EngineRunning(on bool) {
@@ -180,6 +207,9 @@ type State struct {
 	// RestoresOpen counts the restores not yet ended by state
 	// (db.RestoreOpenStates).
 	RestoresOpen map[string]int
+	// ChangeSetsOpen counts the change sets not yet ended by state
+	// (db.ChangeSetOpenStates).
+	ChangeSetsOpen map[string]int
 }
 
 // Collector states of backupd_collectors.
@@ -296,6 +326,9 @@ func writeState(w io.Writer, st State, now time.Time) {
 	}
 	for _, state := range db.RestoreOpenStates {
 		fmt.Fprintf(w, "backupd_restores_open{state=%q} %d\n", state, st.RestoresOpen[state])
+	}
+	for _, state := range db.ChangeSetOpenStates {
+		fmt.Fprintf(w, "backupd_change_sets_open{state=%q} %d\n", state, st.ChangeSetsOpen[state])
 	}
 }
 

@@ -53,6 +53,10 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 	RestoreEnded("frr_vtysh", "succeeded")
 	RestoreEnded("frr_vtysh", "succeeded")
 	RestoreEnded("frr_vtysh", "interrupted")
+	PushPlatforms("frr", PushPlatformCustom)
+	PushEnded("frr", "succeeded")
+	PushEnded("frr", "failed")
+	PushEnded("frr", "succeeded")
 
 	now := time.Now()
 	good, queued, pending := now.Add(-36*time.Hour), now.Add(-10*time.Minute), now.Add(-2*time.Hour)
@@ -71,8 +75,9 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 			DevicesByStatus: map[string]int{"reachable": 5, "unreachable": 1}, DatabaseBytes: 4096,
 			Snapshots:            db.SnapshotFigures{Snapshots: 30, Deltas: 26, RawBytes: 1800000, StoredBytes: 61000},
 			NotificationsPending: 4, OldestNotification: &pending,
-			Collectors:   map[string]int{CollectorOnline: 2, CollectorRevoked: 1},
-			RestoresOpen: map[string]int{"pending": 2, "running": 1}}, nil
+			Collectors:     map[string]int{CollectorOnline: 2, CollectorRevoked: 1},
+			RestoresOpen:   map[string]int{"pending": 2, "running": 1},
+			ChangeSetsOpen: map[string]int{"ready": 3, "running": 1}}, nil
 	})
 	for _, want := range []string{
 		`backupd_build_info{version="1.2.3",commit="abc123",goversion="` + runtime.Version() + `"} 1`,
@@ -131,6 +136,16 @@ func TestBackupsRequestsAndStoreState(t *testing.T) {
 		`backupd_restores_open{state="running"} 1`,
 		`backupd_restores_open{state="previewing"} 0`,
 		"# TYPE backupd_restores_open gauge\n",
+		`backupd_pushes_total{platform="frr",result="succeeded"} 2`,
+		`backupd_pushes_total{platform="frr",result="failed"} 1`,
+		`backupd_pushes_total{platform="frr",result="interrupted"} 0`,
+		`backupd_pushes_total{platform="custom",result="interrupted"} 0`,
+		"# TYPE backupd_pushes_total counter\n",
+		`backupd_change_sets_open{state="draft"} 0`,
+		`backupd_change_sets_open{state="ready"} 3`,
+		`backupd_change_sets_open{state="approved"} 0`,
+		`backupd_change_sets_open{state="running"} 1`,
+		"# TYPE backupd_change_sets_open gauge\n",
 		"# TYPE backupd_engine_running gauge\n",
 		`backupd_syslog_received_total 90`,
 		`backupd_syslog_matched_total 12`,
