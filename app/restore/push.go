@@ -370,6 +370,7 @@ func (pr PushRunner) RunWork(ctx context.Context, c queue.Claim) {
 		pr.Log.Error("recording a push's end failed", "target_id", t.ID, "err", err)
 		return
 	}
+	pr.countPush(t.DeviceID, end.State)
 	pr.Log.Info("push ended", "change_set_id", t.ChangeSetID, "device_id", t.DeviceID, "state", end.State, "reason", end.Reason)
 }
 
