@@ -54,6 +54,16 @@ type Device struct {
 	// store writes it (PinAddress, ConfirmAddress, accepting a host key):
 	// UpdateDevice keeps it whatever the patch does.
 	AddressPin *string
+	// InventorySourceID is the inventory source the device is synced
+	// from and InventoryKey the source's stable id for it; both nil for
+	// a device made by hand or imported. Only a sync sets them
+	// (ApplyInventorySync): UpdateDevice keeps them.
+	InventorySourceID *int64
+	InventoryKey      *string
+	// DisabledBySync is set on a device a sync disabled (it vanished
+	// from its source), which a later sync enables again; never on one
+	// a person disabled. Enabling the device by hand clears it.
+	DisabledBySync bool
 }
 
 // Address is where the device's credential goes: login method, host,
@@ -64,7 +74,8 @@ func (d Device) Address() string {
 
 const deviceColumns = `d.id, d.name, d.host, d.port, d.platform, d.login_method, d.group_id, d.credential_id,
 	d.template_id, d.encoding, d.enabled, d.remarks, d.status, d.last_checked_at, d.last_backup_at,
-	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at, d.zone_id, d.address_pin`
+	d.last_backup_success, d.last_changed_at, d.created_at, d.updated_at, d.zone_id, d.address_pin,
+	d.inventory_source_id, d.inventory_key, d.disabled_by_sync`
 
 func scanDevice(row engine.Scanner) (Device, error) {
 	var d Device
@@ -72,7 +83,8 @@ func scanDevice(row engine.Scanner) (Device, error) {
 	var remarks, checked, backup, changed, pin sql.NullString
 	var success sql.NullBool
 	err := row.Scan(&d.ID, &d.Name, &d.Host, &d.Port, &d.Platform, &d.LoginMethod, &group, &cred, &tpl,
-		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt, &d.ZoneID, &pin)
+		&d.Encoding, &d.Enabled, &remarks, &d.Status, &checked, &backup, &success, &changed, &d.CreatedAt, &d.UpdatedAt, &d.ZoneID, &pin,
+		&d.InventorySourceID, &d.InventoryKey, &d.DisabledBySync)
 	if pin.Valid {
 		d.AddressPin = &pin.String
 	}
@@ -377,9 +389,14 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) 
 		if err != nil {
 			return err
 		}
+		was := d
 		if err := patch(&d); err != nil {
 			return err
 		}
+		// The sync's marks are the sync's: a person enabling the device
+		// takes it back from the sync's disable.
+		d.InventorySourceID, d.InventoryKey = was.InventorySourceID, was.InventoryKey
+		d.DisabledBySync = was.DisabledBySync && !d.Enabled
 		if d.ZoneID == 0 {
 			d.ZoneID = LocalZone
 		}
@@ -393,10 +410,10 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, patch func(*Device) 
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE devices SET name = ?, host = ?, port = ?, platform = ?, login_method = ?,
 			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ?,
-			zone_id = ?
+			zone_id = ?, disabled_by_sync = ?
 			WHERE id = ?`,
 			d.Name, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID, d.TemplateID,
-			d.Encoding, d.Enabled, engine.NullString(d.Remarks), Now(), d.ZoneID, id); err != nil {
+			d.Encoding, d.Enabled, engine.NullString(d.Remarks), Now(), d.ZoneID, d.DisabledBySync, id); err != nil {
 			return fmt.Errorf("update device: %w", err)
 		}
 		// A queued job follows its device to its zone.

@@ -82,9 +82,11 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 			return err
 		}
 		defer insert.Close()
+		// An enabled device is no longer one the sync disabled
+		// (disabled_by_sync): enabling it takes it back from the sync.
 		update, err := tx.PrepareContext(ctx, `UPDATE devices SET host = ?, port = ?, platform = ?, login_method = ?,
 			group_id = ?, credential_id = ?, template_id = ?, encoding = ?, enabled = ?, remarks = ?, updated_at = ?,
-			zone_id = ? WHERE id = ?`)
+			zone_id = ?, disabled_by_sync = disabled_by_sync * ? WHERE id = ?`)
 		if err != nil {
 			return err
 		}
@@ -124,7 +126,7 @@ func (s *Store) ApplyImport(ctx context.Context, groups []string, creds []Creden
 				continue
 			}
 			if _, err := update.ExecContext(ctx, d.Host, d.Port, d.Platform, d.LoginMethod, d.GroupID, d.CredentialID,
-				d.TemplateID, d.Encoding, d.Enabled, engine.NullString(d.Remarks), now, d.ZoneID, d.ID); err != nil {
+				d.TemplateID, d.Encoding, d.Enabled, engine.NullString(d.Remarks), now, d.ZoneID, boolInt(!d.Enabled), d.ID); err != nil {
 				return fmt.Errorf("import device %d: %w", i, err)
 			}
 			if zone != d.ZoneID {
