@@ -165,8 +165,15 @@ func TestInventorySyncNeverEnablesPersonDisabled(t *testing.T) {
 	if d := mustDevice(t, s, sw1); d.Enabled {
 		t.Errorf("the sync enabled what a person disabled: %+v", d)
 	}
-	// sw2, disabled by the sync, enabled by a person, disabled by a
-	// person again: the person's.
+	// sw2, disabled by the sync: a person's edit that leaves it
+	// disabled leaves it the sync's to enable.
+	if _, err := s.UpdateDevice(ctx, sw2, func(d *db.Device) error { d.Remarks = ptr("rack 4"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if d := mustDevice(t, s, sw2); !d.DisabledBySync || d.Enabled {
+		t.Errorf("an edit took the sync's disable: %+v", d)
+	}
+	// Enabled by a person, disabled by a person again: the person's.
 	for _, on := range []bool{true, false} {
 		if _, err := s.UpdateDevice(ctx, sw2, func(d *db.Device) error { d.Enabled = on; return nil }); err != nil {
 			t.Fatal(err)
