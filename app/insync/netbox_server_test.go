@@ -170,3 +170,5 @@ func find(t testing.TB, objs []map[string]any, name string) map[string]any {
 func slow(d time.Duration) func(w http.ResponseWriter) {
 	return func(w http.ResponseWriter) { time.Sleep(d) }
 }
+
+var jsonMarshal = json.Marshal
