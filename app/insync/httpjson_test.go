@@ -69,8 +69,10 @@ func pagedSource(t *testing.T, pages [][]any, key string) (string, *[]string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.URL.RawQuery)
 		if r.Header.Get("X-Api-Key") != key {
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"detail": "bad key %s"}`, r.Header.Get("X-Api-Key"))
+			// A source that echoes the key it was given: the error shows
+			// its detail, never the key.
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"detail": "key %s has no access"}`, r.Header.Get("X-Api-Key"))
 			return
 		}
 		n, _ := strconv.Atoi(r.URL.Query().Get("p"))
@@ -141,8 +143,9 @@ func TestHTTPJSONFails(t *testing.T) {
 	base := HTTPJSON{URL: url, Headers: map[string]string{"X-Api-Key": "wrong-key-987"}, HostsLocation: "data.hosts",
 		Map: map[string]string{"name": "hostname"}, Pagination: Pagination{Kind: PageNumber, PageParam: "p"}}
 	recs, err := base.Fetch(context.Background(), Options{})
-	if err == nil || recs != nil || !strings.Contains(err.Error(), "HTTP 401") || strings.Contains(err.Error(), "wrong-key-987") {
-		t.Errorf("wrong key: %d records, %v: want 401 without the key", len(recs), err)
+	if err == nil || recs != nil || !strings.Contains(err.Error(), `HTTP 403`) ||
+		!strings.Contains(err.Error(), "key [hidden] has no access") || strings.Contains(err.Error(), "wrong-key-987") {
+		t.Errorf("wrong key: %d records, %v: want 403 with the source's detail, without the key", len(recs), err)
 	}
 
 	base.Headers["X-Api-Key"] = "right-key"
