@@ -218,7 +218,7 @@ func TestRestoreMovesRecordTheirEvents(t *testing.T) {
 	if _, err := s.SetRestorePreview(ctx, pending.ID, db.RestorePreview{BackupID: p2, Hash: h2, ExpiresAt: time.Now().Add(-time.Minute)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	approved := approvedRestore(t, s, dev2, target2, time.Now().Add(time.Second))
+	approved := approvedRestore(t, s, dev2, target2, time.Now().Add(30*time.Second))
 	next()
 	moved, err := s.ExpireRestores(ctx, time.Now().Add(time.Minute), nil)
 	if err != nil || len(moved) != 2 {
