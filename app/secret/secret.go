@@ -158,6 +158,9 @@ const (
 	PurposeGitToken = "git_mirror.https_token"
 	// PurposeGitCommit is the MAC purpose of the git mirror's commits.
 	PurposeGitCommit = "git_mirror.commit"
+	// PurposeInventoryToken is an inventory source's API token (NetBox's,
+	// or the one an HTTP JSON source sends in its token header).
+	PurposeInventoryToken = "inventory_source.token"
 )
 
 // Seal encrypts plaintext. purpose (for example "credential.password") is
