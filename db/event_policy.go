@@ -40,7 +40,8 @@ func (s *Store) decide(in EventInput) (EventDecision, error) {
 }
 
 // EventInput is one happening that may cause events: exactly one of
-// Attempt, Check, Stale, GitPush, Restore and ChangeSet is set.
+// Attempt, Check, Stale, GitPush, Restore, ChangeSet and InventorySync
+// is set.
 type EventInput struct {
 	// At is when it happened; Trigger what caused it (the attempt's
 	// trigger, TriggerCheck, TriggerGitPush, queue.TriggerRestore).
@@ -62,6 +63,9 @@ type EventInput struct {
 	Restore *Restore
 	// ChangeSet is a change set that has just moved.
 	ChangeSet *ChangeSetMove
+	// InventorySync is a sync of an inventory source that has just
+	// ended (Prev is the source's state).
+	InventorySync *InventorySyncEnd
 }
 
 // ChangeSetMove is a change set's move: the set as it now is (its State
@@ -93,11 +97,11 @@ type EventDevice struct {
 }
 
 // EventState is what the policy remembers of a device (or of the git
-// mirror) from one happening to the next: the streaks its hysteresis
+// mirror, or of an inventory source) from one happening to the next: the streaks its hysteresis
 // counts.
 type EventState struct {
 	// ConsecutiveFailures counts the failed backups (for the git mirror:
-	// pushes) in a row.
+	// pushes; for an inventory source: syncs) in a row.
 	ConsecutiveFailures int
 	// Unreachable counts the attempts and checks in a row that found the
 	// device not answering on its port.

@@ -324,7 +324,9 @@ func (d InventoryDevice) check(fields []string) error {
 
 // ApplyInventorySync applies a sync's changes to the devices of source
 // sourceID, in order, in one transaction, and records on the source that
-// it synced (at sync.At, status ok, the counts). Every change applied is
+// it synced (at sync.At, status ok, the counts; after failed syncs, the
+// events the event policy decides: inventory.sync_recovered, see
+// events_inventory.go). Every change applied is
 // audited, naming the source and the key: action "inventory.sync.<kind>"
 // on the device. A change whose device moved since the plan is skipped
 // and reported (see the top of this file); any other failure is an
@@ -351,9 +353,10 @@ func (s *Store) ApplyInventorySync(ctx context.Context, sourceID int64, sync Inv
 		stamp := sync.At.UTC().Format(TimeFormat)
 		// The source's row first: its lock keeps two applies of one
 		// source from running at once on PostgreSQL.
-		var name string
-		err := tx.QueryRowContext(ctx, `UPDATE inventory_sources SET last_sync_at = ? WHERE id = ? RETURNING name`,
-			stamp, sourceID).Scan(&name)
+		var name, kind string
+		var failures int
+		err := tx.QueryRowContext(ctx, `UPDATE inventory_sources SET last_sync_at = ? WHERE id = ? RETURNING name, kind, sync_failures`,
+			stamp, sourceID).Scan(&name, &kind, &failures)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -379,8 +382,15 @@ func (s *Store) ApplyInventorySync(ctx context.Context, sourceID int64, sync Inv
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE inventory_sources SET last_status = ?, last_error = '', last_counts = ? WHERE id = ?`,
-			InventorySyncOK, string(raw), sourceID)
+		// A sync that applied after failed ones: inventory.sync_recovered
+		// (the policy's), and the streak ends.
+		failures, err = s.recordInventorySyncEvents(ctx, tx, InventorySourceRef{ID: sourceID, Name: name, Kind: kind}, failures,
+			true, "", sync.At)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE inventory_sources SET last_status = ?, last_error = '', last_counts = ?,
+			sync_failures = ? WHERE id = ?`, InventorySyncOK, string(raw), failures, sourceID)
 		return err
 	})
 	if err != nil {
@@ -391,22 +401,38 @@ func (s *Store) ApplyInventorySync(ctx context.Context, sourceID int64, sync Inv
 
 // RecordInventorySyncFailure records on the source that a sync ended at
 // at without applying anything, and why (cut to MaxInventoryErrorBytes;
-// never a secret: the caller words it). Nothing else changes: the
-// devices stay as they were, and last_counts keeps the figures of the
-// last sync that applied.
+// never a secret: the caller words it), and in the same transaction the
+// events the store's event policy decides (inventory.sync_failed when
+// the failed syncs in a row reach a rule's threshold; see
+// events_inventory.go). Nothing else changes: the devices stay as they
+// were, and last_counts keeps the figures of the last sync that applied.
 func (s *Store) RecordInventorySyncFailure(ctx context.Context, sourceID int64, at time.Time, errText string) error {
 	errText = cutUTF8(strings.ToValidUTF8(errText, "?"), MaxInventoryErrorBytes)
-	res, err := s.writer.ExecContext(ctx, `UPDATE inventory_sources SET last_sync_at = ?, last_status = ?, last_error = ? WHERE id = ?`,
-		at.UTC().Format(TimeFormat), InventorySyncFailed, errText, sourceID)
-	if err != nil {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		// The source's row first: its lock orders this with an apply of
+		// the same source on PostgreSQL.
+		src := InventorySourceRef{ID: sourceID}
+		var failures int
+		err := tx.QueryRowContext(ctx, `UPDATE inventory_sources SET last_sync_at = ?, last_status = ?, last_error = ? WHERE id = ?
+			RETURNING name, kind, sync_failures`, at.UTC().Format(TimeFormat), InventorySyncFailed, errText, sourceID).
+			Scan(&src.Name, &src.Kind, &failures)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		next, err := s.recordInventorySyncEvents(ctx, tx, src, failures, false, errText, at)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE inventory_sources SET sync_failures = ? WHERE id = ?`, next, sourceID)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("record inventory sync failure: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // syncApply is one run of an apply's transaction: the source, the

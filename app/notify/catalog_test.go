@@ -83,7 +83,7 @@ func TestCatalogs(t *testing.T) {
 			t.Errorf("restore end %s has no text", st)
 		}
 	}
-	for _, k := range []string{"schedule", "manual", "syslog", "retry", "api", "cli", "check", "restore", "push"} {
+	for _, k := range []string{"schedule", "manual", "syslog", "retry", "api", "cli", "check", "restore", "push", "git_push", "inventory_sync"} {
 		if en["trigger."+k] == "" {
 			t.Errorf("trigger %s has no text", k)
 		}

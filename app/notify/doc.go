@@ -35,7 +35,10 @@
 // the system events git.push_failed and git.push_recovered; "change_set"
 // (the set's id, name, state, people, device counts and path, never its
 // commands) with the system events config.push_requested and
-// config.push_finished; system events alone have no "device" and match
+// config.push_finished; "failure" and "inventory_source" ({"id", "name",
+// "kind", "path"}, never its token) with the system events
+// inventory.sync_failed and inventory.sync_recovered; system events
+// alone have no "device" and match
 // only rules of scope all; "restore" with the config.restore_* events (and
 // "backup", with the diff of what the restore would change, with
 // config.restore_requested); "diff" only when the rule includes diffs (a

@@ -16,8 +16,10 @@ const Schema = "backupd.event/v1"
 // config.restore_* events, with Backup (and Diff, where the rule
 // includes diffs) for config.restore_requested: what the restore would
 // change; ChangeSet (no Device) for the system events
-// config.push_requested and config.push_finished. It never carries a
-// password, nor a change set's commands; the configuration diff only
+// config.push_requested and config.push_finished; Failure and
+// InventorySource (no Device) for the system events
+// inventory.sync_failed and inventory.sync_recovered. It never carries a
+// password, nor a change set's commands, nor an inventory source's token; the configuration diff only
 // where the rule allows it, since a configuration may hold secrets.
 type Event struct {
 	Schema  string    `json:"schema"`  // always Schema
@@ -27,7 +29,8 @@ type Event struct {
 	Trigger string    `json:"trigger"` // schedule | manual | syslog | retry | api | cli | check | restore …
 	// Device is nil (absent) only for system events, which are about
 	// the server or many devices rather than one: git.push_failed,
-	// git.push_recovered, config.push_requested, config.push_finished.
+	// git.push_recovered, config.push_requested, config.push_finished,
+	// inventory.sync_failed, inventory.sync_recovered.
 	Device  *Device  `json:"device,omitempty"`
 	Backup  *Backup  `json:"backup,omitempty"`
 	Failure *Failure `json:"failure,omitempty"`
@@ -38,9 +41,12 @@ type Event struct {
 	// ChangeSet is the change set of config.push_requested and
 	// config.push_finished.
 	ChangeSet *ChangeSet `json:"change_set,omitempty"`
+	// InventorySource is the source of inventory.sync_failed and
+	// inventory.sync_recovered.
+	InventorySource *InventorySource `json:"inventory_source,omitempty"`
 	// URL links to the event's page in the web interface (the diff, the
-	// restore, the change set, or the device), when the server knows
-	// its public URL.
+	// restore, the change set, the inventory sources, or the device),
+	// when the server knows its public URL.
 	URL string `json:"url,omitempty"`
 }
 
@@ -144,6 +150,18 @@ type ChangeSetCounts struct {
 	Skipped     int `json:"skipped"`
 	Interrupted int `json:"interrupted"`
 	Running     int `json:"running"`
+}
+
+// InventorySource is the inventory source (a NetBox, an HTTP JSON
+// inventory) an inventory.sync_* event is about: its id, name and kind
+// (netbox, http). Path is the inventory sources' settings page. The
+// sync's error is the event's Failure.Reason, worded with the source's
+// token and header values scrubbed out.
+type InventorySource struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Path string `json:"path"`
 }
 
 // Envelope is the body of a webhook delivery: one or more events (more

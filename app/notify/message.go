@@ -101,6 +101,9 @@ func details(lang string, e Event) []string {
 	if g := e.Git; g != nil {
 		out = append(out, tr(lang, "detail.git", oneLine(g.Remote, 200), g.Attempts))
 	}
+	if src := e.InventorySource; src != nil {
+		out = append(out, tr(lang, "detail.inventory_source", oneLine(src.Name, 100), oneLine(src.Kind, 20)))
+	}
 	if s := e.Stale; s != nil {
 		th := threshold(lang, s.ThresholdSeconds)
 		if s.LastGoodAt == nil {
@@ -256,7 +259,8 @@ func summary(lang string, e Event) string {
 func ordered(events []Event) []Event {
 	rank := func(kind string) int {
 		switch kind {
-		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale", "git.push_failed", "config.restore_failed":
+		case "backup.failed", "device.unreachable", "hostkey.changed", "backup.stale", "git.push_failed", "config.restore_failed",
+			"inventory.sync_failed":
 			return 0
 		case "config.changed", "config.restore_requested", "config.push_requested":
 			return 1

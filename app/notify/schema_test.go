@@ -66,6 +66,7 @@ func TestSchemaMatchesThePayload(t *testing.T) {
 		s.Defs["failure"]: reflect.TypeFor[notify.Failure](), s.Defs["diff"]: reflect.TypeFor[notify.Diff](),
 		s.Defs["stale"]: reflect.TypeFor[notify.Stale](), s.Defs["git"]: reflect.TypeFor[notify.Git](),
 		s.Defs["restore"]: reflect.TypeFor[notify.Restore](), s.Defs["change_set"]: reflect.TypeFor[notify.ChangeSet](),
+		s.Defs["inventory_source"]: reflect.TypeFor[notify.InventorySource](),
 	} {
 		if def == nil {
 			t.Errorf("%s has no definition in the schema", typ.Name())

@@ -472,6 +472,9 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Ev
 				Interrupted: n.Interrupted, Running: n.Running}
 		}
 	}
+	if src := p.Inventory; src != nil {
+		ev.InventorySource = &InventorySource{ID: src.ID, Name: src.Name, Kind: src.Kind, Path: src.Path}
+	}
 	if p.BackupID != "" && ev.Failure == nil {
 		ev.Backup = &Backup{ID: p.BackupID, PreviousID: p.PreviousBackupID}
 		if b, err := w.store.GetBackup(ctx, p.BackupID); err == nil {
@@ -506,7 +509,7 @@ func (w *Worker) event(ctx context.Context, d outbox.Delivery, how rendering) Ev
 
 // eventURL links an event to the web interface: a change to its diff,
 // a change set event to the change set, a git push event to the
-// settings, a restore event to the restore, anything else to the device.
+// settings, an inventory sync event to the inventory sources, a restore event to the restore, anything else to the device.
 func (w *Worker) eventURL(p outbox.EventPayload) string {
 	if w.o.PublicURL != "" && p.Kind.System() {
 		switch {
@@ -514,6 +517,8 @@ func (w *Worker) eventURL(p outbox.EventPayload) string {
 			return w.o.PublicURL + p.ChangeSet.Path
 		case p.Kind == outbox.EventGitPushFailed || p.Kind == outbox.EventGitPushRecovered:
 			return w.o.PublicURL + "/settings#git"
+		case p.Inventory != nil && strings.HasPrefix(p.Inventory.Path, "/settings/"):
+			return w.o.PublicURL + p.Inventory.Path
 		}
 		return ""
 	}

@@ -64,19 +64,27 @@ const (
 	// push) that cause config.changed as any backup does.
 	EventPushRequested EventKind = "config.push_requested"
 	EventPushFinished  EventKind = "config.push_finished"
+	// Inventory sync events: a sync of an inventory source (a NetBox,
+	// an HTTP JSON inventory) failed and changed nothing, or succeeded
+	// again after failures. System events: a source feeds many devices,
+	// and its failure is about the source, not one of them.
+	EventInventorySyncFailed    EventKind = "inventory.sync_failed"
+	EventInventorySyncRecovered EventKind = "inventory.sync_recovered"
 )
 
 // EventKinds lists every kind, in the order the UI shows them.
 var EventKinds = []EventKind{EventConfigChanged, EventFirstBackup, EventBackupFailed, EventBackupRecovered,
 	EventDeviceUnreachable, EventDeviceReachable, EventHostKeyChanged, EventBackupStale,
 	EventRestoreRequested, EventRestoreApproved, EventRestoreSucceeded, EventRestoreFailed, EventRestoreRejected,
-	EventRestoreExpired, EventGitPushFailed, EventGitPushRecovered, EventPushRequested, EventPushFinished}
+	EventRestoreExpired, EventGitPushFailed, EventGitPushRecovered, EventPushRequested, EventPushFinished,
+	EventInventorySyncFailed, EventInventorySyncRecovered}
 
 // System reports whether k is about the server (or a change set of many
-// devices) rather than one device: only rules of scope "all" match it.
+// devices, or an inventory source) rather than one device: only rules of scope "all" match it.
 func (k EventKind) System() bool {
 	switch k {
-	case EventGitPushFailed, EventGitPushRecovered, EventPushRequested, EventPushFinished:
+	case EventGitPushFailed, EventGitPushRecovered, EventPushRequested, EventPushFinished,
+		EventInventorySyncFailed, EventInventorySyncRecovered:
 		return true
 	}
 	return false
@@ -132,6 +140,20 @@ type EventPayload struct {
 	Git              *EventGit       `json:"git,omitempty"`
 	Restore          *EventRestore   `json:"restore,omitempty"`
 	ChangeSet        *EventChangeSet `json:"change_set,omitempty"`
+	Inventory        *EventInventory `json:"inventory_source,omitempty"`
+}
+
+// EventInventory is the inventory source an inventory.sync_* event is
+// about, as it was when it synced. Its error (the sync's, in Failure)
+// is worded by the fetchers with the token and header values scrubbed
+// out; the source's token and configuration never reach an event.
+type EventInventory struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Path is the inventory sources' page in the web interface
+	// ("/settings/inventory-sources").
+	Path string `json:"path"`
 }
 
 // EventRestore is the restore a config.restore_* event is about, as it

@@ -1,6 +1,6 @@
 // Package policy is backupd's event policy: which events a backup's end,
 // a reachability check, the stale check, a push of the git mirror, a
-// restore's move or a change set's move causes, with the hysteresis that keeps a flapping device from flooding
+// restore's move, a change set's move or an inventory source's sync causes, with the hysteresis that keeps a flapping device from flooding
 // a channel. Decide is a pure function of what happened and the
 // subject's previous event state; the store (db.Store.SetEventPolicy)
 // asks it inside the transaction that records what happened and writes
@@ -30,6 +30,13 @@ const (
 
 // pushStage is the stage of the git mirror's push events.
 const pushStage = "push"
+
+// syncStage is the stage of the inventory sync events.
+const syncStage = "sync"
+
+// InventorySourcesPath is the inventory sources' page in the web
+// interface, where the inventory sync events link.
+const InventorySourcesPath = "/settings/inventory-sources"
 
 // Decide is the event policy (a db.EventPolicy). The rules:
 //
@@ -67,15 +74,23 @@ const pushStage = "push"
 //     between (approved, running) are not told: the approver knows,
 //     and the end follows. Both are system events (no device), one per
 //     change set: see outbox.EventPushRequested.
+//   - An inventory source's syncs: inventory.sync_failed when one failed
+//     (a fetch that failed or was partial changes nothing) and
+//     inventory.sync_recovered when one applied after failed ones, with
+//     the same hysteresis as git.push_failed and git.push_recovered: a
+//     source failing every hour tells a rule once per streak, when the
+//     failures in a row reach its threshold. System events, naming the
+//     source and linking to the inventory sources' settings.
 func Decide(in db.EventInput) (db.EventDecision, error) {
 	set := 0
-	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil, in.Restore != nil, in.ChangeSet != nil} {
+	for _, p := range []bool{in.Attempt != nil, in.Check != nil, in.Stale != nil, in.GitPush != nil, in.Restore != nil, in.ChangeSet != nil,
+		in.InventorySync != nil} {
 		if p {
 			set++
 		}
 	}
 	if set != 1 {
-		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check, push, restore or change set move")
+		return db.EventDecision{}, errors.New("event policy: the input must be one attempt, check, stale check, push, restore, change set move or inventory sync")
 	}
 	d := decision{in: in, next: in.Prev}
 	switch {
@@ -91,6 +106,8 @@ func Decide(in db.EventInput) (db.EventDecision, error) {
 		d.restore(*in.Restore)
 	case in.ChangeSet != nil:
 		d.changeSet(*in.ChangeSet)
+	case in.InventorySync != nil:
+		d.inventorySync(*in.InventorySync)
 	}
 	return db.EventDecision{Events: d.events, Next: d.next}, nil
 }
@@ -293,4 +310,26 @@ func (d *decision) changeSet(m db.ChangeSetMove) {
 		}
 	}
 	d.add(outbox.EventPayload{Kind: kind, At: d.in.At.UTC(), Trigger: d.in.Trigger, ChangeSet: ec}, db.AnyThreshold, 0)
+}
+
+// inventorySync tells of a sync of an inventory source that ended: the
+// source (never its token or configuration) and, for a failure, the
+// sync's sentence, which the fetchers word with the token and header
+// values scrubbed out.
+func (d *decision) inventorySync(e db.InventorySyncEnd) {
+	src := e.Source
+	p := outbox.EventPayload{At: d.in.At.UTC(), Trigger: d.in.Trigger,
+		Inventory: &outbox.EventInventory{ID: src.ID, Name: src.Name, Kind: src.Kind, Path: InventorySourcesPath}}
+	if e.OK {
+		if n := d.in.Prev.ConsecutiveFailures; n > 0 {
+			p.Kind, p.Failure = outbox.EventInventorySyncRecovered, &outbox.EventFailure{Stage: syncStage, Consecutive: n}
+			d.add(p, db.ThresholdWasReached, n)
+		}
+		d.next.ConsecutiveFailures = 0
+		return
+	}
+	n := d.in.Prev.ConsecutiveFailures + 1
+	p.Kind, p.Failure = outbox.EventInventorySyncFailed, &outbox.EventFailure{Stage: syncStage, Reason: e.Error, Consecutive: n}
+	d.add(p, db.ThresholdReached, n)
+	d.next.ConsecutiveFailures = n
 }
