@@ -12,6 +12,8 @@ import (
 	"backupd/app/demo"
 	"backupd/app/gitmirror"
 	"backupd/app/identity"
+	"backupd/app/insync"
+	"backupd/app/netguard"
 	"backupd/app/restore"
 	"backupd/app/secret"
 	"backupd/db"
@@ -169,6 +171,27 @@ func leaderCollection(ctx context.Context, cfg config.Config, store *db.Store, s
 	// is free, requests whose time ran out ended.
 	disp := restore.NewDispatcher(store, sealer, engine, log.With("component", "restore"))
 	goLead(func() { disp.Run(ctx) })
+	// Inventory sources: each enabled one with an interval synced when
+	// due, failures recorded on the source (and told) by the sync.
+	inventory := &insync.Scheduler{Store: store, Log: log.With("component", "inventory"),
+		Sync: func(ctx context.Context, id int64) error { return scheduledSync(ctx, store, sealer, id) }}
+	goLead(func() { inventory.Run(ctx, inventoryTick) })
+}
+
+// inventoryTick is how often the leader looks for inventory sources due a
+// sync: their intervals are whole minutes.
+const inventoryTick = time.Minute
+
+// scheduledSync syncs inventory source id as the schedule does, through
+// the outbound policy in force now, audited as backupd's own.
+func scheduledSync(ctx context.Context, store *db.Store, sealer *secret.Sealer, id int64) error {
+	outbound, err := netguard.Load(ctx, store)
+	if err != nil {
+		return err
+	}
+	s := insync.Syncer{Store: store, Sealer: sealer, Options: insync.Options{Outbound: outbound}}
+	_, err = s.Sync(ctx, id, false, db.AuditEntry{Username: "backupd", Interface: "system", Action: "inventory.sync"})
+	return err
 }
 
 // demoSyslogDebounce is the demo's quiet time after a logged change: short,
