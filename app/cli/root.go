@@ -62,7 +62,7 @@ func NewRoot() *cobra.Command {
 		"keep the password off the command line, which ps shows: set BACKUPD_DB instead, or use PGPASSWORD or ~/.pgpass")
 	pf.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	pf.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
-	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newSignIn(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newExport(&cfg), newCollector(&cfg), newVersion())
+	root.AddCommand(newServe(&cfg), newMigrate(&cfg), newKey(&cfg), newUser(&cfg), newSignIn(&cfg), newDB(&cfg), newBackup(&cfg), newDevice(&cfg), newPlatform(&cfg), newConfig(&cfg), newImport(&cfg), newInventory(&cfg), newExport(&cfg), newCollector(&cfg), newVersion())
 	return root
 }
 
