@@ -58,6 +58,16 @@ func Mount(mux *http.ServeMux, c *core.UI) {
 	mux.Handle("POST "+pathSignIn+"/ldap/sync", u.Page("settings.update", u.syncNow))
 	mux.Handle("POST "+pathSignIn+"/oidc", u.Page("settings.update", u.saveOIDC))
 	mux.Handle("POST "+pathSignIn+"/mappings", u.Page("settings.update", u.saveMapping))
+	// Changing or running an inventory source also needs devices.create,
+	// devices.update and every device group (canEditInventory).
+	mux.Handle("GET "+pathInventorySources, u.Page("settings.view", u.inventorySources))
+	mux.Handle("GET "+pathInventorySources+"/new", u.Page("settings.update", u.newInventorySource))
+	mux.Handle("POST "+pathInventorySources, u.Page("settings.update", u.createInventorySource))
+	mux.Handle("GET "+pathInventorySources+"/{id}", u.Page("settings.update", u.editInventorySource))
+	mux.Handle("POST "+pathInventorySources+"/{id}", u.Page("settings.update", u.updateInventorySource))
+	mux.Handle("POST "+pathInventorySources+"/{id}/delete", u.Page("settings.update", u.deleteInventorySource))
+	mux.Handle("POST "+pathInventorySources+"/{id}/dry-run", u.Page("settings.update", u.dryRunInventorySource))
+	mux.Handle("POST "+pathInventorySources+"/{id}/sync", u.Page("settings.update", u.syncInventorySource))
 }
 
 // Length limit of the administration forms' descriptions (as the

@@ -1,0 +1,806 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"backupd/app/insync"
+	"backupd/app/netguard"
+	"backupd/app/secret"
+	"backupd/db"
+	"backupd/web/ui/core"
+)
+
+// The inventory sources page: the sources of truth the device list
+// follows (NetBox, an HTTP JSON inventory, LibreNMS, a pasted Oxidized
+// source), their last sync, a dry run and a sync on demand. A sync
+// creates, updates and disables devices, so changing a source or running
+// it needs devices.create and devices.update, and every device group,
+// besides settings.update. The token is write-only: no page shows it,
+// and a source's address cannot be moved to another host without typing
+// the token again, so that whoever may edit the settings cannot have a
+// stored NetBox token sent to a server of theirs.
+
+// pathInventorySources is the inventory sources page.
+const pathInventorySources = core.PathSettings + "/inventory-sources"
+
+// inventorySyncTimeout bounds a dry run or a sync run within the request
+// (the server's write timeout is 5 minutes); the fetch has its own
+// timeout below it.
+const inventorySyncTimeout = 2 * time.Minute
+
+// Bounds of the form's free text.
+const (
+	maxInventoryURLChars  = 2000
+	maxInventoryTextChars = 16 << 10
+	maxInventoryToken     = 4096
+)
+
+// The kinds the form offers: the stored kind is netbox or http; LibreNMS
+// is an http preset and an Oxidized paste becomes an http source.
+const (
+	formKindNetBox   = "netbox"
+	formKindHTTP     = "http"
+	formKindLibreNMS = "librenms"
+	formKindOxidized = "oxidized"
+)
+
+// inventoryRow is one source in the list: never its token.
+type inventoryRow struct {
+	ID              int64
+	Name, Kind      string
+	IntervalMinutes int
+	Enabled         bool
+	HasToken        bool
+	LastSyncAt      string
+	Status          string
+	KindKey         string
+	StatusKey       string
+	Counts          []inventoryCount
+	LastError       string
+}
+
+// inventoryCount is one figure of a report or a last sync, with its
+// name's message key.
+type inventoryCount struct {
+	Action, Key string
+	N           int
+}
+
+// inventoryLine is a report line with its action's message key.
+type inventoryLine struct {
+	insync.Line
+	Key string
+}
+
+// inventoryListPage is the data of settings_inventory.html.
+type inventoryListPage struct {
+	Sources []inventoryRow
+	CanEdit bool
+	Notice  string
+	// MissingPerms says what a viewer lacks to change sources.
+	MissingPerms string
+}
+
+// inventoryForm is the add and edit form as stored or as typed; the
+// token is never in it.
+type inventoryForm struct {
+	ID   int64
+	Name string
+	Kind string
+	// NetBox's fields; lists are comma-separated.
+	NBURL, NBSite, NBRole, NBTag, NBStatus, NBQuery  string
+	NBHostFrom, NBPlatformFrom, NBGroupFrom          string
+	NBCredentialFrom, NBTemplateFrom, NBCAFile       string
+	HTTPURL, HTTPHostsLocation, HTTPMap, HTTPVarsMap string
+	HTTPPagination, HTTPNextPath, HTTPPageParam      string
+	HTTPStart, HTTPTokenHeader, HTTPTokenPrefix      string
+	HTTPCAFile                                       string
+	Oxidized                                         string
+	// Mapping is one "slug = platform" a line.
+	Mapping                           string
+	LoginMethod, Credential, Template string
+	Claim, Enabled                    bool
+	Interval                          string
+	HasToken, ClearToken              bool
+	// Error is a refusal's message key with Args; Detail the settings
+	// check's own sentence (English), when it said more.
+	Error  string
+	Args   []any
+	Detail string
+}
+
+// inventoryReportPage is the data of settings_inventory_report.html.
+type inventoryReportPage struct {
+	SourceID int64
+	Source   string
+	DryRun   bool
+	Error    string
+	Lines    []inventoryLine
+	Counts   []inventoryCount
+	Minutes  int
+}
+
+// canEditInventory reports whether the user may change and run sources,
+// and what they lack if not.
+func canEditInventory(s *core.Session) (bool, string) {
+	var missing []string
+	for _, p := range []string{"settings.update", "devices.create", "devices.update"} {
+		if !s.Can(p) {
+			missing = append(missing, p)
+		}
+	}
+	if !s.Scope().All {
+		missing = append(missing, "all device groups")
+	}
+	return len(missing) == 0, strings.Join(missing, ", ")
+}
+
+// editGate refuses a change of sources to a user who may not make one.
+func editGate(r *http.Request) error {
+	if ok, _ := canEditInventory(core.SessionOf(r)); !ok {
+		return core.Forbidden()
+	}
+	return nil
+}
+
+func (u *handlers) inventorySources(w http.ResponseWriter, r *http.Request) error {
+	srcs, err := u.Store.InventorySources(r.Context())
+	if err != nil {
+		return err
+	}
+	p := inventoryListPage{Sources: []inventoryRow{}}
+	p.CanEdit, p.MissingPerms = canEditInventory(core.SessionOf(r))
+	p.Notice = core.DoneNotice(r, map[string]string{"added": keyInsyncNoticeAdded, "saved": keyInsyncNoticeSaved, "deleted": keyInsyncNoticeDeleted})
+	for _, s := range srcs {
+		row := inventoryRow{ID: s.ID, Name: s.Name, Kind: s.Kind, IntervalMinutes: s.IntervalMinutes, Enabled: s.Enabled,
+			HasToken: len(s.Token) > 0, Status: s.LastStatus, LastError: s.LastError}
+		if row.Status == "" {
+			row.Status = "never"
+		}
+		if s.LastSyncAt != nil {
+			row.LastSyncAt = *s.LastSyncAt
+		}
+		var counts map[string]int
+		_ = json.Unmarshal(s.LastCounts, &counts)
+		for k, n := range counts {
+			if n == 0 {
+				delete(counts, k)
+			}
+		}
+		row.Counts = sortedCounts(counts)
+		if s.Kind == db.InventoryHTTP {
+			if cfg, err := insync.ParseConfig(s.Config); err == nil && cfg.HTTP != nil && cfg.HTTP.Preset == "librenms" {
+				row.Kind = formKindLibreNMS
+			}
+		}
+		row.KindKey, row.StatusKey = insyncKindKeys[row.Kind], insyncStatusKeys[row.Status]
+		p.Sources = append(p.Sources, row)
+	}
+	return u.Render(w, r, http.StatusOK, "settings_inventory.html", keyInsyncTitle, p)
+}
+
+func sortedCounts(c map[string]int) []inventoryCount {
+	out := []inventoryCount{}
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		key := insyncActionKeys[k]
+		if key == "" {
+			continue // a figure this page does not know
+		}
+		out = append(out, inventoryCount{Action: k, Key: key, N: c[k]})
+	}
+	return out
+}
+
+func (u *handlers) newInventorySource(w http.ResponseWriter, r *http.Request) error {
+	if err := editGate(r); err != nil {
+		return err
+	}
+	f := inventoryForm{Kind: formKindNetBox, Enabled: true, Interval: strconv.Itoa(db.DefaultInventoryInterval),
+		NBStatus: "active", HTTPPagination: insync.PageNone, LoginMethod: "ssh"}
+	return u.Render(w, r, http.StatusOK, "settings_inventory_form.html", keyInsyncAddTitle, f)
+}
+
+func (u *handlers) editInventorySource(w http.ResponseWriter, r *http.Request) error {
+	if err := editGate(r); err != nil {
+		return err
+	}
+	id, err := core.PathID(r)
+	if err != nil {
+		return err
+	}
+	src, err := u.Store.InventorySource(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	f := formOfSource(src)
+	return u.Render(w, r, http.StatusOK, "settings_inventory_form.html", keyInsyncEditTitle, f)
+}
+
+// formOfSource is the form as the source is stored.
+func formOfSource(src db.InventorySource) inventoryForm {
+	f := inventoryForm{ID: src.ID, Name: src.Name, Kind: src.Kind, Enabled: src.Enabled, Interval: strconv.Itoa(src.IntervalMinutes),
+		HasToken: len(src.Token) > 0, HTTPPagination: insync.PageNone}
+	cfg, err := insync.ParseConfig(src.Config)
+	if err != nil {
+		return f
+	}
+	if n := cfg.NetBox; n != nil {
+		f.NBURL, f.NBSite, f.NBRole, f.NBTag = n.URL, strings.Join(n.Site, ", "), strings.Join(n.Role, ", "), strings.Join(n.Tag, ", ")
+		f.NBStatus, f.NBQuery, f.NBHostFrom, f.NBPlatformFrom = n.Status, n.Query, n.HostFrom, n.PlatformFrom
+		f.NBGroupFrom, f.NBCredentialFrom, f.NBTemplateFrom, f.NBCAFile = strings.Join(n.GroupFrom, ", "), n.CredentialFrom, n.TemplateFrom, n.CAFile
+	}
+	if h := cfg.HTTP; h != nil {
+		if h.Preset == "librenms" {
+			f.Kind = formKindLibreNMS
+		}
+		f.HTTPURL, f.HTTPHostsLocation, f.HTTPMap, f.HTTPVarsMap = h.URL, h.HostsLocation, pairLines(h.Map), pairLines(h.VarsMap)
+		f.HTTPPagination, f.HTTPNextPath, f.HTTPPageParam = h.Pagination.Kind, h.Pagination.NextPath, h.Pagination.PageParam
+		if f.HTTPPagination == "" {
+			f.HTTPPagination = insync.PageNone
+		}
+		if h.Pagination.Start != 0 {
+			f.HTTPStart = strconv.Itoa(h.Pagination.Start)
+		}
+		f.HTTPTokenHeader, f.HTTPTokenPrefix, f.HTTPCAFile = h.TokenHeader, h.TokenPrefix, h.CAFile
+	}
+	f.Mapping = pairLines(cfg.Mapping)
+	f.LoginMethod, f.Credential, f.Template, f.Claim = cfg.Defaults.LoginMethod, cfg.Defaults.Credential, cfg.Defaults.Template, cfg.Claim
+	return f
+}
+
+// pairLines writes a map as "key = value" lines, by key.
+func pairLines(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString(k + " = " + m[k] + "\n")
+	}
+	return b.String()
+}
+
+// parsePairs reads "key = value" lines (blank lines skipped); bad is the
+// first line that is not one.
+func parsePairs(text string) (m map[string]string, bad string) {
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, line
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = v
+	}
+	return m, ""
+}
+
+// splitComma reads a comma-separated list.
+func splitComma(s string) []string {
+	var out []string
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// typedForm reads the form as posted.
+func typedForm(r *http.Request) inventoryForm {
+	t := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
+	text := func(name string) string { v, _ := core.Field(r, name, maxInventoryTextChars+1); return v }
+	return inventoryForm{
+		Name: t("name"), Kind: t("kind"),
+		NBURL: t("nb_url"), NBSite: t("nb_site"), NBRole: t("nb_role"), NBTag: t("nb_tag"), NBStatus: t("nb_status"),
+		NBQuery: t("nb_query"), NBHostFrom: t("nb_host_from"), NBPlatformFrom: t("nb_platform_from"), NBGroupFrom: t("nb_group_from"),
+		NBCredentialFrom: t("nb_credential_from"), NBTemplateFrom: t("nb_template_from"), NBCAFile: t("nb_ca_file"),
+		HTTPURL: t("http_url"), HTTPHostsLocation: t("http_hosts_location"), HTTPMap: text("http_map"), HTTPVarsMap: text("http_vars_map"),
+		HTTPPagination: t("http_pagination"), HTTPNextPath: t("http_next_path"), HTTPPageParam: t("http_page_param"),
+		HTTPStart: t("http_start"), HTTPTokenHeader: t("http_token_header"), HTTPTokenPrefix: r.PostFormValue("http_token_prefix"),
+		HTTPCAFile: t("http_ca_file"), Oxidized: text("oxidized"), Mapping: text("mapping"),
+		LoginMethod: t("login_method"), Credential: t("credential"), Template: t("template"),
+		Claim: core.Checked(r, "claim"), Enabled: core.Checked(r, "enabled"), Interval: t("interval"),
+		ClearToken: core.Checked(r, "clear_token"),
+	}
+}
+
+// refusal is a sentence the form shows: a message key with its
+// arguments, and the settings check's own words when it has some.
+type refusal struct {
+	key    string
+	args   []any
+	detail string
+}
+
+func (e *refusal) Error() string { return e.key }
+
+func refuse(key string, args ...any) error { return &refusal{key: key, args: args} }
+
+// buildSettings makes the source's kind and settings from the form, on
+// top of the stored settings (prev, nil when adding) so that what the
+// form does not show (a page size, default ports, extra headers) stays.
+// oxToken is the token a pasted Oxidized configuration carries.
+func buildSettings(f inventoryForm, prev *insync.SourceConfig) (kind string, cfg insync.SourceConfig, oxToken string, err error) {
+	if prev != nil {
+		cfg = *prev
+	}
+	switch f.Kind {
+	case formKindNetBox:
+		kind = db.InventoryNetBox
+		n := insync.NetBoxConfig{}
+		if cfg.NetBox != nil {
+			n = *cfg.NetBox
+		}
+		n.URL, n.Site, n.Role, n.Tag, n.Status, n.Query = f.NBURL, splitComma(f.NBSite), splitComma(f.NBRole), splitComma(f.NBTag), f.NBStatus, f.NBQuery
+		n.HostFrom, n.PlatformFrom, n.GroupFrom = f.NBHostFrom, f.NBPlatformFrom, splitComma(f.NBGroupFrom)
+		n.CredentialFrom, n.TemplateFrom, n.CAFile = f.NBCredentialFrom, f.NBTemplateFrom, f.NBCAFile
+		cfg.NetBox, cfg.HTTP = &n, nil
+	case formKindHTTP:
+		kind = db.InventoryHTTP
+		h := insync.HTTPConfig{}
+		if cfg.HTTP != nil && cfg.HTTP.Preset == "" {
+			h = *cfg.HTTP
+		}
+		h.URL, h.HostsLocation, h.TokenHeader, h.TokenPrefix, h.CAFile = f.HTTPURL, f.HTTPHostsLocation, f.HTTPTokenHeader, f.HTTPTokenPrefix, f.HTTPCAFile
+		var bad string
+		if h.Map, bad = parsePairs(f.HTTPMap); bad != "" {
+			return "", cfg, "", refuse(keyInsyncErrPairLine, bad)
+		}
+		if h.VarsMap, bad = parsePairs(f.HTTPVarsMap); bad != "" {
+			return "", cfg, "", refuse(keyInsyncErrPairLine, bad)
+		}
+		h.Pagination.Kind, h.Pagination.NextPath, h.Pagination.PageParam, h.Pagination.Start = f.HTTPPagination, "", "", 0
+		switch f.HTTPPagination {
+		case insync.PageNext:
+			h.Pagination.NextPath = f.HTTPNextPath
+		case insync.PageNumber:
+			h.Pagination.PageParam = f.HTTPPageParam
+			if f.HTTPStart != "" {
+				n, err := strconv.Atoi(f.HTTPStart)
+				if err != nil {
+					return "", cfg, "", refuse(keyInsyncErrStart)
+				}
+				h.Pagination.Start = n
+			}
+		}
+		cfg.HTTP, cfg.NetBox = &h, nil
+	case formKindLibreNMS:
+		kind = db.InventoryHTTP
+		cfg.HTTP, cfg.NetBox = &insync.HTTPConfig{Preset: "librenms", URL: f.HTTPURL, CAFile: f.HTTPCAFile}, nil
+	case formKindOxidized:
+		kind = db.InventoryHTTP
+		if strings.TrimSpace(f.Oxidized) == "" {
+			return "", cfg, "", refuse(keyInsyncErrOxidizedEmpty)
+		}
+		h, token, err := oxidizedHTTP(f.Oxidized)
+		if err != nil {
+			return "", cfg, "", &refusal{key: keyInsyncErrOxidized, detail: err.Error()}
+		}
+		cfg.HTTP, cfg.NetBox, oxToken = h, nil, token
+	default:
+		return "", cfg, "", refuse(keyInsyncErrKind)
+	}
+	var bad string
+	if cfg.Mapping, bad = parsePairs(f.Mapping); bad != "" {
+		return "", cfg, "", refuse(keyInsyncErrPairLine, bad)
+	}
+	cfg.Defaults.LoginMethod, cfg.Defaults.Credential, cfg.Defaults.Template = f.LoginMethod, f.Credential, f.Template
+	cfg.Claim = f.Claim
+	return kind, cfg, oxToken, nil
+}
+
+// oxidizedHTTP reads a pasted Oxidized http source as the command line's
+// --oxidized does (app/cli oxidizedSettings): the one header carrying a
+// secret (user and pass, an Authorization header) becomes the token,
+// never a stored setting.
+func oxidizedHTTP(yamlText string) (*insync.HTTPConfig, string, error) {
+	h, err := insync.ParseOxidizedHTTP(yamlText)
+	if err != nil {
+		return nil, "", err
+	}
+	hc := insync.HTTPConfig{URL: h.URL, HostsLocation: h.HostsLocation, Map: h.Map, VarsMap: h.VarsMap, CAFile: h.CAFile}
+	hc.Pagination.Kind, hc.Pagination.NextPath = h.Pagination.Kind, h.Pagination.NextPath
+	hc.Pagination.PageParam, hc.Pagination.Start = h.Pagination.PageParam, h.Pagination.Start
+	var token string
+	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+		if !secretHeader(k) {
+			if hc.Headers == nil {
+				hc.Headers = map[string]string{}
+			}
+			hc.Headers[k] = h.Headers[k]
+			continue
+		}
+		if hc.TokenHeader != "" {
+			return nil, "", errors.New("headers " + hc.TokenHeader + " and " + k + " both carry a secret, and a source keeps one token: keep one of them")
+		}
+		hc.TokenHeader, token = k, h.Headers[k]
+	}
+	return &hc, token, nil
+}
+
+// secretHeader reports whether a header's name says it carries a secret,
+// as the command line decides it (app/cli secretHeader).
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
+		return true
+	}
+	for _, w := range []string{"token", "key", "secret", "auth", "pass"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceURL is the address the settings send the token to.
+func sourceURL(cfg insync.SourceConfig) string {
+	switch {
+	case cfg.NetBox != nil:
+		return cfg.NetBox.URL
+	case cfg.HTTP != nil:
+		return cfg.HTTP.URL
+	}
+	return ""
+}
+
+// sameOrigin reports whether two URLs have the same scheme, host and
+// port (the default port of the scheme when none is written): the token
+// goes to the same server.
+func sameOrigin(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "http") {
+			return "80"
+		}
+		return "443"
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
+}
+
+// checkInventory checks the settings as a sync reads them, with the
+// token the source will have (insync's own check), and returns them as
+// stored.
+func checkInventory(kind string, cfg insync.SourceConfig, token string) (json.RawMessage, error) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > db.MaxInventoryConfigBytes {
+		return nil, refuse(keyInsyncErrTooLong)
+	}
+	parsed, err := insync.ParseConfig(raw)
+	if err != nil {
+		return nil, &refusal{key: keyInsyncErrSettings, detail: err.Error()}
+	}
+	if parsed.HTTP != nil {
+		for k := range parsed.HTTP.Headers {
+			if secretHeader(k) {
+				return nil, &refusal{key: keyInsyncErrSettings, detail: "header " + k + " carries a secret, which the settings never keep"}
+			}
+		}
+	}
+	if _, err := parsed.Fetcher(kind, token); err != nil {
+		return nil, &refusal{key: keyInsyncErrSettings, detail: err.Error()}
+	}
+	return raw, nil
+}
+
+// interval reads the interval in minutes.
+func (f inventoryForm) interval() (int, error) {
+	if f.Interval == "" {
+		return 0, refuse(keyInsyncErrInterval, db.MaxInventoryInterval)
+	}
+	n, err := strconv.Atoi(f.Interval)
+	if err != nil || n < 0 || n > db.MaxInventoryInterval {
+		return 0, refuse(keyInsyncErrInterval, db.MaxInventoryInterval)
+	}
+	return n, nil
+}
+
+// checkLengths refuses a form too long to be meant.
+func (f inventoryForm) checkLengths(token string) error {
+	for _, v := range []string{f.NBURL, f.HTTPURL, f.NBQuery} {
+		if len(v) > maxInventoryURLChars {
+			return refuse(keyInsyncErrTooLong)
+		}
+	}
+	for _, v := range []string{f.HTTPMap, f.HTTPVarsMap, f.Mapping, f.Oxidized} {
+		if len(v) > maxInventoryTextChars {
+			return refuse(keyInsyncErrTooLong)
+		}
+	}
+	if len(token) > maxInventoryToken {
+		return refuse(keyInsyncErrTooLong)
+	}
+	if f.Name == "" {
+		return refuse(keyInsyncErrName)
+	}
+	return nil
+}
+
+// renderRefused shows the form again as typed with the refusal.
+func (u *handlers) renderRefused(w http.ResponseWriter, r *http.Request, f inventoryForm, err error) error {
+	var rf *refusal
+	var fe *db.ErrInvalidField
+	switch {
+	case errors.As(err, &rf):
+		f.Error, f.Args, f.Detail = rf.key, rf.args, rf.detail
+	case errors.Is(err, db.ErrNameExists):
+		f.Error, f.Args = keyInsyncErrNameTaken, []any{f.Name}
+	case errors.As(err, &fe):
+		f.Error, f.Detail = keyInsyncErrSettings, fe.Field+" "+fe.Message
+	default:
+		return err
+	}
+	title := keyInsyncAddTitle
+	if f.ID != 0 {
+		title = keyInsyncEditTitle
+	}
+	return u.Render(w, r, http.StatusUnprocessableEntity, "settings_inventory_form.html", title, f)
+}
+
+func (u *handlers) createInventorySource(w http.ResponseWriter, r *http.Request) error {
+	if err := editGate(r); err != nil {
+		return err
+	}
+	f := typedForm(r)
+	f.ClearToken = false
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	src, err := func() (db.InventorySource, error) {
+		if err := f.checkLengths(token); err != nil {
+			return db.InventorySource{}, err
+		}
+		minutes, err := f.interval()
+		if err != nil {
+			return db.InventorySource{}, err
+		}
+		kind, cfg, oxToken, err := buildSettings(f, nil)
+		if err != nil {
+			return db.InventorySource{}, err
+		}
+		if oxToken != "" {
+			if token != "" {
+				return db.InventorySource{}, refuse(keyInsyncErrTwoTokens)
+			}
+			token = oxToken
+		}
+		raw, err := checkInventory(kind, cfg, token)
+		if err != nil {
+			return db.InventorySource{}, err
+		}
+		src := db.InventorySource{Name: f.Name, Kind: kind, Config: raw, Enabled: f.Enabled, IntervalMinutes: minutes}
+		if token != "" {
+			src.Token = u.Sealer.Seal(token, secret.PurposeInventoryToken)
+		}
+		return u.Store.CreateInventorySource(r.Context(), src, u.AuditOf(r, "inventory_source.create", map[string]any{
+			"name": src.Name, "kind": kind, "enabled": src.Enabled, "interval_minutes": minutes, "token_set": token != ""}))
+	}()
+	if err != nil {
+		return u.renderRefused(w, r, f, err)
+	}
+	_ = src
+	core.RedirectDone(w, r, pathInventorySources, "added")
+	return nil
+}
+
+func (u *handlers) updateInventorySource(w http.ResponseWriter, r *http.Request) error {
+	if err := editGate(r); err != nil {
+		return err
+	}
+	id, err := core.PathID(r)
+	if err != nil {
+		return err
+	}
+	stored, err := u.Store.InventorySource(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	f := typedForm(r)
+	f.ID, f.HasToken = id, len(stored.Token) > 0
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	var changed []string
+	_, err = func() (db.InventorySource, error) {
+		if err := f.checkLengths(token); err != nil {
+			return db.InventorySource{}, err
+		}
+		if token != "" && f.ClearToken {
+			return db.InventorySource{}, refuse(keyInsyncErrTokenAndClear)
+		}
+		minutes, err := f.interval()
+		if err != nil {
+			return db.InventorySource{}, err
+		}
+		return u.Store.UpdateInventorySource(r.Context(), id, func(s *db.InventorySource) error {
+			changed = changed[:0]
+			prev, perr := insync.ParseConfig(s.Config)
+			var prevp *insync.SourceConfig
+			if perr == nil {
+				prevp = &prev
+			}
+			kind, cfg, oxToken, err := buildSettings(f, prevp)
+			if err != nil {
+				return err
+			}
+			newToken := token
+			if oxToken != "" {
+				if token != "" {
+					return refuse(keyInsyncErrTwoTokens)
+				}
+				newToken = oxToken
+			}
+			tok := ""
+			switch {
+			case newToken != "":
+				tok = newToken
+				changed = append(changed, "token")
+			case f.ClearToken:
+				changed = append(changed, "token")
+			case len(s.Token) > 0:
+				// The stored token goes only where it went: a new
+				// scheme, host or port needs it typed again.
+				if !sameOrigin(sourceURL(prev), sourceURL(cfg)) {
+					return refuse(keyInsyncErrTokenMoved)
+				}
+				var oerr error
+				if tok, oerr = u.Sealer.Open(s.Token, secret.PurposeInventoryToken); oerr != nil {
+					return refuse(keyInsyncErrTokenSealed)
+				}
+			}
+			raw, err := checkInventory(kind, cfg, tok)
+			if err != nil {
+				return err
+			}
+			if string(raw) != string(s.Config) || kind != s.Kind {
+				changed = append(changed, "settings")
+			}
+			if f.Name != s.Name {
+				changed = append(changed, "name")
+			}
+			if minutes != s.IntervalMinutes {
+				changed = append(changed, "interval")
+			}
+			if f.Enabled != s.Enabled {
+				changed = append(changed, "enabled")
+			}
+			s.Name, s.Kind, s.Config, s.IntervalMinutes, s.Enabled = f.Name, kind, raw, minutes, f.Enabled
+			switch {
+			case newToken != "":
+				s.Token = u.Sealer.Seal(newToken, secret.PurposeInventoryToken)
+			case f.ClearToken:
+				s.Token = nil
+			}
+			return nil
+		}, u.AuditOf(r, "inventory_source.update", map[string]any{"name": f.Name, "changed": &changed}))
+	}()
+	if err != nil {
+		return u.renderRefused(w, r, f, err)
+	}
+	core.RedirectDone(w, r, pathInventorySources, "saved")
+	return nil
+}
+
+func (u *handlers) deleteInventorySource(w http.ResponseWriter, r *http.Request) error {
+	if err := editGate(r); err != nil {
+		return err
+	}
+	id, err := core.PathID(r)
+	if err != nil {
+		return err
+	}
+	src, err := u.Store.InventorySource(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	owned, err := u.Store.SyncedDevices(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := u.Store.DeleteInventorySource(r.Context(), id, u.AuditOf(r, "inventory_source.delete",
+		map[string]any{"name": src.Name, "kind": src.Kind, "devices_released": len(owned)})); err != nil {
+		return err
+	}
+	core.RedirectDone(w, r, pathInventorySources, "deleted")
+	return nil
+}
+
+func (u *handlers) dryRunInventorySource(w http.ResponseWriter, r *http.Request) error {
+	return u.runInventorySource(w, r, true)
+}
+
+func (u *handlers) syncInventorySource(w http.ResponseWriter, r *http.Request) error {
+	return u.runInventorySource(w, r, false)
+}
+
+// runInventorySource runs a dry run or a sync within the request,
+// bounded by inventorySyncTimeout, and shows its report. The devices it
+// changes are audited by the store, each naming the source; the run
+// itself is audited here.
+func (u *handlers) runInventorySource(w http.ResponseWriter, r *http.Request, dryRun bool) error {
+	if err := editGate(r); err != nil {
+		return err
+	}
+	id, err := core.PathID(r)
+	if err != nil {
+		return err
+	}
+	src, err := u.Store.InventorySource(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	outbound, err := netguard.Load(r.Context(), u.Store)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), inventorySyncTimeout)
+	defer cancel()
+	syncer := insync.Syncer{Store: u.Store, Sealer: u.Sealer, Options: insync.Options{Outbound: outbound, UserAgent: "backupd/" + u.Version}}
+	by := u.AuditOf(r, "", nil)
+	rep, err := syncer.Sync(ctx, id, dryRun, *by)
+	if err != nil && rep.Error == "" {
+		if ctx.Err() != nil {
+			rep.Error = "the sync took longer than " + inventorySyncTimeout.String() + " and was stopped: nothing was changed"
+		} else {
+			return err
+		}
+	}
+	action := "inventory_source.sync"
+	if dryRun {
+		action = "inventory_source.dry_run"
+	}
+	counts := rep.Counts()
+	details := map[string]any{"name": src.Name, "counts": counts}
+	if rep.Error != "" {
+		details["error"] = rep.Error
+	}
+	u.Audit(r, action, "inventory_source", id, details)
+	p := inventoryReportPage{SourceID: id, Source: src.Name, DryRun: dryRun, Error: rep.Error,
+		Counts: sortedCounts(counts), Minutes: int(inventorySyncTimeout / time.Minute)}
+	for _, l := range rep.Lines {
+		p.Lines = append(p.Lines, inventoryLine{Line: l, Key: insyncActionKeys[string(l.Action)]})
+	}
+	return u.Render(w, r, http.StatusOK, "settings_inventory_report.html", keyInsyncReportTitle, p)
+}
+
+// insyncKindKeys name a source's kind as the form offers it.
+var insyncKindKeys = map[string]string{
+	formKindNetBox: keyInsyncKindNetBox, formKindHTTP: keyInsyncKindHTTP, formKindLibreNMS: keyInsyncKindLibreNMS,
+	formKindOxidized: keyInsyncKindOxidized,
+}
+
+// insyncStatusKeys name how a source's last sync went ("never": it did
+// not run yet).
+var insyncStatusKeys = map[string]string{
+	db.InventorySyncOK: keyInsyncStatusOK, db.InventorySyncFailed: keyInsyncStatusFailed, "never": keyInsyncStatusNever,
+}
+
+// insyncActionKeys name a report line's action, and the figures the store
+// keeps of a source's last sync.
+var insyncActionKeys = map[string]string{
+	string(insync.ActCreate): keyInsyncActCreate, string(insync.ActUpdate): keyInsyncActUpdate,
+	string(insync.ActClaim): keyInsyncActClaim, string(insync.ActDisable): keyInsyncActDisable,
+	string(insync.ActEnable): keyInsyncActEnable, string(insync.ActLeave): keyInsyncActLeave, string(insync.ActSkip): keyInsyncActSkip,
+	"created": keyInsyncFigCreated, "updated": keyInsyncFigUpdated, "claimed": keyInsyncFigClaimed,
+	"disabled": keyInsyncFigDisabled, "enabled": keyInsyncFigEnabled, "skipped": keyInsyncFigSkipped,
+	"unchanged": keyInsyncFigUnchanged, "unmapped": keyInsyncFigUnmapped,
+}

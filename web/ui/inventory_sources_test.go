@@ -1,0 +1,401 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"backupd/app/auth"
+	"backupd/db"
+)
+
+// insyncToken is the token the test's NetBox takes: a NetBox v1 token's
+// shape (40 hex characters).
+const insyncToken = "0123456789abcdef0123456789abcdef01234567"
+
+// fakeNetBox serves NetBox's device list from pynetbox's fixture
+// (app/insync/testdata/netbox/devices.json, see its README for where it
+// comes from) with NetBox's limit/offset pagination and its token header
+// checked; hits counts the requests that carried the token, fail makes
+// every answer an HTTP 500.
+type fakeNetBox struct {
+	devices []json.RawMessage
+	hits    atomic.Int32
+	fail    atomic.Bool
+	srv     *httptest.Server
+}
+
+func newFakeNetBox(t *testing.T) *fakeNetBox {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "app", "insync", "testdata", "netbox", "devices.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Results []json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil || len(page.Results) == 0 {
+		t.Fatalf("devices.json: %v (%d devices)", err, len(page.Results))
+	}
+	nb := &fakeNetBox{devices: page.Results}
+	nb.srv = httptest.NewServer(nb)
+	t.Cleanup(nb.srv.Close)
+	return nb
+}
+
+func (nb *fakeNetBox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Token "+insyncToken {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"detail": "Invalid token"}`)
+		return
+	}
+	nb.hits.Add(1)
+	if nb.fail.Load() {
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, `{"detail": "Server Error"}`)
+		return
+	}
+	if r.URL.Path != "/api/dcim/devices/" {
+		http.NotFound(w, r)
+		return
+	}
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if limit <= 0 {
+		limit = 50
+	}
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	end := min(offset+limit, len(nb.devices))
+	var next any
+	if end < len(nb.devices) {
+		nq := r.URL.Query()
+		nq.Set("offset", strconv.Itoa(end))
+		next = "http://" + r.Host + r.URL.Path + "?" + nq.Encode()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"count": len(nb.devices), "next": next, "previous": nil,
+		"results": nb.devices[min(offset, len(nb.devices)):end]})
+}
+
+// netboxForm is the add form of a NetBox source at base.
+func netboxForm(name, base, token string) url.Values {
+	return url.Values{"name": {name}, "kind": {"netbox"}, "nb_url": {base}, "nb_status": {"active"}, "token": {token},
+		"interval": {"60"}, "enabled": {"1"}, "login_method": {"ssh"}, "mapping": {"acme-os = cisco_ios\n"}}
+}
+
+// sourceID finds a source's id by name.
+func sourceID(t *testing.T, e *env, name string) int64 {
+	t.Helper()
+	srcs, err := e.store.InventorySources(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range srcs {
+		if s.Name == name {
+			return s.ID
+		}
+	}
+	t.Fatalf("no source %q", name)
+	return 0
+}
+
+var reportLine = regexp.MustCompile(`data-action="([a-z]+)" data-name="([^"]*)"`)
+
+// reportLines are a report page's lines as "action name".
+func reportLines(body string) []string {
+	var out []string
+	for _, m := range reportLine.FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1]+" "+m[2])
+	}
+	return out
+}
+
+// noTokenIn fails the test when the token shows in text.
+func noTokenIn(t *testing.T, what, text string) {
+	t.Helper()
+	if strings.Contains(text, insyncToken) || strings.Contains(text, insyncToken[:16]) {
+		t.Fatalf("%s shows the token", what)
+	}
+}
+
+// The inventory sources page lists, adds, edits and removes sources; a
+// refusal is a sentence on the form with what was typed kept; every POST
+// needs the CSRF token and the edit rights; the token is never shown.
+func TestInventorySourcesPage(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+
+	p := b.get("/settings")
+	expectBody(t, "settings", p, `href="/settings/inventory-sources"`)
+	p = b.get("/settings/inventory-sources")
+	expect(t, "list", p, http.StatusOK, "")
+	expectBody(t, "empty list", p, "No inventory source yet.", `id="insync-add"`)
+
+	// Refusals keep the input.
+	for _, c := range []struct {
+		form url.Values
+		want string
+	}{
+		{netboxForm("", nb.srv.URL, insyncToken), "Give the source a name."},
+		{netboxForm("nb", nb.srv.URL, ""), "NetBox needs an API token"},
+		{netboxForm("nb", "ftp://netbox.example.net", insyncToken), "The settings do not pass the check"},
+		{func() url.Values { f := netboxForm("nb", nb.srv.URL, insyncToken); f.Set("interval", "-5"); return f }(), "whole number of minutes"},
+		{func() url.Values {
+			f := netboxForm("nb", nb.srv.URL, insyncToken)
+			f.Set("mapping", "no equals sign")
+			return f
+		}(), "no equals sign"},
+		{func() url.Values {
+			f := netboxForm("nb", nb.srv.URL, insyncToken)
+			f.Set("nb_host_from", "mgmt")
+			return f
+		}(), "host from"},
+	} {
+		b.get("/settings/inventory-sources/new")
+		p := b.post("/settings/inventory-sources", c.form)
+		expect(t, "refused "+c.want, p, http.StatusUnprocessableEntity, "")
+		expectBody(t, "refused "+c.want, p, c.want, `value="`+c.form.Get("name")+`"`, c.form.Get("mapping"))
+		noTokenIn(t, "a refused form", p.body)
+	}
+	if srcs, _ := e.store.InventorySources(context.Background()); len(srcs) != 0 {
+		t.Fatalf("refusals recorded %d sources", len(srcs))
+	}
+
+	// Add.
+	b.get("/settings/inventory-sources/new")
+	p = b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken))
+	expect(t, "add", p, http.StatusSeeOther, "/settings/inventory-sources?done=added")
+	id := sourceID(t, e, "nb")
+	src, _ := e.store.InventorySource(context.Background(), id)
+	if len(src.Token) == 0 || strings.Contains(string(src.Config), insyncToken) {
+		t.Fatalf("stored source: token %d bytes, config %s", len(src.Token), src.Config)
+	}
+	p = b.get("/settings/inventory-sources?done=added")
+	expectBody(t, "list", p, "The inventory source was added.", ">nb</a>", "every 60 min", ">never<")
+	noTokenIn(t, "the list", p.body)
+
+	// The same name again is refused, input kept.
+	b.get("/settings/inventory-sources/new")
+	p = b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken))
+	expect(t, "same name", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "same name", p, "An inventory source named “nb” exists already")
+
+	// Edit: the form shows no token, only that one is stored.
+	path := "/settings/inventory-sources/" + strconv.FormatInt(id, 10)
+	p = b.get(path)
+	expect(t, "edit form", p, http.StatusOK, "")
+	expectBody(t, "edit form", p, "A token is stored: leave this empty to keep it.", `value="`+nb.srv.URL+`"`)
+	noTokenIn(t, "the edit form", p.body)
+	f := netboxForm("nb-par1", nb.srv.URL+"/", "")
+	f.Set("interval", "0")
+	f.Set("nb_site", "par1, fra1")
+	p = b.post(path, f)
+	expect(t, "edit", p, http.StatusSeeOther, "/settings/inventory-sources?done=saved")
+	src, _ = e.store.InventorySource(context.Background(), id)
+	if src.Name != "nb-par1" || src.IntervalMinutes != 0 || len(src.Token) == 0 || !strings.Contains(string(src.Config), `"site":["par1","fra1"]`) {
+		t.Fatalf("edited source: %+v %s", src.Name, src.Config)
+	}
+
+	// CSRF on every POST.
+	for _, pth := range []string{"/settings/inventory-sources", path, path + "/delete", path + "/dry-run", path + "/sync"} {
+		form := netboxForm("x", nb.srv.URL, insyncToken)
+		form.Set("csrf", "wrong")
+		p := b.post(pth, form)
+		expect(t, "no CSRF "+pth, p, http.StatusForbidden, "")
+	}
+
+	// A viewer of the settings sees the list and may change nothing.
+	e.createUser("ops", "ops-password-1", auth.RoleOperator, true)
+	v := e.browser()
+	v.mustLogin("ops", "ops-password-1")
+	p = v.get("/settings/inventory-sources")
+	expect(t, "operator list", p, http.StatusOK, "")
+	expectBody(t, "operator list", p, "nb-par1", "You can look but not change or run sources")
+	if strings.Contains(p.body, path+"/sync") {
+		t.Errorf("the operator is offered sync")
+	}
+	for _, pth := range []string{"/settings/inventory-sources", path, path + "/delete", path + "/dry-run", path + "/sync"} {
+		p := v.post(pth, netboxForm("x", nb.srv.URL, insyncToken))
+		expect(t, "operator POST "+pth, p, http.StatusForbidden, "")
+	}
+	expect(t, "operator edit form", v.get(path), http.StatusForbidden, "")
+	// settings.update alone is not enough: a sync creates devices.
+	ctx := context.Background()
+	if _, err := e.store.CreateRole(ctx, "settings-only", "", []string{"settings.view", "settings.update"}); err != nil {
+		t.Fatal(err)
+	}
+	e.createUser("cfg", "cfg-password-1", "settings-only", true)
+	c := e.browser()
+	c.mustLogin("cfg", "cfg-password-1")
+	c.get("/settings/inventory-sources")
+	expect(t, "settings-only sync", c.post(path+"/sync", nil), http.StatusForbidden, "")
+	expect(t, "settings-only delete", c.post(path+"/delete", nil), http.StatusForbidden, "")
+	if hits := nb.hits.Load(); hits != 0 {
+		t.Fatalf("refused runs reached NetBox %d times", hits)
+	}
+
+	// Delete.
+	b.get("/settings/inventory-sources")
+	p = b.post(path+"/delete", nil)
+	expect(t, "delete", p, http.StatusSeeOther, "/settings/inventory-sources?done=deleted")
+	if srcs, _ := e.store.InventorySources(ctx); len(srcs) != 0 {
+		t.Fatalf("%d sources after delete", len(srcs))
+	}
+	var actions []string
+	for _, a := range e.auditEntries() {
+		if strings.HasPrefix(a.Action, "inventory_source.") {
+			actions = append(actions, a.Action)
+			d, _ := json.Marshal(a.Details)
+			noTokenIn(t, "audit "+a.Action, string(d))
+		}
+	}
+	if strings.Join(actions, " ") != "inventory_source.create inventory_source.update inventory_source.delete" {
+		t.Errorf("audit: %v", actions)
+	}
+	noTokenIn(t, "the server's log", e.logs.String())
+}
+
+// Moving a source that has a token to another scheme, host or port is
+// refused unless the token is typed again: whoever may edit the settings
+// cannot have the stored token sent to a server of theirs. The token
+// still goes to the old host only.
+func TestInventorySourceTokenStaysWithItsHost(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+	thief := newFakeNetBox(t)
+	var stolen atomic.Int32
+	thief.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			stolen.Add(1)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add", b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken)), http.StatusSeeOther, "")
+	id := sourceID(t, e, "nb")
+	path := "/settings/inventory-sources/" + strconv.FormatInt(id, 10)
+	before, _ := e.store.InventorySource(context.Background(), id)
+
+	// Another port of the same host, another host name for it, another
+	// scheme: each refused, with the input kept.
+	u, _ := url.Parse(nb.srv.URL)
+	for _, moved := range []string{thief.srv.URL, "http://localhost:" + u.Port(), "https://" + u.Host} {
+		b.get(path)
+		p := b.post(path, netboxForm("nb", moved, ""))
+		expect(t, "moved to "+moved, p, http.StatusUnprocessableEntity, "")
+		expectBody(t, "moved to "+moved, p, "The token would be sent to the new address: enter it again", `value="`+moved+`"`)
+		noTokenIn(t, "the refusal", p.body)
+	}
+	after, _ := e.store.InventorySource(context.Background(), id)
+	if string(after.Config) != string(before.Config) || string(after.Token) != string(before.Token) {
+		t.Fatalf("a refused move changed the source: %s", after.Config)
+	}
+	// A path under the same origin keeps the token.
+	b.get(path)
+	expect(t, "same origin", b.post(path, netboxForm("nb", nb.srv.URL+"/", "")), http.StatusSeeOther, "")
+
+	b.get("/settings/inventory-sources")
+	p := b.post(path+"/dry-run", nil)
+	expect(t, "dry run", p, http.StatusOK, "")
+	if nb.hits.Load() == 0 || stolen.Load() != 0 {
+		t.Fatalf("NetBox had %d requests with the token, the other server %d", nb.hits.Load(), stolen.Load())
+	}
+
+	// Typed again, the move is taken: it is the person's own token.
+	b.get(path)
+	expect(t, "moved with the token", b.post(path, netboxForm("nb", thief.srv.URL, insyncToken)), http.StatusSeeOther, "")
+	// Removing the token is a move too: nothing is sent.
+	b.get(path)
+	f := netboxForm("nb", nb.srv.URL, "")
+	f.Set("clear_token", "1")
+	p = b.post(path, f)
+	expect(t, "move and clear", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "move and clear", p, "NetBox needs an API token")
+}
+
+// A dry run lists what the sync then does, line for line; the sync
+// creates the devices; a failed fetch says why and changes nothing. Both
+// are audited, never with the token.
+func TestInventorySourceDryRunAndSync(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+	ctx := context.Background()
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add", b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken)), http.StatusSeeOther, "")
+	id := sourceID(t, e, "nb")
+	path := "/settings/inventory-sources/" + strconv.FormatInt(id, 10)
+
+	b.get("/settings/inventory-sources")
+	p := b.post(path+"/dry-run", nil)
+	expect(t, "dry run", p, http.StatusOK, "")
+	expectBody(t, "dry run", p, "Dry run of “nb”", "Dry run: nothing was written.", `id="insync-report-sync"`)
+	dry := reportLines(p.body)
+	if len(dry) == 0 || !strings.Contains(strings.Join(dry, "\n"), "create ") {
+		t.Fatalf("dry run lines: %v\n%s", dry, p.body)
+	}
+	noTokenIn(t, "the dry run", p.body)
+	if ds, _ := e.store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, 0, 1000); len(ds) != 0 {
+		t.Fatalf("the dry run made %d devices", len(ds))
+	}
+
+	p = b.post(path+"/sync", nil)
+	expect(t, "sync", p, http.StatusOK, "")
+	expectBody(t, "sync", p, "Sync of “nb”", "The sync is done")
+	real := reportLines(p.body)
+	if strings.Join(real, "\n") != strings.Join(dry, "\n") {
+		t.Fatalf("the sync's lines differ from the dry run's:\n%v\n%v", real, dry)
+	}
+	creates := 0
+	for _, l := range real {
+		if strings.HasPrefix(l, "create ") {
+			creates++
+		}
+	}
+	ds, _ := e.store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, 0, 1000)
+	if len(ds) != creates {
+		t.Fatalf("%d devices after the sync, want %d", len(ds), creates)
+	}
+	p = b.get("/settings/inventory-sources")
+	expectBody(t, "list after the sync", p, ">ok<", "created "+strconv.Itoa(creates))
+
+	// A failed fetch: the sentence, nothing changed, the source's status.
+	nb.fail.Store(true)
+	p = b.post(path+"/sync", nil)
+	expect(t, "failed sync", p, http.StatusOK, "")
+	expectBody(t, "failed sync", p, "The sync failed and nothing changed:", "500")
+	if strings.Contains(p.body, "data-action=") {
+		t.Errorf("a failed sync lists lines")
+	}
+	if ds2, _ := e.store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, 0, 1000); len(ds2) != len(ds) {
+		t.Fatalf("a failed sync changed the devices: %d, want %d", len(ds2), len(ds))
+	}
+	p = b.get("/settings/inventory-sources")
+	expectBody(t, "list after the failure", p, ">failed<")
+
+	var runs []string
+	for _, a := range e.auditEntries() {
+		d, _ := json.Marshal(a.Details)
+		noTokenIn(t, "audit "+a.Action, string(d))
+		if a.Action == "inventory_source.dry_run" || a.Action == "inventory_source.sync" {
+			runs = append(runs, a.Action)
+		}
+	}
+	if strings.Join(runs, " ") != "inventory_source.dry_run inventory_source.sync inventory_source.sync" {
+		t.Errorf("audit of the runs: %v", runs)
+	}
+	noTokenIn(t, "the server's log", e.logs.String())
+}
