@@ -348,6 +348,10 @@ func TestInventorySourceDryRunAndSync(t *testing.T) {
 		t.Fatalf("dry run lines: %v\n%s", dry, p.body)
 	}
 	noTokenIn(t, "the dry run", p.body)
+	if strings.Contains(p.body, "insync.") {
+		t.Errorf("the report shows a message key instead of its text")
+	}
+	expectBody(t, "dry run keys", p, `<td class="bs-mono">2</td>`)
 	if ds, _ := e.store.DevicesAfter(ctx, db.Scope{All: true}, db.DeviceFilter{}, 0, 1000); len(ds) != 0 {
 		t.Fatalf("the dry run made %d devices", len(ds))
 	}

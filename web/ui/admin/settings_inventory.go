@@ -78,7 +78,7 @@ type inventoryCount struct {
 // inventoryLine is a report line with its action's message key.
 type inventoryLine struct {
 	insync.Line
-	Key string
+	ActionKey string
 }
 
 // inventoryListPage is the data of settings_inventory.html.
@@ -777,7 +777,7 @@ func (u *handlers) runInventorySource(w http.ResponseWriter, r *http.Request, dr
 	p := inventoryReportPage{SourceID: id, Source: src.Name, DryRun: dryRun, Error: rep.Error,
 		Counts: sortedCounts(counts), Minutes: int(inventorySyncTimeout / time.Minute)}
 	for _, l := range rep.Lines {
-		p.Lines = append(p.Lines, inventoryLine{Line: l, Key: insyncActionKeys[string(l.Action)]})
+		p.Lines = append(p.Lines, inventoryLine{Line: l, ActionKey: insyncActionKeys[string(l.Action)]})
 	}
 	return u.Render(w, r, http.StatusOK, "settings_inventory_report.html", keyInsyncReportTitle, p)
 }
