@@ -403,3 +403,58 @@ func TestInventorySourceDryRunAndSync(t *testing.T) {
 	}
 	noTokenIn(t, "the server's log", e.logs.String())
 }
+
+// A pasted Oxidized source: http becomes an HTTP JSON source whose user
+// and pass are the sealed token, never a stored setting nor shown; the
+// same move rule keeps that secret header with its host; a secret in a
+// second header is refused with the input kept.
+func TestInventorySourceOxidizedPaste(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	var auth atomic.Value
+	inv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"hostname": "cmdb-sw1", "ip": "192.0.2.10", "model": "ios"}]`)
+	}))
+	t.Cleanup(inv.Close)
+	yaml := "source:\n  default: http\n  http:\n    url: " + inv.URL + "/nodes\n    user: oxidized\n    pass: s3cret-pass\n" +
+		"    map:\n      name: hostname\n      ip: ip\n      model: model\n"
+	form := url.Values{"name": {"cmdb"}, "kind": {"oxidized"}, "oxidized": {yaml}, "interval": {"0"}, "enabled": {"1"}}
+
+	two := cloneForm(form)
+	two.Set("oxidized", yaml+"    headers:\n      X-Api-Key: other-secret\n")
+	b.get("/settings/inventory-sources/new")
+	p := b.post("/settings/inventory-sources", two)
+	expect(t, "two secrets", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "two secrets", p, "both carry a secret", "X-Api-Key: other-secret")
+
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add", b.post("/settings/inventory-sources", form), http.StatusSeeOther, "")
+	id := sourceID(t, e, "cmdb")
+	src, _ := e.store.InventorySource(context.Background(), id)
+	if len(src.Token) == 0 || strings.Contains(string(src.Config), "s3cret") || strings.Contains(string(src.Config), "Basic") {
+		t.Fatalf("stored: token %d bytes, config %s", len(src.Token), src.Config)
+	}
+	path := "/settings/inventory-sources/" + strconv.FormatInt(id, 10)
+	p = b.get(path)
+	expectBody(t, "edit form", p, `value="http" selected`, "A token is stored", "name = hostname")
+	if strings.Contains(p.body, "s3cret") || strings.Contains(p.body, "b3hpZGl6ZWQ6czNjcmV0LXBhc3M") {
+		t.Fatal("the edit form shows the secret")
+	}
+
+	b.get("/settings/inventory-sources")
+	p = b.post(path+"/sync", nil)
+	expectBody(t, "sync", p, "The sync is done", `data-action="create" data-name="cmdb-sw1"`)
+	if got, _ := auth.Load().(string); got != "Basic b3hpZGl6ZWQ6czNjcmV0LXBhc3M=" {
+		t.Fatalf("the source got Authorization %q", got)
+	}
+
+	// The secret header stays with its host.
+	f := url.Values{"name": {"cmdb"}, "kind": {"http"}, "http_url": {"http://localhost:1/nodes"}, "http_map": {"name = hostname\nip = ip\nmodel = model"},
+		"http_pagination": {"none"}, "http_token_header": {"Authorization"}, "interval": {"0"}, "enabled": {"1"}}
+	b.get(path)
+	p = b.post(path, f)
+	expect(t, "moved", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "moved", p, "The token would be sent to the new address")
+}
