@@ -390,6 +390,21 @@ func TestInventorySourceDryRunAndSync(t *testing.T) {
 	p = b.get("/settings/inventory-sources")
 	expectBody(t, "list after the failure", p, ">failed<")
 
+	// A disabled source is not synced, as on the command line.
+	nb.fail.Store(false)
+	b.get(path)
+	f := netboxForm("nb", nb.srv.URL, "")
+	f.Del("enabled")
+	expect(t, "disable", b.post(path, f), http.StatusSeeOther, "")
+	b.get("/settings/inventory-sources")
+	hits := nb.hits.Load()
+	p = b.post(path+"/sync", nil)
+	expect(t, "sync of a disabled source", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "sync of a disabled source", p, "This source is disabled")
+	if nb.hits.Load() != hits {
+		t.Errorf("a disabled source was fetched")
+	}
+
 	var runs []string
 	for _, a := range e.auditEntries() {
 		d, _ := json.Marshal(a.Details)

@@ -23,6 +23,7 @@ const (
 	keyInsyncErrTokenAndClear = "insync.error.token_and_clear"
 	keyInsyncErrTokenMoved    = "insync.error.token_moved"
 	keyInsyncErrTokenSealed   = "insync.error.token_sealed"
+	keyInsyncErrDisabled      = "insync.error.disabled"
 	keyInsyncKindNetBox       = "insync.kind.netbox"
 	keyInsyncKindHTTP         = "insync.kind.http"
 	keyInsyncKindLibreNMS     = "insync.kind.librenms"

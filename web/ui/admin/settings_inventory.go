@@ -124,9 +124,11 @@ type inventoryReportPage struct {
 	Source   string
 	DryRun   bool
 	Error    string
-	Lines    []inventoryLine
-	Counts   []inventoryCount
-	Minutes  int
+	// Refused is why the run did not start (a message key).
+	Refused string
+	Lines   []inventoryLine
+	Counts  []inventoryCount
+	Minutes int
 }
 
 // canEditInventory reports whether the user may change and run sources,
@@ -747,6 +749,12 @@ func (u *handlers) runInventorySource(w http.ResponseWriter, r *http.Request, dr
 	src, err := u.Store.InventorySource(r.Context(), id)
 	if err != nil {
 		return err
+	}
+	if !dryRun && !src.Enabled {
+		// As the command line: a disabled source is not synced, only
+		// looked at with a dry run.
+		p := inventoryReportPage{SourceID: id, Source: src.Name, Refused: keyInsyncErrDisabled, Minutes: int(inventorySyncTimeout / time.Minute)}
+		return u.Render(w, r, http.StatusUnprocessableEntity, "settings_inventory_report.html", keyInsyncReportTitle, p)
 	}
 	outbound, err := netguard.Load(r.Context(), u.Store)
 	if err != nil {
