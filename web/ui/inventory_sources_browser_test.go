@@ -60,7 +60,7 @@ func TestInventorySourcesInChromium(t *testing.T) {
 
 	b.open("/settings/inventory-sources")
 	b.setLang("zh")
-	if got := b.eval(`document.querySelector("h1").textContent`); got != "库存源" {
+	if got := b.eval(`document.querySelector("h1").textContent`); got != "清单来源" {
 		t.Errorf("Chinese heading %q", got)
 	}
 	b.shot("insync-list-zh")
