@@ -181,53 +181,17 @@ func readBounded(path string, stdin io.Reader, limit int64) ([]byte, error) {
 }
 
 // oxidizedSettings turns a pasted Oxidized http source into an http
-// source's settings and its token: the one header that carries a secret
-// (Oxidized's user and pass become an Authorization header; a NetBox
-// behind Oxidized has its "Authorization: Token …" header) leaves the
-// settings and becomes the sealed token, sent in that header.
+// source's settings and its token (insync.OxidizedSource).
 func oxidizedSettings(yamlText string) (json.RawMessage, string, error) {
-	h, err := insync.ParseOxidizedHTTP(yamlText)
+	hc, token, err := insync.OxidizedSource(yamlText)
 	if err != nil {
 		return nil, "", err
-	}
-	hc := insync.HTTPConfig{URL: h.URL, HostsLocation: h.HostsLocation, Map: h.Map, VarsMap: h.VarsMap, CAFile: h.CAFile}
-	hc.Pagination.Kind, hc.Pagination.NextPath = h.Pagination.Kind, h.Pagination.NextPath
-	hc.Pagination.PageParam, hc.Pagination.Start = h.Pagination.PageParam, h.Pagination.Start
-	var token string
-	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
-		v := h.Headers[k]
-		if !secretHeader(k) {
-			if hc.Headers == nil {
-				hc.Headers = map[string]string{}
-			}
-			hc.Headers[k] = v
-			continue
-		}
-		if hc.TokenHeader != "" {
-			return nil, "", fmt.Errorf("headers %s and %s both carry a secret, and a source keeps one token: keep one of them", hc.TokenHeader, k)
-		}
-		hc.TokenHeader, token = k, v
 	}
 	raw, err := json.Marshal(insync.SourceConfig{HTTP: &hc})
 	if err != nil {
 		return nil, "", err
 	}
 	return raw, token, nil
-}
-
-// secretHeader reports whether a header's name says it carries a secret:
-// such a header is the token's (token_header), never a stored setting.
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
-		return true
-	}
-	for _, w := range []string{"token", "key", "secret", "auth", "pass"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkSettings validates a source's settings with its token as a sync
@@ -251,7 +215,7 @@ func checkSettings(kind string, raw json.RawMessage, token string) (json.RawMess
 	}
 	if cfg.HTTP != nil {
 		for k := range cfg.HTTP.Headers {
-			if secretHeader(k) {
+			if insync.SecretHeader(k) {
 				return nil, fmt.Errorf("settings: header %s carries a secret, which the settings never keep: set \"token_header\": %q and give the value as the token", k, k)
 			}
 		}

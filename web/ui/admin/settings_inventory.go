@@ -405,47 +405,14 @@ func buildSettings(f inventoryForm, prev *insync.SourceConfig) (kind string, cfg
 }
 
 // oxidizedHTTP reads a pasted Oxidized http source as the command line's
-// --oxidized does (app/cli oxidizedSettings): the one header carrying a
-// secret (user and pass, an Authorization header) becomes the token,
-// never a stored setting.
+// --oxidized does (insync.OxidizedSource): the one header carrying a
+// secret becomes the token, never a stored setting.
 func oxidizedHTTP(yamlText string) (*insync.HTTPConfig, string, error) {
-	h, err := insync.ParseOxidizedHTTP(yamlText)
+	hc, token, err := insync.OxidizedSource(yamlText)
 	if err != nil {
 		return nil, "", err
 	}
-	hc := insync.HTTPConfig{URL: h.URL, HostsLocation: h.HostsLocation, Map: h.Map, VarsMap: h.VarsMap, CAFile: h.CAFile}
-	hc.Pagination.Kind, hc.Pagination.NextPath = h.Pagination.Kind, h.Pagination.NextPath
-	hc.Pagination.PageParam, hc.Pagination.Start = h.Pagination.PageParam, h.Pagination.Start
-	var token string
-	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
-		if !secretHeader(k) {
-			if hc.Headers == nil {
-				hc.Headers = map[string]string{}
-			}
-			hc.Headers[k] = h.Headers[k]
-			continue
-		}
-		if hc.TokenHeader != "" {
-			return nil, "", errors.New("headers " + hc.TokenHeader + " and " + k + " both carry a secret, and a source keeps one token: keep one of them")
-		}
-		hc.TokenHeader, token = k, h.Headers[k]
-	}
 	return &hc, token, nil
-}
-
-// secretHeader reports whether a header's name says it carries a secret,
-// as the command line decides it (app/cli secretHeader).
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
-		return true
-	}
-	for _, w := range []string{"token", "key", "secret", "auth", "pass"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // sourceURL is the address the settings send the token to.
@@ -497,7 +464,7 @@ func checkInventory(kind string, cfg insync.SourceConfig, token string) (json.Ra
 	}
 	if parsed.HTTP != nil {
 		for k := range parsed.HTTP.Headers {
-			if secretHeader(k) {
+			if insync.SecretHeader(k) {
 				return nil, &refusal{key: keyInsyncErrSettings, detail: "header " + k + " carries a secret, which the settings never keep"}
 			}
 		}
