@@ -22,7 +22,6 @@ package changesets
 
 import (
 	"net/http"
-	"time"
 
 	"backupd/app/auth"
 	"backupd/app/restore"
@@ -91,31 +90,6 @@ func (u *handlers) actor(r *http.Request) restore.Actor {
 	uid := s.UserID
 	return restore.Actor{UserID: &uid, Name: s.Username,
 		Audit: func(action string, details map[string]any) *db.AuditEntry { return u.AuditOf(r, action, details) }}
-}
-
-// timeText shows a stored time (db.TimeFormat) in the interface's zone;
-// "" for none.
-func (u *handlers) timeText(s *string) string {
-	if s == nil || *s == "" {
-		return ""
-	}
-	t, err := time.Parse(db.TimeFormat, *s)
-	if err != nil {
-		return *s
-	}
-	return u.TimeText(t)
-}
-
-// isoTime is a stored time for a <time datetime>.
-func isoTime(s *string) string {
-	if s == nil {
-		return ""
-	}
-	t, err := time.Parse(db.TimeFormat, *s)
-	if err != nil {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 func deref(s *string) string {

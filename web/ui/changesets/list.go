@@ -148,7 +148,7 @@ func (u *handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, c := range items {
 		it := listItem{ID: c.ID, URL: core.ChangeSetPath(c.ID), Name: c.Name, Devices: c.Targets, Creator: c.CreatedByName,
-			CreatedAt: u.timeText(&c.CreatedAt), StateKey: setStateKey(c.State), Badge: setBadges[c.State], Started: c.StartedAt != nil}
+			CreatedAt: u.StoredTimeText(&c.CreatedAt), StateKey: setStateKey(c.State), Badge: setBadges[c.State], Started: c.StartedAt != nil}
 		if it.Started {
 			counts, err := u.Store.ChangeSetCounts(ctx, c.ID)
 			if err != nil {

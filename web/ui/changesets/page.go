@@ -135,14 +135,14 @@ func (u *handlers) showSet(w http.ResponseWriter, r *http.Request, status int, c
 	p := setPage{
 		ID: c.ID, Name: c.Name, State: c.State, StateKey: setStateKey(c.State), Badge: setBadges[c.State],
 		Live: slices.Contains(liveStates, c.State), Template: c.Kind == db.ChangeSetTemplate,
-		Creator: c.CreatedByName, CreatedAt: u.timeText(&c.CreatedAt), CreatedISO: isoTime(&c.CreatedAt),
-		Decider: deref(c.DecidedByName), DecidedAt: u.timeText(c.DecidedAt), DecisionNote: c.DecisionNote, Rejected: restore.Rejected(c),
-		StartedAt: u.timeText(c.StartedAt), FinishedAt: u.timeText(c.FinishedAt), Error: deref(c.Error),
+		Creator: c.CreatedByName, CreatedAt: u.StoredTimeText(&c.CreatedAt), CreatedISO: core.StoredISO(&c.CreatedAt),
+		Decider: deref(c.DecidedByName), DecidedAt: u.StoredTimeText(c.DecidedAt), DecisionNote: c.DecisionNote, Rejected: restore.Rejected(c),
+		StartedAt: u.StoredTimeText(c.StartedAt), FinishedAt: u.StoredTimeText(c.FinishedAt), Error: deref(c.Error),
 		Concurrency: c.Concurrency, StopAfterFailures: c.StopAfterFailures, Devices: c.Targets,
 		Note: note, Refusal: rf, APIURL: "/api" + core.ChangeSetPath(c.ID),
 	}
 	if c.State == db.ChangeSetReady || c.State == db.ChangeSetApproved {
-		p.ExpiresAt = u.timeText(c.ExpiresAt)
+		p.ExpiresAt = u.StoredTimeText(c.ExpiresAt)
 	}
 	if rf == nil {
 		p.Notice = notices[r.URL.Query().Get("done")]
@@ -321,7 +321,7 @@ func (u *handlers) devicePage(w http.ResponseWriter, r *http.Request) error {
 		return db.ErrNotFound
 	}
 	p := devicePage{SetID: c.ID, SetName: c.Name, SetURL: core.ChangeSetPath(c.ID),
-		StartedAt: u.timeText(t.StartedAt), FinishedAt: u.timeText(t.FinishedAt)}
+		StartedAt: u.StoredTimeText(t.StartedAt), FinishedAt: u.StoredTimeText(t.FinishedAt)}
 	if p.Secrets, err = u.secretsFor(r, c, "device", t.DeviceID,
 		map[string]any{"page": "change_set_device", "change_set": c.ID, "target": t.ID}); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"backupd/app/config"
+	"backupd/db"
 )
 
 // TimeText shows t in the interface's time zone, to the minute, as
@@ -25,4 +26,31 @@ func (u *UI) DefaultZone() string {
 		}
 	}
 	return config.Config{}.ZoneName()
+}
+
+// StoredTimeText shows a time as the store keeps it (db.TimeFormat) in
+// the interface's zone; "" for none, the text as it is when it does not
+// parse.
+func (u *UI) StoredTimeText(s *string) string {
+	if s == nil || *s == "" {
+		return ""
+	}
+	t, err := time.Parse(db.TimeFormat, *s)
+	if err != nil {
+		return *s
+	}
+	return u.TimeText(t)
+}
+
+// StoredISO is a time as the store keeps it, for a <time datetime>; ""
+// for none.
+func StoredISO(s *string) string {
+	if s == nil {
+		return ""
+	}
+	t, err := time.Parse(db.TimeFormat, *s)
+	if err != nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }

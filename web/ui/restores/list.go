@@ -180,7 +180,7 @@ func (u *handlers) list(w http.ResponseWriter, r *http.Request) error {
 		it := listItem{
 			ID: rs.ID, URL: core.RestorePath(rs.ID), DeviceName: rs.DeviceName, DeviceURL: core.DevicePath(rs.DeviceID),
 			VersionURL: core.VersionPath(rs.DeviceID, rs.TargetBackupID), Requester: rs.RequestedByName,
-			RequestedAt: u.timeText(&rs.RequestedAt), StateKey: stateKey(rs.State), Badge: badges[rs.State],
+			RequestedAt: u.StoredTimeText(&rs.RequestedAt), StateKey: stateKey(rs.State), Badge: badges[rs.State],
 			Merge: len(rs.Lines),
 		}
 		if rs.State == db.RestoreRunning {

@@ -166,16 +166,16 @@ func (u *handlers) showRestore(w http.ResponseWriter, r *http.Request, status in
 	p := restorePage{
 		ID: rs.ID, Device: d, DeviceURL: core.DevicePath(d.ID), State: rs.State, StateKey: stateKey(rs.State),
 		Badge: badges[rs.State], Open: rs.Open(), Method: rs.Method,
-		Requester: rs.RequestedByName, RequestedAt: u.timeText(&rs.RequestedAt), RequestedISO: isoTime(&rs.RequestedAt),
-		Reason: rs.Reason, Decider: deref(rs.DecidedByName), DecidedAt: u.timeText(rs.DecidedAt), DecisionNote: rs.DecisionNote,
-		StartedAt: u.timeText(rs.StartedAt), FinishedAt: u.timeText(rs.FinishedAt),
+		Requester: rs.RequestedByName, RequestedAt: u.StoredTimeText(&rs.RequestedAt), RequestedISO: core.StoredISO(&rs.RequestedAt),
+		Reason: rs.Reason, Decider: deref(rs.DecidedByName), DecidedAt: u.StoredTimeText(rs.DecidedAt), DecisionNote: rs.DecisionNote,
+		StartedAt: u.StoredTimeText(rs.StartedAt), FinishedAt: u.StoredTimeText(rs.FinishedAt),
 		Note: note, Refusal: rf, APIURL: "/api" + core.RestorePath(rs.ID),
 	}
 	if rs.State == db.RestoreRunning {
 		p.StageKey = stageKeys[rs.Stage]
 	}
 	if rs.State == db.RestorePending || rs.State == db.RestoreApproved {
-		p.ExpiresAt = u.timeText(rs.ExpiresAt)
+		p.ExpiresAt = u.StoredTimeText(rs.ExpiresAt)
 	}
 	if rf == nil {
 		p.Notice = notices[r.URL.Query().Get("done")]
