@@ -468,13 +468,10 @@ func (p *planner) device(r Record) (db.InventoryDevice, string) {
 	if pl[1] != "" {
 		return db.InventoryDevice{}, pl[1]
 	}
-	d := db.InventoryDevice{Name: r.Name, Host: r.Host, Platform: pl[0], LoginMethod: p.cfg.Defaults.LoginMethod}
-	if d.LoginMethod == "" {
-		d.LoginMethod = "ssh"
-	}
-	d.Port = p.cfg.Defaults.Port[d.LoginMethod]
-	if d.Port == 0 {
-		d.Port = map[string]int{"ssh": 22, "telnet": 23}[d.LoginMethod]
+	d := db.InventoryDevice{Name: r.Name, Host: r.Host, Platform: pl[0]}
+	var problem string
+	if d.LoginMethod, d.Port, problem = loginOf(r, p.cfg.Defaults); problem != "" {
+		return d, problem
 	}
 	if len(r.Group) > db.MaxInventoryGroupDepth {
 		return d, fmt.Sprintf("group path of %d levels, at most %d", len(r.Group), db.MaxInventoryGroupDepth)
