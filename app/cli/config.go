@@ -106,6 +106,7 @@ web UI's version page shows it in its address).`,
 		newConfigRestoreApprove(cfg), newConfigRestoreReject(cfg), newConfigRestoreCancel(cfg), newConfigRestoreSettings(cfg),
 		newConfigPush(cfg, &byName), newConfigPushes(cfg), newConfigPushStatus(cfg, &byName), newConfigPushApprove(cfg),
 		newConfigPushReject(cfg), newConfigPushCancel(cfg))
+	commandLineOnly(cmd)
 	return cmd
 }
 

@@ -24,6 +24,7 @@ import (
 func newExport(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{Use: "export", Short: "Export the stored configurations (git) or the device list (csv)"}
 	cmd.AddCommand(newExportGit(cfg), newExportCSV(cfg))
+	commandLineOnly(cmd)
 	return cmd
 }
 

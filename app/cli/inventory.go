@@ -46,6 +46,7 @@ See docs/inventory-sync.md.`,
 	source.AddCommand(newInventorySourceAdd(cfg), newInventorySourceList(cfg), newInventorySourceShow(cfg),
 		newInventorySourceEdit(cfg), newInventorySourceRemove(cfg))
 	cmd.AddCommand(source, newInventorySync(cfg))
+	commandLineOnly(cmd)
 	return cmd
 }
 

@@ -78,14 +78,42 @@ func opensData(cmd *cobra.Command) bool {
 	return cmd.HasParent()
 }
 
+// annotationNoEnv marks a flag applyEnv leaves alone: it is taken from
+// the command line only.
+const annotationNoEnv = "backupd_no_env"
+
+// commandLineOnly marks the flags of cmd and of every command under it
+// (their own flags and the persistent ones they define, not those they
+// inherit) as taken from the command line only. It is for one-off
+// commands whose flags say what this one run does (which settings a
+// source gets, what a push sends, whether to print JSON or reveal
+// secrets): a BACKUPD_CONFIG, BACKUPD_NAME or BACKUPD_JSON left in a
+// shell for another program must not silently fill them. The settings a
+// service keeps (the global flags, serve's, the collector's) still come
+// from the environment. Call it once the commands are built.
+func commandLineOnly(cmd *cobra.Command) {
+	mark := func(f *pflag.Flag) {
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[annotationNoEnv] = []string{"true"}
+	}
+	cmd.Flags().VisitAll(mark)
+	cmd.PersistentFlags().VisitAll(mark)
+	for _, c := range cmd.Commands() {
+		commandLineOnly(c)
+	}
+}
+
 // applyEnv sets every flag the command line left alone from its
-// BACKUPD_<FLAG> variable, so flags > environment > defaults. A flag set
-// so counts as given (Changed), as on the command line: serve saves the
-// git flags it was given, backup run keeps the retention it was given.
+// BACKUPD_<FLAG> variable, so flags > environment > defaults; flags
+// marked commandLineOnly are left alone. A flag set so counts as given
+// (Changed), as on the command line: serve saves the git flags it was
+// given, backup run keeps the retention it was given.
 func applyEnv(flags *pflag.FlagSet) error {
 	var err error
 	flags.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || f.Name == "help" {
+		if err != nil || f.Changed || f.Name == "help" || f.Annotations[annotationNoEnv] != nil {
 			return
 		}
 		v, ok := os.LookupEnv(config.EnvName(f.Name))
