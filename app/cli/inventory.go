@@ -29,8 +29,12 @@ const envInventoryToken = "BACKUPD_INVENTORY_TOKEN"
 // inventoryTokenHelp is what the source commands' help says of the token.
 const inventoryTokenHelp = `The API token is never taken on the command line (ps and the shell's history
 show it): pipe it in with --token-stdin (its first line), or set
-` + envInventoryToken + `. It is sealed with the data directory's key and
-never printed: show says only whether one is set.`
+` + envInventoryToken + ` (add reads it when set; edit only with --token-env,
+so that a variable left in the shell never replaces a source's token
+unasked). Standard error says where the token came from. It is sealed
+with the data directory's key and never printed: show says only whether
+one is set. The commands' other flags are read from the command line
+only, never from BACKUPD_* variables.`
 
 func newInventory(cfg *config.Config) *cobra.Command {
 	cmd := &cobra.Command{
@@ -53,7 +57,7 @@ See docs/inventory-sync.md.`,
 // sourceFlags are the settings add and edit share.
 type sourceFlags struct {
 	configFile, configJSON, oxidized string
-	tokenStdin, clearToken           bool
+	tokenStdin, clearToken, tokenEnv bool
 	tokenOnArgv                      string
 	interval                         time.Duration
 }
@@ -74,6 +78,7 @@ func (f *sourceFlags) register(cmd *cobra.Command, add bool) {
 			"made into an http source; its user and pass become the token")
 	} else {
 		fl.BoolVar(&f.clearToken, "clear-token", false, "remove the source's token")
+		fl.BoolVar(&f.tokenEnv, "token-env", false, "take the new token from "+envInventoryToken+" (edit never reads it otherwise)")
 	}
 }
 
@@ -104,8 +109,8 @@ func (f *sourceFlags) check(cmd *cobra.Command) error {
 	if stdinUsers > 1 {
 		return errors.New("standard input can carry one thing: the token, the settings or the Oxidized configuration")
 	}
-	if f.clearToken && f.tokenStdin {
-		return errors.New("give one of --token-stdin and --clear-token")
+	if n := countTrue(f.tokenStdin, f.clearToken, f.tokenEnv); n > 1 {
+		return errors.New("give one of --token-stdin, --token-env and --clear-token")
 	}
 	if fl.Changed("interval") {
 		if f.interval < 0 || f.interval%time.Minute != 0 {
@@ -144,20 +149,56 @@ func (f *sourceFlags) settings(stdin io.Reader) (json.RawMessage, string, error)
 	return nil, "", nil
 }
 
-// token reads the token the flags or the environment give: ok is false
-// when none is given (the stored one stays).
-func (f *sourceFlags) token(stdin io.Reader) (string, bool, error) {
+// Where a source's token came from, as add and edit say on stderr.
+const (
+	tokenFromStdin = "read from standard input (--token-stdin)"
+	tokenFromEnv   = "taken from " + envInventoryToken
+)
+
+// token reads the token the flags or the environment give, and where it
+// came from ("" when none is given: the stored one stays). fromEnv says
+// whether the environment may give it without a flag: add's token comes
+// from BACKUPD_INVENTORY_TOKEN when it is set, edit's only with
+// --token-env, for a variable left in the shell from adding another
+// source must never replace this one's token unasked.
+func (f *sourceFlags) token(stdin io.Reader, fromEnv bool) (string, string, error) {
 	if f.tokenStdin {
 		tok, err := readSecretFile("-", stdin)
 		if err != nil {
-			return "", false, fmt.Errorf("--token-stdin: %w", err)
+			return "", "", fmt.Errorf("--token-stdin: %w", err)
 		}
-		return strings.TrimSpace(tok), true, nil
+		return strings.TrimSpace(tok), tokenFromStdin, nil
 	}
-	if v, ok := os.LookupEnv(envInventoryToken); ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v), true, nil
+	v := strings.TrimSpace(os.Getenv(envInventoryToken))
+	switch {
+	case f.tokenEnv && v == "":
+		return "", "", fmt.Errorf("--token-env: %s is not set, or empty", envInventoryToken)
+	case v != "" && (fromEnv || f.tokenEnv):
+		return v, tokenFromEnv, nil
 	}
-	return "", false, nil
+	return "", "", nil
+}
+
+// tellToken says on w where the token came from; or, when the stored
+// one stays (kept), that BACKUPD_INVENTORY_TOKEN, if set, was left
+// unused.
+func tellToken(w io.Writer, from string, kept bool) {
+	switch {
+	case from != "":
+		fmt.Fprintf(w, "token: %s\n", from)
+	case kept && strings.TrimSpace(os.Getenv(envInventoryToken)) != "":
+		fmt.Fprintf(w, "token: %s is set but left unused: edit keeps the source's token unless given --token-env\n", envInventoryToken)
+	}
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // readBounded reads a file ("-": stdin), at most limit bytes.
@@ -259,16 +300,17 @@ reads them: a refusal names the field, and nothing is recorded.
 			if raw == nil {
 				return errors.New("give the source's settings: --config FILE, --config-json JSON or --oxidized FILE")
 			}
-			token, given, err := f.token(cmd.InOrStdin())
+			token, from, err := f.token(cmd.InOrStdin(), true)
 			if err != nil {
 				return err
 			}
 			if oxToken != "" {
-				if given {
-					return errors.New("the Oxidized configuration carries its own credentials (user and pass, or an Authorization header): give no other token")
+				if from != "" {
+					return fmt.Errorf("the Oxidized configuration carries its own credentials (user and pass, or an Authorization header): give no other token (one was %s)", from)
 				}
-				token = oxToken
+				token, from = oxToken, "the Oxidized configuration's credentials (user and pass, or its Authorization header)"
 			}
+			tellToken(cmd.ErrOrStderr(), from, false)
 			stored, err := checkSettings(kind, raw, token)
 			if err != nil {
 				return err
@@ -304,7 +346,7 @@ func newInventorySourceEdit(cfg *config.Config) *cobra.Command {
 	var f sourceFlags
 	var enable, disable bool
 	cmd := &cobra.Command{
-		Use:   "edit NAME [--config FILE | --config-json JSON] [--token-stdin | --clear-token] [--interval D] [--enable | --disable]",
+		Use:   "edit NAME [--config FILE | --config-json JSON] [--token-stdin | --token-env | --clear-token] [--interval D] [--enable | --disable]",
 		Short: "Change an inventory source's settings, token, interval or state; what is left out stays",
 		Long: `Change an inventory source. What is not given stays as it is. New settings
 replace the old ones whole and are checked, with the token the source will
@@ -323,10 +365,12 @@ have, as add checks them.
 			if err != nil {
 				return err
 			}
-			token, newToken, err := f.token(cmd.InOrStdin())
+			token, from, err := f.token(cmd.InOrStdin(), false)
 			if err != nil {
 				return err
 			}
+			newToken := from != ""
+			tellToken(cmd.ErrOrStderr(), from, !newToken && !f.clearToken)
 			ctx := cmd.Context()
 			store, sealer, err := openData(ctx, cfg, cmd.ErrOrStderr())
 			if err != nil {
@@ -380,7 +424,7 @@ have, as add checks them.
 					changed = append(changed, "enabled")
 				}
 				if len(changed) == 0 {
-					return errors.New("nothing to change: give --config, --config-json, --token-stdin, --clear-token, --interval, --enable or --disable")
+					return errors.New("nothing to change: give --config, --config-json, --token-stdin, --token-env, --clear-token, --interval, --enable or --disable")
 				}
 				return nil
 			}, cliAudit("inventory_source.update", map[string]any{"name": src.Name, "changed": &changed}))
