@@ -212,19 +212,25 @@ func (u *handlers) newInventorySource(w http.ResponseWriter, r *http.Request) er
 }
 
 func (u *handlers) editInventorySource(w http.ResponseWriter, r *http.Request) error {
-	if err := editGate(r); err != nil {
-		return err
-	}
-	id, err := core.PathID(r)
-	if err != nil {
-		return err
-	}
-	src, err := u.Store.InventorySource(r.Context(), id)
+	src, err := u.gatedSource(r)
 	if err != nil {
 		return err
 	}
 	f := formOfSource(src)
 	return u.Render(w, r, http.StatusOK, "settings_inventory_form.html", keyInsyncEditTitle, f)
+}
+
+// gatedSource is the source the request's path names, for a user who
+// may change sources.
+func (u *handlers) gatedSource(r *http.Request) (db.InventorySource, error) {
+	if err := editGate(r); err != nil {
+		return db.InventorySource{}, err
+	}
+	id, err := core.PathID(r)
+	if err != nil {
+		return db.InventorySource{}, err
+	}
+	return u.Store.InventorySource(r.Context(), id)
 }
 
 // formOfSource is the form as the source is stored.
@@ -529,139 +535,133 @@ func (u *handlers) renderRefused(w http.ResponseWriter, r *http.Request, f inven
 	return u.Render(w, r, http.StatusUnprocessableEntity, "settings_inventory_form.html", title, f)
 }
 
+// settled is what a source keeps of its form: its kind, its settings
+// as stored, its interval in minutes, and the token typed or carried by
+// a pasted Oxidized source ("" when none: the stored one stays, unless
+// the form clears it).
+type settled struct {
+	kind    string
+	config  json.RawMessage
+	minutes int
+	token   string
+}
+
+// settle reads the typed form and token into what the source keeps, on
+// top of the stored source (nil when adding): the one path of adding and
+// editing. The settings are checked as a sync reads them, with the token
+// the source will have; a stored token goes only to the scheme, host and
+// port it went to.
+func (u *handlers) settle(f inventoryForm, token string, stored *db.InventorySource) (settled, error) {
+	if err := f.checkLengths(token); err != nil {
+		return settled{}, err
+	}
+	if token != "" && f.ClearToken {
+		return settled{}, refuse(keyInsyncErrTokenAndClear)
+	}
+	minutes, err := f.interval()
+	if err != nil {
+		return settled{}, err
+	}
+	var prev insync.SourceConfig
+	var prevp *insync.SourceConfig
+	if stored != nil {
+		if p, err := insync.ParseConfig(stored.Config); err == nil {
+			prev, prevp = p, &p
+		}
+	}
+	kind, cfg, oxToken, err := buildSettings(f, prevp)
+	if err != nil {
+		return settled{}, err
+	}
+	if oxToken != "" {
+		if token != "" {
+			return settled{}, refuse(keyInsyncErrTwoTokens)
+		}
+		token = oxToken
+	}
+	check := token
+	if token == "" && !f.ClearToken && stored != nil && len(stored.Token) > 0 {
+		// The stored token goes only where it went: a new scheme, host
+		// or port needs it typed again.
+		if !sameOrigin(sourceURL(prev), sourceURL(cfg)) {
+			return settled{}, refuse(keyInsyncErrTokenMoved)
+		}
+		if check, err = u.Sealer.Open(stored.Token, secret.PurposeInventoryToken); err != nil {
+			return settled{}, refuse(keyInsyncErrTokenSealed)
+		}
+	}
+	raw, err := checkInventory(kind, cfg, check)
+	if err != nil {
+		return settled{}, err
+	}
+	return settled{kind: kind, config: raw, minutes: minutes, token: token}, nil
+}
+
 func (u *handlers) createInventorySource(w http.ResponseWriter, r *http.Request) error {
 	if err := editGate(r); err != nil {
 		return err
 	}
 	f := typedForm(r)
 	f.ClearToken = false
-	token := strings.TrimSpace(r.PostFormValue("token"))
-	src, err := func() (db.InventorySource, error) {
-		if err := f.checkLengths(token); err != nil {
-			return db.InventorySource{}, err
-		}
-		minutes, err := f.interval()
+	err := func() error {
+		set, err := u.settle(f, strings.TrimSpace(r.PostFormValue("token")), nil)
 		if err != nil {
-			return db.InventorySource{}, err
+			return err
 		}
-		kind, cfg, oxToken, err := buildSettings(f, nil)
-		if err != nil {
-			return db.InventorySource{}, err
+		src := db.InventorySource{Name: f.Name, Kind: set.kind, Config: set.config, Enabled: f.Enabled, IntervalMinutes: set.minutes}
+		if set.token != "" {
+			src.Token = u.Sealer.Seal(set.token, secret.PurposeInventoryToken)
 		}
-		if oxToken != "" {
-			if token != "" {
-				return db.InventorySource{}, refuse(keyInsyncErrTwoTokens)
-			}
-			token = oxToken
-		}
-		raw, err := checkInventory(kind, cfg, token)
-		if err != nil {
-			return db.InventorySource{}, err
-		}
-		src := db.InventorySource{Name: f.Name, Kind: kind, Config: raw, Enabled: f.Enabled, IntervalMinutes: minutes}
-		if token != "" {
-			src.Token = u.Sealer.Seal(token, secret.PurposeInventoryToken)
-		}
-		return u.Store.CreateInventorySource(r.Context(), src, u.AuditOf(r, "inventory_source.create", map[string]any{
-			"name": src.Name, "kind": kind, "enabled": src.Enabled, "interval_minutes": minutes, "token_set": token != ""}))
+		_, err = u.Store.CreateInventorySource(r.Context(), src, u.AuditOf(r, "inventory_source.create", map[string]any{
+			"name": src.Name, "kind": src.Kind, "enabled": src.Enabled, "interval_minutes": src.IntervalMinutes, "token_set": set.token != ""}))
+		return err
 	}()
 	if err != nil {
 		return u.renderRefused(w, r, f, err)
 	}
-	_ = src
 	core.RedirectDone(w, r, pathInventorySources, "added")
 	return nil
 }
 
 func (u *handlers) updateInventorySource(w http.ResponseWriter, r *http.Request) error {
-	if err := editGate(r); err != nil {
-		return err
-	}
-	id, err := core.PathID(r)
-	if err != nil {
-		return err
-	}
-	stored, err := u.Store.InventorySource(r.Context(), id)
+	stored, err := u.gatedSource(r)
 	if err != nil {
 		return err
 	}
 	f := typedForm(r)
-	f.ID, f.HasToken = id, len(stored.Token) > 0
+	f.ID, f.HasToken = stored.ID, len(stored.Token) > 0
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	var changed []string
-	_, err = func() (db.InventorySource, error) {
-		if err := f.checkLengths(token); err != nil {
-			return db.InventorySource{}, err
-		}
-		if token != "" && f.ClearToken {
-			return db.InventorySource{}, refuse(keyInsyncErrTokenAndClear)
-		}
-		minutes, err := f.interval()
+	_, err = u.Store.UpdateInventorySource(r.Context(), stored.ID, func(s *db.InventorySource) error {
+		changed = changed[:0]
+		set, err := u.settle(f, token, s)
 		if err != nil {
-			return db.InventorySource{}, err
+			return err
 		}
-		return u.Store.UpdateInventorySource(r.Context(), id, func(s *db.InventorySource) error {
-			changed = changed[:0]
-			prev, perr := insync.ParseConfig(s.Config)
-			var prevp *insync.SourceConfig
-			if perr == nil {
-				prevp = &prev
-			}
-			kind, cfg, oxToken, err := buildSettings(f, prevp)
-			if err != nil {
-				return err
-			}
-			newToken := token
-			if oxToken != "" {
-				if token != "" {
-					return refuse(keyInsyncErrTwoTokens)
-				}
-				newToken = oxToken
-			}
-			tok := ""
-			switch {
-			case newToken != "":
-				tok = newToken
-				changed = append(changed, "token")
-			case f.ClearToken:
-				changed = append(changed, "token")
-			case len(s.Token) > 0:
-				// The stored token goes only where it went: a new
-				// scheme, host or port needs it typed again.
-				if !sameOrigin(sourceURL(prev), sourceURL(cfg)) {
-					return refuse(keyInsyncErrTokenMoved)
-				}
-				var oerr error
-				if tok, oerr = u.Sealer.Open(s.Token, secret.PurposeInventoryToken); oerr != nil {
-					return refuse(keyInsyncErrTokenSealed)
-				}
-			}
-			raw, err := checkInventory(kind, cfg, tok)
-			if err != nil {
-				return err
-			}
-			if string(raw) != string(s.Config) || kind != s.Kind {
-				changed = append(changed, "settings")
-			}
-			if f.Name != s.Name {
-				changed = append(changed, "name")
-			}
-			if minutes != s.IntervalMinutes {
-				changed = append(changed, "interval")
-			}
-			if f.Enabled != s.Enabled {
-				changed = append(changed, "enabled")
-			}
-			s.Name, s.Kind, s.Config, s.IntervalMinutes, s.Enabled = f.Name, kind, raw, minutes, f.Enabled
-			switch {
-			case newToken != "":
-				s.Token = u.Sealer.Seal(newToken, secret.PurposeInventoryToken)
-			case f.ClearToken:
-				s.Token = nil
-			}
-			return nil
-		}, u.AuditOf(r, "inventory_source.update", map[string]any{"name": f.Name, "changed": &changed}))
-	}()
+		if set.token != "" || f.ClearToken {
+			changed = append(changed, "token")
+		}
+		if string(set.config) != string(s.Config) || set.kind != s.Kind {
+			changed = append(changed, "settings")
+		}
+		if f.Name != s.Name {
+			changed = append(changed, "name")
+		}
+		if set.minutes != s.IntervalMinutes {
+			changed = append(changed, "interval")
+		}
+		if f.Enabled != s.Enabled {
+			changed = append(changed, "enabled")
+		}
+		s.Name, s.Kind, s.Config, s.IntervalMinutes, s.Enabled = f.Name, set.kind, set.config, set.minutes, f.Enabled
+		switch {
+		case set.token != "":
+			s.Token = u.Sealer.Seal(set.token, secret.PurposeInventoryToken)
+		case f.ClearToken:
+			s.Token = nil
+		}
+		return nil
+	}, u.AuditOf(r, "inventory_source.update", map[string]any{"name": f.Name, "changed": &changed}))
 	if err != nil {
 		return u.renderRefused(w, r, f, err)
 	}
@@ -670,22 +670,15 @@ func (u *handlers) updateInventorySource(w http.ResponseWriter, r *http.Request)
 }
 
 func (u *handlers) deleteInventorySource(w http.ResponseWriter, r *http.Request) error {
-	if err := editGate(r); err != nil {
-		return err
-	}
-	id, err := core.PathID(r)
+	src, err := u.gatedSource(r)
 	if err != nil {
 		return err
 	}
-	src, err := u.Store.InventorySource(r.Context(), id)
+	owned, err := u.Store.SyncedDevices(r.Context(), src.ID)
 	if err != nil {
 		return err
 	}
-	owned, err := u.Store.SyncedDevices(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	if err := u.Store.DeleteInventorySource(r.Context(), id, u.AuditOf(r, "inventory_source.delete",
+	if err := u.Store.DeleteInventorySource(r.Context(), src.ID, u.AuditOf(r, "inventory_source.delete",
 		map[string]any{"name": src.Name, "kind": src.Kind, "devices_released": len(owned)})); err != nil {
 		return err
 	}
