@@ -70,17 +70,13 @@ func (s *Scheduler) Due(ctx context.Context, now time.Time) ([]db.InventorySourc
 	}
 	var out []due
 	for _, src := range all {
-		if !src.Enabled || src.IntervalMinutes <= 0 {
+		if !Scheduled(src) {
 			continue
 		}
 		every := time.Duration(src.IntervalMinutes) * time.Minute
-		var last time.Time
-		if src.LastSyncAt != nil {
-			t, err := db.ParseTime(*src.LastSyncAt)
-			if err != nil {
-				return nil, fmt.Errorf("inventory source %d: last sync %q: %w", src.ID, *src.LastSyncAt, err)
-			}
-			last = t
+		last, err := lastSync(src)
+		if err != nil {
+			return nil, err
 		}
 		if t, ok := s.tried[src.ID]; ok && t.After(last) {
 			last = t
@@ -101,6 +97,37 @@ func (s *Scheduler) Due(ctx context.Context, now time.Time) ([]db.InventorySourc
 		srcs[i] = d.src
 	}
 	return srcs, nil
+}
+
+// Scheduled reports whether the scheduler syncs src at all: it is
+// enabled and its interval is not 0 (0: on demand only).
+func Scheduled(src db.InventorySource) bool {
+	return src.Enabled && src.IntervalMinutes > 0
+}
+
+// NextSync is when the scheduler is due to sync src, a Scheduled source,
+// as Due reads it: an interval after its last sync; the zero time when
+// it never synced (due at once). It knows nothing of a try this node's
+// scheduler holds back after a Sync that recorded nothing.
+func NextSync(src db.InventorySource) (time.Time, error) {
+	last, err := lastSync(src)
+	if err != nil || last.IsZero() {
+		return time.Time{}, err
+	}
+	return last.Add(time.Duration(src.IntervalMinutes) * time.Minute), nil
+}
+
+// lastSync is when src's last sync ended; the zero time when it never
+// synced.
+func lastSync(src db.InventorySource) (time.Time, error) {
+	if src.LastSyncAt == nil {
+		return time.Time{}, nil
+	}
+	t, err := db.ParseTime(*src.LastSyncAt)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("inventory source %d: last sync %q: %w", src.ID, *src.LastSyncAt, err)
+	}
+	return t, nil
 }
 
 // Tick syncs the sources due now, one at a time, at most PerTick of

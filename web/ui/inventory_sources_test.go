@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"backupd/app/auth"
 	"backupd/db"
@@ -472,4 +473,70 @@ func TestInventorySourceOxidizedPaste(t *testing.T) {
 	p = b.post(path, f)
 	expect(t, "moved", p, http.StatusUnprocessableEntity, "")
 	expectBody(t, "moved", p, "The token would be sent to the new address")
+}
+
+// The list shows a source's last sync as the interface shows stored
+// times (in its zone, to the minute, with the exact time for a <time>),
+// and when the scheduler syncs it next: an interval after the last sync,
+// due when that has passed, on demand with no interval, not when
+// disabled; in the page's language.
+func TestInventorySourcesListTimes(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+	ctx := context.Background()
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add", b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken)), http.StatusSeeOther, "")
+	id := sourceID(t, e, "nb")
+	idS := strconv.FormatInt(id, 10)
+	next := func(p page) string {
+		t.Helper()
+		m := regexp.MustCompile(`<td class="nowrap" id="insync-next-` + idS + `">(.*?)</td>`).FindStringSubmatch(p.body)
+		if m == nil {
+			t.Fatalf("no next sync in the list:\n%s", p.body)
+		}
+		return m[1]
+	}
+
+	if got := next(b.get("/settings/inventory-sources")); got != "due: within a minute" {
+		t.Errorf("never synced: next sync %q", got)
+	}
+	at := e.clock.Now().UTC().Truncate(time.Second).Add(-20 * time.Minute)
+	if err := e.store.RecordInventorySyncFailure(ctx, id, at, "fetch: 500"); err != nil {
+		t.Fatal(err)
+	}
+	p := b.get("/settings/inventory-sources")
+	expectBody(t, "last sync", p, `<time datetime="`+at.Format(time.RFC3339)+`" id="insync-last-`+idS+`">`+at.Format("2006-01-02 15:04")+`</time>`)
+	if raw := at.Format(db.TimeFormat); strings.Contains(p.body, ">"+raw) {
+		t.Errorf("the list shows the stored time %s as it is stored", raw)
+	}
+	due := at.Add(60 * time.Minute)
+	if got, want := next(p), `<time datetime="`+due.Format(time.RFC3339)+`">`+due.Format("2006-01-02 15:04")+`</time>`; got != want {
+		t.Errorf("next sync %q, want %q", got, want)
+	}
+	e.clock.Advance(41 * time.Minute)
+	if got := next(b.get("/settings/inventory-sources")); got != "due: within a minute" {
+		t.Errorf("overdue: next sync %q", got)
+	}
+
+	path := "/settings/inventory-sources/" + idS
+	f := netboxForm("nb", nb.srv.URL, "")
+	f.Set("interval", "0")
+	b.get(path)
+	expect(t, "on demand", b.post(path, f), http.StatusSeeOther, "")
+	if got := next(b.get("/settings/inventory-sources")); got != "on demand" {
+		t.Errorf("interval 0: next sync %q", got)
+	}
+	f.Set("interval", "60")
+	f.Del("enabled")
+	b.get(path)
+	expect(t, "disable", b.post(path, f), http.StatusSeeOther, "")
+	if got := next(b.get("/settings/inventory-sources")); got != "disabled" {
+		t.Errorf("disabled: next sync %q", got)
+	}
+	b.header.Set("Accept-Language", "zh-CN")
+	defer b.header.Del("Accept-Language")
+	if got := next(b.get("/settings/inventory-sources")); got != "已禁用" {
+		t.Errorf("disabled, in Chinese: next sync %q", got)
+	}
 }

@@ -60,12 +60,18 @@ type inventoryRow struct {
 	IntervalMinutes int
 	Enabled         bool
 	HasToken        bool
-	LastSyncAt      string
-	Status          string
-	KindKey         string
-	StatusKey       string
-	Counts          []inventoryCount
-	LastError       string
+	// LastSync is when its last sync ended as the interface shows times
+	// ("" never), LastSyncISO the same for a <time datetime>.
+	LastSync, LastSyncISO string
+	// NextSync is when the scheduler syncs it next, NextSyncISO the same
+	// for a <time datetime>; NextKey says instead why no time shows
+	// (disabled, on demand only, due at the next look).
+	NextSync, NextSyncISO, NextKey string
+	Status                         string
+	KindKey                        string
+	StatusKey                      string
+	Counts                         []inventoryCount
+	LastError                      string
 }
 
 // inventoryCount is one figure of a report or a last sync, with its
@@ -168,9 +174,8 @@ func (u *handlers) inventorySources(w http.ResponseWriter, r *http.Request) erro
 		if row.Status == "" {
 			row.Status = "never"
 		}
-		if s.LastSyncAt != nil {
-			row.LastSyncAt = *s.LastSyncAt
-		}
+		row.LastSync, row.LastSyncISO = u.StoredTimeText(s.LastSyncAt), core.StoredISO(s.LastSyncAt)
+		row.NextSync, row.NextSyncISO, row.NextKey = u.nextSync(s)
 		var counts map[string]int
 		_ = json.Unmarshal(s.LastCounts, &counts)
 		for k, n := range counts {
@@ -188,6 +193,28 @@ func (u *handlers) inventorySources(w http.ResponseWriter, r *http.Request) erro
 		p.Sources = append(p.Sources, row)
 	}
 	return u.Render(w, r, http.StatusOK, "settings_inventory.html", keyInsyncTitle, p)
+}
+
+// nextSync is when the scheduler syncs s next, as the interface shows
+// times and for a <time datetime>, or the message key of why no time
+// shows: a disabled source is not synced, one with no interval only on
+// demand, and one never synced or overdue at the scheduler's next look.
+// A last sync that does not read shows no time and no key.
+func (u *handlers) nextSync(s db.InventorySource) (text, iso, key string) {
+	switch {
+	case !s.Enabled:
+		return "", "", keyInsyncNextDisabled
+	case !insync.Scheduled(s):
+		return "", "", keyInsyncNextOnDemand
+	}
+	at, err := insync.NextSync(s)
+	switch {
+	case err != nil:
+		return "", "", ""
+	case !at.After(u.Now()):
+		return "", "", keyInsyncNextDue
+	}
+	return u.TimeText(at), at.UTC().Format(time.RFC3339), ""
 }
 
 func sortedCounts(c map[string]int) []inventoryCount {
