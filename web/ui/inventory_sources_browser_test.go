@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
 	"backupd/app/auth"
 )
 
@@ -23,6 +26,11 @@ func TestInventorySourcesInChromium(t *testing.T) {
 	b.open("/settings")
 	b.submit("open the inventory sources", "#insync-open")
 	b.submit("add a source", "#insync-add")
+	b.expectKindShown("a new source", "netbox", true)
+	for _, k := range []string{"http", "librenms", "oxidized", "netbox"} {
+		b.chooseValue("#insync-kind", k)
+		b.expectKindShown("chose "+k, k, true)
+	}
 	b.typeIn("#insync-name", "netbox-par1")
 	b.chooseValue("#insync-kind", "netbox")
 	b.typeIn("#insync-token", insyncToken)
@@ -58,6 +66,19 @@ func TestInventorySourcesInChromium(t *testing.T) {
 		t.Fatalf("the devices page lacks %q", name)
 	}
 
+	// Without JavaScript the kind links lead to the form of a kind.
+	if _, err := chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("disable scripts: %v", err)
+	}
+	b.open("/settings/inventory-sources/new")
+	b.expectKindShown("a new source without JavaScript", "netbox", false)
+	b.submit("the HTTP JSON link", "#insync-kind-link-http")
+	b.expectKindShown("the HTTP JSON link", "http", false)
+	b.shot("insync-form-nojs-en")
+	if _, err := chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
+		t.Fatalf("enable scripts: %v", err)
+	}
+
 	b.open("/settings/inventory-sources")
 	b.setLang("zh")
 	if got := b.eval(`document.querySelector("h1").textContent`); got != "清单来源" {
@@ -74,5 +95,44 @@ func TestInventorySourcesInChromium(t *testing.T) {
 		t.Errorf("the Chinese edit form's token: %q", got)
 	}
 	b.shot("insync-form-zh")
+	b.expectKindShown("the Chinese edit form", "netbox", true)
+
+	// A LibreNMS source, the kind chosen after typing into another
+	// kind's section: only the chosen section's fields are sent.
+	b.open("/settings/inventory-sources/new")
+	b.chooseValue("#insync-kind", "http")
+	b.typeIn("#http-url", "https://cmdb.example.net/api/devices")
+	b.chooseValue("#insync-kind", "librenms")
+	b.expectKindShown("chose LibreNMS", "librenms", true)
+	if got := b.eval(`document.getElementById("insync-lnms-title").textContent`); got != "LibreNMS" || !hasHan(b.eval(`document.querySelector("#insync-librenms .hint").textContent`)) {
+		t.Errorf("the Chinese LibreNMS section says %q", got)
+	}
+	b.typeIn("#insync-name", "lnms")
+	b.typeIn("#insync-token", insyncToken)
+	b.typeIn("#lnms-url", nb.srv.URL)
+	b.shot("insync-form-librenms-zh")
+	b.submit("保存 LibreNMS", "#insync-save")
+	lnms, err := e.store.InventorySource(t.Context(), sourceID(t, e, "lnms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := string(lnms.Config); !strings.Contains(cfg, `"preset":"librenms"`) || !strings.Contains(cfg, `"url":"`+nb.srv.URL+`"`) {
+		t.Errorf("the LibreNMS source was stored as %s", cfg)
+	}
 	b.checkConsole()
+}
+
+// expectKindShown fails the test unless the inventory source form shows
+// the section of kind alone, and with JavaScript the kind list in place
+// of the kind links (without, the links only).
+func (b *tab) expectKindShown(what, kind string, withJS bool) {
+	b.t.Helper()
+	// A section shown is "kind", one whose fields are sent "kind+".
+	got := b.eval(`Array.from(document.querySelectorAll("[data-kind-panel]")).filter(p => p.getClientRects().length > 0 || !p.querySelector("fieldset").disabled).map(p => p.dataset.kindPanel + (p.getClientRects().length > 0 ? "" : "(hidden)") + (p.querySelector("fieldset").disabled ? "" : "+")).join(",")`)
+	if got != kind+"+" {
+		b.t.Fatalf("%s: the form shows the sections %q, want %q (+: its fields are sent)", what, got, kind+"+")
+	}
+	if got := b.eval(`[document.getElementById("insync-kind").getClientRects().length > 0, document.getElementById("insync-kind-links").getClientRects().length > 0].join(",")`); got != map[bool]string{true: "true,false", false: "false,true"}[withJS] {
+		b.t.Fatalf("%s: kind list shown, kind links shown: %s", what, got)
+	}
 }

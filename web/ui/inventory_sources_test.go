@@ -475,6 +475,108 @@ func TestInventorySourceOxidizedPaste(t *testing.T) {
 	expectBody(t, "moved", p, "The token would be sent to the new address")
 }
 
+var kindPanel = regexp.MustCompile(`data-kind-panel="([a-z]+)"( hidden)?>\s*<h2[^>]*>[^<]*</h2>\s*<p class="hint">[^<]*</p>\s*<fieldset class="insync-fields"( disabled)?>`)
+
+// shownKinds are the kinds whose section a form page shows, as a page
+// without JavaScript has it; a section half shown (hidden but its fields
+// sent, or the reverse) fails the test.
+func shownKinds(t *testing.T, p page) []string {
+	t.Helper()
+	var shown []string
+	all := kindPanel.FindAllStringSubmatch(p.body, -1)
+	if len(all) != 4 {
+		t.Fatalf("the form has %d kind sections, want 4:\n%s", len(all), p.body)
+	}
+	for _, m := range all {
+		if (m[2] == "") != (m[3] == "") {
+			t.Fatalf("the %s section is hidden %t but its fields disabled %t", m[1], m[2] != "", m[3] != "")
+		}
+		if m[2] == "" {
+			shown = append(shown, m[1])
+		}
+	}
+	return shown
+}
+
+// expectKind fails unless the form shows kind's section alone, with kind
+// chosen in the list and marked among the kind links.
+func expectKind(t *testing.T, what string, p page, kind string) {
+	t.Helper()
+	if got := shownKinds(t, p); len(got) != 1 || got[0] != kind {
+		t.Fatalf("%s: the form shows the sections %v, want only %s", what, got, kind)
+	}
+	expectBody(t, what, p, `<option value="`+kind+`" selected>`, `id="insync-kind-link-`+kind+`" aria-current="page"`)
+	if n := strings.Count(p.body, `id="insync-kind-link-`); n != 4 {
+		t.Fatalf("%s: %d kind links, want 4", what, n)
+	}
+}
+
+// Without JavaScript the form shows the section of one kind: the kind
+// links are plain links that ask for the form of another (?kind=), an
+// edit shows its source's kind, and a refused form comes back with the
+// kind and everything typed but the token.
+func TestInventorySourceFormKinds(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+
+	p := b.get("/settings/inventory-sources/new")
+	expect(t, "new", p, http.StatusOK, "")
+	expectKind(t, "new", p, "netbox")
+	for _, k := range []string{"netbox", "http", "librenms", "oxidized"} {
+		expectBody(t, "kind links", p, `<a href="/settings/inventory-sources/new?kind=`+k+`" id="insync-kind-link-`+k+`"`)
+		p := b.get("/settings/inventory-sources/new?kind=" + k)
+		expect(t, "new "+k, p, http.StatusOK, "")
+		expectKind(t, "new "+k, p, k)
+	}
+	expectKind(t, "an unknown kind", b.get("/settings/inventory-sources/new?kind=ftp"), "netbox")
+
+	// A refused HTTP JSON source comes back as HTTP JSON, typed fields
+	// kept, the token not.
+	f := url.Values{"name": {"cmdb"}, "kind": {"http"}, "http_url": {"https://cmdb.example.net/api/devices"},
+		"http_hosts_location": {"data.devices"}, "http_map": {"name = hostname\nno equals sign"}, "http_pagination": {"next"},
+		"http_next_path": {"links.next"}, "token": {insyncToken}, "interval": {"15"}, "enabled": {"1"}}
+	p = b.post("/settings/inventory-sources", f)
+	expect(t, "refused http", p, http.StatusUnprocessableEntity, "")
+	expectKind(t, "refused http", p, "http")
+	expectBody(t, "refused http", p, "no equals sign", `value="cmdb"`, `value="https://cmdb.example.net/api/devices"`,
+		`value="data.devices"`, `value="links.next"`, `<option value="next" selected>`, `value="15"`)
+	noTokenIn(t, "the refused form", p.body)
+
+	// LibreNMS has its own section, whose URL is sent alone.
+	lf := url.Values{"name": {"lnms"}, "kind": {"librenms"}, "http_url": {"ftp://librenms.example.net"}, "token": {insyncToken},
+		"interval": {"0"}, "enabled": {"1"}}
+	p = b.post("/settings/inventory-sources", lf)
+	expect(t, "refused librenms", p, http.StatusUnprocessableEntity, "")
+	expectKind(t, "refused librenms", p, "librenms")
+	expectBody(t, "refused librenms", p, `id="lnms-url" name="http_url" type="text" class="bs-mono" spellcheck="false" value="ftp://librenms.example.net"`)
+	noTokenIn(t, "the refused form", p.body)
+	lf.Set("http_url", nb.srv.URL)
+	expect(t, "add librenms", b.post("/settings/inventory-sources", lf), http.StatusSeeOther, "/settings/inventory-sources?done=added")
+
+	// A kind no form offers comes back with a kind's section to fill in.
+	bad := cloneForm(lf)
+	bad.Set("kind", "ftp")
+	p = b.post("/settings/inventory-sources", bad)
+	expect(t, "unknown kind", p, http.StatusUnprocessableEntity, "")
+	expectBody(t, "unknown kind", p, "Choose a kind")
+	expectKind(t, "unknown kind", p, "netbox")
+
+	// An edit shows its source's kind; its links stay on the source.
+	id := sourceID(t, e, "lnms")
+	path := "/settings/inventory-sources/" + strconv.FormatInt(id, 10)
+	p = b.get(path)
+	expectKind(t, "edit", p, "librenms")
+	expectBody(t, "edit", p, `<a href="`+path+`?kind=http"`, `value="`+nb.srv.URL+`"`)
+	expectKind(t, "edit as http", b.get(path+"?kind=http"), "http")
+	// A refused edit too.
+	lf.Set("interval", "-1")
+	p = b.post(path, lf)
+	expect(t, "refused edit", p, http.StatusUnprocessableEntity, "")
+	expectKind(t, "refused edit", p, "librenms")
+	noTokenIn(t, "the refused edit", p.body)
+}
+
 // The list shows a source's last sync as the interface shows stored
 // times (in its zone, to the minute, with the exact time for a <time>),
 // and when the scheduler syncs it next: an interval after the last sync,

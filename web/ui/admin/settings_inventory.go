@@ -233,7 +233,7 @@ func (u *handlers) newInventorySource(w http.ResponseWriter, r *http.Request) er
 	if err := editGate(r); err != nil {
 		return err
 	}
-	f := inventoryForm{Kind: formKindNetBox, Enabled: true, Interval: strconv.Itoa(db.DefaultInventoryInterval),
+	f := inventoryForm{Kind: askedKind(r, formKindNetBox), Enabled: true, Interval: strconv.Itoa(db.DefaultInventoryInterval),
 		NBStatus: "active", HTTPPagination: insync.PageNone, LoginMethod: "ssh"}
 	return u.Render(w, r, http.StatusOK, "settings_inventory_form.html", keyInsyncAddTitle, f)
 }
@@ -244,6 +244,7 @@ func (u *handlers) editInventorySource(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	f := formOfSource(src)
+	f.Kind = askedKind(r, f.Kind)
 	return u.Render(w, r, http.StatusOK, "settings_inventory_form.html", keyInsyncEditTitle, f)
 }
 
@@ -258,6 +259,15 @@ func (u *handlers) gatedSource(r *http.Request) (db.InventorySource, error) {
 		return db.InventorySource{}, err
 	}
 	return u.Store.InventorySource(r.Context(), id)
+}
+
+// askedKind is the kind the form shows: the one its kind links ask for
+// (?kind=, the way to another kind without JavaScript), else def.
+func askedKind(r *http.Request, def string) string {
+	if k := r.URL.Query().Get("kind"); insyncKindKeys[k] != "" {
+		return k
+	}
+	return def
 }
 
 // formOfSource is the form as the source is stored.
@@ -554,6 +564,9 @@ func (u *handlers) renderRefused(w http.ResponseWriter, r *http.Request, f inven
 		f.Error, f.Detail = keyInsyncErrSettings, fe.Field+" "+fe.Message
 	default:
 		return err
+	}
+	if insyncKindKeys[f.Kind] == "" {
+		f.Kind = formKindNetBox // the form shows a kind's fields
 	}
 	title := keyInsyncAddTitle
 	if f.ID != 0 {

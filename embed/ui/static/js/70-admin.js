@@ -1,7 +1,9 @@
 // Users, roles and API keys: copy a shown-once secret to the clipboard,
 // and grey out the part of a form that the chosen radio button does not
-// use. Both forms work without this (the secret can be selected, the
-// server ignores the unused fields).
+// use. The inventory source form shows the fields of the chosen kind
+// only. All these forms work without this (the secret can be selected,
+// the server ignores the unused fields, the kind links ask the server
+// for the form of another kind).
 (function () {
   "use strict";
 
@@ -80,9 +82,37 @@
     update();
   }
 
+  // The inventory source form: the kind list takes the place of the
+  // kind links, and only the chosen kind's section shows; the others'
+  // fields are disabled, so that they are not sent.
+  function setupKindPanels() {
+    var select = document.getElementById("insync-kind");
+    var panels = document.querySelectorAll("[data-kind-panel]");
+    if (!select || !panels.length) {
+      return;
+    }
+    var links = document.getElementById("insync-kind-links");
+    if (links) {
+      links.hidden = true;
+    }
+    select.hidden = false;
+    function update() {
+      panels.forEach(function (panel) {
+        var on = panel.getAttribute("data-kind-panel") === select.value;
+        panel.hidden = !on;
+        panel.querySelectorAll("fieldset").forEach(function (fields) {
+          fields.disabled = !on;
+        });
+      });
+    }
+    select.addEventListener("change", update);
+    update();
+  }
+
   function init() {
     setupCopy();
     setupEnabledBy();
+    setupKindPanels();
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
