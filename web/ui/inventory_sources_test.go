@@ -577,6 +577,15 @@ func TestInventorySourceFormKinds(t *testing.T) {
 	noTokenIn(t, "the refused edit", p.body)
 }
 
+// addNetBoxSource adds a NetBox source at base through the form and
+// returns its id.
+func addNetBoxSource(t *testing.T, e *env, b *browser, name, base string) int64 {
+	t.Helper()
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add "+name, b.post("/settings/inventory-sources", netboxForm(name, base, insyncToken)), http.StatusSeeOther, "")
+	return sourceID(t, e, name)
+}
+
 // The list shows a source's last sync as the interface shows stored
 // times (in its zone, to the minute, with the exact time for a <time>),
 // and when the scheduler syncs it next: an interval after the last sync,
@@ -587,9 +596,7 @@ func TestInventorySourcesListTimes(t *testing.T) {
 	b := adminBrowser(t, e)
 	nb := newFakeNetBox(t)
 	ctx := context.Background()
-	b.get("/settings/inventory-sources/new")
-	expect(t, "add", b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken)), http.StatusSeeOther, "")
-	id := sourceID(t, e, "nb")
+	id := addNetBoxSource(t, e, b, "nb", nb.srv.URL)
 	idS := strconv.FormatInt(id, 10)
 	next := func(p page) string {
 		t.Helper()
