@@ -193,24 +193,17 @@ interface (Change sets), never from the command line.
 The approval is written to the audit log.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := changeSetID(args[0])
-			if err != nil {
-				return err
-			}
-			rc, err := openRestoreCLI(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer rc.store.Close()
-			c, err := rc.svc.ApproveChangeSet(cmd.Context(), cliRestoreActor(), id, note)
-			if err != nil {
-				return changeSetRefusal(id, "approved", err)
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "change set %d %q approved; it is %s\n", c.ID, c.Name, c.State)
-			fmt.Fprintf(out, "The running server (backupd serve) pushes its %d device(s), %d at a time.\n", c.Targets, c.Concurrency)
-			fmt.Fprintf(out, "Follow it with: backupd config push-status %d\n", c.ID)
-			return nil
+			return decideOn(cmd, cfg, args[0], changeSetID, func(ctx context.Context, rc *restoreCLI, id int64) error {
+				c, err := rc.svc.ApproveChangeSet(ctx, cliRestoreActor(), id, note)
+				if err != nil {
+					return changeSetRefusal(id, "approved", err)
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "change set %d %q approved; it is %s\n", c.ID, c.Name, c.State)
+				fmt.Fprintf(out, "The running server (backupd serve) pushes its %d device(s), %d at a time.\n", c.Targets, c.Concurrency)
+				fmt.Fprintf(out, "Follow it with: backupd config push-status %d\n", c.ID)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "a note kept with the decision")
@@ -231,21 +224,14 @@ apply: whoever may approve may reject. A set that runs is stopped with
 config push-cancel instead; a draft is withdrawn with it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := changeSetID(args[0])
-			if err != nil {
-				return err
-			}
-			rc, err := openRestoreCLI(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer rc.store.Close()
-			c, err := rc.svc.RejectChangeSet(cmd.Context(), cliRestoreActor(), id, note)
-			if err != nil {
-				return changeSetRefusal(id, "rejected", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "change set %d %q rejected: it never runs; its %d device(s) are skipped\n", c.ID, c.Name, c.Targets)
-			return nil
+			return decideOn(cmd, cfg, args[0], changeSetID, func(ctx context.Context, rc *restoreCLI, id int64) error {
+				c, err := rc.svc.RejectChangeSet(ctx, cliRestoreActor(), id, note)
+				if err != nil {
+					return changeSetRefusal(id, "rejected", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "change set %d %q rejected: it never runs; its %d device(s) are skipped\n", c.ID, c.Name, c.Targets)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "a note kept with the decision (why)")
@@ -262,29 +248,22 @@ not started are skipped and never pushed. A device being pushed is not
 stopped: its push ends on its own. Written to the audit log.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := changeSetID(args[0])
-			if err != nil {
-				return err
-			}
-			rc, err := openRestoreCLI(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer rc.store.Close()
-			c, err := rc.svc.CancelChangeSet(cmd.Context(), cliRestoreActor(), id, reason)
-			if err != nil {
-				return changeSetRefusal(id, "cancelled", err)
-			}
-			counts, err := rc.store.ChangeSetCounts(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "change set %d %q cancelled: %d device(s) skipped\n", c.ID, c.Name, counts[db.TargetSkipped])
-			if n := counts[db.TargetRunning] + counts[db.TargetQueued]; n > 0 {
-				fmt.Fprintf(out, "%d device(s) being pushed end on their own; config push-status %d shows how.\n", n, c.ID)
-			}
-			return nil
+			return decideOn(cmd, cfg, args[0], changeSetID, func(ctx context.Context, rc *restoreCLI, id int64) error {
+				c, err := rc.svc.CancelChangeSet(ctx, cliRestoreActor(), id, reason)
+				if err != nil {
+					return changeSetRefusal(id, "cancelled", err)
+				}
+				counts, err := rc.store.ChangeSetCounts(ctx, id)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "change set %d %q cancelled: %d device(s) skipped\n", c.ID, c.Name, counts[db.TargetSkipped])
+				if n := counts[db.TargetRunning] + counts[db.TargetQueued]; n > 0 {
+					fmt.Fprintf(out, "%d device(s) being pushed end on their own; config push-status %d shows how.\n", n, c.ID)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, kept with the change set")

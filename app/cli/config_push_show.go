@@ -122,16 +122,9 @@ States: ` + strings.Join(db.ChangeSetStates, ", ") + `.`,
 				return errors.New("--before: want a change set ID")
 			}
 			f := db.ChangeSetFilter{Limit: limit, BeforeID: before}
-			for _, s := range states {
-				s = strings.TrimSpace(s)
-				switch {
-				case s == "open":
-					f.States = append(f.States, db.ChangeSetDraft, db.ChangeSetReady, db.ChangeSetApproved, db.ChangeSetRunning)
-				case slices.Contains(db.ChangeSetStates, s):
-					f.States = append(f.States, s)
-				default:
-					return fmt.Errorf("--state %q: want open or one of %s", s, strings.Join(db.ChangeSetStates, ", "))
-				}
+			var err error
+			if f.States, err = stateFlags(states, db.ChangeSetStates, db.ChangeSetOpenStates); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			store, err := openConfigStore(cmd, cfg)

@@ -165,41 +165,33 @@ A request not approved in time expires (config restore-settings
 --pending-hours). The approval is written to the audit log.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := restoreID(args[0])
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			rc, err := openRestoreCLI(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer rc.store.Close()
-			r, err := rc.store.Restore(ctx, id)
-			if err != nil {
-				return restoreRefusal(id, "approved", err)
-			}
-			if r.State == db.RestorePreviewing {
-				return fmt.Errorf("restore %d has no preview yet: the server is taking the device's backup for it; "+
-					"look at it with config restore-status %d, then approve", id, id)
-			}
-			if preview != "" && (r.PreviewBackupID == nil || *r.PreviewBackupID != preview) {
-				return fmt.Errorf("--preview %s: %w (restore %d's preview is backup %s; config restore-status %d shows it)",
-					preview, db.ErrPreviewStale, id, deref(r.PreviewBackupID), id)
-			}
-			r, err = rc.svc.Approve(ctx, cliRestoreActor(), id, deref(r.PreviewHash), note)
-			if err != nil {
-				return restoreRefusal(id, "approved", err)
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "restore %d of %s approved\n", r.ID, r.DeviceName)
-			if r.State == db.RestoreQueued {
-				fmt.Fprintln(out, "It is queued: the running server (backupd serve) runs it as soon as a worker is free.")
-			} else {
-				fmt.Fprintf(out, "The device is busy; the running server queues the restore once it is free (until %s).\n", restoreTime(r.ExpiresAt))
-			}
-			fmt.Fprintf(out, "Follow it with: backupd config restore-status %d\n", r.ID)
-			return nil
+			return decideOn(cmd, cfg, args[0], restoreID, func(ctx context.Context, rc *restoreCLI, id int64) error {
+				r, err := rc.store.Restore(ctx, id)
+				if err != nil {
+					return restoreRefusal(id, "approved", err)
+				}
+				if r.State == db.RestorePreviewing {
+					return fmt.Errorf("restore %d has no preview yet: the server is taking the device's backup for it; "+
+						"look at it with config restore-status %d, then approve", id, id)
+				}
+				if preview != "" && (r.PreviewBackupID == nil || *r.PreviewBackupID != preview) {
+					return fmt.Errorf("--preview %s: %w (restore %d's preview is backup %s; config restore-status %d shows it)",
+						preview, db.ErrPreviewStale, id, deref(r.PreviewBackupID), id)
+				}
+				r, err = rc.svc.Approve(ctx, cliRestoreActor(), id, deref(r.PreviewHash), note)
+				if err != nil {
+					return restoreRefusal(id, "approved", err)
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "restore %d of %s approved\n", r.ID, r.DeviceName)
+				if r.State == db.RestoreQueued {
+					fmt.Fprintln(out, "It is queued: the running server (backupd serve) runs it as soon as a worker is free.")
+				} else {
+					fmt.Fprintf(out, "The device is busy; the running server queues the restore once it is free (until %s).\n", restoreTime(r.ExpiresAt))
+				}
+				fmt.Fprintf(out, "Follow it with: backupd config restore-status %d\n", r.ID)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&preview, "preview", "", "approve only if the preview is still this backup `ID` (restore-status shows it)")
@@ -216,21 +208,14 @@ func newConfigRestoreReject(cfg *config.Config) *cobra.Command {
 config restore-cancel instead. The decision is written to the audit log.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := restoreID(args[0])
-			if err != nil {
-				return err
-			}
-			rc, err := openRestoreCLI(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer rc.store.Close()
-			r, err := rc.svc.Reject(cmd.Context(), cliRestoreActor(), id, note)
-			if err != nil {
-				return restoreRefusal(id, "rejected", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restore %d of %s rejected; it never runs\n", r.ID, r.DeviceName)
-			return nil
+			return decideOn(cmd, cfg, args[0], restoreID, func(ctx context.Context, rc *restoreCLI, id int64) error {
+				r, err := rc.svc.Reject(ctx, cliRestoreActor(), id, note)
+				if err != nil {
+					return restoreRefusal(id, "rejected", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "restore %d of %s rejected; it never runs\n", r.ID, r.DeviceName)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "a note kept with the decision (why)")
@@ -247,21 +232,14 @@ its own, and puts the device back when the change fails. Written to the
 audit log.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := restoreID(args[0])
-			if err != nil {
-				return err
-			}
-			rc, err := openRestoreCLI(cmd, cfg)
-			if err != nil {
-				return err
-			}
-			defer rc.store.Close()
-			r, err := rc.svc.Cancel(cmd.Context(), cliRestoreActor(), id)
-			if err != nil {
-				return restoreRefusal(id, "cancelled", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restore %d of %s cancelled; it never runs\n", r.ID, r.DeviceName)
-			return nil
+			return decideOn(cmd, cfg, args[0], restoreID, func(ctx context.Context, rc *restoreCLI, id int64) error {
+				r, err := rc.svc.Cancel(ctx, cliRestoreActor(), id)
+				if err != nil {
+					return restoreRefusal(id, "cancelled", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "restore %d of %s cancelled; it never runs\n", r.ID, r.DeviceName)
+				return nil
+			})
 		},
 	}
 }
@@ -361,6 +339,24 @@ func openRestoreCLI(cmd *cobra.Command, cfg *config.Config) (*restoreCLI, error)
 	log := logCfg.Logger(cmd.ErrOrStderr())
 	engine := backup.New(store, sealer, log, backup.Options{})
 	return &restoreCLI{store: store, svc: &restore.Service{Store: store, Engine: engine, Keys: redact.NewKeyring(sealer), Log: log}}, nil
+}
+
+// decideOn runs a command that decides a restore or a change set: it
+// reads the ID argument with readID, opens the store and the restore
+// service, and hands them to decide with the ID; the store is closed
+// after. A bad ID is refused before the data directory is opened.
+func decideOn(cmd *cobra.Command, cfg *config.Config, arg string, readID func(string) (int64, error),
+	decide func(ctx context.Context, rc *restoreCLI, id int64) error) error {
+	id, err := readID(arg)
+	if err != nil {
+		return err
+	}
+	rc, err := openRestoreCLI(cmd, cfg)
+	if err != nil {
+		return err
+	}
+	defer rc.store.Close()
+	return decide(cmd.Context(), rc, id)
 }
 
 // cliRestoreActor is the command line as a restore's actor: no user, the

@@ -160,16 +160,9 @@ States: ` + strings.Join(db.RestoreStates, ", ") + `.`,
 			if before < 0 {
 				return errors.New("--before: want a restore ID")
 			}
-			for _, s := range states {
-				s = strings.TrimSpace(s)
-				switch {
-				case s == "open":
-					f.States = append(f.States, db.RestoreOpenStates...)
-				case slices.Contains(db.RestoreStates, s):
-					f.States = append(f.States, s)
-				default:
-					return fmt.Errorf("--state %q: want open or one of %s", s, strings.Join(db.RestoreStates, ", "))
-				}
+			var err error
+			if f.States, err = stateFlags(states, db.RestoreStates, db.RestoreOpenStates); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			store, err := openConfigStore(cmd, cfg)
@@ -293,6 +286,25 @@ then preview and, with --transcript, transcript).
 	f.BoolVar(&reveal, "reveal", false, "print the preview's secrets in clear text (the data directory's owner only; audited)")
 	f.StringVar(&color, "color", "auto", "colour the diff: auto (on a terminal, unless NO_COLOR is set), always or never")
 	return cmd
+}
+
+// stateFlags reads the --state flags of a list command (restores,
+// pushes): each one of known, or "open", which stands for the states in
+// open; nil when none is given.
+func stateFlags(flags, known, open []string) ([]string, error) {
+	var out []string
+	for _, s := range flags {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "open":
+			out = append(out, open...)
+		case slices.Contains(known, s):
+			out = append(out, s)
+		default:
+			return nil, fmt.Errorf("--state %q: want open or one of %s", s, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
 }
 
 // restorePreview is r's preview diff, masked as config diff masks.
