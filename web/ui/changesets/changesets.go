@@ -24,7 +24,6 @@ import (
 	"net/http"
 
 	"backupd/app/auth"
-	"backupd/app/restore"
 	"backupd/db"
 	"backupd/web/ui/core"
 )
@@ -82,14 +81,6 @@ func (u *handlers) setOf(r *http.Request) (db.ChangeSet, error) {
 // mine reports whether the request's user created c.
 func mine(r *http.Request, c db.ChangeSet) bool {
 	return c.CreatedBy != nil && *c.CreatedBy == core.SessionOf(r).UserID
-}
-
-// actor is the request's user as app/restore records and audits it.
-func (u *handlers) actor(r *http.Request) restore.Actor {
-	s := core.SessionOf(r)
-	uid := s.UserID
-	return restore.Actor{UserID: &uid, Name: s.Username,
-		Audit: func(action string, details map[string]any) *db.AuditEntry { return u.AuditOf(r, action, details) }}
 }
 
 func deref(s *string) string {

@@ -14,7 +14,7 @@ import (
 
 func (u *handlers) approve(w http.ResponseWriter, r *http.Request) error {
 	return u.decide(w, r, "approved", func(c db.ChangeSet, note string) error {
-		_, err := u.Restores.ApproveChangeSet(r.Context(), u.actor(r), c.ID, note)
+		_, err := u.Restores.ApproveChangeSet(r.Context(), u.RestoreActor(r), c.ID, note)
 		return err
 	})
 }
@@ -23,7 +23,7 @@ func (u *handlers) approve(w http.ResponseWriter, r *http.Request) error {
 // approver's decision, which four eyes do not bind.
 func (u *handlers) reject(w http.ResponseWriter, r *http.Request) error {
 	return u.decide(w, r, "rejected", func(c db.ChangeSet, note string) error {
-		_, err := u.Restores.RejectChangeSet(r.Context(), u.actor(r), c.ID, note)
+		_, err := u.Restores.RejectChangeSet(r.Context(), u.RestoreActor(r), c.ID, note)
 		return err
 	})
 }
@@ -36,7 +36,7 @@ func (u *handlers) cancel(w http.ResponseWriter, r *http.Request) error {
 		if !(mine(r, c) && s.Can(auth.PermPush)) && !s.Can(auth.PermApprove) {
 			return refusalError{refusal{Status: http.StatusForbidden, Key: keyErrCancelOwn}}
 		}
-		_, err := u.Restores.CancelChangeSet(r.Context(), u.actor(r), c.ID, "")
+		_, err := u.Restores.CancelChangeSet(r.Context(), u.RestoreActor(r), c.ID, "")
 		return err
 	})
 }
@@ -45,7 +45,7 @@ func (u *handlers) cancel(w http.ResponseWriter, r *http.Request) error {
 // device's platform or address fixed since, say).
 func (u *handlers) dryRun(w http.ResponseWriter, r *http.Request) error {
 	return u.decide(w, r, "dry_run", func(c db.ChangeSet, _ string) error {
-		_, err := u.Restores.DryRun(r.Context(), u.actor(r), c.ID)
+		_, err := u.Restores.DryRun(r.Context(), u.RestoreActor(r), c.ID)
 		return err
 	})
 }

@@ -278,7 +278,7 @@ func (u *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if !errs.Empty() {
 		return u.showForm(w, r, http.StatusUnprocessableEntity, f, errs, "")
 	}
-	c, err := u.Restores.CreateChangeSet(r.Context(), u.actor(r), restore.NewChangeSet{Name: f.Name, Body: f.Body,
+	c, err := u.Restores.CreateChangeSet(r.Context(), u.RestoreActor(r), restore.NewChangeSet{Name: f.Name, Body: f.Body,
 		Template: f.Template, Variables: vars, DeviceIDs: ids, Concurrency: concurrency, StopAfterFailures: stopAfter})
 	var field *db.ErrInvalidField
 	switch {

@@ -42,7 +42,7 @@ const (
 // listPage is the data of changesets.html.
 type listPage struct {
 	View  string
-	Tabs  []listTab
+	Tabs  []core.ViewTab
 	Items []listItem
 	// Waiting counts the change sets waiting for approval (WaitingMore:
 	// at least that many).
@@ -52,13 +52,6 @@ type listPage struct {
 	CanCreate bool
 	// OlderURL is the next page, NewestURL the first.
 	OlderURL, NewestURL string
-}
-
-// listTab is one view's tab.
-type listTab struct {
-	Label, URL string
-	Current    bool
-	Count      string
 }
 
 // listItem is one change set as the list shows it.
@@ -131,16 +124,8 @@ func (u *handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Waiting, p.WaitingMore = len(waiting), len(waiting) == maxWaitingCount
 	lang := core.LangOf(r)
-	for _, v := range listViews {
-		t := listTab{Label: u.Text(lang, viewKeys[v]), URL: lq.url(v, 0), Current: v == lq.View}
-		if v == viewWaiting && p.Waiting > 0 {
-			t.Count = core.FormatNum(p.Waiting)
-			if p.WaitingMore {
-				t.Count += "+"
-			}
-		}
-		p.Tabs = append(p.Tabs, t)
-	}
+	p.Tabs = u.ViewTabs(lang, listViews, viewKeys, lq.View, func(v string) string { return lq.url(v, 0) },
+		map[string]string{viewWaiting: core.CappedCount(p.Waiting, p.WaitingMore)})
 	items, next, err := u.Store.ListChangeSets(ctx, db.ChangeSetFilter{States: viewStates[lq.View], Scope: &scope,
 		Limit: listPageSize, BeforeID: lq.Before})
 	if err != nil {

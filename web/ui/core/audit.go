@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"backupd/app/restore"
 	"backupd/db"
 	"backupd/web"
 )
@@ -49,6 +50,15 @@ func (u *UI) AuditOf(r *http.Request, action string, details map[string]any) *db
 		UserID: &uid, Username: s.Username, SessionID: s.AuditRef(), Action: action, Details: details,
 		Interface: "web", RequestID: web.RequestID(r.Context()), RemoteAddr: ClientIP(r),
 	}
+}
+
+// RestoreActor is the request's user as app/restore records and audits
+// it: the one who asks for a restore or a change set, or decides one.
+func (u *UI) RestoreActor(r *http.Request) restore.Actor {
+	s := SessionOf(r)
+	uid := s.UserID
+	return restore.Actor{UserID: &uid, Name: s.Username,
+		Audit: func(action string, details map[string]any) *db.AuditEntry { return u.AuditOf(r, action, details) }}
 }
 
 // IDString is an id as the audit log's target: "" for none (0).

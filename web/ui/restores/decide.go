@@ -20,14 +20,14 @@ func (u *handlers) approve(w http.ResponseWriter, r *http.Request) error {
 		if hash == "" {
 			return refusalError{refusal{Status: http.StatusUnprocessableEntity, Key: keyErrNoPreview}}
 		}
-		_, err := u.Restores.Approve(r.Context(), u.actor(r), rs.ID, hash, note)
+		_, err := u.Restores.Approve(r.Context(), u.RestoreActor(r), rs.ID, hash, note)
 		return err
 	})
 }
 
 func (u *handlers) reject(w http.ResponseWriter, r *http.Request) error {
 	return u.decide(w, r, "rejected", func(rs db.Restore, note string) error {
-		_, err := u.Restores.Reject(r.Context(), u.actor(r), rs.ID, note)
+		_, err := u.Restores.Reject(r.Context(), u.RestoreActor(r), rs.ID, note)
 		return err
 	})
 }
@@ -41,7 +41,7 @@ func (u *handlers) cancel(w http.ResponseWriter, r *http.Request) error {
 		if !mine && !s.Can(auth.PermApprove) {
 			return refusalError{refusal{Status: http.StatusForbidden, Key: keyErrCancelOwn}}
 		}
-		_, err := u.Restores.Cancel(r.Context(), u.actor(r), rs.ID)
+		_, err := u.Restores.Cancel(r.Context(), u.RestoreActor(r), rs.ID)
 		return err
 	})
 }

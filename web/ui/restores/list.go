@@ -53,7 +53,7 @@ const (
 // listPage is the data of restores.html.
 type listPage struct {
 	View  string
-	Tabs  []listTab
+	Tabs  []core.ViewTab
 	Items []listItem
 	// Device narrows the list to one device; AllURL is the list without.
 	Device *db.Device
@@ -64,13 +64,6 @@ type listPage struct {
 	WaitingMore bool
 	// OlderURL is the next page, NewestURL the first.
 	OlderURL, NewestURL string
-}
-
-// listTab is one view's tab.
-type listTab struct {
-	Label, URL string
-	Current    bool
-	Count      string
 }
 
 // listItem is one restore as the list shows it.
@@ -161,16 +154,8 @@ func (u *handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Waiting, p.WaitingMore = len(waiting), len(waiting) == maxWaitingCount
 	lang := core.LangOf(r)
-	for _, v := range listViews {
-		t := listTab{Label: u.Text(lang, viewKeys[v]), URL: lq.url(v, 0), Current: v == lq.View}
-		if v == viewWaiting && p.Waiting > 0 {
-			t.Count = core.FormatNum(p.Waiting)
-			if p.WaitingMore {
-				t.Count += "+"
-			}
-		}
-		p.Tabs = append(p.Tabs, t)
-	}
+	p.Tabs = u.ViewTabs(lang, listViews, viewKeys, lq.View, func(v string) string { return lq.url(v, 0) },
+		map[string]string{viewWaiting: core.CappedCount(p.Waiting, p.WaitingMore)})
 	items, next, err := u.Store.ListRestores(ctx, db.RestoreFilter{DeviceID: lq.DeviceID, States: viewStates[lq.View],
 		Scope: &scope, Limit: listPageSize, BeforeID: lq.Before})
 	if err != nil {

@@ -113,7 +113,7 @@ func (u *handlers) request(w http.ResponseWriter, r *http.Request) error {
 		lines = lines[:min(len(lines), restore.MaxSelected)]
 	}
 	p.Lines = lines
-	rs, err := u.Restores.Request(ctx, u.actor(r), d.ID, b.ID, reason, lines)
+	rs, err := u.Restores.Request(ctx, u.RestoreActor(r), d.ID, b.ID, reason, lines)
 	if err != nil {
 		if rf, ok := u.refusalOf(err, core.LangOf(r)); ok {
 			return refuse(rf)

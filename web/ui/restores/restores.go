@@ -21,7 +21,6 @@ import (
 	"net/http"
 
 	"backupd/app/auth"
-	"backupd/app/restore"
 	"backupd/db"
 	"backupd/web/ui/core"
 )
@@ -86,14 +85,6 @@ func (u *handlers) deviceInScope(r *http.Request, id int64) (db.Device, error) {
 		return d, db.ErrNotFound
 	}
 	return d, nil
-}
-
-// actor is the request's user as app/restore records and audits it.
-func (u *handlers) actor(r *http.Request) restore.Actor {
-	s := core.SessionOf(r)
-	uid := s.UserID
-	return restore.Actor{UserID: &uid, Name: s.Username,
-		Audit: func(action string, details map[string]any) *db.AuditEntry { return u.AuditOf(r, action, details) }}
 }
 
 func deref(s *string) string {
