@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -99,8 +98,7 @@ func toChangeSetJSON(c db.ChangeSet, n map[string]int) changeSetJSON {
 func newConfigPushes(cfg *config.Config) *cobra.Command {
 	var states []string
 	var asJSON bool
-	var limit int
-	var before int64
+	var page pageFlags
 	cmd := &cobra.Command{
 		Use:   "pushes [--state S] [--json]",
 		Short: "List change sets, newest first",
@@ -115,13 +113,10 @@ without targets).
 States: ` + strings.Join(db.ChangeSetStates, ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if limit < 1 || limit > 500 {
-				return errors.New("--limit must be 1 to 500")
+			if err := page.check("change set"); err != nil {
+				return err
 			}
-			if before < 0 {
-				return errors.New("--before: want a change set ID")
-			}
-			f := db.ChangeSetFilter{Limit: limit, BeforeID: before}
+			f := db.ChangeSetFilter{Limit: page.limit, BeforeID: page.before}
 			var err error
 			if f.States, err = stateFlags(states, db.ChangeSetStates, db.ChangeSetOpenStates); err != nil {
 				return err
@@ -159,17 +154,14 @@ States: ` + strings.Join(db.ChangeSetStates, ", ") + `.`,
 					return err
 				}
 			}
-			if next > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: more change sets; --before %d lists the next ones\n", next)
-			}
+			page.noteMore(cmd, "change sets", next)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&states, "state", nil, "only change sets in these states (open: every state not yet ended)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array")
-	fl.IntVar(&limit, "limit", 50, "list at most this many (up to 500)")
-	fl.Int64Var(&before, "before", 0, "list the change sets older than this change set `ID` (the next page)")
+	page.add(fl, "change sets", "change set")
 	return cmd
 }
 

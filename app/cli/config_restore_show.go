@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"backupd/app/backup"
 	"backupd/app/config"
@@ -137,8 +138,7 @@ func newConfigRestores(cfg *config.Config, byName *bool) *cobra.Command {
 	var states []string
 	var device string
 	var asJSON bool
-	var limit int
-	var before int64
+	var page pageFlags
 	cmd := &cobra.Command{
 		Use:   "restores [--state S] [--device DEVICE] [--json]",
 		Short: "List restores, newest first",
@@ -153,13 +153,10 @@ config restore-status --json prints, without preview and session.
 States: ` + strings.Join(db.RestoreStates, ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := db.RestoreFilter{Limit: limit, BeforeID: before}
-			if limit < 1 || limit > 500 {
-				return errors.New("--limit must be 1 to 500")
+			if err := page.check("restore"); err != nil {
+				return err
 			}
-			if before < 0 {
-				return errors.New("--before: want a restore ID")
-			}
+			f := db.RestoreFilter{Limit: page.limit, BeforeID: page.before}
 			var err error
 			if f.States, err = stateFlags(states, db.RestoreStates, db.RestoreOpenStates); err != nil {
 				return err
@@ -200,9 +197,7 @@ States: ` + strings.Join(db.RestoreStates, ", ") + `.`,
 					return err
 				}
 			}
-			if next > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: more restores; --before %d lists the next ones\n", next)
-			}
+			page.noteMore(cmd, "restores", next)
 			return nil
 		},
 	}
@@ -210,8 +205,7 @@ States: ` + strings.Join(db.RestoreStates, ", ") + `.`,
 	fl.StringSliceVar(&states, "state", nil, "only restores in these states (open: every state not yet ended)")
 	fl.StringVar(&device, "device", "", "only restores of this device (name or ID)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array")
-	fl.IntVar(&limit, "limit", 50, "list at most this many (up to 500)")
-	fl.Int64Var(&before, "before", 0, "list the restores older than this restore `ID` (the next page)")
+	page.add(fl, "restores", "restore")
 	return cmd
 }
 
@@ -286,6 +280,40 @@ then preview and, with --transcript, transcript).
 	f.BoolVar(&reveal, "reveal", false, "print the preview's secrets in clear text (the data directory's owner only; audited)")
 	f.StringVar(&color, "color", "auto", "colour the diff: auto (on a terminal, unless NO_COLOR is set), always or never")
 	return cmd
+}
+
+// pageFlags are how config restores and config pushes walk their lists,
+// newest first: --limit rows a page, and --before the ID the next page
+// starts below, which the note after a full page names.
+type pageFlags struct {
+	limit  int
+	before int64
+}
+
+// add registers --limit and --before on fl; plural and one name the rows
+// ("restores", "restore").
+func (p *pageFlags) add(fl *pflag.FlagSet, plural, one string) {
+	fl.IntVar(&p.limit, "limit", 50, "list at most this many (up to 500)")
+	fl.Int64Var(&p.before, "before", 0, "list the "+plural+" older than this "+one+" `ID` (the next page)")
+}
+
+// check refuses a --limit or a --before out of range; one names a row.
+func (p *pageFlags) check(one string) error {
+	if p.limit < 1 || p.limit > 500 {
+		return errors.New("--limit must be 1 to 500")
+	}
+	if p.before < 0 {
+		return errors.New("--before: want a " + one + " ID")
+	}
+	return nil
+}
+
+// noteMore tells, on standard error, how to list the page after one that
+// stopped at next (0: nothing more).
+func (p *pageFlags) noteMore(cmd *cobra.Command, plural string, next int64) {
+	if next > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: more %s; --before %d lists the next ones\n", plural, next)
+	}
 }
 
 // stateFlags reads the --state flags of a list command (restores,
