@@ -96,9 +96,8 @@ func toChangeSetJSON(c db.ChangeSet, n map[string]int) changeSetJSON {
 }
 
 func newConfigPushes(cfg *config.Config) *cobra.Command {
-	var states []string
 	var asJSON bool
-	var page pageFlags
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:   "pushes [--state S] [--json]",
 		Short: "List change sets, newest first",
@@ -113,14 +112,11 @@ without targets).
 States: ` + strings.Join(db.ChangeSetStates, ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := page.check("change set"); err != nil {
+			states, err := lf.read("change set", db.ChangeSetStates, db.ChangeSetOpenStates)
+			if err != nil {
 				return err
 			}
-			f := db.ChangeSetFilter{Limit: page.limit, BeforeID: page.before}
-			var err error
-			if f.States, err = stateFlags(states, db.ChangeSetStates, db.ChangeSetOpenStates); err != nil {
-				return err
-			}
+			f := db.ChangeSetFilter{States: states, Limit: lf.limit, BeforeID: lf.before}
 			ctx := cmd.Context()
 			store, err := openConfigStore(cmd, cfg)
 			if err != nil {
@@ -154,14 +150,13 @@ States: ` + strings.Join(db.ChangeSetStates, ", ") + `.`,
 					return err
 				}
 			}
-			page.noteMore(cmd, "change sets", next)
+			lf.noteMore(cmd, "change sets", next)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&states, "state", nil, "only change sets in these states (open: every state not yet ended)")
+	lf.add(fl, "change sets", "change set")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array")
-	page.add(fl, "change sets", "change set")
 	return cmd
 }
 

@@ -135,10 +135,9 @@ func restoreTimePtr(s *string) *string {
 }
 
 func newConfigRestores(cfg *config.Config, byName *bool) *cobra.Command {
-	var states []string
 	var device string
 	var asJSON bool
-	var page pageFlags
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:   "restores [--state S] [--device DEVICE] [--json]",
 		Short: "List restores, newest first",
@@ -153,14 +152,11 @@ config restore-status --json prints, without preview and session.
 States: ` + strings.Join(db.RestoreStates, ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := page.check("restore"); err != nil {
+			states, err := lf.read("restore", db.RestoreStates, db.RestoreOpenStates)
+			if err != nil {
 				return err
 			}
-			f := db.RestoreFilter{Limit: page.limit, BeforeID: page.before}
-			var err error
-			if f.States, err = stateFlags(states, db.RestoreStates, db.RestoreOpenStates); err != nil {
-				return err
-			}
+			f := db.RestoreFilter{States: states, Limit: lf.limit, BeforeID: lf.before}
 			ctx := cmd.Context()
 			store, err := openConfigStore(cmd, cfg)
 			if err != nil {
@@ -197,15 +193,14 @@ States: ` + strings.Join(db.RestoreStates, ", ") + `.`,
 					return err
 				}
 			}
-			page.noteMore(cmd, "restores", next)
+			lf.noteMore(cmd, "restores", next)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&states, "state", nil, "only restores in these states (open: every state not yet ended)")
+	lf.add(fl, "restores", "restore")
 	fl.StringVar(&device, "device", "", "only restores of this device (name or ID)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array")
-	page.add(fl, "restores", "restore")
 	return cmd
 }
 
@@ -282,46 +277,37 @@ then preview and, with --transcript, transcript).
 	return cmd
 }
 
-// pageFlags are how config restores and config pushes walk their lists,
-// newest first: --limit rows a page, and --before the ID the next page
-// starts below, which the note after a full page names.
-type pageFlags struct {
+// listFlags are the flags of the lists of requests, config restores
+// and config pushes, newest first: --state keeps some states ("open"
+// standing for those not yet ended), --limit bounds a page (1 to 500),
+// and --before the ID the next page starts below, which the note after a
+// full page names.
+type listFlags struct {
+	states []string
 	limit  int
 	before int64
 }
 
-// add registers --limit and --before on fl; plural and one name the rows
-// ("restores", "restore").
-func (p *pageFlags) add(fl *pflag.FlagSet, plural, one string) {
-	fl.IntVar(&p.limit, "limit", 50, "list at most this many (up to 500)")
-	fl.Int64Var(&p.before, "before", 0, "list the "+plural+" older than this "+one+" `ID` (the next page)")
+// add registers --state, --limit and --before on fl; plural and one
+// name the rows ("restores", "restore").
+func (l *listFlags) add(fl *pflag.FlagSet, plural, one string) {
+	fl.StringSliceVar(&l.states, "state", nil, "only "+plural+" in these states (open: every state not yet ended)")
+	fl.IntVar(&l.limit, "limit", 50, "list at most this many (up to 500)")
+	fl.Int64Var(&l.before, "before", 0, "list the "+plural+" older than this "+one+" `ID` (the next page)")
 }
 
-// check refuses a --limit or a --before out of range; one names a row.
-func (p *pageFlags) check(one string) error {
-	if p.limit < 1 || p.limit > 500 {
-		return errors.New("--limit must be 1 to 500")
-	}
-	if p.before < 0 {
-		return errors.New("--before: want a " + one + " ID")
-	}
-	return nil
-}
-
-// noteMore tells, on standard error, how to list the page after one that
-// stopped at next (0: nothing more).
-func (p *pageFlags) noteMore(cmd *cobra.Command, plural string, next int64) {
-	if next > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: more %s; --before %d lists the next ones\n", plural, next)
-	}
-}
-
-// stateFlags reads the --state flags of a list command (restores,
-// pushes): each one of known, or "open", which stands for the states in
+// read refuses a --limit or a --before out of range (one names a row)
+// and returns the states --state keeps: each one of known, or those of
 // open; nil when none is given.
-func stateFlags(flags, known, open []string) ([]string, error) {
+func (l *listFlags) read(one string, known, open []string) ([]string, error) {
+	if l.limit < 1 || l.limit > 500 {
+		return nil, errors.New("--limit must be 1 to 500")
+	}
+	if l.before < 0 {
+		return nil, errors.New("--before: want a " + one + " ID")
+	}
 	var out []string
-	for _, s := range flags {
+	for _, s := range l.states {
 		s = strings.TrimSpace(s)
 		switch {
 		case s == "open":
@@ -333,6 +319,14 @@ func stateFlags(flags, known, open []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// noteMore tells, on standard error, how to list the page after one that
+// stopped at next (0: nothing more).
+func (l *listFlags) noteMore(cmd *cobra.Command, plural string, next int64) {
+	if next > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: more %s; --before %d lists the next ones\n", plural, next)
+	}
 }
 
 // restorePreview is r's preview diff, masked as config diff masks.
