@@ -110,10 +110,9 @@ in its report; nothing was changed for it), 2 for a usage error.`,
 					}
 				}
 				rep.Source = src.Name
-				r := reportOf(rep)
-				reports = append(reports, r)
+				reports = append(reports, reportOf(rep))
 				if !asJSON {
-					printReport(cmd.OutOrStdout(), r)
+					printReport(cmd.OutOrStdout(), rep)
 				}
 			}
 			if asJSON {
@@ -136,14 +135,14 @@ in its report; nothing was changed for it), 2 for a usage error.`,
 func reportOf(rep insync.Report) syncReport {
 	r := syncReport{Source: rep.Source, DryRun: rep.DryRun, Error: rep.Error, Lines: []syncLine{}, Counts: rep.Counts()}
 	for _, l := range rep.Lines {
-		r.Lines = append(r.Lines, syncLine{Action: string(l.Action), Name: l.Name, Key: l.Key, DeviceID: l.DeviceID, Fields: l.Fields, Reason: l.Reason})
+		r.Lines = append(r.Lines, syncLine{Action: string(l.Action), Name: l.Name, Key: l.Key, DeviceID: l.DeviceID, Fields: l.Fields, Reason: l.Reason.String()})
 	}
 	return r
 }
 
 // printReport prints one source's report for a person: a heading, a line
 // per device, the figures; or the error that changed nothing.
-func printReport(w io.Writer, r syncReport) {
+func printReport(w io.Writer, r insync.Report) {
 	head := "inventory source " + r.Source
 	if r.DryRun {
 		head += " (dry run: nothing written)"
@@ -154,7 +153,7 @@ func printReport(w io.Writer, r syncReport) {
 		return
 	}
 	for _, l := range r.Lines {
-		fmt.Fprintf(w, "  %s\n", insync.Line{Action: insync.Action(l.Action), Name: l.Name, Key: l.Key, Fields: l.Fields, Reason: l.Reason}.String())
+		fmt.Fprintf(w, "  %s\n", l)
 	}
-	fmt.Fprintf(w, "  %s\n\n", showCounts(r.Counts))
+	fmt.Fprintf(w, "  %s\n\n", showCounts(r.Counts()))
 }

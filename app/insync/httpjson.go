@@ -228,10 +228,10 @@ func (h HTTPJSON) hosts(doc any) ([]any, error) {
 func (h HTTPJSON) record(e any, n int) Record {
 	obj, ok := e.(map[string]any)
 	if !ok {
-		return Record{Problem: fmt.Sprintf("entry %d is not an object", n)}
+		return Record{Problem: why(WhyEntryNotObject, strconv.Itoa(n))}
 	}
 	var r Record
-	var problems []string
+	var problems []Why
 	get := func(field, path string) string {
 		if path == "" {
 			return ""
@@ -242,7 +242,7 @@ func (h HTTPJSON) record(e any, n int) Record {
 		}
 		s, ok := scalar(v)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s at %s is not a single value", field, quote(path)))
+			problems = append(problems, why(WhyNotSingleValue, field, quoted(path)))
 		}
 		return s
 	}
@@ -267,11 +267,11 @@ func (h HTTPJSON) record(e any, n int) Record {
 	r.Template = get("template", h.Map["template"])
 	r.Vars = h.vars(obj, get)
 	if len(problems) > 0 {
-		slices.Sort(problems)
-		r.Problem = strings.Join(problems, "; ")
+		slices.SortFunc(problems, func(a, b Why) int { return strings.Compare(a.String(), b.String()) })
+		r.Problem = problems[0].and(problems[1:]...)
 	}
-	if r.Problem == "" && r.Name == "" {
-		r.Problem = fmt.Sprintf("entry %d has no name at %s", n, quote(h.Map["name"]))
+	if r.Problem.IsZero() && r.Name == "" {
+		r.Problem = why(WhyEntryNoName, strconv.Itoa(n), quoted(h.Map["name"]))
 	}
 	r.check()
 	return r

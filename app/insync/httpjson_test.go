@@ -53,11 +53,11 @@ source:
 	m := byName(recs)
 	edge := m["test1-edge1"]
 	if edge.Host != "10.0.255.1" || edge.Platform != "juniper-junos" || !slices.Equal(edge.Group, []string{"router"}) ||
-		edge.Key != "test1-edge1" || edge.Vars["vendor"] != "Juniper" || edge.Problem != "" {
+		edge.Key != "test1-edge1" || edge.Vars["vendor"] != "Juniper" || !edge.Problem.IsZero() {
 		t.Errorf("edge1 = %+v", edge)
 	}
 	// Without an address, the name is the host, as in Oxidized.
-	if leaf := m["test1-leaf1"]; leaf.Host != "test1-leaf1" || leaf.Problem != "" {
+	if leaf := m["test1-leaf1"]; leaf.Host != "test1-leaf1" || !leaf.Problem.IsZero() {
 		t.Errorf("leaf1 = %+v", leaf)
 	}
 }

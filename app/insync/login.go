@@ -24,13 +24,13 @@ const (
 // on 22 (telnet on 23). A method backupd does not speak or a port that
 // is not one is the record's problem: the device is skipped, never
 // reached on a port the source did not mean.
-func loginOf(r Record, d Defaults) (method string, port int, problem string) {
+func loginOf(r Record, d Defaults) (method string, port int, problem Why) {
 	method = d.LoginMethod
 	if in := strings.TrimSpace(r.Vars[varInput]); in != "" {
 		first, _, _ := strings.Cut(in, ",")
 		method = strings.ToLower(strings.TrimSpace(first))
 		if method != "ssh" && method != "telnet" {
-			return "", 0, "login method " + quote(first) + " (input " + quote(in) + "): backupd logs in with ssh or telnet"
+			return "", 0, why(WhyLoginMethod, quoted(first), quoted(in))
 		}
 	}
 	if method == "" {
@@ -43,13 +43,13 @@ func loginOf(r Record, d Defaults) (method string, port int, problem string) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 65535 {
-			return "", 0, k + " " + quote(v) + " is not a port: a number from 1 to 65535"
+			return "", 0, why(WhyNotAPort, k, quoted(v))
 		}
-		return method, n, ""
+		return method, n, Why{}
 	}
 	port = d.Port[method]
 	if port == 0 {
 		port = map[string]int{"ssh": 22, "telnet": 23}[method]
 	}
-	return method, port, ""
+	return method, port, Why{}
 }

@@ -45,7 +45,7 @@ func TestPlanLoginFromRecord(t *testing.T) {
 			}
 			l := rep.Lines[0]
 			if tc.skip != "" {
-				if l.Action != ActSkip || !strings.Contains(l.Reason, tc.skip) {
+				if l.Action != ActSkip || !strings.Contains(l.Reason.String(), tc.skip) {
 					t.Fatalf("line %q, want a skip saying %q", l, tc.skip)
 				}
 				if len(changes) != 1 || changes[0].Key != "r2" {

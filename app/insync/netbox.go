@@ -407,14 +407,14 @@ func (n NetBox) record(d nbDevice, sites map[int64]nbSite, regions, siteGroups m
 }
 
 // host is the device's host and, when it has none to give, the problem.
-func (n NetBox) host(d nbDevice) (string, string) {
+func (n NetBox) host(d nbDevice) (string, Why) {
 	var ip *nbIP
 	switch n.HostFrom {
 	case "name":
 		if d.Name == nil {
-			return "", ""
+			return "", Why{}
 		}
-		return *d.Name, ""
+		return *d.Name, Why{}
 	case "primary_ip4":
 		ip = d.PrimaryIP4
 	case "primary_ip6":
@@ -427,13 +427,13 @@ func (n NetBox) host(d nbDevice) (string, string) {
 		from = "primary_ip"
 	}
 	if ip == nil || ip.Address == "" {
-		return "", "no " + from + " in NetBox (assign the device a primary IP, or take the host from its name)"
+		return "", why(WhyNetBoxNoIP, from)
 	}
 	addr, _, _ := strings.Cut(ip.Address, "/")
 	if _, err := netip.ParseAddr(addr); err != nil {
-		return addr, "NetBox's " + from + " " + quote(ip.Address) + " is not an IP address"
+		return addr, why(WhyNetBoxBadIP, from, quoted(ip.Address))
 	}
-	return addr, ""
+	return addr, Why{}
 }
 
 // pick reads a "cf:NAME" or "context:KEY" value of the device.

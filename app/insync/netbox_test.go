@@ -36,12 +36,12 @@ func TestNetBoxFetch3x(t *testing.T) {
 	if fmt.Sprint(edge) != fmt.Sprint(want) {
 		t.Errorf("edge1 = %+v\nwant %+v", edge, want)
 	}
-	if core := m["test1-core1"]; core.Host != "10.0.254.1" || core.Problem != "" {
+	if core := m["test1-core1"]; core.Host != "10.0.254.1" || !core.Problem.IsZero() {
 		t.Errorf("core1 (10.0.254.1/24) = %+v, want host 10.0.254.1 without its prefix length", core)
 	}
 	// No primary address: kept, with a problem, not an error.
 	leaf := m["test1-leaf1"]
-	if leaf.Problem == "" || !strings.Contains(leaf.Problem, "no primary_ip4") || leaf.Key != "4" {
+	if leaf.Problem.IsZero() || !strings.Contains(leaf.Problem.String(), "no primary_ip4") || leaf.Key != "4" {
 		t.Errorf("leaf1 without an address = %+v, want a problem", leaf)
 	}
 	if pdu := m["test1-pdu1"]; pdu.Platform != "" || fmt.Sprint(pdu.Group) != "[TEST1 PDU]" {
@@ -119,7 +119,7 @@ func TestNetBoxPagination(t *testing.T) {
 	var keys []string
 	for _, r := range recs {
 		keys = append(keys, r.Key)
-		if r.Problem != "" || r.Host != r.Name {
+		if !r.Problem.IsZero() || r.Host != r.Name {
 			t.Errorf("host from name: %+v", r)
 		}
 	}
@@ -254,7 +254,7 @@ func TestNetBoxBadRecords(t *testing.T) {
 	}
 	problems := map[string]string{}
 	for _, r := range recs {
-		problems[r.Key] = r.Problem
+		problems[r.Key] = r.Problem.String()
 	}
 	if len(recs) != 11 {
 		t.Fatalf("%d records, want all 11", len(recs))

@@ -2,7 +2,6 @@ package insync
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,10 +164,11 @@ type Line struct {
 	// the device's for one that vanished).
 	Key, Name string
 	// DeviceID is the device's id (0 for a create or a skipped record
-	// without one). Fields are what an update sets.
+	// without one). Fields are what an update sets; Reason why a line leaves, skips,
+	// claims, enables or disables.
 	DeviceID int64
 	Fields   []string
-	Reason   string
+	Reason   Why
 }
 
 // String is the line as a person reads it.
@@ -180,8 +180,8 @@ func (l Line) String() string {
 	if len(l.Fields) > 0 {
 		s += ": " + strings.Join(l.Fields, ", ")
 	}
-	if l.Reason != "" {
-		s += ": " + l.Reason
+	if !l.Reason.IsZero() {
+		s += ": " + l.Reason.String()
 	}
 	return s
 }
@@ -219,29 +219,35 @@ func fold(s string) string { return strings.ToLower(s) }
 
 // PlatformFor maps a source's platform name to a backupd platform ID:
 // the source's mapping first, then DefaultPlatforms, then backupd's IDs
-// and aliases. The problem line says what to add when none knows it.
-func PlatformFor(name string, mapping map[string]string) (string, string) {
+// and aliases. The problem says what to add when none knows it.
+func PlatformFor(name string, mapping map[string]string) (string, Why) {
 	slug := strings.ToLower(strings.TrimSpace(name))
 	if slug == "" {
-		return "", "no platform in the source: set the device's platform there, or a default platform for the source"
+		return "", why(WhyNoPlatform)
 	}
 	for k, v := range mapping {
 		if strings.ToLower(strings.TrimSpace(k)) == slug {
 			if p, ok := driver.Resolve(v); ok {
-				return p.ID, ""
+				return p.ID, Why{}
 			}
-			return "", fmt.Sprintf("the mapping %s → %s names no backupd platform: fix the mapping", slug, v)
+			return "", why(WhyMappingUnknown, slug, v)
 		}
 	}
 	if id, ok := DefaultPlatforms[slug]; ok {
 		if _, ok := driver.Lookup(id); ok {
-			return id, ""
+			return id, Why{}
 		}
 	}
 	if p, ok := driver.Resolve(slug); ok {
-		return p.ID, ""
+		return p.ID, Why{}
 	}
-	return "", fmt.Sprintf("unknown platform slug %s: add a mapping %s → <platform>", slug, slug)
+	return "", why(WhyUnknownPlatform, slug)
+}
+
+// platformOf is a source platform's backupd platform, or why it has none.
+type platformOf struct {
+	id      string
+	problem Why
 }
 
 // planner holds one plan's lookups.
@@ -249,7 +255,7 @@ type planner struct {
 	src       db.InventorySource
 	cfg       SourceConfig
 	st        State
-	platforms map[string][2]string              // source name → id, problem
+	platforms map[string]platformOf             // source name → id or problem
 	byName    map[string]db.InventoryViewDevice // folded name → device
 	creds     map[string]int64                  // folded name → id
 	templates map[string][]db.DeviceChoice      // folded name → templates of every platform
@@ -260,7 +266,7 @@ type planner struct {
 // state: the report (one line per record and per device of the source
 // that vanished) and the changes to apply. It writes nothing.
 func Plan(src db.InventorySource, cfg SourceConfig, records []Record, st State) (Report, []db.InventoryChange) {
-	p := &planner{src: src, cfg: cfg, st: st, platforms: map[string][2]string{},
+	p := &planner{src: src, cfg: cfg, st: st, platforms: map[string]platformOf{},
 		byName: make(map[string]db.InventoryViewDevice, len(st.View.Devices)), creds: map[string]int64{},
 		templates: map[string][]db.DeviceChoice{}, groups: map[string][]string{}}
 	for _, d := range st.View.Devices {
@@ -289,7 +295,7 @@ func Plan(src db.InventorySource, cfg SourceConfig, records []Record, st State) 
 	nameKeys := map[string][]string{}
 	keyCount := map[string]int{}
 	for _, r := range recs {
-		if r.Problem == "" {
+		if r.Problem.IsZero() {
 			nameKeys[fold(r.Name)] = append(nameKeys[fold(r.Name)], r.Key)
 		}
 		keyCount[r.Key]++
@@ -321,24 +327,24 @@ func Plan(src db.InventorySource, cfg SourceConfig, records []Record, st State) 
 			line.DeviceID = cur.DeviceID
 		}
 		if !first || keyCount[key] > 1 {
-			line.Action, line.Reason = ActSkip, "key "+key+" given to several devices in the source"
+			line.Action, line.Reason = ActSkip, why(WhyKeyReused, key)
 			add(line, nil)
 			continue
 		}
 		want, problem := p.device(r)
-		if problem == "" && len(nameKeys[fold(r.Name)]) > 1 {
-			problem = "duplicate name within the source (keys " + strings.Join(nameKeys[fold(r.Name)], ", ") + ")"
+		if problem.IsZero() && len(nameKeys[fold(r.Name)]) > 1 {
+			problem = why(WhyDuplicateName, strings.Join(nameKeys[fold(r.Name)], ", "))
 		}
-		if problem == "" && len(key) > db.MaxInventoryKey {
-			problem = fmt.Sprintf("key longer than %d bytes", db.MaxInventoryKey)
+		if problem.IsZero() && len(key) > db.MaxInventoryKey {
+			problem = why(WhyKeyTooLong, strconv.Itoa(db.MaxInventoryKey))
 		}
-		if problem == "" {
+		if problem.IsZero() {
 			problem = p.nameTaken(r.Name, cur, has)
 		}
-		if problem != "" {
+		if !problem.IsZero() {
 			line.Action, line.Reason = ActSkip, problem
 			if has {
-				line.Reason += "; the device is left as it is"
+				line.Reason = line.Reason.and(why(WhyLeftAsIs))
 			}
 			add(line, nil)
 			continue
@@ -350,16 +356,16 @@ func Plan(src db.InventorySource, cfg SourceConfig, records []Record, st State) 
 		fields, was := diff(cur.Device, want)
 		switch {
 		case !cur.Enabled && !cur.DisabledBySync:
-			line.Action, line.Reason = ActLeave, "disabled by a person"
+			line.Action, line.Reason = ActLeave, why(WhyDisabledByPerson)
 			add(line, nil)
 			continue
 		case !cur.Enabled:
-			add(Line{Action: ActEnable, Key: key, Name: r.Name, DeviceID: cur.DeviceID, Reason: "back in the source"},
+			add(Line{Action: ActEnable, Key: key, Name: r.Name, DeviceID: cur.DeviceID, Reason: why(WhyBackInSource)},
 				&db.InventoryChange{Kind: db.InventoryEnable, Key: key, DeviceID: cur.DeviceID})
 		}
 		if len(fields) == 0 {
 			if cur.Enabled {
-				line.Action, line.Reason = ActLeave, "unchanged"
+				line.Action, line.Reason = ActLeave, why(WhyUnchanged)
 				add(line, nil)
 			}
 			continue
@@ -374,13 +380,13 @@ func Plan(src db.InventorySource, cfg SourceConfig, records []Record, st State) 
 		line := Line{Key: d.Key, Name: d.Device.Name, DeviceID: d.DeviceID}
 		switch {
 		case d.Enabled:
-			line.Action, line.Reason = ActDisable, "gone from the source"
+			line.Action, line.Reason = ActDisable, why(WhyGone)
 			add(line, &db.InventoryChange{Kind: db.InventoryDisable, Key: d.Key, DeviceID: d.DeviceID})
 		case d.DisabledBySync:
-			line.Action, line.Reason = ActLeave, "gone from the source, disabled already"
+			line.Action, line.Reason = ActLeave, why(WhyGoneDisabled)
 			add(line, nil)
 		default:
-			line.Action, line.Reason = ActLeave, "gone from the source, disabled by a person"
+			line.Action, line.Reason = ActLeave, why(WhyGoneDisabledByHand)
 			add(line, nil)
 		}
 	}
@@ -409,51 +415,51 @@ func (p *planner) planNew(r Record, key string, want db.InventoryDevice, line *L
 	// nameTaken let only a device made by hand through.
 	line.DeviceID = d.ID
 	if !p.cfg.Claim {
-		line.Action, line.Reason = ActLeave, "a device made by hand has this name, and the source claims no devices: turn claim on to adopt it"
+		line.Action, line.Reason = ActLeave, why(WhyHandMadeNoClaim)
 		add(*line, nil)
 		return
 	}
-	line.Action, line.Reason = ActClaim, "made by hand, adopted by the source; its fields follow the source from the next sync"
+	line.Action, line.Reason = ActClaim, why(WhyClaimed)
 	add(*line, &db.InventoryChange{Kind: db.InventoryClaim, Key: key, DeviceID: d.ID, Was: db.InventoryDevice{Name: d.Name}})
 }
 
-// nameTaken says why name cannot be the device's (""): another device,
+// nameTaken says why name cannot be the device's (zero if it can): another device,
 // of another source or of this one under another key, has it. A device
 // made by hand is left to planNew.
-func (p *planner) nameTaken(name string, cur db.SyncedDevice, has bool) string {
+func (p *planner) nameTaken(name string, cur db.SyncedDevice, has bool) Why {
 	d, ok := p.byName[fold(name)]
 	if !ok || has && d.ID == cur.DeviceID {
-		return ""
+		return Why{}
 	}
 	switch {
 	case d.SourceID == nil:
 		if has {
-			return fmt.Sprintf("name taken by a device made by hand (%s)", d.Name)
+			return why(WhyNameTakenByHand, d.Name)
 		}
-		return ""
+		return Why{}
 	case *d.SourceID != p.src.ID:
 		src := p.st.SourceNames[*d.SourceID]
 		if src == "" {
 			src = "#" + strconv.FormatInt(*d.SourceID, 10)
 		}
-		return fmt.Sprintf("name taken by a device of another source (%s)", src)
+		return why(WhyNameTakenOtherSrc, src)
 	default:
 		k := ""
 		if d.Key != nil {
 			k = *d.Key
 		}
-		return fmt.Sprintf("name taken by another device of this source (key %s)", k)
+		return why(WhyNameTakenThisSrc, k)
 	}
 }
 
 // device is the device r describes, or the problem that keeps it from
 // being one.
-func (p *planner) device(r Record) (db.InventoryDevice, string) {
-	if r.Problem != "" {
+func (p *planner) device(r Record) (db.InventoryDevice, Why) {
+	if !r.Problem.IsZero() {
 		return db.InventoryDevice{}, r.Problem
 	}
 	if pr := nameProblem(r.Name); pr != "" {
-		return db.InventoryDevice{}, "name " + quote(r.Name) + " " + pr
+		return db.InventoryDevice{}, why(nameWhy[pr], quoted(r.Name))
 	}
 	slug := r.Platform
 	if strings.TrimSpace(slug) == "" {
@@ -461,34 +467,33 @@ func (p *planner) device(r Record) (db.InventoryDevice, string) {
 	}
 	pl, ok := p.platforms[slug]
 	if !ok {
-		id, problem := PlatformFor(slug, p.cfg.Mapping)
-		pl = [2]string{id, problem}
+		pl.id, pl.problem = PlatformFor(slug, p.cfg.Mapping)
 		p.platforms[slug] = pl
 	}
-	if pl[1] != "" {
-		return db.InventoryDevice{}, pl[1]
+	if !pl.problem.IsZero() {
+		return db.InventoryDevice{}, pl.problem
 	}
-	d := db.InventoryDevice{Name: r.Name, Host: r.Host, Platform: pl[0]}
-	var problem string
-	if d.LoginMethod, d.Port, problem = loginOf(r, p.cfg.Defaults); problem != "" {
+	d := db.InventoryDevice{Name: r.Name, Host: r.Host, Platform: pl.id}
+	var problem Why
+	if d.LoginMethod, d.Port, problem = loginOf(r, p.cfg.Defaults); !problem.IsZero() {
 		return d, problem
 	}
 	if len(r.Group) > db.MaxInventoryGroupDepth {
-		return d, fmt.Sprintf("group path of %d levels, at most %d", len(r.Group), db.MaxInventoryGroupDepth)
+		return d, why(WhyGroupTooDeep, strconv.Itoa(len(r.Group)), strconv.Itoa(db.MaxInventoryGroupDepth))
 	}
 	for i, g := range r.Group {
 		if pr := nameProblem(g); pr != "" {
-			return d, "group " + quote(g) + " " + pr
+			return d, why(groupWhy[pr], quoted(g))
 		}
 		if at, ok := p.groups[fold(g)]; ok && !foldEqual(at[:len(at)-1], r.Group[:i]) {
-			return d, fmt.Sprintf("group %s is elsewhere in the tree (%s), and group names are unique", quote(g), strings.Join(at, " / "))
+			return d, why(WhyGroupElsewhere, quoted(g), strings.Join(at, " / "))
 		}
 	}
 	d.GroupPath = r.Group
 	if cred := cmp.Or(r.Credential, p.cfg.Defaults.Credential); cred != "" {
 		id, ok := p.creds[fold(cred)]
 		if !ok {
-			return d, "unknown credential " + quote(cred) + ": add it under Credentials, or fix the name in the source"
+			return d, why(WhyUnknownCredential, quoted(cred))
 		}
 		d.CredentialID = &id
 	}
@@ -504,25 +509,26 @@ func (p *planner) device(r Record) (db.InventoryDevice, string) {
 		}
 		if d.TemplateID == nil {
 			if other != "" {
-				return d, fmt.Sprintf("template %s is for platform %s, the device is %s", quote(tname), other, d.Platform)
+				return d, why(WhyTemplateOtherPlat, quoted(tname), other, d.Platform)
 			}
-			return d, "unknown template " + quote(tname) + ": add it under Templates, or fix the name in the source"
+			return d, why(WhyUnknownTemplate, quoted(tname))
 		}
 	}
-	return d, ""
+	return d, Why{}
 }
 
-// nameProblem says why s cannot be a device's or a group's name ("").
+// nameProblem says why s cannot be a device's or a group's name ("" when
+// it can).
 func nameProblem(s string) string {
 	switch {
 	case s != strings.TrimSpace(s):
-		return "starts or ends with spaces"
+		return nameSpaces
 	case !utf8.ValidString(s):
-		return "is not UTF-8 text"
+		return nameNotUTF8
 	case utf8.RuneCountInString(s) > 100:
-		return "is longer than 100 characters"
+		return nameTooLong
 	case strings.ContainsFunc(s, unicode.IsControl):
-		return "holds control characters"
+		return nameControl
 	}
 	return ""
 }

@@ -42,46 +42,44 @@ type Record struct {
 	// map's username and password): values may be secrets, and whoever
 	// stores them seals them.
 	Vars map[string]string
-	// Problem says why the record is unusable ("" when it is usable).
-	Problem string
+	// Problem says why the record is unusable (zero when it is usable).
+	Problem Why
 }
 
 // check sets Problem when the record cannot become a device.
 func (r *Record) check() {
-	if r.Problem != "" {
+	if !r.Problem.IsZero() {
 		return
 	}
 	switch {
 	case strings.TrimSpace(r.Name) == "":
-		r.Problem = "no name"
+		r.Problem = why(WhyNoName)
 	case r.Host == "":
-		r.Problem = "no address and no DNS name"
+		r.Problem = why(WhyNoHost)
 	default:
-		if p := hostProblem(r.Host); p != "" {
-			r.Problem = p
-		}
+		r.Problem = hostProblem(r.Host)
 	}
 }
 
 // hostProblem says why host is neither an IP address nor a DNS name, or
-// names a cloud metadata service ("" when it is fine).
-func hostProblem(host string) string {
+// names a cloud metadata service (zero when it is fine).
+func hostProblem(host string) Why {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Zone() != "" {
-			return "address " + quote(host) + " has a zone: give the address without it"
+			return why(WhyAddressZone, quoted(host))
 		}
 		if netguard.MetadataHost(host) {
-			return "address " + quote(host) + " is a cloud metadata service, not a device"
+			return why(WhyAddressMetadata, quoted(host))
 		}
-		return ""
+		return Why{}
 	}
 	if !dnsName(host) {
-		return "host " + quote(host) + " is neither an IP address nor a DNS name"
+		return why(WhyHostNotName, quoted(host))
 	}
 	if err := (netguard.Policy{}).CheckHost(host); err != nil {
-		return "host " + quote(host) + " is a number but not an IP address written the usual way"
+		return why(WhyHostOddNumber, quoted(host))
 	}
-	return ""
+	return Why{}
 }
 
 // dnsName reports whether s is a DNS name: labels of letters, digits,
@@ -113,10 +111,14 @@ func dnsName(s string) bool {
 }
 
 // quote quotes s for a problem line, cut to a readable length.
-func quote(s string) string {
+func quote(s string) string { return `"` + quoted(s) + `"` }
+
+// quoted is s as quote shows it, without the quotes: a Why's value that
+// its text puts in quotes.
+func quoted(s string) string {
 	const n = 80
 	if len(s) > n {
 		s = s[:n] + "…"
 	}
-	return `"` + strings.ToValidUTF8(s, "?") + `"`
+	return strings.ToValidUTF8(s, "?")
 }

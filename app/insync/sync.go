@@ -201,15 +201,6 @@ func planCounts(r Report) map[string]int {
 	return map[string]int{"unchanged": c[string(ActLeave)], "unmapped": c[string(ActSkip)]}
 }
 
-// skipReasons words the store's reasons for not applying a change.
-var skipReasons = map[db.InventorySkipReason]string{
-	db.InventorySkipGone:              "the device was deleted since the plan",
-	db.InventorySkipNotOwned:          "the device changed hands since the plan",
-	db.InventorySkipChanged:           "a person edited the device since the plan: their edit is kept, the next sync plans again",
-	db.InventorySkipAlreadyDisabled:   "a person disabled the device since the plan",
-	db.InventorySkipNotDisabledBySync: "a person enabled or disabled the device since the plan",
-}
-
 // mergeSkips turns the lines of the changes the store skipped into
 // "leave" lines saying why.
 func mergeSkips(r *Report, changes []db.InventoryChange, skips []db.InventorySkip) {
@@ -218,7 +209,7 @@ func mergeSkips(r *Report, changes []db.InventoryChange, skips []db.InventorySki
 		for i := range r.Lines {
 			l := &r.Lines[i]
 			if l.Key == c.Key && string(l.Action) == string(c.Kind) {
-				l.Action, l.Fields, l.Reason = ActLeave, nil, skipReasons[sk.Reason]
+				l.Action, l.Fields, l.Reason = ActLeave, nil, why(skipWhy[sk.Reason])
 				break
 			}
 		}
