@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,12 +14,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"backupd/app/auth"
+	"backupd/app/insync"
 	"backupd/db"
+	"backupd/embed"
 )
 
 // insyncToken is the token the test's NetBox takes: a NetBox v1 token's
@@ -28,8 +33,9 @@ const insyncToken = "0123456789abcdef0123456789abcdef01234567"
 // (app/insync/testdata/netbox/devices.json, see its README for where it
 // comes from) with NetBox's limit/offset pagination and its token header
 // checked; hits counts the requests that carried the token, fail makes
-// every answer an HTTP 500.
+// every answer an HTTP 500, edit changes the devices it serves.
 type fakeNetBox struct {
+	mu      sync.Mutex
 	devices []json.RawMessage
 	hits    atomic.Int32
 	fail    atomic.Bool
@@ -70,6 +76,8 @@ func (nb *fakeNetBox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
 	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	if limit <= 0 {
@@ -86,6 +94,30 @@ func (nb *fakeNetBox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"count": len(nb.devices), "next": next, "previous": nil,
 		"results": nb.devices[min(offset, len(nb.devices)):end]})
+}
+
+// edit changes the devices the fake serves: change gets each device as
+// JSON and returns it changed, or nil to drop it.
+func (nb *fakeNetBox) edit(t *testing.T, change func(d map[string]any) map[string]any) {
+	t.Helper()
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	var out []json.RawMessage
+	for _, raw := range nb.devices {
+		var d map[string]any
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d = change(d); d == nil {
+			continue
+		}
+		raw, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, raw)
+	}
+	nb.devices = out
 }
 
 // netboxForm is the add form of a NetBox source at base.
@@ -647,5 +679,147 @@ func TestInventorySourcesListTimes(t *testing.T) {
 	defer b.header.Del("Accept-Language")
 	if got := next(b.get("/settings/inventory-sources")); got != "已禁用" {
 		t.Errorf("disabled, in Chinese: next sync %q", got)
+	}
+}
+
+// reportRow is a report page's line: its action, its name, the device
+// page its name links to ("" for none) and its detail cell as HTML.
+type reportRow struct {
+	Action, Name, Link, Detail string
+}
+
+var (
+	reportRowHTML = regexp.MustCompile(`(?s)<tr class="insync-line[^"]*" data-action="([a-z]+)" data-name="([^"]*)">(.*?)</tr>`)
+	reportCell    = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
+	reportLink    = regexp.MustCompile(`^<a href="(/devices/\d+)">`)
+)
+
+// reportRows are a report page's lines, by name.
+func reportRows(t *testing.T, body string) map[string]reportRow {
+	t.Helper()
+	rows := map[string]reportRow{}
+	for _, m := range reportRowHTML.FindAllStringSubmatch(body, -1) {
+		cells := reportCell.FindAllStringSubmatch(m[3], -1)
+		if len(cells) != 4 {
+			t.Fatalf("line %s has %d cells, want 4: %s", m[2], len(cells), m[3])
+		}
+		r := reportRow{Action: m[1], Name: m[2], Detail: cells[3][1]}
+		if l := reportLink.FindStringSubmatch(cells[1][1]); l != nil {
+			r.Link = l[1]
+		}
+		rows[r.Name] = r
+	}
+	return rows
+}
+
+// setDevice gives device name, in the fake NetBox, an address and the
+// platform slug ("": none).
+func setDevice(name, address, slug string) func(map[string]any) map[string]any {
+	return func(d map[string]any) map[string]any {
+		if d["name"] != name {
+			return d
+		}
+		d["primary_ip"] = map[string]any{"id": 99, "family": 4, "address": address}
+		d["platform"] = nil
+		if slug != "" {
+			d["platform"] = map[string]any{"id": 99, "name": slug, "slug": slug}
+		}
+		return d
+	}
+}
+
+// dropDevice takes device name out of the fake NetBox.
+func dropDevice(name string) func(map[string]any) map[string]any {
+	return func(d map[string]any) map[string]any {
+		if d["name"] == name {
+			return nil
+		}
+		return d
+	}
+}
+
+// englishPieces are the fixed words of every reason the English report
+// may give (its texts cut where a value goes), as a page shows them.
+func englishPieces(t *testing.T) []string {
+	t.Helper()
+	raw, err := fs.ReadFile(embed.I18n, "i18n/ui/insync.en.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var en map[string]string
+	if err := json.Unmarshal(raw, &en); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, code := range insync.WhyCodes() {
+		text, ok := en["insync.why."+code]
+		if !ok {
+			t.Fatalf("no English text for %s", code)
+		}
+		for _, p := range regexp.MustCompile(`%\[\d+\]s`).Split(text, -1) {
+			// A sentence's words, or a text that is one word.
+			if p = strings.TrimSpace(strings.Trim(p, `"():`)); len(p) >= 8 && (strings.Contains(p, " ") || p == text) {
+				out = append(out, template.HTMLEscapeString(p))
+			}
+		}
+	}
+	return out
+}
+
+// A report in Chinese says every reason in Chinese, with the values
+// (slugs, names) as the source gives them: the unknown platform's slug
+// and the mapping to add, "unchanged", "gone from the source" (once
+// disabled already, once to disable now), and no English sentence. The
+// same report in English says what the command line says.
+func TestInventorySourceReportInChinese(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+	nb.edit(t, setDevice("test1-spine2", "10.0.253.6/32", "acme-unknown"))
+	nb.edit(t, setDevice("test1-pdu1", "10.0.252.11/32", ""))
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add", b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken)), http.StatusSeeOther, "")
+	path := "/settings/inventory-sources/" + strconv.FormatInt(sourceID(t, e, "nb"), 10)
+	b.get("/settings/inventory-sources")
+	expect(t, "first sync", b.post(path+"/sync", nil), http.StatusOK, "")
+	nb.edit(t, dropDevice("test1-core2"))
+	expect(t, "second sync", b.post(path+"/sync", nil), http.StatusOK, "")
+	nb.edit(t, dropDevice("test1-edge2"))
+
+	b.header.Set("Accept-Language", "zh-CN")
+	zh := b.post(path+"/dry-run", nil)
+	b.header.Del("Accept-Language")
+	expect(t, "dry run in Chinese", zh, http.StatusOK, "")
+	rows := reportRows(t, zh.body)
+	for name, want := range map[string]string{
+		"test1-spine2": "未知的平台 slug acme-unknown：请添加映射 acme-unknown → &lt;平台&gt;",
+		"test1-core1":  "无变化",
+		"test1-core2":  "已从来源中消失，且已停用",
+		"test1-edge2":  "已从来源中消失",
+		"test1-pdu1":   "来源中没有平台：请在来源中设置设备的平台，或为此清单来源设置默认平台",
+	} {
+		if got := rows[name].Detail; got != want {
+			t.Errorf("%s in Chinese: %q, want %q", name, got, want)
+		}
+	}
+	for _, piece := range englishPieces(t) {
+		if strings.Contains(zh.body, piece) {
+			t.Errorf("the Chinese report says %q in English", piece)
+		}
+	}
+
+	en := b.post(path+"/dry-run", nil)
+	expect(t, "dry run in English", en, http.StatusOK, "")
+	rows = reportRows(t, en.body)
+	for name, want := range map[string]string{
+		"test1-spine2": "unknown platform slug acme-unknown: add a mapping acme-unknown → &lt;platform&gt;",
+		"test1-core1":  "unchanged",
+		"test1-core2":  "gone from the source, disabled already",
+		"test1-edge2":  "gone from the source",
+		"test1-pdu1":   "no platform in the source: set the device&#39;s platform there, or a default platform for the source",
+	} {
+		if got := rows[name].Detail; got != want {
+			t.Errorf("%s in English: %q, want %q", name, got, want)
+		}
 	}
 }

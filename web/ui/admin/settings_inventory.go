@@ -81,10 +81,12 @@ type inventoryCount struct {
 	N           int
 }
 
-// inventoryLine is a report line with its action's message key.
+// inventoryLine is a report line with its action's message key, and its
+// reason as messages said one after the other.
 type inventoryLine struct {
 	insync.Line
 	ActionKey string
+	Why       []inventoryWhy
 }
 
 // inventoryListPage is the data of settings_inventory.html.
@@ -785,7 +787,7 @@ func (u *handlers) runInventorySource(w http.ResponseWriter, r *http.Request, dr
 	p := inventoryReportPage{SourceID: id, Source: src.Name, DryRun: dryRun, Error: rep.Error,
 		Counts: sortedCounts(counts), Minutes: int(inventorySyncTimeout / time.Minute)}
 	for _, l := range rep.Lines {
-		p.Lines = append(p.Lines, inventoryLine{Line: l, ActionKey: insyncActionKeys[string(l.Action)]})
+		p.Lines = append(p.Lines, inventoryLine{Line: l, ActionKey: insyncActionKeys[string(l.Action)], Why: whyMessages(l.Reason)})
 	}
 	return u.Render(w, r, http.StatusOK, "settings_inventory_report.html", keyInsyncReportTitle, p)
 }
