@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,34 @@ func TestInventorySyncCreateUpdateDisableEnable(t *testing.T) {
 	}
 	if strings.Join(actions, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit:\n%s\nwant:\n%s", strings.Join(actions, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// CreatedIDs hand back the devices a sync created, one per create in
+// the order of the creates among the other changes (some of them
+// skipped), so that the report can link each create to its device.
+func TestInventorySyncCreatedIDsFollowTheirCreates(t *testing.T) {
+	s := openStore(t)
+	src := newInventorySource(t, s, "NetBox")
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	first := applySync(t, s, src.ID, at, db.InventoryChange{Kind: db.InventoryCreate, Key: "1", Device: netboxDevice("a", "192.0.2.1")})
+	res := applySync(t, s, src.ID, at.Add(time.Hour),
+		db.InventoryChange{Kind: db.InventoryEnable, Key: "1", DeviceID: first.CreatedIDs[0]}, // skipped: enabled
+		db.InventoryChange{Kind: db.InventoryCreate, Key: "3", Device: netboxDevice("c", "192.0.2.3")},
+		db.InventoryChange{Kind: db.InventoryDisable, Key: "1", DeviceID: first.CreatedIDs[0]},
+		db.InventoryChange{Kind: db.InventoryCreate, Key: "2", Device: netboxDevice("b", "192.0.2.2")})
+	if res.Created != 2 || len(res.CreatedIDs) != 2 || len(res.Skipped) != 1 || res.Skipped[0].Index != 0 {
+		t.Fatalf("second sync %+v", res)
+	}
+	for i, want := range []string{"3 c", "2 b"} {
+		d := mustDevice(t, s, res.CreatedIDs[i])
+		got := d.Name
+		if d.InventoryKey != nil {
+			got = *d.InventoryKey + " " + d.Name
+		}
+		if got != want || slices.Contains(first.CreatedIDs, d.ID) {
+			t.Errorf("created id %d is device %d (key and name %q), want %s", i, d.ID, got, want)
+		}
 	}
 }
 

@@ -163,8 +163,9 @@ type Line struct {
 	// Key is the source's key, Name the device's name (the record's, or
 	// the device's for one that vanished).
 	Key, Name string
-	// DeviceID is the device's id (0 for a create or a skipped record
-	// without one). Fields are what an update sets; Reason why a line leaves, skips,
+	// DeviceID is the device's id (0 for a dry run's create or a
+	// skipped record without one; a sync's create has its new device's).
+	// Fields are what an update sets; Reason why a line leaves, skips,
 	// claims, enables or disables.
 	DeviceID int64
 	Fields   []string

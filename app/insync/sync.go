@@ -169,7 +169,7 @@ func (s Syncer) Sync(ctx context.Context, sourceID int64, dryRun bool, by db.Aud
 		if err != nil {
 			return fail(fmt.Errorf("the sync's changes were refused and nothing was written: %w", err))
 		}
-		mergeSkips(&plan, changes, res.Skipped)
+		mergeResult(&plan, changes, res)
 		return plan, nil
 	}
 }
@@ -201,17 +201,32 @@ func planCounts(r Report) map[string]int {
 	return map[string]int{"unchanged": c[string(ActLeave)], "unmapped": c[string(ActSkip)]}
 }
 
-// mergeSkips turns the lines of the changes the store skipped into
-// "leave" lines saying why.
-func mergeSkips(r *Report, changes []db.InventoryChange, skips []db.InventorySkip) {
-	for _, sk := range skips {
-		c := changes[sk.Index]
+// mergeResult brings the store's result into the plan's report: a
+// create line gets its new device's id, and the lines of the changes the
+// store skipped turn into "leave" lines saying why.
+func mergeResult(r *Report, changes []db.InventoryChange, res db.InventorySyncResult) {
+	line := func(c db.InventoryChange) *Line {
 		for i := range r.Lines {
-			l := &r.Lines[i]
-			if l.Key == c.Key && string(l.Action) == string(c.Kind) {
-				l.Action, l.Fields, l.Reason = ActLeave, nil, why(skipWhy[sk.Reason])
-				break
+			if l := &r.Lines[i]; l.Key == c.Key && string(l.Action) == string(c.Kind) {
+				return l
 			}
+		}
+		return nil
+	}
+	// The store never skips a create: its ids are the creates' in order.
+	created := res.CreatedIDs
+	for _, c := range changes {
+		if c.Kind != db.InventoryCreate || len(created) == 0 {
+			continue
+		}
+		if l := line(c); l != nil {
+			l.DeviceID = created[0]
+		}
+		created = created[1:]
+	}
+	for _, sk := range res.Skipped {
+		if l := line(changes[sk.Index]); l != nil {
+			l.Action, l.Fields, l.Reason = ActLeave, nil, why(skipWhy[sk.Reason])
 		}
 	}
 }

@@ -300,6 +300,21 @@ func TestSyncDryRunEqualsRealRun(t *testing.T) {
 			t.Fatalf("round %d: the dry run wrote", round)
 		}
 		real := e.mustSync(src.ID, false)
+		// But that a sync's create names the device it made.
+		made, after := 0, e.devices()
+		for i, l := range real.Lines {
+			if l.Action != ActCreate || i >= len(dry.Lines) {
+				continue
+			}
+			if d, ok := after[l.Name]; !ok || l.DeviceID != d.ID || dry.Lines[i].DeviceID != 0 {
+				t.Errorf("round %d: create %s has device id %d, dry run %d; the store made %d", round, l.Name, l.DeviceID, dry.Lines[i].DeviceID, d.ID)
+			}
+			real.Lines[i].DeviceID = 0
+			made++
+		}
+		if round == 0 && made == 0 {
+			t.Fatalf("round 0 made no device: %v", real.Lines)
+		}
 		if !reflect.DeepEqual(dry.Lines, real.Lines) {
 			t.Errorf("round %d: dry run\n%v\nreal run\n%v", round, dry.Lines, real.Lines)
 		}

@@ -823,3 +823,44 @@ func TestInventorySourceReportInChinese(t *testing.T) {
 		}
 	}
 }
+
+// After a real sync (not a dry run), the line of each device the sync
+// created links to that device's page, as every line of a device does.
+func TestInventorySourceSyncLinksCreatedDevices(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+	b.get("/settings/inventory-sources/new")
+	expect(t, "add", b.post("/settings/inventory-sources", netboxForm("nb", nb.srv.URL, insyncToken)), http.StatusSeeOther, "")
+	path := "/settings/inventory-sources/" + strconv.FormatInt(sourceID(t, e, "nb"), 10)
+	b.get("/settings/inventory-sources")
+	dry := b.post(path+"/dry-run", nil)
+	expect(t, "dry run", dry, http.StatusOK, "")
+	for name, r := range reportRows(t, dry.body) {
+		if r.Action == "create" && r.Link != "" {
+			t.Errorf("the dry run links %s, a device not made yet, to %s", name, r.Link)
+		}
+	}
+	p := b.post(path+"/sync", nil)
+	expect(t, "sync", p, http.StatusOK, "")
+	ds, _ := e.store.DevicesAfter(context.Background(), db.Scope{All: true}, db.DeviceFilter{}, 0, 1000)
+	ids := map[string]int64{}
+	for _, d := range ds {
+		ids[d.Name] = d.ID
+	}
+	created := 0
+	for name, r := range reportRows(t, p.body) {
+		if r.Action != "create" {
+			continue
+		}
+		created++
+		if want := "/devices/" + strconv.FormatInt(ids[name], 10); ids[name] == 0 || r.Link != want {
+			t.Errorf("created %s links to %q, want %q", name, r.Link, want)
+		}
+	}
+	if created == 0 || created != len(ds) {
+		t.Fatalf("%d create lines, %d devices", created, len(ds))
+	}
+	r := reportRows(t, p.body)["test1-edge1"]
+	expectBody(t, "a created device's page", b.get(r.Link), "test1-edge1")
+}
