@@ -104,7 +104,7 @@ func TestInventorySourcesInChromium(t *testing.T) {
 	b.typeIn("#http-url", "https://cmdb.example.net/api/devices")
 	b.chooseValue("#insync-kind", "librenms")
 	b.expectKindShown("chose LibreNMS", "librenms", true)
-	if got := b.eval(`document.getElementById("insync-lnms-title").textContent`); got != "LibreNMS" || !hasHan(b.eval(`document.querySelector("#insync-librenms .hint").textContent`)) {
+	if got := b.eval(`document.getElementById("insync-lnms-title").textContent`); got != "LibreNMS 服务器" || !hasHan(b.eval(`document.querySelector("#insync-librenms .hint").textContent`)) {
 		t.Errorf("the Chinese LibreNMS section says %q", got)
 	}
 	b.typeIn("#insync-name", "lnms")

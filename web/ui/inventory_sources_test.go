@@ -677,7 +677,7 @@ func TestInventorySourcesListTimes(t *testing.T) {
 	}
 	b.header.Set("Accept-Language", "zh-CN")
 	defer b.header.Del("Accept-Language")
-	if got := next(b.get("/settings/inventory-sources")); got != "已禁用" {
+	if got := next(b.get("/settings/inventory-sources")); got != "已停用" {
 		t.Errorf("disabled, in Chinese: next sync %q", got)
 	}
 }
