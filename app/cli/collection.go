@@ -21,7 +21,8 @@ import (
 )
 
 // startCollection starts everything of `serve` that backs devices up on
-// every node: the job engine and, with --demo, the simulated fleet, and
+// every node: the job engine and, with --demo, the simulated fleet (its
+// webhook receiver and inventory source beside it), and
 // with --syslog-listen (or --demo) the syslog listener. Each runs on goBG
 // until bg ends; stop, called once they all returned, stops the fleet. The
 // engine is what the web interface enqueues and cancels jobs with;
@@ -86,7 +87,14 @@ func startCollection(ctx, bg context.Context, cfg config.Config, store *db.Store
 			return engine, syslogTrigger, lead, stop, err
 		}
 		stop = func() { fleet.Close(); hook.Close() }
-		if _, err := engine.Enqueue(ctx, fleet.DeviceIDs(), queue.TriggerManual); err != nil {
+		// An inventory source of devices the lab lacks, synced on
+		// demand from Settings → Inventory sources.
+		inv, err := demo.StartInventory(ctx, store, sealer, log.With("component", "demo"))
+		if err != nil {
+			return engine, syslogTrigger, lead, stop, err
+		}
+		stop = func() { fleet.Close(); hook.Close(); inv.Close() }
+		if _, err := engine.Enqueue(ctx, append(fleet.DeviceIDs(), inv.DeviceIDs()...), queue.TriggerManual); err != nil {
 			return engine, syslogTrigger, lead, stop, err
 		}
 		if syslogTrigger != nil {

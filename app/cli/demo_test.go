@@ -2,11 +2,17 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"backupd/app/demo"
+	"backupd/app/insync"
+	"backupd/db"
 	"backupd/db/outbox"
 	"backupd/internal/dbtest"
 )
@@ -76,6 +82,9 @@ func TestServeDemo(t *testing.T) {
 	if schedules != 2 {
 		t.Errorf("want the nightly default and the demo schedule, found %d", schedules)
 	}
+	// The demo's inventory source points at its inventory on 127.0.0.1,
+	// which lists the devices a sync would create.
+	firstInventory := demoInventory(t, store)
 	// The demo's ready-made webhook channel and rule deliver the first
 	// backups and the failures to the demo's receiver, which checks the
 	// signature and logs what it got.
@@ -114,6 +123,10 @@ func TestServeDemo(t *testing.T) {
 	if devices != want || groups != 6 || creds != 1 {
 		t.Errorf("after a restart: %d devices, %d groups, %d credentials; want %d, 6, 1", devices, groups, creds, want)
 	}
+	// One demo source still, pointed at the new run's inventory.
+	if again := demoInventory(t, store); again == firstInventory {
+		t.Errorf("after a restart the demo source still points at %s", again)
+	}
 	// The simulated devices keep their host keys, so the pinned keys
 	// still match: every device but the two failing on purpose gets its
 	// second good backup.
@@ -132,4 +145,39 @@ func TestServeDemo(t *testing.T) {
 		t.Errorf("after a restart, %d of %d healthy demo devices were backed up again", twice, healthy)
 	}
 	srv.stop(t)
+}
+
+// demoInventory checks that the store holds one inventory source, the
+// demo's, on demand only, and that its URL answers with the devices of
+// the demo inventory; it returns the URL.
+func demoInventory(t *testing.T, store *db.Store) string {
+	t.Helper()
+	srcs, err := store.InventorySources(context.Background())
+	if err != nil || len(srcs) != 1 || srcs[0].Name != demo.InventorySourceName || srcs[0].IntervalMinutes != 0 {
+		t.Fatalf("inventory sources %+v, %v", srcs, err)
+	}
+	cfg, err := insync.ParseConfig(srcs[0].Config)
+	if err != nil || cfg.HTTP == nil {
+		t.Fatalf("demo source settings %s: %v", srcs[0].Config, err)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(cfg.HTTP.URL)
+	if err != nil {
+		t.Fatalf("the demo inventory does not answer: %v", err)
+	}
+	defer resp.Body.Close()
+	var nodes []struct {
+		Name string `json:"name"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&nodes); err != nil {
+		t.Fatalf("the demo inventory's answer: %v", err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if !slices.Equal(names, demo.InventoryNames()) {
+		t.Fatalf("the demo inventory lists %v, want %v", names, demo.InventoryNames())
+	}
+	return cfg.HTTP.URL
 }

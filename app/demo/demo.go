@@ -190,7 +190,8 @@ func Names() []string {
 	return out
 }
 
-// options are the simulator's options of the fleet's i-th member m.
+// options are the simulator's options of member m, the fleet's i-th (the
+// inventory's are numbered from inventorySeedBase).
 func (m member) options(i int, password, enable string) devsim.Options {
 	o := devsim.Options{
 		Platform: m.platform, Hostname: m.name, Username: username, Password: password,
@@ -209,17 +210,30 @@ func (m member) options(i int, password, enable string) devsim.Options {
 // rotate, as an operator changing a local password or a community does.
 var Rotated = []string{"user", "snmp"}
 
-// Secrets returns, for each demo device that runs, the secrets its
-// configuration holds, now and after up to rotations changes of each of
-// Rotated: what must never leave backupd in clear text. The devices'
-// secrets follow from their seeds, as the running fleet's do.
+// Secrets returns, for each demo device that runs (the inventory's
+// too), the secrets its configuration holds, now and after up to
+// rotations changes of each of Rotated: what must never leave backupd in
+// clear text. The devices' secrets follow from their seeds, as the
+// running fleet's do.
 func Secrets(rotations int) (map[string][]string, error) {
 	out := map[string][]string{}
+	type seeded struct {
+		m    member
+		seed int
+	}
+	var all []seeded
 	for i, m := range fleet {
+		all = append(all, seeded{m, i})
+	}
+	for i, m := range inventoryFleet {
+		all = append(all, seeded{m, inventorySeedBase + i})
+	}
+	for _, s := range all {
+		m := s.m
 		if m.down {
 			continue
 		}
-		d, err := devsim.NewDevice(m.options(i, "unused", "unused"))
+		d, err := devsim.NewDevice(m.options(s.seed, "unused", "unused"))
 		if err != nil {
 			return nil, fmt.Errorf("demo device %s: %w", m.name, err)
 		}
