@@ -324,10 +324,10 @@ func (d InventoryDevice) check(fields []string) error {
 
 // ApplyInventorySync applies a sync's changes to the devices of source
 // sourceID, in order, in one transaction, and records on the source that
-// it synced (at sync.At, status ok, the counts; after failed syncs, the
-// events the event policy decides: inventory.sync_recovered, see
-// events_inventory.go). Every change applied is
-// audited, naming the source and the key: action "inventory.sync.<kind>"
+// it synced (at sync.At, which is also its last good sync, status ok,
+// the counts; after failed syncs, the events the event policy decides:
+// inventory.sync_recovered, see events_inventory.go). Every change
+// applied is audited, naming the source and the key: action "inventory.sync.<kind>"
 // on the device. A change whose device moved since the plan is skipped
 // and reported (see the top of this file); any other failure is an
 // *InventoryChangeError (or the source's ErrNotFound) and nothing is
@@ -390,7 +390,7 @@ func (s *Store) ApplyInventorySync(ctx context.Context, sourceID int64, sync Inv
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE inventory_sources SET last_status = ?, last_error = '', last_counts = ?,
-			sync_failures = ? WHERE id = ?`, InventorySyncOK, string(raw), failures, sourceID)
+			sync_failures = ?, last_good_sync_at = ? WHERE id = ?`, InventorySyncOK, string(raw), failures, stamp, sourceID)
 		return err
 	})
 	if err != nil {
