@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"backupd/app/devsim"
+	"backupd/db"
 	"backupd/internal/testkit"
 )
 
@@ -65,6 +67,13 @@ func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
 		if before[id] != want {
 			t.Errorf("before any backup: %s = %q, want %s", id, before[id], want)
 		}
+	}
+
+	// An inventory source added through another handle, on demand only
+	// (no schedule of the server syncs it) and never synced.
+	if _, err := store.CreateInventorySource(context.Background(), db.InventorySource{Name: "cmdb", Kind: db.InventoryHTTP,
+		Config: json.RawMessage(`{}`), Enabled: true}, nil); err != nil {
+		t.Fatal(err)
 	}
 
 	// Another process backs the devices up; the server only reads.
@@ -131,9 +140,11 @@ func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
 		t.Error("no le buckets for the request just made")
 	}
 	// Restores: none open, read from the database; the restore methods'
-	// ends published at 0 from the start.
+	// ends published at 0 from the start. The inventory source, read from
+	// the database too: never synced, and left out of the staleness.
 	for _, want := range []string{`backupd_restores_open{state="pending"} 0`, `backupd_restores_open{state="running"} 0`,
-		`backupd_restores_total{method="frr_vtysh",result="rollback_failed"} 0`} {
+		`backupd_restores_total{method="frr_vtysh",result="rollback_failed"} 0`,
+		`backupd_inventory_sources{state="never"} 1`, `backupd_inventory_oldest_good_sync_age_seconds 0`} {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("the metrics lack %s", want)
 		}

@@ -326,6 +326,9 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 		if st.ChangeSetsOpen, err = store.OpenChangeSetCounts(ctx); err != nil {
 			return st, err
 		}
+		if st.Inventory, err = store.InventoryHealth(ctx); err != nil {
+			return st, err
+		}
 		return st, nil
 	}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}

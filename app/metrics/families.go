@@ -55,6 +55,13 @@ var families = map[string]family{
 		"runs), pending (waiting for approval), approved (waiting for the device), queued, running."},
 	"backupd_change_sets_open": {gauge, "Change sets not yet ended, by state: draft (written, or its dry run " +
 		"found a device it cannot push to), ready (dry-run, waiting for approval), approved (waiting to start), running."},
+	"backupd_inventory_sources": {gauge, "Inventory sources by state: ok (enabled, its last sync applied), failing " +
+		"(enabled, its last sync failed and changed no device), never (enabled, never synced), disabled (neither its " +
+		"schedule nor a sync on demand runs it; a dry run may). On-demand sources (interval 0) count too."},
+	"backupd_inventory_oldest_good_sync_age_seconds": {gauge, "Seconds since the oldest of the scheduled inventory " +
+		"sources' (enabled, interval not 0) last syncs that applied ended: how out of date the device list is from the " +
+		"least recently synced source; a failed sync does not reset it. A source that never applied a sync counts from " +
+		"when it was added. 0 when no source is scheduled."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 

@@ -210,6 +210,10 @@ type State struct {
 	// ChangeSetsOpen counts the change sets not yet ended by state
 	// (db.ChangeSetOpenStates).
 	ChangeSetsOpen map[string]int
+	// Inventory counts the inventory sources by state
+	// (db.InventorySourceStates) and says when the stalest scheduled one
+	// last applied a sync.
+	Inventory db.InventoryHealth
 }
 
 // Collector states of backupd_collectors.
@@ -330,6 +334,10 @@ func writeState(w io.Writer, st State, now time.Time) {
 	for _, state := range db.ChangeSetOpenStates {
 		fmt.Fprintf(w, "backupd_change_sets_open{state=%q} %d\n", state, st.ChangeSetsOpen[state])
 	}
+	for _, state := range db.InventorySourceStates {
+		fmt.Fprintf(w, "backupd_inventory_sources{state=%q} %d\n", state, st.Inventory.Sources[state])
+	}
+	fmt.Fprintf(w, "backupd_inventory_oldest_good_sync_age_seconds %s\n", ageSince(st.Inventory.OldestGood, now))
 }
 
 func writeSyslog(w io.Writer, s Syslog) {
