@@ -31,6 +31,26 @@ type InventoryHealth struct {
 	// applied; a source with none counts from when it was added. Nil when
 	// no source is scheduled.
 	OldestGood *time.Time
+	// Overdue counts the enabled scheduled sources whose last good sync
+	// (a source with none: its creation) is older than
+	// InventoryOverdueAfter of its interval at the time asked for.
+	Overdue int
+}
+
+// InventoryOverdueSlack is what InventoryOverdueAfter grants a source
+// beyond two intervals: the scheduler's tick (a minute), syncs of other
+// sources before it in the tick, and the sync's own run.
+const InventoryOverdueSlack = 15 * time.Minute
+
+// InventoryOverdueAfter is how long after its last good sync (or, never
+// synced, its creation) a scheduled source of interval minutes is
+// overdue: 2 × interval + InventoryOverdueSlack. The scheduler
+// (app/insync) syncs a source an interval after its last sync, failed
+// or not, so a source one failed sync behind applies again after two
+// intervals; past that, at least two syncs in a row have failed, or
+// nothing ran them.
+func InventoryOverdueAfter(intervalMinutes int) time.Duration {
+	return 2*time.Duration(intervalMinutes)*time.Minute + InventoryOverdueSlack
 }
 
 const inventoryStateQuery = `SELECT CASE
@@ -40,13 +60,14 @@ const inventoryStateQuery = `SELECT CASE
 		ELSE '` + InventorySourceNever + `' END AS state, COUNT(*)
 	FROM inventory_sources GROUP BY state`
 
-const inventoryOldestQuery = `SELECT
-	(SELECT MIN(last_good_sync_at) FROM inventory_sources WHERE enabled = 1 AND interval_minutes > 0),
-	(SELECT MIN(created_at) FROM inventory_sources WHERE enabled = 1 AND interval_minutes > 0 AND last_good_sync_at IS NULL)`
+// inventoryScheduledQuery reads each scheduled source's interval and
+// since when it is out of date: its last good sync, or its creation.
+const inventoryScheduledQuery = `SELECT interval_minutes, COALESCE(last_good_sync_at, created_at)
+	FROM inventory_sources WHERE enabled = 1 AND interval_minutes > 0`
 
 // InventoryHealth reads the figures in one read transaction, so that
-// they agree with each other.
-func (s *Store) InventoryHealth(ctx context.Context) (InventoryHealth, error) {
+// they agree with each other; now is when Overdue is counted at.
+func (s *Store) InventoryHealth(ctx context.Context, now time.Time) (InventoryHealth, error) {
 	h := InventoryHealth{Sources: make(map[string]int, len(InventorySourceStates))}
 	for _, st := range InventorySourceStates {
 		h.Sources[st] = 0
@@ -72,18 +93,31 @@ func (s *Store) InventoryHealth(ctx context.Context) (InventoryHealth, error) {
 	if err := rows.Err(); err != nil {
 		return h, fmt.Errorf("count inventory sources: %w", err)
 	}
-	var good, added sql.NullString
-	if err := tx.QueryRowContext(ctx, inventoryOldestQuery).Scan(&good, &added); err != nil {
-		return h, fmt.Errorf("oldest good inventory sync: %w", err)
+	rows.Close()
+	sched, err := tx.QueryContext(ctx, inventoryScheduledQuery)
+	if err != nil {
+		return h, fmt.Errorf("scheduled inventory sources: %w", err)
 	}
-	for _, v := range []sql.NullString{good, added} {
-		t, err := parseNullTime(v)
+	defer sched.Close()
+	for sched.Next() {
+		var interval int
+		var since string
+		if err := sched.Scan(&interval, &since); err != nil {
+			return h, fmt.Errorf("scheduled inventory sources: %w", err)
+		}
+		t, err := ParseTime(since)
 		if err != nil {
-			return h, fmt.Errorf("oldest good inventory sync: %w", err)
+			return h, fmt.Errorf("scheduled inventory sources: %w", err)
 		}
-		if t != nil && (h.OldestGood == nil || t.Before(*h.OldestGood)) {
-			h.OldestGood = t
+		if h.OldestGood == nil || t.Before(*h.OldestGood) {
+			h.OldestGood = &t
 		}
+		if now.Sub(t) > InventoryOverdueAfter(interval) {
+			h.Overdue++
+		}
+	}
+	if err := sched.Err(); err != nil {
+		return h, fmt.Errorf("scheduled inventory sources: %w", err)
 	}
 	return h, nil
 }

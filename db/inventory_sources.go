@@ -69,6 +69,9 @@ type InventorySource struct {
 	LastStatus string
 	LastError  string
 	LastCounts json.RawMessage
+	// LastGoodSyncAt is when its last sync that applied ended (nil: none
+	// yet): since when a failing source's device list is out of date.
+	LastGoodSyncAt *string
 }
 
 func (src *InventorySource) check() error {
@@ -101,13 +104,13 @@ func (src *InventorySource) check() error {
 }
 
 const inventorySourceColumns = `id, name, kind, config, token, enabled, interval_minutes, created_at, updated_at,
-	last_sync_at, last_status, last_error, last_counts`
+	last_sync_at, last_status, last_error, last_counts, last_good_sync_at`
 
 func scanInventorySource(row engine.Scanner) (InventorySource, error) {
 	var src InventorySource
 	var cfg, counts string
 	err := row.Scan(&src.ID, &src.Name, &src.Kind, &cfg, &src.Token, &src.Enabled, &src.IntervalMinutes, &src.CreatedAt,
-		&src.UpdatedAt, &src.LastSyncAt, &src.LastStatus, &src.LastError, &counts)
+		&src.UpdatedAt, &src.LastSyncAt, &src.LastStatus, &src.LastError, &counts, &src.LastGoodSyncAt)
 	src.Config, src.LastCounts = json.RawMessage(cfg), json.RawMessage(counts)
 	return src, err
 }

@@ -141,10 +141,12 @@ func TestMetricsCountBackupsOfAnotherProcess(t *testing.T) {
 	}
 	// Restores: none open, read from the database; the restore methods'
 	// ends published at 0 from the start. The inventory source, read from
-	// the database too: never synced, and left out of the staleness.
+	// the database too: never synced, and left out of the staleness and
+	// the overdue.
 	for _, want := range []string{`backupd_restores_open{state="pending"} 0`, `backupd_restores_open{state="running"} 0`,
 		`backupd_restores_total{method="frr_vtysh",result="rollback_failed"} 0`,
-		`backupd_inventory_sources{state="never"} 1`, `backupd_inventory_oldest_good_sync_age_seconds 0`} {
+		`backupd_inventory_sources{state="never"} 1`, `backupd_inventory_oldest_good_sync_age_seconds 0`,
+		`backupd_inventory_sources_overdue 0`} {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("the metrics lack %s", want)
 		}

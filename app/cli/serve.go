@@ -326,7 +326,7 @@ func serveMetrics(addr, dataDir string, store *db.Store, node *cluster.Node, sys
 		if st.ChangeSetsOpen, err = store.OpenChangeSetCounts(ctx); err != nil {
 			return st, err
 		}
-		if st.Inventory, err = store.InventoryHealth(ctx); err != nil {
+		if st.Inventory, err = store.InventoryHealth(ctx, time.Now()); err != nil {
 			return st, err
 		}
 		return st, nil

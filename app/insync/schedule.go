@@ -21,7 +21,9 @@ const DefaultPerTick = 10
 // failed is recorded on the source with its time (Sync's part), so it is
 // tried again an interval later, not in a tight loop; a Sync that
 // returned an error without recording anything is held back for an
-// interval too, by the scheduler's own memory of its tries.
+// interval too, by the scheduler's own memory of its tries. So a source
+// one failed sync behind applies again two intervals after its last good
+// sync: the metrics count it overdue past that (db.InventoryOverdueAfter).
 //
 // Only one node of a cluster runs it: serve starts it among the leader's
 // loops (app/cli's leaderCollection), under the context that ends when

@@ -62,6 +62,10 @@ var families = map[string]family{
 		"sources' (enabled, interval not 0) last syncs that applied ended: how out of date the device list is from the " +
 		"least recently synced source; a failed sync does not reset it. A source that never applied a sync counts from " +
 		"when it was added. 0 when no source is scheduled."},
+	"backupd_inventory_sources_overdue": {gauge, "Scheduled inventory sources (enabled, interval not 0) whose last " +
+		"sync that applied ended (a source that never applied one: when it was added) more than 2 × interval + 15 " +
+		"minutes ago. The schedule syncs a source an interval after its last sync, failed or not, so one failed sync " +
+		"is caught up by the next; an overdue source has failed at least twice in a row, or nothing syncs it."},
 	"backupd_data_filesystem_avail_bytes": {gauge, "Bytes free for backupd on the filesystem holding the data directory."},
 	"backupd_data_filesystem_size_bytes":  {gauge, "Size of the filesystem holding the data directory."},
 

@@ -20,20 +20,21 @@ import (
 // sync that applied, RecordInventorySyncFailure for one that failed).
 // The staleness is the failing source's last good sync, not its last
 // try, and leaves out the disabled and the on-demand sources, older as
-// they are.
+// they are; so does the count of overdue sources.
 func TestInventoryMetricsFromStore(t *testing.T) {
 	set = vm.NewSet()
 	store := dbtest.Open(t)
 	ctx := context.Background()
 	state := func(ctx context.Context) (State, error) {
-		h, err := store.InventoryHealth(ctx)
+		h, err := store.InventoryHealth(ctx, time.Now())
 		return State{Inventory: h}, err
 	}
 	values := func() map[string]float64 {
 		t.Helper()
 		out := scrape(t, Options{Version: "dev", Commit: "unknown"}, state)
 		samples, types := testkit.Exposition(t, out)
-		for _, name := range []string{"backupd_inventory_sources", "backupd_inventory_oldest_good_sync_age_seconds"} {
+		for _, name := range []string{"backupd_inventory_sources", "backupd_inventory_oldest_good_sync_age_seconds",
+			"backupd_inventory_sources_overdue"} {
 			if types[name] != gauge {
 				t.Errorf("%s has TYPE %q, want gauge", name, types[name])
 			}
@@ -57,7 +58,8 @@ func TestInventoryMetricsFromStore(t *testing.T) {
 	// No source: every state at 0, and nothing is stale.
 	empty := values()
 	for _, id := range []string{"backupd_inventory_sources/ok", "backupd_inventory_sources/failing",
-		"backupd_inventory_sources/never", "backupd_inventory_sources/disabled", "backupd_inventory_oldest_good_sync_age_seconds"} {
+		"backupd_inventory_sources/never", "backupd_inventory_sources/disabled", "backupd_inventory_oldest_good_sync_age_seconds",
+		"backupd_inventory_sources_overdue"} {
 		if v, ok := empty[id]; !ok || v != 0 {
 			t.Errorf("no source: %s = %v (published %v), want 0", id, v, ok)
 		}
@@ -109,6 +111,10 @@ func TestInventoryMetricsFromStore(t *testing.T) {
 		"backupd_inventory_sources/failing":  2,
 		"backupd_inventory_sources/never":    1,
 		"backupd_inventory_sources/disabled": 1,
+		// The failing hourly source, 5 h out of date (over 2 h 15 min);
+		// not the daily one never synced, added a moment ago, nor the
+		// disabled or on-demand ones, older as they are.
+		"backupd_inventory_sources_overdue": 1,
 	} {
 		if got[id] != want {
 			t.Errorf("%s = %v, want %v", id, got[id], want)
@@ -130,5 +136,8 @@ func TestInventoryMetricsFromStore(t *testing.T) {
 	}
 	if age := got["backupd_inventory_oldest_good_sync_age_seconds"]; age < 40*60-1 || age > 40*60+60 {
 		t.Errorf("oldest good sync age %v s, want 40 min (the hourly source's last good sync)", age)
+	}
+	if n := got["backupd_inventory_sources_overdue"]; n != 0 {
+		t.Errorf("after the failing source recovered: %v overdue, want 0", n)
 	}
 }

@@ -211,8 +211,8 @@ type State struct {
 	// (db.ChangeSetOpenStates).
 	ChangeSetsOpen map[string]int
 	// Inventory counts the inventory sources by state
-	// (db.InventorySourceStates) and says when the stalest scheduled one
-	// last applied a sync.
+	// (db.InventorySourceStates) and the overdue ones, and says when the
+	// stalest scheduled one last applied a sync.
 	Inventory db.InventoryHealth
 }
 
@@ -338,6 +338,7 @@ func writeState(w io.Writer, st State, now time.Time) {
 		fmt.Fprintf(w, "backupd_inventory_sources{state=%q} %d\n", state, st.Inventory.Sources[state])
 	}
 	fmt.Fprintf(w, "backupd_inventory_oldest_good_sync_age_seconds %s\n", ageSince(st.Inventory.OldestGood, now))
+	fmt.Fprintf(w, "backupd_inventory_sources_overdue %d\n", st.Inventory.Overdue)
 }
 
 func writeSyslog(w io.Writer, s Syslog) {
