@@ -481,6 +481,7 @@ type sourceRow struct {
 	Enabled         bool           `json:"enabled"`
 	Token           string         `json:"token"`
 	LastSyncAt      *string        `json:"last_sync_at"`
+	LastGoodSyncAt  *string        `json:"last_good_sync_at"`
 	LastStatus      string         `json:"last_status"`
 	LastError       string         `json:"last_error"`
 	LastCounts      map[string]int `json:"last_counts"`
@@ -488,7 +489,7 @@ type sourceRow struct {
 
 func rowOf(src db.InventorySource) sourceRow {
 	r := sourceRow{Name: src.Name, Kind: src.Kind, IntervalMinutes: src.IntervalMinutes, Enabled: src.Enabled, Token: tokenWord(src.Token),
-		LastSyncAt: src.LastSyncAt, LastStatus: src.LastStatus, LastError: src.LastError, LastCounts: map[string]int{}}
+		LastSyncAt: src.LastSyncAt, LastGoodSyncAt: src.LastGoodSyncAt, LastStatus: src.LastStatus, LastError: src.LastError, LastCounts: map[string]int{}}
 	_ = json.Unmarshal(src.LastCounts, &r.LastCounts)
 	if r.LastStatus == "" {
 		r.LastStatus = "never"
@@ -555,13 +556,18 @@ func newInventorySourceShow(cfg *config.Config) *cobra.Command {
 			}
 			r := rowOf(src)
 			w := cmd.OutOrStdout()
-			last := "never"
+			last, good := "never", "never"
 			if r.LastSyncAt != nil {
 				last = *r.LastSyncAt
 			}
+			if r.LastGoodSyncAt != nil {
+				good = *r.LastGoodSyncAt
+			}
 			fmt.Fprintf(w, "name:       %s\nkind:       %s\nenabled:    %s\ninterval:   %s\ntoken:      %s\ncreated:    %s\nupdated:    %s\n",
 				r.Name, r.Kind, yesNo(r.Enabled), showInterval(r.IntervalMinutes), r.Token, src.CreatedAt, src.UpdatedAt)
-			fmt.Fprintf(w, "last sync:  %s\nstatus:     %s\ncounts:     %s\n", last, r.LastStatus, showCounts(r.LastCounts))
+			// The last good sync is since when a failing source's devices
+			// have not followed it.
+			fmt.Fprintf(w, "last sync:  %s\nstatus:     %s\nlast good:  %s\ncounts:     %s\n", last, r.LastStatus, good, showCounts(r.LastCounts))
 			if r.LastError != "" {
 				fmt.Fprintf(w, "last error: %s\n", r.LastError)
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"backupd/db"
 )
@@ -293,5 +294,49 @@ func TestInventorySyncFromNetBox(t *testing.T) {
 	}
 	if r := run(t, call{}, "inventory", "sync", "--data", data, "--source", "nope"); r.code != 2 {
 		t.Errorf("an unknown source: exit %d, want 2\n%s", r.code, r)
+	}
+}
+
+// show and list --json say since when a failing source has not synced:
+// its last sync that applied, apart from its last try; never before one
+// applied.
+func TestInventorySourceShowLastGoodSync(t *testing.T) {
+	data := storeDir(t)
+	mustRun(t, call{}, "inventory", "source", "add", "cmdb", "--data", data, "--kind", "http",
+		"--config-json", `{"http": {"url": "https://cmdb.example.net/devices", "map": {"name": "hostname"}}}`)
+	r := mustRun(t, call{}, "inventory", "source", "show", "cmdb", "--data", data)
+	if !strings.Contains(r.stdout, "\nstatus:     never\nlast good:  never\n") {
+		t.Errorf("show before any sync lacks its last good sync, never:\n%s", r)
+	}
+
+	// Syncs recorded as the scheduler's Syncer records them: one that
+	// applied, then one that failed three hours later.
+	good := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	failed := good.Add(3 * time.Hour)
+	store := openStore(t, data)
+	srcs, err := store.InventorySources(context.Background())
+	if err != nil || len(srcs) != 1 {
+		t.Fatalf("the sources: %v, %v", srcs, err)
+	}
+	if _, err := store.ApplyInventorySync(context.Background(), srcs[0].ID, db.InventorySync{At: good}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RecordInventorySyncFailure(context.Background(), srcs[0].ID, failed, "the inventory answered 503"); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	r = mustRun(t, call{}, "inventory", "source", "show", "cmdb", "--data", data)
+	if want := "last sync:  2026-03-04T08:06:07\nstatus:     failed\nlast good:  2026-03-04T05:06:07\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("show of the failing source lacks %q:\n%s", want, r)
+	}
+	r = mustRun(t, call{}, "inventory", "source", "list", "--data", data, "--json")
+	var rows []struct {
+		LastSyncAt     *string `json:"last_sync_at"`
+		LastGoodSyncAt *string `json:"last_good_sync_at"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].LastGoodSyncAt == nil ||
+		*rows[0].LastGoodSyncAt != "2026-03-04T05:06:07" || rows[0].LastSyncAt == nil || *rows[0].LastSyncAt != "2026-03-04T08:06:07" {
+		t.Errorf("list --json of the failing source (want last good sync 05:06:07, last sync 08:06:07): %v\n%s", err, r)
 	}
 }

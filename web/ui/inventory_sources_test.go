@@ -682,6 +682,70 @@ func TestInventorySourcesListTimes(t *testing.T) {
 	}
 }
 
+// A failing source says under its last error since when it has not
+// synced: its last sync that applied, shown as the last sync column
+// shows times, or never; a source whose last sync applied says nothing
+// more. In English and Chinese.
+func TestInventorySourcesListLastGoodSync(t *testing.T) {
+	e := newEnv(t)
+	b := adminBrowser(t, e)
+	nb := newFakeNetBox(t)
+	ctx := context.Background()
+	was := addNetBoxSource(t, e, b, "was good", nb.srv.URL)
+	never := addNetBoxSource(t, e, b, "never good", nb.srv.URL+"/other")
+	good := addNetBoxSource(t, e, b, "good", nb.srv.URL+"/third")
+	now := e.clock.Now().UTC().Truncate(time.Second)
+	goodAt := now.Add(-26 * time.Hour)
+	for _, id := range []int64{was, good} {
+		if _, err := e.store.ApplyInventorySync(ctx, id, db.InventorySync{At: goodAt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []int64{was, never} {
+		if err := e.store.RecordInventorySyncFailure(ctx, id, now.Add(-time.Hour), "fetch: 503"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lastGood := func(p page, id int64) (string, bool) {
+		t.Helper()
+		m := regexp.MustCompile(`<div class="muted nowrap" id="insync-last-good-` + strconv.FormatInt(id, 10) + `">(.*?)</div>`).
+			FindStringSubmatch(p.body)
+		if m == nil {
+			return "", false
+		}
+		return m[1], true
+	}
+	goodTime := `<time datetime="` + goodAt.Format(time.RFC3339) + `">` + goodAt.Format("2006-01-02 15:04") + `</time>`
+
+	p := b.get("/settings/inventory-sources")
+	expect(t, "list", p, http.StatusOK, "")
+	if got, want := p.body, `<span class="bs-field-error">fetch: 503</span>`; strings.Count(got, want) != 2 {
+		t.Errorf("the failing sources' last errors: %d shown, want 2", strings.Count(got, want))
+	}
+	if got, ok := lastGood(p, was); got != "Last good sync: "+goodTime {
+		t.Errorf("failing since a good sync: %q (shown %v), want its time", got, ok)
+	}
+	if got, ok := lastGood(p, never); got != "Last good sync: never" {
+		t.Errorf("failing, never good: %q (shown %v)", got, ok)
+	}
+	if got, ok := lastGood(p, good); ok {
+		t.Errorf("a source whose last sync applied shows a last good sync: %q", got)
+	}
+
+	b.header.Set("Accept-Language", "zh-CN")
+	defer b.header.Del("Accept-Language")
+	p = b.get("/settings/inventory-sources")
+	if got := p.body; !strings.Contains(got, `lang="zh`) {
+		t.Errorf("the page is not in Chinese")
+	}
+	if got, ok := lastGood(p, was); got != "上次成功同步："+goodTime {
+		t.Errorf("in Chinese, failing since a good sync: %q (shown %v)", got, ok)
+	}
+	if got, ok := lastGood(p, never); got != "上次成功同步：从未" {
+		t.Errorf("in Chinese, failing, never good: %q (shown %v)", got, ok)
+	}
+}
+
 // reportRow is a report page's line: its action, its name, the device
 // page its name links to ("" for none) and its detail cell as HTML.
 type reportRow struct {

@@ -31,6 +31,8 @@ const (
 	keyInsyncNextDisabled     = "insync.next.disabled"
 	keyInsyncNextOnDemand     = "insync.next.on_demand"
 	keyInsyncNextDue          = "insync.next.due"
+	keyInsyncLastGood         = "insync.last_good"
+	keyInsyncLastGoodNever    = "insync.last_good.never"
 	keyInsyncStatusOK         = "insync.status.ok"
 	keyInsyncStatusFailed     = "insync.status.failed"
 	keyInsyncStatusNever      = "insync.status.never"

@@ -70,6 +70,11 @@ type inventoryRow struct {
 	StatusKey                      string
 	Counts                         []inventoryCount
 	LastError                      string
+	// LastGoodKey labels, for a failing source, when its last sync that
+	// applied ended (LastGood, LastGoodISO as LastSync) or that none did:
+	// since when its devices have not followed it. "" for a source not
+	// failing.
+	LastGoodKey, LastGood, LastGoodISO string
 }
 
 // inventoryCount is one figure of a report or a last sync, with its
@@ -148,6 +153,13 @@ func (u *handlers) inventorySources(w http.ResponseWriter, r *http.Request) erro
 		}
 		row.LastSync, row.LastSyncISO = u.StoredTimeText(s.LastSyncAt), core.StoredISO(s.LastSyncAt)
 		row.NextSync, row.NextSyncISO, row.NextKey = u.nextSync(s)
+		if s.LastStatus == db.InventorySyncFailed {
+			row.LastGood, row.LastGoodISO = u.StoredTimeText(s.LastGoodSyncAt), core.StoredISO(s.LastGoodSyncAt)
+			row.LastGoodKey = keyInsyncLastGood
+			if row.LastGood == "" {
+				row.LastGoodKey = keyInsyncLastGoodNever
+			}
+		}
 		var counts map[string]int
 		_ = json.Unmarshal(s.LastCounts, &counts)
 		for k, n := range counts {
