@@ -95,6 +95,8 @@ type TargetRender struct {
 	TargetID int64
 	Rendered string
 	Error    string
+	// Reason is Error's code (app/restore's Render* constants).
+	Reason string
 }
 
 // SetChangeSetRendered records a dry run of a draft or ready change set:
@@ -128,12 +130,12 @@ func (s *Store) SetChangeSetRendered(ctx context.Context, id int64, renders []Ta
 			return &ErrInvalidField{"rendered", fmt.Sprintf("%d renders for %d targets", len(renders), n)}
 		}
 		for _, r := range renders {
-			var rendered, renderErr any = r.Rendered, nil
+			var rendered, renderErr, reason any = r.Rendered, nil, nil
 			if r.Error != "" {
-				rendered, renderErr = nil, r.Error
+				rendered, renderErr, reason = nil, r.Error, nullIfEmpty(r.Reason)
 			}
-			res, err := tx.ExecContext(ctx, `UPDATE change_set_targets SET rendered = ?, render_error = ?
-				WHERE id = ? AND change_set_id = ? AND state = ?`, rendered, renderErr, r.TargetID, id, TargetPending)
+			res, err := tx.ExecContext(ctx, `UPDATE change_set_targets SET rendered = ?, render_error = ?, render_reason = ?
+				WHERE id = ? AND change_set_id = ? AND state = ?`, rendered, renderErr, reason, r.TargetID, id, TargetPending)
 			if err != nil {
 				return err
 			}

@@ -160,12 +160,15 @@ type ChangeSetTarget struct {
 	// Variables are the device's own (JSON object).
 	Variables string
 	// Rendered is what the dry run rendered for the device;
-	// RenderError why it could not (then Rendered is nil).
-	Rendered    *string
-	RenderError *string
-	State       string
-	Stage       string
-	JobID       *int64
+	// RenderError why it could not (then Rendered is nil), in the
+	// service's words, and RenderReason the same as a code for the pages
+	// to say in the reader's language.
+	Rendered     *string
+	RenderError  *string
+	RenderReason *string
+	State        string
+	Stage        string
+	JobID        *int64
 	// PreBackupID is its job's first backup (before the change);
 	// PostBackupID the one after.
 	PreBackupID         *string
@@ -178,7 +181,7 @@ type ChangeSetTarget struct {
 }
 
 const targetColumns = `t.id, t.change_set_id, t.device_id, d.name, t.position, t.variables, t.rendered, t.render_error,
-	t.state, t.stage, t.job_id, t.pre_backup_id, t.post_backup_id, t.started_at, t.finished_at, t.error, t.error_reason,
+	t.render_reason, t.state, t.stage, t.job_id, t.pre_backup_id, t.post_backup_id, t.started_at, t.finished_at, t.error, t.error_reason,
 	t.transcript_truncated`
 
 const targetSelect = `SELECT ` + targetColumns + ` FROM change_set_targets t JOIN devices d ON d.id = t.device_id `
@@ -186,7 +189,7 @@ const targetSelect = `SELECT ` + targetColumns + ` FROM change_set_targets t JOI
 func scanTarget(row engine.Scanner) (ChangeSetTarget, error) {
 	var t ChangeSetTarget
 	err := row.Scan(&t.ID, &t.ChangeSetID, &t.DeviceID, &t.DeviceName, &t.Position, &t.Variables, &t.Rendered, &t.RenderError,
-		&t.State, &t.Stage, &t.JobID, &t.PreBackupID, &t.PostBackupID, &t.StartedAt, &t.FinishedAt, &t.Error, &t.ErrorReason,
+		&t.RenderReason, &t.State, &t.Stage, &t.JobID, &t.PreBackupID, &t.PostBackupID, &t.StartedAt, &t.FinishedAt, &t.Error, &t.ErrorReason,
 		&t.TranscriptTruncated)
 	return t, err
 }

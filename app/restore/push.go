@@ -44,6 +44,58 @@ var ErrPushBlock = errors.New("leave it out of the change set")
 // ErrPushDisabled: the device is disabled, and nothing is sent to it.
 var ErrPushDisabled = errors.New("the device is disabled; enable it to push to it")
 
+// Why a device of a change set rendered nothing in its dry run
+// (db.ChangeSetTarget.RenderReason): the pages say it in the reader's
+// language from these, and show the service's own words (RenderError)
+// beside them where they add something.
+const (
+	// RenderNoPush: the device's platform cannot take a push.
+	RenderNoPush = "no_push"
+	// RenderRemoteZone: the device is reached through a remote collector.
+	RenderRemoteZone = "remote_zone"
+	// RenderDisabled: the device is disabled.
+	RenderDisabled = "disabled"
+	// RenderTemplate: the template cannot be rendered for the device (a
+	// variable it lacks), or the device could not be read.
+	RenderTemplate = "template"
+	// RenderNothing: the lines are empty once rendered.
+	RenderNothing = "nothing_to_send"
+	// RenderBlock: the lines hold a block (ErrPushBlock).
+	RenderBlock = "block"
+)
+
+// RenderError is why the dry run rendered nothing for one device: Reason
+// is one of the Render* codes, Err the sentence, which its text is.
+type RenderError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RenderError) Error() string { return e.Err.Error() }
+func (e *RenderError) Unwrap() error { return e.Err }
+
+// renderErr is a RenderError of reason, its sentence formatted as
+// fmt.Errorf formats one.
+func renderErr(reason, format string, args ...any) error {
+	return &RenderError{Reason: reason, Err: fmt.Errorf(format, args...)}
+}
+
+// TemplateError refuses a new change set whose template does not parse:
+// Parse is the parser's own words. It unwraps to the body's
+// *db.ErrInvalidField, so that what reads a refused field (the CLI)
+// reads it as one, in the same words.
+type TemplateError struct {
+	Parse error
+	field *db.ErrInvalidField
+}
+
+func newTemplateError(parse error) *TemplateError {
+	return &TemplateError{Parse: parse, field: &db.ErrInvalidField{Field: "body", Message: "the template does not parse: " + parse.Error()}}
+}
+
+func (e *TemplateError) Error() string { return e.field.Error() }
+func (e *TemplateError) Unwrap() error { return e.field }
+
 // PusherOf returns how a platform takes a push.
 func PusherOf(p driver.Platform) (Pusher, bool) {
 	m, ok := MethodOf(p)
@@ -114,7 +166,7 @@ func (s *Service) CreateChangeSet(ctx context.Context, a Actor, n NewChangeSet) 
 	}
 	if n.Template {
 		if _, err := parseTemplate(n.Body); err != nil {
-			return db.ChangeSet{}, &db.ErrInvalidField{Field: "body", Message: "the template does not parse: " + err.Error()}
+			return db.ChangeSet{}, newTemplateError(err)
 		}
 	}
 	if n.Variables == nil {
@@ -163,7 +215,13 @@ func (s *Service) DryRun(ctx context.Context, a Actor, id int64) (db.ChangeSet, 
 		renders[i] = db.TargetRender{TargetID: t.ID}
 		text, err := s.render(ctx, c, t, setVars)
 		if err != nil {
-			renders[i].Error = err.Error()
+			// An error of its own (the device could not be read) is told
+			// as the template's.
+			renders[i].Error, renders[i].Reason = err.Error(), RenderTemplate
+			var re *RenderError
+			if errors.As(err, &re) {
+				renders[i].Reason = re.Reason
+			}
 			continue
 		}
 		renders[i].Rendered = text
@@ -179,13 +237,13 @@ func (s *Service) render(ctx context.Context, c db.ChangeSet, t db.ChangeSetTarg
 	}
 	p, ok := driver.Lookup(dev.Platform)
 	if _, can := PusherOf(p); !ok || !can {
-		return "", fmt.Errorf("%s: platform %s cannot take a push", dev.Name, dev.Platform)
+		return "", renderErr(RenderNoPush, "%s: platform %s cannot take a push", dev.Name, dev.Platform)
 	}
 	if dev.ZoneID > db.LocalZone {
-		return "", fmt.Errorf("%s: %w", dev.Name, ErrRemoteZone)
+		return "", renderErr(RenderRemoteZone, "%s: %w", dev.Name, ErrRemoteZone)
 	}
 	if !dev.Enabled {
-		return "", fmt.Errorf("%s: %w", dev.Name, ErrPushDisabled)
+		return "", renderErr(RenderDisabled, "%s: %w", dev.Name, ErrPushDisabled)
 	}
 	body := c.Body
 	if c.Kind == db.ChangeSetTemplate {
@@ -205,20 +263,20 @@ func (s *Service) render(ctx context.Context, c db.ChangeSet, t db.ChangeSetTarg
 		var b bytes.Buffer
 		data := map[string]any{"Name": dev.Name, "Host": dev.Host, "Platform": dev.Platform, "Vars": vars}
 		if err := tmpl.Execute(&b, data); err != nil {
-			return "", fmt.Errorf("%s: %s", dev.Name, strings.TrimPrefix(err.Error(), "template: change set: "))
+			return "", renderErr(RenderTemplate, "%s: %s", dev.Name, strings.TrimPrefix(err.Error(), "template: change set: "))
 		}
 		body = b.String()
 	}
 	lines := pushLines(body)
 	if len(lines) == 0 {
-		return "", fmt.Errorf("%s: nothing to send", dev.Name)
+		return "", renderErr(RenderNothing, "%s: nothing to send", dev.Name)
 	}
 	text := strings.Join(lines, "\n") + "\n"
 	if Merges(p) {
 		// Sent line by line as a merge is: a banner or a certificate
 		// would arrive broken.
 		if b := Blocks(p, text); len(b) > 0 {
-			return "", fmt.Errorf("%s: %s of the lines to send %s: %s; %w", dev.Name, b[0].Lines(), are(b[0]), b[0].Reason(), ErrPushBlock)
+			return "", renderErr(RenderBlock, "%s: %s of the lines to send %s: %s; %w", dev.Name, b[0].Lines(), are(b[0]), b[0].Reason(), ErrPushBlock)
 		}
 	}
 	return text, nil

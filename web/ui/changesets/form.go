@@ -280,14 +280,17 @@ func (u *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := u.Restores.CreateChangeSet(r.Context(), u.RestoreActor(r), restore.NewChangeSet{Name: f.Name, Body: f.Body,
 		Template: f.Template, Variables: vars, DeviceIDs: ids, Concurrency: concurrency, StopAfterFailures: stopAfter})
+	var tmpl *restore.TemplateError
 	var field *db.ErrInvalidField
 	switch {
+	case errors.As(err, &tmpl):
+		// The parser's own words, after the page's sentence.
+		errs.Add("body", keyErrTemplate, tmpl.Parse.Error())
+		return u.showForm(w, r, http.StatusUnprocessableEntity, f, errs, "")
 	case errors.As(err, &field):
 		// A bound the form did not check first: the service's own words,
 		// by the field they are about.
 		switch {
-		case field.Field == "body" && strings.HasPrefix(field.Message, templateRefusal):
-			errs.Add("body", keyErrTemplate, strings.TrimPrefix(field.Message, templateRefusal))
 		case field.Field == "body":
 			errs.Add("body", keyErrBodyRefused, field.Message)
 		default:
@@ -303,10 +306,6 @@ func (u *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	http.Redirect(w, r, core.ChangeSetPath(c.ID)+"?done=created", http.StatusSeeOther)
 	return nil
 }
-
-// templateRefusal begins app/restore's refusal of a template that does
-// not parse; what follows is the parser's own words.
-const templateRefusal = "the template does not parse: "
 
 // formField is the form's field a refusal of the store is about.
 func formField(storeField string) string {

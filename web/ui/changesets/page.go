@@ -243,23 +243,25 @@ func lines(text string) []string {
 	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 }
 
-// renderText says, in lang, why the dry run rendered nothing for t, and
-// its own words (English, from app/restore) when they add something.
+// renderText says, in lang, why the dry run rendered nothing for t
+// (its reason's code), and its own words (English, from app/restore)
+// when they add something.
 func (u *handlers) renderText(lang string, t db.ChangeSetTarget) (string, string) {
 	msg := deref(t.RenderError)
 	detail := strings.TrimPrefix(msg, t.DeviceName+": ")
-	switch {
-	case msg == "":
+	if msg == "" {
 		return u.Text(lang, keyRenderPending), ""
-	case strings.Contains(msg, "cannot take a push"):
+	}
+	switch deref(t.RenderReason) {
+	case restore.RenderNoPush:
 		return u.Text(lang, keyRenderNoPush), detail
-	case strings.Contains(msg, restore.ErrPushBlock.Error()):
+	case restore.RenderBlock:
 		return u.Text(lang, keyRenderBlock), detail
-	case strings.Contains(msg, restore.ErrPushDisabled.Error()):
+	case restore.RenderDisabled:
 		return u.Text(lang, keyRenderDisabled), ""
-	case strings.Contains(msg, restore.ErrRemoteZone.Error()):
+	case restore.RenderRemoteZone:
 		return u.Text(lang, keyRenderRemote), ""
-	case strings.HasSuffix(msg, "nothing to send"):
+	case restore.RenderNothing:
 		return u.Text(lang, keyRenderNothing), ""
 	}
 	return u.Text(lang, keyRenderTemplate), detail
