@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"backupd/app/auth"
 	"backupd/app/backup"
 	"backupd/db"
 	"backupd/db/queue"
@@ -79,8 +80,38 @@ type jobItem struct {
 	LogURL string `json:"log_url,omitempty"`
 }
 
+// jobWork is where a list's restore and push jobs may lead the user: to
+// their restore when the user may see restores, and to the change sets
+// the user may see, by target ID (a push job's WorkID).
+type jobWork struct {
+	restores bool
+	sets     map[int64]db.ChangeSetRef
+}
+
+// jobWorkOf reads what the restore and push jobs of rows belong to, for
+// the request's user. A change set is shown only to those who may see
+// change sets, and only when every device of it lies in their device
+// groups (as its page is a 404 otherwise): its number and name are not
+// shown to anyone else.
+func (u *handlers) jobWorkOf(r *http.Request, rows []db.JobRow) (jobWork, error) {
+	s := core.SessionOf(r)
+	w := jobWork{restores: s.Can(auth.PermRestore) || s.Can(auth.PermApprove)}
+	if !s.Can(auth.PermPush) && !s.Can(auth.PermApprove) {
+		return w, nil
+	}
+	var targets []int64
+	for _, row := range rows {
+		if row.Kind == queue.KindPush && row.WorkID != 0 {
+			targets = append(targets, row.WorkID)
+		}
+	}
+	var err error
+	w.sets, err = u.Store.ChangeSetsOfTargets(r.Context(), s.Scope(), targets)
+	return w, err
+}
+
 // jobItem prepares one job for the page and the script.
-func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobItem {
+func (u *handlers) jobItem(r *http.Request, row db.JobRow, work jobWork, now time.Time) jobItem {
 	lang := core.LangOf(r)
 	t := func(key string, args ...any) string { return u.Text(lang, key, args...) }
 	j := row.Job
@@ -136,18 +167,36 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, now time.Time) jobIte
 		it.CancelURL = core.PathJobs + "/" + strconv.FormatInt(j.ID, 10) + "/cancel"
 	}
 	it.Retry = j.State == queue.JobFailed && core.SessionOf(r).Can("backups.create")
-	if j.Kind == queue.KindRestore && j.WorkID != 0 {
-		// A restore reads as one and leads to its page, where it is
-		// followed and, before it runs, cancelled: stopping it here
-		// mid-change would leave the device in a state nobody knows,
-		// and "back up again" is not what a failed restore needs.
+	switch {
+	case j.Kind == queue.KindRestore && j.WorkID != 0:
+		// A restore is followed and, before it runs, cancelled on its
+		// page: stopping it here mid-change would leave the device in a
+		// state nobody knows, and "back up again" is not what a failed
+		// restore needs. For those who may see restores it reads as one
+		// and leads to that page.
+		it.CancelURL, it.Retry = "", false
+		if !work.restores {
+			break
+		}
 		it.ResultURL = core.RestorePath(j.WorkID)
 		if it.ResultText == "" || j.State == queue.JobSucceeded {
 			it.ResultText = t(keyJobResultRestore, j.WorkID)
 		} else {
 			it.ResultText = t(keyJobResultRestoreSays, j.WorkID, it.ResultText)
 		}
-		it.CancelURL, it.Retry = "", false
+	case j.Kind == queue.KindPush:
+		// A push reads as its change set and leads to its page, for those
+		// who may see it; for anyone else it is a push job like any.
+		set, ok := work.sets[j.WorkID]
+		if !ok {
+			break
+		}
+		it.ResultURL = core.ChangeSetPath(set.ID)
+		if it.ResultText == "" || j.State == queue.JobSucceeded {
+			it.ResultText = t(keyJobResultChangeSet, set.ID, set.Name)
+		} else {
+			it.ResultText = t(keyJobResultChangeSetSays, set.ID, set.Name, it.ResultText)
+		}
 	}
 	return it
 }

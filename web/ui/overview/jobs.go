@@ -221,10 +221,14 @@ func (u *handlers) jobsData(r *http.Request, jq jobsQuery) (jobsData, error) {
 	} else {
 		d.PagerText = u.Text(lang, keyJobPager, core.FormatNum(d.Page), core.FormatNum(d.Pages), core.FormatNum(total))
 	}
+	work, err := u.jobWorkOf(r, rows)
+	if err != nil {
+		return d, err
+	}
 	d.Items = make([]jobItem, len(rows))
 	var failed []string
 	for i, row := range rows {
-		d.Items[i] = u.jobItem(r, row, now)
+		d.Items[i] = u.jobItem(r, row, work, now)
 		if row.State == queue.JobFailed && row.BackupID != nil {
 			failed = append(failed, *row.BackupID)
 		}

@@ -44,6 +44,8 @@ const (
 	keyJobResultWaiting             = "jobs.result.waiting"
 	keyJobResultRestore             = "jobs.result.restore"
 	keyJobResultRestoreSays         = "jobs.result.restore_says"
+	keyJobResultChangeSet           = "jobs.result.change_set"
+	keyJobResultChangeSetSays       = "jobs.result.change_set_says"
 	keyJobRestoreNoCancel           = "jobs.error.restore_cancel"
 
 	keyJobProgress         = "jobs.progress.text"

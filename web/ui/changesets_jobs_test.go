@@ -1,0 +1,134 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"backupd/db"
+)
+
+// A change set's push job on the jobs page reads as its change set and
+// links to it, for those who may see the set: root, in English and in
+// Chinese. bp, who pushes within Branch only, sees the job of
+// branch-frr but not the set (it holds edge-frr too), and the viewer may
+// see no change set at all: for both it is a push job like any, and
+// neither the set's number nor its name reaches them.
+func TestChangeSetPushJobOnJobsPage(t *testing.T) {
+	f := newChangeSetFixture(t)
+	e := f.e
+	ctx := context.Background()
+	root := f.signedIn("root")
+	id := created(t, root.createChangeSet(changeSetForm("prefix list", "edge-frr", "branch-frr")))
+	if _, err := e.store.ApproveChangeSet(ctx, id, db.Decision{Name: "bo"}, time.Now().Add(2*time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.StartChangeSet(ctx, id, nil); err != nil {
+		t.Fatal(err)
+	}
+	targets, err := e.store.ChangeSetTargets(ctx, id)
+	if err != nil || len(targets) != 2 || targets[1].DeviceName != "branch-frr" {
+		t.Fatalf("targets %+v %v", targets, err)
+	}
+	// Queued for an hour from now, so that the engine leaves it there.
+	tg, enq, err := e.store.QueueChangeSetTarget(ctx, targets[1].ID, time.Now().Add(time.Hour))
+	if err != nil || enq.Busy != nil || tg.JobID == nil {
+		t.Fatalf("queue: %+v %+v %v", tg, enq, err)
+	}
+	job := *tg.JobID
+	set := strconv.FormatInt(id, 10)
+
+	p := root.get("/jobs")
+	expectBody(t, "root's jobs page", p, `href="`+changeSetPath(id)+`">`)
+	expectText(t, "root's jobs page", p, "Change set #"+set+" “prefix list”: Waits until")
+	it := pushJobItem(t, root, job)
+	if it.ResultURL != changeSetPath(id) || !strings.HasPrefix(it.ResultText, "Change set #"+set+" “prefix list”: Waits until") ||
+		it.TriggerText != "Push" {
+		t.Errorf("root's item %+v", it)
+	}
+	root.header.Set("Accept-Language", "zh-CN")
+	if it := pushJobItem(t, root, job); it.ResultURL != changeSetPath(id) || !strings.HasPrefix(it.ResultText, "变更集 #"+set+"“prefix list”：") {
+		t.Errorf("root's item in Chinese %+v", it)
+	}
+	root.header.Del("Accept-Language")
+
+	for _, name := range []string{"bp", "viewer"} {
+		b := f.signedIn(name)
+		p := b.get("/jobs")
+		expectBody(t, name+"'s jobs page", p, `branch-frr`)
+		it := pushJobItem(t, b, job)
+		if it.ResultURL != "" || it.TriggerText != "Push" || strings.Contains(it.ResultText, "Change set") {
+			t.Errorf("%s's item %+v", name, it)
+		}
+		api := b.jobsCall(http.MethodGet, "/api/jobs?state=active", false)
+		for _, leak := range []string{changeSetPath(id), "prefix list", "Change set #"} {
+			if strings.Contains(p.body, leak) || strings.Contains(api.body, leak) {
+				t.Errorf("%s is shown %q of a change set out of reach", name, leak)
+			}
+		}
+	}
+}
+
+// pushJob is a job as GET /api/jobs lists it, what these tests read.
+type pushJob struct {
+	ID          int64  `json:"id"`
+	TriggerText string `json:"trigger_text"`
+	ResultText  string `json:"result_text"`
+	ResultURL   string `json:"result_url"`
+}
+
+// pushJobItem is job as b's GET /api/jobs lists it among the active ones.
+func pushJobItem(t *testing.T, b *browser, job int64) pushJob {
+	t.Helper()
+	p := b.jobsCall(http.MethodGet, "/api/jobs?state=active", false)
+	var out struct {
+		Items []pushJob `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(p.body), &out); p.status != http.StatusOK || err != nil {
+		t.Fatalf("GET /api/jobs: %d %v %s", p.status, err, p.body)
+	}
+	for _, it := range out.Items {
+		if it.ID == job {
+			return it
+		}
+	}
+	t.Fatalf("job %d is not among the active ones: %s", job, p.body)
+	return pushJob{}
+}
+
+// A restore's job leads to the restore only for those who may see
+// restores: the viewer, who may not, sees a restore job like any, its
+// number not shown, and still no cancel (its page cancels it).
+func TestRestoreJobLinkNeedsRestoreRights(t *testing.T) {
+	f := newRestoreFixture(t)
+	e := f.e
+	ctx := context.Background()
+	root := f.signedIn("root")
+	id := requested(t, root.requestRestore(f.edge, f.edgeV1, ""))
+	r := restoreUntil(t, e, id, 30*time.Second, db.RestorePending)
+	if _, err := e.store.ApproveRestore(ctx, id, db.Decision{Name: "bo"}, *r.PreviewHash, time.Now().Add(2*time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Queued for an hour from now, so that the engine leaves it there.
+	r, _, err := e.store.QueueRestore(ctx, id, time.Now().Add(time.Hour), nil)
+	if err != nil || r.State != db.RestoreQueued || r.JobID == nil {
+		t.Fatalf("queue: %+v %v", r, err)
+	}
+	if it := pushJobItem(t, root, *r.JobID); it.ResultURL != restorePath(id) {
+		t.Errorf("root's item %+v", it)
+	}
+	viewer := f.signedIn("viewer")
+	p := viewer.get("/jobs")
+	expectBody(t, "viewer's jobs page", p, "edge-frr")
+	it := pushJobItem(t, viewer, *r.JobID)
+	if it.ResultURL != "" || it.TriggerText != "Restore" || strings.Contains(it.ResultText, "#"+strconv.FormatInt(id, 10)) {
+		t.Errorf("viewer's item %+v", it)
+	}
+	if strings.Contains(p.body, restorePath(id)) || strings.Contains(p.body, `action="/jobs/`+strconv.FormatInt(*r.JobID, 10)+`/cancel"`) {
+		t.Error("the viewer's jobs page links the restore or offers to cancel its job")
+	}
+}
