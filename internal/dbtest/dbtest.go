@@ -44,6 +44,22 @@ func SQLiteOnly(t testing.TB, why string) {
 	}
 }
 
+// AllEnv, set to 1, runs on PostgreSQL too the tests that OnceOnSQLite
+// keeps to the SQLite run.
+const AllEnv = "BACKUPD_TEST_POSTGRES_ALL"
+
+// OnceOnSQLite skips, with its reason logged, a test whose outcome does
+// not depend on the engine the suite runs on (why says what it tests
+// instead) when the suite runs on PostgreSQL, unless AllEnv is 1: CI runs
+// every package's suite on SQLite and again on PostgreSQL, and such a
+// test proves the same thing both times, so it runs once, on SQLite.
+func OnceOnSQLite(t testing.TB, why string) {
+	t.Helper()
+	if Postgres() && os.Getenv(AllEnv) != "1" {
+		t.Skipf("runs once, in the SQLite run: %s (%s=1 runs it on PostgreSQL too)", why, AllEnv)
+	}
+}
+
 // Open opens a migrated, empty store for t.
 func Open(t testing.TB) *db.Store {
 	t.Helper()

@@ -34,9 +34,12 @@ type Server struct {
 // StartServer creates a fresh cluster in a temporary directory, starts it
 // on a free port of 127.0.0.1 with trust authentication, and stops it
 // (immediately) when t ends. Without Debian's PostgreSQL binaries
-// (PostgresBin) the test is skipped; CI has them.
+// (PostgresBin) the test is skipped; CI has them. A test on a server of
+// its own does the same whichever engine the suite runs on, so it runs
+// once, in the SQLite run (OnceOnSQLite), where CI also has -race.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
+	OnceOnSQLite(t, "on a PostgreSQL server of its own, whatever the suite's engine")
 	if _, err := os.Stat(filepath.Join(PostgresBin, "pg_ctl")); err != nil {
 		t.Skipf("a PostgreSQL server of the test's own needs Debian's postgresql-15 (%s): %v", PostgresBin, err)
 	}

@@ -4,10 +4,6 @@
 package testkit
 
 import (
-	"backupd/app/auth"
-	"backupd/app/secret"
-	"backupd/db"
-	"backupd/internal/dbtest"
 	"bytes"
 	"context"
 	"os"
@@ -15,6 +11,11 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"backupd/app/auth"
+	"backupd/app/secret"
+	"backupd/db"
+	"backupd/internal/dbtest"
 )
 
 // LockedBuffer collects log lines written from many goroutines, so a test
@@ -42,8 +43,14 @@ const ChromiumPath = "/usr/bin/chromium"
 // Chromium returns an allocator context for a headless Chromium with a
 // fresh profile, sized width×height, under ctx. Without Chromium the test
 // is skipped, except under CI=true, where it fails.
+//
+// A browser test tests what the pages show and do, not the store: on
+// PostgreSQL it is skipped (dbtest.OnceOnSQLite) and runs once, on
+// SQLite, in the race stage of .ci/run. The handler tests beside it,
+// which read and write the same rows without a browser, run on both.
 func Chromium(t *testing.T, ctx context.Context, width, height int, extra ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
 	t.Helper()
+	dbtest.OnceOnSQLite(t, "a browser test, the page is under test, not the store")
 	if _, err := os.Stat(ChromiumPath); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true but %s is missing (%v): .ci/run must install Debian's chromium package", ChromiumPath, err)
