@@ -127,6 +127,7 @@ func TestBackupRunPrintsOneLinePerDevice(t *testing.T) {
 // intact, nothing stays "running", the attempts cut off are recorded as
 // interrupted, and every device ends up backed up.
 func TestBackupRunSurvivesKill9(t *testing.T) {
+	t.Parallel() // see runTests
 	data := storeDir(t)
 	store, ids := simFleet(t, data, 40, devsim.Options{
 		ConfigSize: devsim.MinConfigSize, DripDelay: 2 * time.Millisecond, DripChunk: 16,
@@ -204,6 +205,7 @@ func boolInt(b bool) int {
 // use up none of the jobs' attempts, and the run the operator starts backs
 // every device up now instead of reporting the dead runs' interruptions.
 func TestBackupRunAfterRepeatedKill9BacksEveryDeviceUp(t *testing.T) {
+	t.Parallel() // see runTests
 	const devices, kills = 30, 3
 	data := storeDir(t)
 	// Each device drips its output for about 2 s, so a run takes a few

@@ -33,6 +33,13 @@ var binPath string
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
+// runTests builds the binary and runs the tests. The long ones (seconds
+// to a minute: serve processes, kills, simulated fleets, real FRR, a
+// PostgreSQL server of their own) call t.Parallel: most of their time
+// they wait for other processes, not for the CPU, so two of them (go
+// test's -parallel, the number of CPUs) share that waiting, after the
+// short ones have run one by one. Each keeps to its own directories,
+// loopback ports and databases; none sets the environment.
 func runTests(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "backupd-cli-test-")
 	if err != nil {

@@ -32,6 +32,7 @@ var (
 // schedule the leader fires has each tick fired once, none skipped, also
 // after the leader's death.
 func TestClusterFailover(t *testing.T) {
+	t.Parallel() // see runTests
 	if !dbtest.Postgres() {
 		t.Skip("several nodes share a PostgreSQL store only; set " + dbtest.Env)
 	}

@@ -30,6 +30,7 @@ import (
 // queued jobs waited for ever. The database goes away as a crash does
 // (pg_ctl stop -m immediate: connections refused) ...
 func TestClusterRunsAgainAfterPostgreSQLRestart(t *testing.T) {
+	t.Parallel() // see runTests
 	srv := dbtest.StartServer(t)
 	loc := srv.CreateDatabase("backupd")
 	clusterOutage(t, loc, loc, srv.Stop, srv.Start)
@@ -38,6 +39,7 @@ func TestClusterRunsAgainAfterPostgreSQLRestart(t *testing.T) {
 // ... or is cut off: nothing refused, nothing closed, every call would
 // wait for an answer that does not come.
 func TestClusterRunsAgainAfterDatabaseConnectionCut(t *testing.T) {
+	t.Parallel() // see runTests
 	srv := dbtest.StartServer(t)
 	loc := srv.CreateDatabase("backupd")
 	proxy := dbtest.NewProxy(t, srv.Addr())

@@ -222,6 +222,7 @@ var httpsListening = regexp.MustCompile(`msg="backupd listening" url=(https://[0
 // again, it loses nothing: every device ends the run with exactly one
 // good backup.
 func TestCollectorInNetworkNamespaceSurvivesKill9(t *testing.T) {
+	t.Parallel() // see runTests
 	ns := newNetns(t)
 	ctx := context.Background()
 	const devices = 12

@@ -405,6 +405,7 @@ func TestConfigPushApproveListCancel(t *testing.T) {
 // push-status shows each device's end, its backups with the trigger
 // "push" and its session, secrets masked.
 func TestConfigPushOnRealFRR(t *testing.T) {
+	t.Parallel() // see runTests
 	f := newRestoreFixture(t)
 	ctx := context.Background()
 	var names []string

@@ -474,6 +474,7 @@ func (s frrRestoreServer) backupNow(t *testing.T, f restoreFixture, device int64
 // runs it, and restore-status says it succeeded, with a session that
 // shows no secret; the router then runs the version.
 func TestConfigRestoreOnRealFRR(t *testing.T) {
+	t.Parallel() // see runTests
 	router := testfrr.Start(t, testfrr.Options{Hostname: "cli-edge"})
 	f := newRestoreFixture(t)
 	ctx := context.Background()

@@ -71,6 +71,7 @@ func (b *bodyRecorder) all() []string {
 // neither the pushed history, nor the webhook bodies, nor any page a
 // viewer can reach holds any secret of the fleet.
 func TestDemoLeaksNoSecret(t *testing.T) {
+	t.Parallel() // see runTests
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

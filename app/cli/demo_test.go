@@ -22,6 +22,7 @@ import (
 // devices that fail on purpose fail with their own reasons. A restart on
 // the same directory reuses the fleet's records.
 func TestServeDemo(t *testing.T) {
+	t.Parallel() // see runTests
 	data := storeDir(t)
 	srv := startServe(t, data, "--demo")
 	store := openStore(t, data)

@@ -83,6 +83,7 @@ func (h *hookReceiver) state() (hung int, taken map[string]int, bad int) {
 // is killed with SIGKILL in the middle of sending them and started again:
 // each event reaches the receiver exactly once, in one digest.
 func TestServeDeliversNotificationsAfterKill9(t *testing.T) {
+	t.Parallel() // see runTests
 	data := storeDir(t)
 	store, ids, sims := simFleetDevices(t, data, 4, devsim.Options{})
 	ctx := context.Background()

@@ -27,6 +27,7 @@ import (
 // confirmed timer (a "minute" of 300 ms) then undoes the uncommitted
 // change on its own, as a real router would after the server died.
 func TestRestoreKilledMidRunIsInterruptedAndNeverRetried(t *testing.T) {
+	t.Parallel() // see runTests
 	data := storeDir(t)
 	ctx := context.Background()
 	sealer, err := secret.LoadOrCreate(data)

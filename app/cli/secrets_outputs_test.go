@@ -30,6 +30,7 @@ import (
 // raw and diff pages a viewer reads, and config show and diff. config
 // show prints the stored text but for the lines that hold a secret.
 func TestSecretsNeverLeaveAnyOutput(t *testing.T) {
+	t.Parallel() // see runTests
 	ctx := context.Background()
 	data := storeDir(t)
 	sealer, err := secret.LoadOrCreate(data)

@@ -107,6 +107,7 @@ func waitFor(t *testing.T, srv *server, what string, ok func() bool) {
 // device, found by the hostname in its message, is counted and not
 // backed up.
 func TestServeSyslogTriggersBackups(t *testing.T) {
+	t.Parallel() // see runTests
 	data := storeDir(t)
 	store, ids := simFleet(t, data, 1, devsim.Options{}) // sw-00 on 127.0.0.1
 	a := ids[0]
