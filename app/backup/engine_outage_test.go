@@ -19,6 +19,11 @@ import (
 )
 
 // runEngine runs eng until the test ends, and checks that it stops.
+//
+// The outage tests below call t.Parallel: most of their time the engine
+// waits out its claims' failure window or a database that is away, not
+// the CPU, so two of them share that waiting. Each has its own store (and
+// PostgreSQL server), devices and log.
 func runEngine(t *testing.T, eng *backup.Engine) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
@@ -135,6 +140,7 @@ func TestEngineRequeuesDeadEnginesJobsWhileEveryWorkerIsBusy(t *testing.T) {
 // says it does not run, and runs again by itself once the store takes
 // writes, backing devices up as before.
 func TestEngineRunsAgainAfterTheSQLiteStoreRefusedWrites(t *testing.T) {
+	t.Parallel() // see runEngine
 	dbtest.SQLiteOnly(t, "the write lock of the SQLite file")
 	e := newEngEnv(t)
 	ctx := context.Background()
@@ -262,6 +268,7 @@ func pgOutage(t *testing.T, store, check *db.Store, outage, heal func()) {
 // engine, which used to stop for good when its shutdown could not reach
 // the database, runs again by itself and finishes the backups.
 func TestEngineRunsAgainAfterThePostgreSQLServerRestarts(t *testing.T) {
+	t.Parallel() // see runEngine
 	srv := dbtest.StartServer(t)
 	store, err := dbtest.OpenAt(t, srv.CreateDatabase("backupd"))
 	if err != nil {
@@ -275,6 +282,7 @@ func TestEngineRunsAgainAfterThePostgreSQLServerRestarts(t *testing.T) {
 // restored: the engine gives its calls up, says it does not run, and runs
 // again once the database answers.
 func TestEngineRunsAgainAfterTheDatabaseConnectionWasCut(t *testing.T) {
+	t.Parallel() // see runEngine
 	srv := dbtest.StartServer(t)
 	loc := srv.CreateDatabase("backupd")
 	proxy := dbtest.NewProxy(t, srv.Addr())
