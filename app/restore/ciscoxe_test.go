@@ -14,6 +14,7 @@ import (
 )
 
 func TestRestoreIOSXEConfigureReplace(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("cisco_xe", devsim.Options{Minute: junosMinute})
 	before := e.backup()

@@ -22,6 +22,7 @@ import (
 // simulated configuration the device could not take back as shown
 // (a user listed twice, say) fails here.
 func TestDemoDevicesRestore(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	restorable := 0
 	for _, name := range demo.Names() {
 		o, ok := demo.Simulated(name, "demo-password", "demo-enable")

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRestoreEOSSession(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("arista_eos", devsim.Options{Minute: junosMinute})
 	before := e.backup()
@@ -135,6 +136,7 @@ func TestEOSCommitTimerRollsBackUnconfirmed(t *testing.T) {
 // and waits for the timer, which puts the configuration before back;
 // verified, rolled back.
 func TestRestoreEOSSessionLostBeforeConfirm(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("arista_eos", devsim.Options{Minute: junosMinute, DisconnectAfter: regexp.MustCompile(`^commit timer`)})
 	before := e.backup()

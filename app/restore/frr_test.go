@@ -64,6 +64,12 @@ func newEngineEnv(t testing.TB) *env {
 }
 
 // newEngineEnvOpen is newEngineEnv whose runner logs in with open.
+//
+// Every env has its own store, engine, log and devices, so the restores
+// on real FRR or on a simulated device's commit timer, which mostly wait
+// for the router or the timer, call t.Parallel. The tests that read the
+// process's restore counters (metrics_test.go) or set the custom
+// platforms (custom_test.go) do not: they run alone, before those.
 func newEngineEnvOpen(t testing.TB, open func(ctx context.Context, t collect.Target) (restore.Shell, error)) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -177,6 +183,7 @@ func (e *env) text(hash string) string {
 // the run; vtysh then shows that version, and the restore took a backup
 // before and one after, both with the trigger "restore".
 func TestRestoreYesterdaysVersionOnRealFRR(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEnv(t, testfrr.Options{Hostname: "edge1"})
 	ctx := context.Background()
 	yesterday := e.backup()
@@ -301,6 +308,7 @@ func (e *env) version(text string) db.Backup {
 // "rolled_back" with the router's answer, and the router runs its
 // configuration of before, line for line.
 func TestRestoreRefusedLineRollsBackOnRealFRR(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEnv(t, testfrr.Options{Hostname: "edge2"})
 	ctx := context.Background()
 	before := e.backup()

@@ -90,6 +90,7 @@ func (e *env) holds(platform, text string) bool {
 }
 
 func TestRestoreJunosCommitConfirmed(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("juniper_junos", devsim.Options{Minute: junosMinute})
 	before := e.backup()
@@ -189,6 +190,7 @@ func TestRestoreJunosVerifyMismatchRollsBack(t *testing.T) {
 // own timer, backs it up, finds the configuration before, and reports it
 // rolled back by the timer, verified.
 func TestRestoreJunosTimerPutsBackWhatTheUndoCouldNot(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	e.runner.Minute = junosMinute
 	d := e.sim("juniper_junos", devsim.Options{Minute: junosMinute, DropLines: regexp.MustCompile(`server 192\.0\.2\.124;`),

@@ -63,6 +63,7 @@ func (e *env) untilSet(id int64, states ...string) db.ChangeSet {
 // time, changes all 5, and each gets a backup before and one after with
 // the trigger "push", the one after a change.
 func TestPushToFiveRealFRRRouters(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	ctx := context.Background()
 	rs, ids := e.routers(5)
@@ -142,6 +143,7 @@ func TestPushToFiveRealFRRRouters(t *testing.T) {
 // answer; with stop-after-1 and one device at a time, the devices after
 // it are skipped and the set says it stopped.
 func TestPushStopsAfterFailuresOnRealFRR(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	ctx := context.Background()
 	rs, ids := e.routers(4)

@@ -29,6 +29,7 @@ const rosIdentity = "/system identity\nset name=lab-mikrotik-routeros\n"
 // The router is reset to run the version, reboots, stays away for its
 // boot time, and the restore logs in again and verifies.
 func TestRestoreRouterOSResetImport(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("mikrotik_routeros", devsim.Options{BootTime: 1500 * time.Millisecond})
 	before := e.backup()
@@ -83,6 +84,7 @@ func TestRestoreRouterOSRefusedByDryRun(t *testing.T) {
 // its flash/ folder, where files survive the reboot), and that is
 // verified.
 func TestRestoreRouterOSVerifyMismatchResetsBack(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("mikrotik_routeros", devsim.Options{BootTime: 300 * time.Millisecond, DropLines: regexp.MustCompile(`^add address=192\.0\.2\.124$`)})
 	d.PutFile("flash/skin.json", []byte("{}"))

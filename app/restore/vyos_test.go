@@ -12,6 +12,7 @@ import (
 )
 
 func TestRestoreVyOSCommitConfirm(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("vyos", devsim.Options{Minute: junosMinute})
 	before := e.backup()
@@ -58,6 +59,7 @@ func TestRestoreVyOSRefusedSetChangesNothing(t *testing.T) {
 // again, sets the configuration before, commits and stops the reboot;
 // the device is back, verified.
 func TestRestoreVyOSSessionLostBeforeConfirm(t *testing.T) {
+	t.Parallel() // see newEngineEnvOpen
 	e := newEngineEnv(t)
 	d := e.sim("vyos", devsim.Options{Minute: lostMinute, DisconnectAfter: regexp.MustCompile(`^commit-confirm`)})
 	before := e.backup()
