@@ -73,6 +73,73 @@ func TestChangeSetPushJobOnJobsPage(t *testing.T) {
 	}
 }
 
+// A change set's push job is stopped by cancelling the change set, never
+// from the jobs page: cutting a running push would leave its device half
+// configured. The page offers neither cancel nor "back up again" on it,
+// and the cancel form and DELETE /api/jobs/{id} refuse it, in English
+// and in Chinese, the job left queued.
+func TestChangeSetPushJobNotCancelledFromJobsPage(t *testing.T) {
+	f := newChangeSetFixture(t)
+	e := f.e
+	ctx := context.Background()
+	root := f.signedIn("root")
+	id := created(t, root.createChangeSet(changeSetForm("prefix list", "edge-frr")))
+	if _, err := e.store.ApproveChangeSet(ctx, id, db.Decision{Name: "bo"}, time.Now().Add(2*time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.StartChangeSet(ctx, id, nil); err != nil {
+		t.Fatal(err)
+	}
+	targets, err := e.store.ChangeSetTargets(ctx, id)
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets %+v %v", targets, err)
+	}
+	tg, _, err := e.store.QueueChangeSetTarget(ctx, targets[0].ID, time.Now().Add(time.Hour))
+	if err != nil || tg.JobID == nil {
+		t.Fatalf("queue: %+v %v", tg, err)
+	}
+	job := strconv.FormatInt(*tg.JobID, 10)
+
+	p := root.get("/jobs")
+	if strings.Contains(p.body, `action="/jobs/`+job+`/cancel"`) {
+		t.Error("the jobs page offers to cancel the push job")
+	}
+	var list struct {
+		Items []struct {
+			ID        int64  `json:"id"`
+			CancelURL string `json:"cancel_url"`
+			Retry     bool   `json:"retry"`
+		} `json:"items"`
+	}
+	api := root.jobsCall(http.MethodGet, "/api/jobs?state=active", false)
+	if err := json.Unmarshal([]byte(api.body), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range list.Items {
+		if strconv.FormatInt(it.ID, 10) == job && (it.CancelURL != "" || it.Retry) {
+			t.Errorf("the push job's item offers cancel %q or retry %v", it.CancelURL, it.Retry)
+		}
+	}
+	p = root.jobsCall(http.MethodDelete, "/api/jobs/"+job, true)
+	if p.status != http.StatusConflict || !strings.Contains(p.body, "cancel the change set on its page") {
+		t.Errorf("DELETE the push job: %d %s", p.status, p.body)
+	}
+	for _, c := range []struct{ lang, says string }{
+		{"en", "This job pushes a change set to its device."},
+		{"zh-CN", "此任务向其设备推送变更集。"},
+	} {
+		root.header.Set("Accept-Language", c.lang)
+		root.get("/jobs")
+		p = root.post("/jobs/"+job+"/cancel", nil)
+		expect(t, c.lang+" cancel form", p, http.StatusConflict, "")
+		expectText(t, c.lang+" cancel form", p, c.says)
+	}
+	root.header.Del("Accept-Language")
+	if js, err := e.store.GetJobs(ctx, []int64{*tg.JobID}); err != nil || len(js) != 1 || js[0].State != "queued" {
+		t.Fatalf("after the jobs page's cancels the push job is %+v %v", js, err)
+	}
+}
+
 // pushJob is a job as GET /api/jobs lists it, what these tests read.
 type pushJob struct {
 	ID          int64  `json:"id"`

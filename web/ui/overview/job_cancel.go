@@ -50,6 +50,13 @@ func (u *handlers) cancel(r *http.Request, id int64) (cancelOutcome, error) {
 		// and only before it runs.
 		return "", restoreJobError{restoreID: j.WorkID}
 	}
+	if j.Kind == queue.KindPush {
+		// A push is stopped by cancelling its change set, by those its
+		// rules allow: its devices not started are skipped and the one
+		// running finishes. Stopping the job here would cut the session
+		// in the middle of the device's lines.
+		return "", errPushJob
+	}
 	var stopped bool
 	if u.Engine != nil {
 		stopped, err = u.Engine.Cancel(ctx, id)
@@ -79,6 +86,11 @@ func (e restoreJobError) Error() string {
 	return "the job runs a restore: cancel it on its page, " + core.RestorePath(e.restoreID) + ", before it runs"
 }
 
+// errPushJob refuses to cancel a change set's push job from the jobs
+// list; it names no change set, which the user may not be allowed to see.
+var errPushJob = errors.New("the job pushes a change set to its device: cancel the change set on its page; " +
+	"its devices not started are skipped, the one running finishes")
+
 // cancelJob is the cancel form: it comes back to the list it was sent
 // from, saying what happened.
 func (u *handlers) cancelJob(w http.ResponseWriter, r *http.Request) error {
@@ -90,6 +102,9 @@ func (u *handlers) cancelJob(w http.ResponseWriter, r *http.Request) error {
 	var rj restoreJobError
 	if errors.As(err, &rj) {
 		return &core.PageError{Status: http.StatusConflict, Message: keyJobRestoreNoCancel, Args: []any{rj.restoreID}}
+	}
+	if errors.Is(err, errPushJob) {
+		return &core.PageError{Status: http.StatusConflict, Message: keyJobPushNoCancel}
 	}
 	if err != nil {
 		return err
@@ -121,6 +136,8 @@ func (u *handlers) apiCancelJob(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.As(err, &rj):
 		return web.NewError(http.StatusConflict, web.CodeConflict, rj.Error())
+	case errors.Is(err, errPushJob):
+		return web.NewError(http.StatusConflict, web.CodeConflict, err.Error())
 	case core.IsForbidden(err):
 		return web.NewError(http.StatusForbidden, web.CodePermissionDenied, "the job's device is outside your device groups")
 	case err != nil:

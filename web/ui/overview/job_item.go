@@ -185,8 +185,11 @@ func (u *handlers) jobItem(r *http.Request, row db.JobRow, work jobWork, now tim
 			it.ResultText = t(keyJobResultRestoreSays, j.WorkID, it.ResultText)
 		}
 	case j.Kind == queue.KindPush:
-		// A push reads as its change set and leads to its page, for those
-		// who may see it; for anyone else it is a push job like any.
+		// A push is stopped by cancelling its change set, and a failed
+		// one is not mended by backing the device up again: neither is
+		// offered here. It reads as its change set and leads to its page,
+		// for those who may see it; for anyone else it is a push job.
+		it.CancelURL, it.Retry = "", false
 		set, ok := work.sets[j.WorkID]
 		if !ok {
 			break

@@ -47,6 +47,7 @@ const (
 	keyJobResultChangeSet           = "jobs.result.change_set"
 	keyJobResultChangeSetSays       = "jobs.result.change_set_says"
 	keyJobRestoreNoCancel           = "jobs.error.restore_cancel"
+	keyJobPushNoCancel              = "jobs.error.push_cancel"
 
 	keyJobProgress         = "jobs.progress.text"
 	keyJobProgressFailed   = "jobs.progress.failed"
