@@ -28,7 +28,7 @@ import (
 // stored NetBox token sent to a server of theirs.
 
 // pathInventorySources is the inventory sources page.
-const pathInventorySources = core.PathSettings + "/inventory-sources"
+const pathInventorySources = core.PathInventorySources
 
 // inventorySyncTimeout bounds a dry run or a sync run within the request
 // (the server's write timeout is 5 minutes); the fetch has its own

@@ -36,6 +36,10 @@ const (
 	PathChangeSets    = "/change-sets"
 )
 
+// PathInventorySources is Settings → Inventory sources, which the device
+// pages link to for a synced device.
+const PathInventorySources = PathSettings + "/inventory-sources"
+
 // DevicePath is a device's page.
 func DevicePath(id int64) string { return PathDevices + "/" + strconv.FormatInt(id, 10) }
 

@@ -123,6 +123,9 @@ type deviceDetailPage struct {
 	// PlatformName is the platform's display name (its id when the
 	// platform is not known).
 	PlatformName string
+	// Source is the inventory source the device follows, nil for one
+	// made by hand.
+	Source *deviceSource
 	// Notice and Error are message keys (Error with ErrorArgs); NoticeURL
 	// and NoticeLink (a key) are where the notice leads, when it does.
 	Notice     string
@@ -196,6 +199,9 @@ func (u *handlers) renderDeviceDetail(w http.ResponseWriter, r *http.Request, st
 		p.PlatformName = info.Name
 	}
 	if p.Labels, err = u.Store.DeviceLabelsOf(ctx, d); err != nil {
+		return err
+	}
+	if p.Source, err = u.deviceSourceOf(r, d); err != nil {
 		return err
 	}
 	if d.LastCheckedAt != nil {

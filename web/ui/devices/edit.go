@@ -67,6 +67,9 @@ func (u *handlers) devicesEditForm(w http.ResponseWriter, r *http.Request) error
 	}
 	p.Edit, p.ID, p.DeviceName = true, d.ID, d.Name
 	p.Action = "/devices/" + strconv.FormatInt(d.ID, 10) + "/edit"
+	if p.Source, err = u.deviceSourceOf(r, d); err != nil {
+		return err
+	}
 	p.Next = core.LocalPath(r.URL.Query().Get("next"), "")
 	p.Form = devicesFormOf(d)
 	return u.Render(w, r, http.StatusOK, "devices_form.html", keyTitleDevicesEdit, p)
@@ -86,6 +89,9 @@ func (u *handlers) devicesUpdate(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Edit, p.ID, p.DeviceName = true, d.ID, d.Name
 	p.Action = "/devices/" + strconv.FormatInt(d.ID, 10) + "/edit"
+	if p.Source, err = u.deviceSourceOf(r, d); err != nil {
+		return err
+	}
 	return u.devicesSave(w, r, p, &d)
 }
 

@@ -106,6 +106,9 @@ type devicesFormPage struct {
 	MaxRemarks int
 	// Test is how "Test connection" went, nil before one.
 	Test *devicesTestResult
+	// Source is the inventory source the edited device follows, nil for
+	// a new device or one made by hand.
+	Source *deviceSource
 
 	templates map[int64]db.DeviceChoice
 }

@@ -19,6 +19,9 @@ const (
 	keyDetailAddressMoved     = "device.address.error.moved"
 	keyDetailCredentialUse    = "device.error.credential_use"
 
+	keyDetailSourceManaged  = "device.source.managed"
+	keyDetailSourceDisabled = "device.source.disabled"
+
 	keyDetailBadPageLink = "device.error.page_link"
 
 	keyDetailHistoryBadSince = "device.history.error.since"
