@@ -199,7 +199,8 @@ const textChunk = 16 << 10
 
 // Text types lines, each followed by the line end, then end byte for byte
 // (Ctrl-D, 0x04, ends Junos's terminal input), and returns what the
-// device printed up to its prompt, without its echo of the lines. The
+// device printed up to its prompt, without its echo of the lines and of
+// end (dropEndEcho), so that a refusal quotes the device's answer. The
 // block is sent from a goroutine while the echo is read: a device echoes
 // as it reads, and a block larger than the buffers between the two would
 // otherwise leave both sides waiting. When Text fails the block may be
@@ -250,7 +251,58 @@ func (s *Session) Text(ctx context.Context, lines []string, end []byte) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	return dropEcho(out, lines), nil
+	return dropEndEcho(dropEcho(out, lines), end), nil
+}
+
+// dropEndEcho removes the device's echo of end from out: a terminal
+// echoes control bytes in caret notation (Junos prints "^D" for the
+// Ctrl-D that ends its terminal input), at the start of the line after
+// the echoed block, on a line of its own or right before the device's
+// first answer ("^Dload complete"). Only that first caret echo goes;
+// what follows it on its line is the device's and stays.
+func dropEndEcho(out []string, end []byte) []string {
+	echo := caretEcho(end)
+	if echo == "" {
+		return out
+	}
+	for i, l := range out {
+		rest, ok := strings.CutPrefix(strings.TrimLeft(l, " \t"), echo)
+		if !ok {
+			continue
+		}
+		if strings.TrimSpace(rest) == "" {
+			return append(out[:i], out[i+1:]...)
+		}
+		out[i] = rest
+		return out
+	}
+	return out
+}
+
+// caretEcho is how a terminal echoes end: control bytes in caret
+// notation (0x04 as "^D", 0x7f as "^?"), other bytes as they are; ""
+// for an end of no control byte, which is echoed (if at all) as text the
+// caller sent and is left alone.
+func caretEcho(end []byte) string {
+	var b strings.Builder
+	control := false
+	for _, c := range end {
+		switch {
+		case c < 0x20:
+			control = true
+			b.WriteByte('^')
+			b.WriteByte(c + '@')
+		case c == 0x7f:
+			control = true
+			b.WriteString("^?")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if !control {
+		return ""
+	}
+	return b.String()
 }
 
 // dropEcho removes the device's echo of sent from out: the lines equal

@@ -315,6 +315,33 @@ func TestTextBlock(t *testing.T) {
 	}
 }
 
+// TestDropEndEcho: the echo of the Ctrl-D that ends a block goes, on a
+// line of its own or glued to the device's first answer, and every line
+// of the device's own stays.
+func TestDropEndEcho(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		out  []string
+		end  []byte
+		want string
+	}{
+		{"glued to the answer", []string{"^Dterminal:4:(13) syntax error: host-name", "load complete (1 errors)"}, []byte{0x04},
+			"terminal:4:(13) syntax error: host-name|load complete (1 errors)"},
+		{"a line of its own", []string{"^D", "error: syntax error", "load complete (1 errors)"}, []byte{0x04},
+			"error: syntax error|load complete (1 errors)"},
+		{"not echoed", []string{"load complete"}, []byte{0x04}, "load complete"},
+		{"only the first", []string{"^D", "^D is what ended it"}, []byte{0x04}, "^D is what ended it"},
+		{"no control byte", []string{"END", "ok"}, []byte("END"), "END|ok"},
+		{"no end", []string{"^Dok"}, nil, "^Dok"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := strings.Join(dropEndEcho(c.out, c.end), "|"); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
 // TestWriteLost: a connection the device drops is ErrClosed, for the line
 // that lost it and every line after.
 func TestWriteLost(t *testing.T) {
