@@ -130,6 +130,13 @@ type DeviceFilter struct {
 	// Failing keeps the enabled devices whose last backup failed: the
 	// dashboard's "Failing" count.
 	Failing bool
+	// HandMade keeps the devices no inventory source syncs (made by hand
+	// or imported); InventorySourceID those one source syncs.
+	HandMade          bool
+	InventorySourceID *int64
+	// DisabledBySync keeps the devices a sync disabled because they
+	// vanished from their source.
+	DisabledBySync bool
 	// Sort orders ListDevices; the zero value is by id.
 	Sort DeviceSort
 }
@@ -195,6 +202,16 @@ func (f DeviceFilter) where(d engine.Dialect, scope Scope) (string, []any) {
 	}
 	if f.Failing {
 		parts = append(parts, "d.last_backup_success = 0 AND d.enabled = 1")
+	}
+	if f.HandMade {
+		parts = append(parts, "d.inventory_source_id IS NULL")
+	}
+	if f.InventorySourceID != nil {
+		parts = append(parts, "d.inventory_source_id = ?")
+		args = append(args, *f.InventorySourceID)
+	}
+	if f.DisabledBySync {
+		parts = append(parts, "d.disabled_by_sync = 1")
 	}
 	return strings.Join(parts, " AND "), args
 }
