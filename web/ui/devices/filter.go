@@ -28,6 +28,12 @@ type devicesFilter struct {
 	// Failing keeps the enabled devices whose last backup failed
 	// (last_backup=failed): the dashboard's "Failing" count.
 	Failing bool
+	// HandMade (source=hand) keeps the devices no inventory source
+	// syncs, SourceID (source=<id>) those one source syncs: 0 for any.
+	HandMade bool
+	SourceID int64
+	// SyncDisabled (sync=disabled) keeps the devices a sync disabled.
+	SyncDisabled bool
 	// ChangedDays is "changed in the last N days" as typed (shown again
 	// when refused); changedDays is N, 0 for no such filter.
 	ChangedDays string
@@ -38,6 +44,10 @@ type devicesFilter struct {
 	// Error is the message key of a refused value (ChangedDays).
 	Error string
 }
+
+// devicesSourceHand is the source query value of the devices made by
+// hand (or imported): those no inventory source syncs.
+const devicesSourceHand = "hand"
 
 // devicesSorts are the orders the list offers, by their query value.
 var devicesSorts = map[string]db.DeviceSort{
@@ -86,6 +96,12 @@ func devicesParseFilter(q url.Values) devicesFilter {
 		f.Enabled = e
 	}
 	f.Failing = q.Get("last_backup") == "failed"
+	if src := q.Get("source"); src == devicesSourceHand {
+		f.HandMade = true
+	} else if id, err := strconv.ParseInt(src, 10, 64); err == nil && id > 0 {
+		f.SourceID = id
+	}
+	f.SyncDisabled = q.Get("sync") == "disabled"
 	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
 		// Far past any real list (the list shows its last page then), and
 		// far from overflowing the offset.
@@ -96,7 +112,8 @@ func devicesParseFilter(q url.Values) devicesFilter {
 
 // store is the filter for the store as of now.
 func (f devicesFilter) store(now time.Time) db.DeviceFilter {
-	out := db.DeviceFilter{Query: f.Query, Platform: f.Platform, Status: f.Status, Failing: f.Failing, Sort: devicesSorts[f.Sort]}
+	out := db.DeviceFilter{Query: f.Query, Platform: f.Platform, Status: f.Status, Failing: f.Failing, Sort: devicesSorts[f.Sort],
+		HandMade: f.HandMade, DisabledBySync: f.SyncDisabled}
 	if f.changedDays > 0 {
 		since := now.AddDate(0, 0, -f.changedDays)
 		out.ChangedSince = &since
@@ -107,6 +124,9 @@ func (f devicesFilter) store(now time.Time) db.DeviceFilter {
 	if f.ZoneID > 0 {
 		out.ZoneID = &f.ZoneID
 	}
+	if f.SourceID > 0 {
+		out.InventorySourceID = &f.SourceID
+	}
 	if f.Enabled != "" {
 		enabled := f.Enabled == "true"
 		out.Enabled = &enabled
@@ -116,7 +136,8 @@ func (f devicesFilter) store(now time.Time) db.DeviceFilter {
 
 // Active reports whether any filter is set.
 func (f devicesFilter) Active() bool {
-	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.ZoneID != 0 || f.Enabled != "" || f.Failing || f.ChangedDays != ""
+	return f.Query != "" || f.GroupID != 0 || f.Platform != "" || f.Status != "" || f.ZoneID != 0 || f.Enabled != "" || f.Failing || f.ChangedDays != "" ||
+		f.HandMade || f.SourceID != 0 || f.SyncDisabled
 }
 
 func (f devicesFilter) values() url.Values {
@@ -138,6 +159,15 @@ func (f devicesFilter) values() url.Values {
 	set("enabled", f.Enabled)
 	if f.Failing {
 		v.Set("last_backup", "failed")
+	}
+	if f.HandMade {
+		v.Set("source", devicesSourceHand)
+	}
+	if f.SourceID > 0 {
+		v.Set("source", strconv.FormatInt(f.SourceID, 10))
+	}
+	if f.SyncDisabled {
+		v.Set("sync", "disabled")
 	}
 	set("changed_days", f.ChangedDays)
 	set("sort", f.Sort)

@@ -49,6 +49,9 @@ type devicesPage struct {
 	// Zones are the filter's choices and the list has a Zone column only
 	// when there is more than the local one, as the form offers them.
 	Zones []db.Zone
+	// Sources are the inventory sources, by name, for the Source and
+	// Sync filters, shown only when there is one.
+	Sources []db.InventorySource
 	// Notice is a message key (with NoticeArgs) after a change;
 	// NoticeJobs adds a link to the jobs page.
 	Notice     string
@@ -68,7 +71,11 @@ func (u *handlers) devicesList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := devicesPage{Filter: f, Groups: devicesGroupOptions(tree, scope), Platforms: devicesPlatforms()}
+	sources, err := u.Store.InventorySources(ctx)
+	if err != nil {
+		return err
+	}
+	p := devicesPage{Filter: f, Groups: devicesGroupOptions(tree, scope), Platforms: devicesPlatforms(), Sources: sources}
 	zoneNames := map[int64]string{}
 	if len(zones) > 1 {
 		p.Zones = zones
