@@ -647,6 +647,8 @@ func TestInventorySourcesListTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := b.get("/settings/inventory-sources")
+	// Each source leads to its devices in the device list.
+	expectBody(t, "devices link", p, `<a href="/devices?source=`+idS+`" id="insync-devices-`+idS+`">Its devices</a>`)
 	expectBody(t, "last sync", p, `<time datetime="`+at.Format(time.RFC3339)+`" id="insync-last-`+idS+`">`+at.Format("2006-01-02 15:04")+`</time>`)
 	if raw := at.Format(db.TimeFormat); strings.Contains(p.body, ">"+raw) {
 		t.Errorf("the list shows the stored time %s as it is stored", raw)
