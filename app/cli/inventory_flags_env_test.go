@@ -29,7 +29,10 @@ func TestInventoryFlagsNotFromEnvironment(t *testing.T) {
 		t.Errorf("edit took flags from the environment:\n%s", r)
 	}
 	// The global BACKUPD_DATA still applies; BACKUPD_JSON does not.
-	r = mustRun(t, call{env: []string{"BACKUPD_DATA=" + data, "BACKUPD_JSON=true"}}, "inventory", "source", "list")
+	// (On PostgreSQL, BACKUPD_DB names the store: storeEnv reads --data
+	// only from the command line.)
+	listEnv := append([]string{"BACKUPD_DATA=" + data, "BACKUPD_JSON=true"}, storeEnv([]string{"--data", data})...)
+	r = mustRun(t, call{env: listEnv}, "inventory", "source", "list")
 	if !strings.HasPrefix(r.stdout, "NAME") || !strings.Contains(r.stdout, "nb ") {
 		t.Errorf("list with BACKUPD_DATA and BACKUPD_JSON set:\n%s", r)
 	}
