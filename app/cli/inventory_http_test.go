@@ -256,8 +256,11 @@ func TestInventorySyncFromHTTPJSON(t *testing.T) {
 	wantLines(t, r, "create sw1 (key sw1)", "create sw2 (key sw2)", "create sw3 (key sw3)",
 		`skip sw4 (key sw4): login method "scp" (input "scp"): backupd logs in with ssh or telnet`,
 		`skip sw5 (key sw5): ssh_port "99999" is not a port`, "create 3, skip 2")
-	if inv.reqs != 3 {
-		t.Errorf("the dry run made %d requests, want 3 (one per page)", inv.reqs)
+	inv.mu.Lock()
+	reqs := inv.reqs
+	inv.mu.Unlock()
+	if reqs != 3 {
+		t.Errorf("the dry run made %d requests, want 3 (one per page)", reqs)
 	}
 
 	mustRun(t, call{}, "inventory", "sync", "--data", data)
