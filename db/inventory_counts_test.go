@@ -41,18 +41,8 @@ func TestInventoryHealth(t *testing.T) {
 	}
 
 	now := time.Now().UTC().Truncate(time.Second)
-	applied := func(id int64, at time.Time) {
-		t.Helper()
-		if _, err := s.ApplyInventorySync(ctx, id, db.InventorySync{At: at}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	failed := func(id int64, at time.Time) {
-		t.Helper()
-		if err := s.RecordInventorySyncFailure(ctx, id, at, "NetBox answered 503"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applied := func(id int64, at time.Time) { t.Helper(); syncApplied(t, s, id, at) }
+	failed := func(id int64, at time.Time) { t.Helper(); syncFailed(t, s, id, at) }
 	ok := newInventorySource(t, s, "ok")
 	applied(ok.ID, now.Add(-3*time.Hour))
 	// Failing: applied 5 h ago, failed since; its last good sync stays.
@@ -116,18 +106,8 @@ func TestInventoryHealthOverdue(t *testing.T) {
 		}
 		return h.Overdue
 	}
-	applied := func(id int64, at time.Time) {
-		t.Helper()
-		if _, err := s.ApplyInventorySync(ctx, id, db.InventorySync{At: at}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	failed := func(id int64, at time.Time) {
-		t.Helper()
-		if err := s.RecordInventorySyncFailure(ctx, id, at, "the inventory answered 503"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applied := func(id int64, at time.Time) { t.Helper(); syncApplied(t, s, id, at) }
+	failed := func(id int64, at time.Time) { t.Helper(); syncFailed(t, s, id, at) }
 
 	// Never synced: counted from its creation (stored to the second),
 	// 2 h 15 min for an hourly source.
@@ -194,5 +174,23 @@ func TestInventoryHealthOverdue(t *testing.T) {
 	// source is overdue at last (and the others with it).
 	if n := overdue(now.Add(-72*time.Hour + 14*24*time.Hour + 16*time.Minute)); n != 4 {
 		t.Errorf("two weeks and 16 min after the weekly source's good sync: %d overdue, want 4", n)
+	}
+}
+
+// syncApplied records a sync of source id that applied at at, the way
+// the Syncer does.
+func syncApplied(t *testing.T, s *db.Store, id int64, at time.Time) {
+	t.Helper()
+	if _, err := s.ApplyInventorySync(context.Background(), id, db.InventorySync{At: at}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncFailed records a failed sync of source id at at, the way the
+// Syncer does.
+func syncFailed(t *testing.T, s *db.Store, id int64, at time.Time) {
+	t.Helper()
+	if err := s.RecordInventorySyncFailure(context.Background(), id, at, "the inventory answered 503"); err != nil {
+		t.Fatal(err)
 	}
 }
